@@ -1,0 +1,329 @@
+//! Kernel image, kernel-argument block and descriptor records.
+//!
+//! A *kernel image* lives in device memory at the address written to `KMU_PC`: a 64-byte
+//! [`image`] header followed by the encoded instructions. The core decodes an image once and
+//! caches the decoded form under its `kernel_id`.
+//!
+//! The *kernel-argument block* ([`kargs`]) is written by the runtime for every dispatch and
+//! its address goes to `KMU_PARAM`; it holds the dispatch base, the descriptor-set addresses,
+//! dynamic offsets and push constants. Descriptor sets are arrays of 64-byte
+//! [`desc`] records in device memory, at offsets the set layout fixes.
+
+use super::{rd_u16, rd_u32, rd_u64, wr_u16, wr_u32, wr_u64};
+
+/// Kernel image header.
+pub mod image {
+    pub const MAGIC: u32 = u32::from_le_bytes(*b"VXK1");
+    pub const VERSION: u16 = 1;
+    pub const OFF_MAGIC: usize = 0;
+    pub const OFF_VERSION: usize = 4;
+    pub const OFF_FLAGS: usize = 6;
+    /// Unique per compiled pipeline; the decode cache's key.
+    pub const OFF_KERNEL_ID: usize = 8;
+    pub const OFF_NUM_INSTRS: usize = 16;
+    pub const OFF_NUM_REGS: usize = 20;
+    pub const OFF_NUM_QUERIES: usize = 24;
+    /// Private (per-lane) memory bytes.
+    pub const OFF_PRIVATE_BYTES: usize = 28;
+    /// Static LMEM bytes per CTA (workgroup shared memory).
+    pub const OFF_LMEM_BYTES: usize = 32;
+    pub const OFF_LOCAL_SIZE: usize = 36;
+    pub const OFF_ENTRY: usize = 48;
+    pub const OFF_CODE: usize = 52;
+    pub const OFF_NAME: usize = 56;
+    pub const OFF_NAME_LEN: usize = 60;
+    pub const HEADER_BYTES: usize = 64;
+}
+
+/// Decoded kernel image header.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelHeader {
+    pub flags: u16,
+    pub kernel_id: u64,
+    pub num_instrs: u32,
+    pub num_regs: u32,
+    pub num_queries: u32,
+    pub private_bytes: u32,
+    pub lmem_bytes: u32,
+    pub local_size: [u32; 3],
+    pub entry: u32,
+    pub code_offset: u32,
+    pub name_offset: u32,
+    pub name_len: u32,
+}
+
+impl KernelHeader {
+    pub fn parse(b: &[u8]) -> Result<KernelHeader, String> {
+        if b.len() < image::HEADER_BYTES {
+            return Err("kernel image shorter than its header".into());
+        }
+        let magic = rd_u32(b, image::OFF_MAGIC);
+        if magic != image::MAGIC {
+            return Err(format!("bad kernel magic {magic:#010x}"));
+        }
+        let version = rd_u16(b, image::OFF_VERSION);
+        if version != image::VERSION {
+            return Err(format!("unsupported kernel image version {version}"));
+        }
+        Ok(KernelHeader {
+            flags: rd_u16(b, image::OFF_FLAGS),
+            kernel_id: rd_u64(b, image::OFF_KERNEL_ID),
+            num_instrs: rd_u32(b, image::OFF_NUM_INSTRS),
+            num_regs: rd_u32(b, image::OFF_NUM_REGS),
+            num_queries: rd_u32(b, image::OFF_NUM_QUERIES),
+            private_bytes: rd_u32(b, image::OFF_PRIVATE_BYTES),
+            lmem_bytes: rd_u32(b, image::OFF_LMEM_BYTES),
+            local_size: [
+                rd_u32(b, image::OFF_LOCAL_SIZE),
+                rd_u32(b, image::OFF_LOCAL_SIZE + 4),
+                rd_u32(b, image::OFF_LOCAL_SIZE + 8),
+            ],
+            entry: rd_u32(b, image::OFF_ENTRY),
+            code_offset: rd_u32(b, image::OFF_CODE),
+            name_offset: rd_u32(b, image::OFF_NAME),
+            name_len: rd_u32(b, image::OFF_NAME_LEN),
+        })
+    }
+
+    pub fn write(&self, b: &mut [u8]) {
+        b[..image::HEADER_BYTES].fill(0);
+        wr_u32(b, image::OFF_MAGIC, image::MAGIC);
+        wr_u16(b, image::OFF_VERSION, image::VERSION);
+        wr_u16(b, image::OFF_FLAGS, self.flags);
+        wr_u64(b, image::OFF_KERNEL_ID, self.kernel_id);
+        wr_u32(b, image::OFF_NUM_INSTRS, self.num_instrs);
+        wr_u32(b, image::OFF_NUM_REGS, self.num_regs);
+        wr_u32(b, image::OFF_NUM_QUERIES, self.num_queries);
+        wr_u32(b, image::OFF_PRIVATE_BYTES, self.private_bytes);
+        wr_u32(b, image::OFF_LMEM_BYTES, self.lmem_bytes);
+        for i in 0..3 {
+            wr_u32(b, image::OFF_LOCAL_SIZE + 4 * i, self.local_size[i]);
+        }
+        wr_u32(b, image::OFF_ENTRY, self.entry);
+        wr_u32(b, image::OFF_CODE, self.code_offset);
+        wr_u32(b, image::OFF_NAME, self.name_offset);
+        wr_u32(b, image::OFF_NAME_LEN, self.name_len);
+    }
+}
+
+/// Builds a complete kernel image: header, code, then the (debug) name.
+pub fn build_image(mut header: KernelHeader, code: &[super::isa::Instr], name: &str) -> Vec<u8> {
+    let code_bytes = super::isa::encode_all(code);
+    header.num_instrs = code.len() as u32;
+    header.code_offset = image::HEADER_BYTES as u32;
+    header.name_offset = (image::HEADER_BYTES + code_bytes.len()) as u32;
+    header.name_len = name.len() as u32;
+    let mut out = vec![0u8; image::HEADER_BYTES];
+    header.write(&mut out);
+    out.extend_from_slice(&code_bytes);
+    out.extend_from_slice(name.as_bytes());
+    out
+}
+
+/// Kernel-argument block layout.
+pub mod kargs {
+    /// `vkCmdDispatchBase` offset, added to the CTA block id (u32 x3).
+    pub const BASE_GROUP: usize = 0;
+    /// Workgroup counts of the dispatch (`gl_NumWorkGroups`, u32 x3).
+    pub const NUM_GROUPS: usize = 16;
+    /// Descriptor-set base addresses (u64 x MAX_SETS); 0 for an unbound set.
+    pub const SET_ADDR: usize = 32;
+    pub const MAX_SETS: usize = 8;
+    /// Dynamic buffer offsets in pipeline-layout order (u32 x MAX_DYNAMIC).
+    pub const DYN_OFFSETS: usize = 96;
+    pub const MAX_DYNAMIC: usize = 32;
+    /// Push-constant bytes.
+    pub const PUSH: usize = 256;
+    pub const PUSH_BYTES: usize = 256;
+    pub const BYTES: usize = 512;
+}
+
+/// Descriptor records: every descriptor is [`desc::BYTES`] long, whatever its type.
+pub mod desc {
+    pub const BYTES: usize = 64;
+
+    /// Storage/uniform buffer: device address and range in bytes.
+    pub const BUF_ADDR: usize = 0;
+    pub const BUF_RANGE: usize = 8;
+
+    /// Acceleration structure: device address (0 = null descriptor).
+    pub const AS_ADDR: usize = 0;
+
+    /// Storage image view: address of (base level, base layer), format and geometry.
+    pub const IMG_ADDR: usize = 0;
+    /// `VkFormat` value.
+    pub const IMG_FORMAT: usize = 8;
+    /// `VkImageViewType` value.
+    pub const IMG_VIEW_TYPE: usize = 12;
+    pub const IMG_WIDTH: usize = 16;
+    pub const IMG_HEIGHT: usize = 20;
+    pub const IMG_DEPTH: usize = 24;
+    pub const IMG_LAYERS: usize = 28;
+    /// Bytes between rows, between depth slices, and between array layers.
+    pub const IMG_ROW_PITCH: usize = 32;
+    pub const IMG_SLICE_PITCH: usize = 36;
+    pub const IMG_LAYER_PITCH: usize = 40;
+    pub const IMG_TEXEL_BYTES: usize = 44;
+}
+
+/// A storage-image descriptor, as the texture path reads it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct ImageDesc {
+    pub addr: u64,
+    pub format: u32,
+    pub view_type: u32,
+    pub width: u32,
+    pub height: u32,
+    pub depth: u32,
+    pub layers: u32,
+    pub row_pitch: u32,
+    pub slice_pitch: u32,
+    pub layer_pitch: u32,
+    pub texel_bytes: u32,
+}
+
+impl ImageDesc {
+    pub fn parse(b: &[u8]) -> ImageDesc {
+        ImageDesc {
+            addr: rd_u64(b, desc::IMG_ADDR),
+            format: rd_u32(b, desc::IMG_FORMAT),
+            view_type: rd_u32(b, desc::IMG_VIEW_TYPE),
+            width: rd_u32(b, desc::IMG_WIDTH),
+            height: rd_u32(b, desc::IMG_HEIGHT),
+            depth: rd_u32(b, desc::IMG_DEPTH),
+            layers: rd_u32(b, desc::IMG_LAYERS),
+            row_pitch: rd_u32(b, desc::IMG_ROW_PITCH),
+            slice_pitch: rd_u32(b, desc::IMG_SLICE_PITCH),
+            layer_pitch: rd_u32(b, desc::IMG_LAYER_PITCH),
+            texel_bytes: rd_u32(b, desc::IMG_TEXEL_BYTES),
+        }
+    }
+
+    pub fn write(&self, b: &mut [u8]) {
+        b[..desc::BYTES].fill(0);
+        wr_u64(b, desc::IMG_ADDR, self.addr);
+        wr_u32(b, desc::IMG_FORMAT, self.format);
+        wr_u32(b, desc::IMG_VIEW_TYPE, self.view_type);
+        wr_u32(b, desc::IMG_WIDTH, self.width);
+        wr_u32(b, desc::IMG_HEIGHT, self.height);
+        wr_u32(b, desc::IMG_DEPTH, self.depth);
+        wr_u32(b, desc::IMG_LAYERS, self.layers);
+        wr_u32(b, desc::IMG_ROW_PITCH, self.row_pitch);
+        wr_u32(b, desc::IMG_SLICE_PITCH, self.slice_pitch);
+        wr_u32(b, desc::IMG_LAYER_PITCH, self.layer_pitch);
+        wr_u32(b, desc::IMG_TEXEL_BYTES, self.texel_bytes);
+    }
+
+    /// Byte offset of texel (x, y, z-or-layer) from `addr`, or `None` outside the view.
+    /// Array views index layers with the last coordinate; 3D views index depth slices.
+    pub fn texel_offset(&self, x: i32, y: i32, z: i32) -> Option<u64> {
+        if x < 0 || y < 0 || z < 0 {
+            return None;
+        }
+        let (x, y, z) = (x as u32, y as u32, z as u32);
+        let (h, d, l) = (self.height.max(1), self.depth.max(1), self.layers.max(1));
+        if x >= self.width {
+            return None;
+        }
+        use super::format::view_type as vt;
+        let off = match self.view_type {
+            vt::TYPE_1D => {
+                if y != 0 || z != 0 {
+                    return None;
+                }
+                0
+            }
+            vt::TYPE_1D_ARRAY => {
+                // Layer rides the y coordinate for 1D arrays.
+                if y >= l || z != 0 {
+                    return None;
+                }
+                y as u64 * self.layer_pitch as u64
+            }
+            vt::TYPE_2D => {
+                if y >= h || z != 0 {
+                    return None;
+                }
+                y as u64 * self.row_pitch as u64
+            }
+            vt::TYPE_2D_ARRAY => {
+                if y >= h || z >= l {
+                    return None;
+                }
+                y as u64 * self.row_pitch as u64 + z as u64 * self.layer_pitch as u64
+            }
+            vt::TYPE_3D => {
+                if y >= h || z >= d {
+                    return None;
+                }
+                y as u64 * self.row_pitch as u64 + z as u64 * self.slice_pitch as u64
+            }
+            _ => return None,
+        };
+        Some(off + x as u64 * self.texel_bytes as u64)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::assertions_on_constants)] // layout invariants read best as plain asserts
+mod tests {
+    use super::*;
+    use crate::abi::isa::{Instr, Op, REG_NONE};
+
+    #[test]
+    fn image_round_trip() {
+        let h = KernelHeader {
+            flags: 0,
+            kernel_id: 42,
+            num_instrs: 0,
+            num_regs: 17,
+            num_queries: 3,
+            private_bytes: 64,
+            lmem_bytes: 1024,
+            local_size: [8, 4, 1],
+            entry: 0,
+            code_offset: 0,
+            name_offset: 0,
+            name_len: 0,
+        };
+        let code = [Instr::r(Op::Exit, 0, REG_NONE, REG_NONE, REG_NONE, REG_NONE, REG_NONE, 0)];
+        let img = build_image(h.clone(), &code, "main");
+        let back = KernelHeader::parse(&img).unwrap();
+        assert_eq!(back.num_instrs, 1);
+        assert_eq!(back.num_regs, 17);
+        assert_eq!(back.local_size, [8, 4, 1]);
+        let name = &img[back.name_offset as usize..][..back.name_len as usize];
+        assert_eq!(name, b"main");
+        assert!(KernelHeader::parse(&img[..10]).is_err());
+    }
+
+    #[test]
+    fn kargs_fields_fit() {
+        assert!(kargs::SET_ADDR + 8 * kargs::MAX_SETS <= kargs::DYN_OFFSETS);
+        assert!(kargs::DYN_OFFSETS + 4 * kargs::MAX_DYNAMIC <= kargs::PUSH);
+        assert_eq!(kargs::PUSH + kargs::PUSH_BYTES, kargs::BYTES);
+        assert!(desc::IMG_TEXEL_BYTES + 4 <= desc::BYTES);
+    }
+
+    #[test]
+    fn texel_offsets_respect_view_bounds() {
+        use crate::abi::format::view_type as vt;
+        let d = ImageDesc {
+            addr: 0,
+            format: 0,
+            view_type: vt::TYPE_3D,
+            width: 8,
+            height: 8,
+            depth: 4,
+            layers: 1,
+            row_pitch: 32,
+            slice_pitch: 256,
+            layer_pitch: 1024,
+            texel_bytes: 4,
+        };
+        assert_eq!(d.texel_offset(1, 2, 3), Some(4 + 64 + 768));
+        assert_eq!(d.texel_offset(8, 0, 0), None);
+        assert_eq!(d.texel_offset(0, 0, 4), None);
+        assert_eq!(d.texel_offset(-1, 0, 0), None);
+    }
+}

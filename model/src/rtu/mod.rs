@@ -1,0 +1,232 @@
+//! The ray-tracing unit.
+//!
+//! [`RtuUnit`] is the per-core front end (seed 000 §2.2): it owns the core's hit windows and
+//! the per-query trace state, and serves the five RTU ops the core executes (TRACE, WAIT,
+//! CONTINUE, GETW, GETWF). Traversal itself is done by the walker, a resumable state
+//! machine that asks for one node line per step; in functional mode every request is
+//! answered at once, so a TRACE or CONTINUE runs its lanes to their next record before the op
+//! retires.
+//!
+//! The window is per (warp, query slot, lane): a warp may hold up to
+//! [`abi::rtu::MAX_QUERIES`](crate::abi::rtu::MAX_QUERIES) traces at once.
+
+use crate::abi::rtu as rtu_abi;
+use crate::abi::MAX_THREADS;
+use crate::config::RtuConfig;
+use crate::fault::Fault;
+use crate::mem::MemoryMap;
+
+/// One lane's ray as TRACE delivers it (the 12-register operand of `abi::rtu::ray`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct TraceRay {
+    pub origin: [f32; 3],
+    pub tmin: f32,
+    pub dir: [f32; 3],
+    pub tmax: f32,
+    pub flags: u32,
+    pub cull_mask: u32,
+    /// Acceleration-structure address; 0 means no structure (the query misses).
+    pub accel: u64,
+}
+
+impl TraceRay {
+    /// Unpacks the TRACE operand registers.
+    pub fn from_regs(r: &[u32; rtu_abi::ray::REGS as usize]) -> TraceRay {
+        use rtu_abi::ray::*;
+        let f = |i: u32| f32::from_bits(r[i as usize]);
+        TraceRay {
+            origin: [f(ORIGIN), f(ORIGIN + 1), f(ORIGIN + 2)],
+            tmin: f(TMIN),
+            dir: [f(DIR), f(DIR + 1), f(DIR + 2)],
+            tmax: f(TMAX),
+            flags: r[FLAGS as usize],
+            cull_mask: r[CULL_MASK as usize],
+            accel: r[AS_LO as usize] as u64 | (r[AS_HI as usize] as u64) << 32,
+        }
+    }
+}
+
+/// What the RTU did, summed over a dispatch.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RtuStats {
+    /// Lanes traced (one per lane per TRACE).
+    pub rays: u64,
+    /// Child boxes tested by the box PE.
+    pub box_tests: u64,
+    /// Ray/triangle tests by the triangle PE.
+    pub tri_tests: u64,
+    /// Ray/AABB tests of procedural leaves.
+    pub aabb_tests: u64,
+    /// World-to-object transforms (instance entries).
+    pub instance_transforms: u64,
+    /// Node and leaf records fetched.
+    pub node_fetches: u64,
+    /// Records written back (terminal + candidate).
+    pub records: u64,
+    /// Candidates handed to the shader.
+    pub candidates: u64,
+    /// Short-stack overflows that forced a restart from the root.
+    pub restarts: u64,
+}
+
+impl RtuStats {
+    pub fn add(&mut self, o: &RtuStats) {
+        self.rays += o.rays;
+        self.box_tests += o.box_tests;
+        self.tri_tests += o.tri_tests;
+        self.aabb_tests += o.aabb_tests;
+        self.instance_transforms += o.instance_transforms;
+        self.node_fetches += o.node_fetches;
+        self.records += o.records;
+        self.candidates += o.candidates;
+        self.restarts += o.restarts;
+    }
+}
+
+/// An RTU op failed for one lane (bad structure, memory fault in a node fetch, bad slot).
+#[derive(Clone, Debug)]
+pub struct RtuError {
+    pub lane: u32,
+    pub fault: Fault,
+}
+
+/// Per-warp trace state: the window rows of every (query, lane).
+#[derive(Default)]
+struct WarpTraces {
+    num_queries: u32,
+    window: Vec<u32>,
+}
+
+/// The per-core RTU front end.
+pub struct RtuUnit {
+    cfg: RtuConfig,
+    nt: usize,
+    warps: Vec<WarpTraces>,
+    stats: RtuStats,
+}
+
+impl RtuUnit {
+    pub fn new(cfg: &RtuConfig, num_warps: usize, num_threads: usize) -> RtuUnit {
+        RtuUnit {
+            cfg: cfg.clone(),
+            nt: num_threads,
+            warps: (0..num_warps).map(|_| WarpTraces::default()).collect(),
+            stats: RtuStats::default(),
+        }
+    }
+
+    /// A warp slot starts running a new warp whose kernel declares `num_queries` query slots:
+    /// every (query, lane) record is idle (status DONE_MISS, nothing committed).
+    pub fn launch_warp(&mut self, warp: usize, num_queries: u32) {
+        let w = &mut self.warps[warp];
+        w.num_queries = num_queries;
+        let len = num_queries as usize * self.nt * rtu_abi::SLOT_COUNT as usize;
+        w.window.clear();
+        w.window.resize(len, 0);
+        for rec in w.window.chunks_exact_mut(rtu_abi::SLOT_COUNT as usize) {
+            rec[rtu_abi::STATUS as usize] = rtu_abi::STS_DONE_MISS;
+        }
+    }
+
+    fn check_slot(&self, warp: usize, lane: usize, q: u32) -> Result<usize, RtuError> {
+        let w = &self.warps[warp];
+        if q >= w.num_queries {
+            return Err(RtuError {
+                lane: lane as u32,
+                fault: Fault::new(
+                    crate::fault::FaultKind::IllegalInstruction,
+                    format!("ray-query slot {q} outside the kernel's {} slots", w.num_queries),
+                ),
+            });
+        }
+        Ok((q as usize * self.nt + lane) * rtu_abi::SLOT_COUNT as usize)
+    }
+
+    /// TRACE: arms query slot `q[lane]` of every lane in `mask` with `rays[lane]`.
+    pub fn trace(
+        &mut self,
+        _mem: &MemoryMap,
+        warp: usize,
+        mask: u32,
+        q: &[u32; MAX_THREADS],
+        rays: &[TraceRay; MAX_THREADS],
+    ) -> Result<(), RtuError> {
+        let _ = &self.cfg;
+        for lane in (0..self.nt).filter(|l| mask >> l & 1 != 0) {
+            let base = self.check_slot(warp, lane, q[lane])?;
+            let rec = &mut self.warps[warp].window[base..base + rtu_abi::SLOT_COUNT as usize];
+            let r = &rays[lane];
+            rec.fill(0);
+            for i in 0..3 {
+                rec[(rtu_abi::RAY_ORIGIN + i as u32) as usize] = r.origin[i].to_bits();
+                rec[(rtu_abi::RAY_DIR + i as u32) as usize] = r.dir[i].to_bits();
+            }
+            rec[rtu_abi::RAY_TMIN as usize] = r.tmin.to_bits();
+            rec[rtu_abi::RAY_TMAX as usize] = r.tmax.to_bits();
+            rec[rtu_abi::RAY_FLAGS as usize] = r.flags;
+            rec[rtu_abi::RAY_CULL_MASK as usize] = r.cull_mask;
+            rec[(rtu_abi::COMMITTED + rtu_abi::span::T) as usize] = r.tmax.to_bits();
+            // Placeholder until the walker lands: every trace misses.
+            rec[rtu_abi::STATUS as usize] = rtu_abi::STS_DONE_MISS;
+            self.stats.rays += 1;
+            self.stats.records += 1;
+        }
+        Ok(())
+    }
+
+    /// WAIT: writes the status of each active lane's record into `status`. Returns false if
+    /// some lane's record has not landed yet (the warp stays parked and retries).
+    pub fn wait(
+        &mut self,
+        warp: usize,
+        mask: u32,
+        q: &[u32; MAX_THREADS],
+        status: &mut [u32; MAX_THREADS],
+    ) -> Result<bool, RtuError> {
+        for lane in (0..self.nt).filter(|l| mask >> l & 1 != 0) {
+            let base = self.check_slot(warp, lane, q[lane])?;
+            status[lane] = self.warps[warp].window[base + rtu_abi::STATUS as usize];
+        }
+        Ok(true)
+    }
+
+    /// CONTINUE: resumes each active lane's query with `action[lane]` (an `ACT_*` bit set)
+    /// and, for a generated intersection, hit distance `t[lane]`.
+    pub fn cont(
+        &mut self,
+        _mem: &MemoryMap,
+        warp: usize,
+        mask: u32,
+        q: &[u32; MAX_THREADS],
+        _action: &[u32; MAX_THREADS],
+        _t: &[f32; MAX_THREADS],
+    ) -> Result<(), RtuError> {
+        for lane in (0..self.nt).filter(|l| mask >> l & 1 != 0) {
+            self.check_slot(warp, lane, q[lane])?;
+        }
+        Ok(())
+    }
+
+    /// GETW / GETWF: one window slot of (warp, lane, query).
+    pub fn read(&self, warp: usize, lane: usize, q: u32, slot: u32) -> Result<u32, RtuError> {
+        let base = self.check_slot(warp, lane, q)?;
+        if slot >= rtu_abi::SLOT_COUNT {
+            return Err(RtuError {
+                lane: lane as u32,
+                fault: Fault::new(
+                    crate::fault::FaultKind::IllegalInstruction,
+                    format!("window slot {slot} out of range"),
+                ),
+            });
+        }
+        Ok(self.warps[warp].window[base + slot as usize])
+    }
+
+    pub fn stats(&self) -> &RtuStats {
+        &self.stats
+    }
+
+    pub fn take_stats(&mut self) -> RtuStats {
+        std::mem::take(&mut self.stats)
+    }
+}

@@ -1,0 +1,1 @@
+//! Acceleration-structure transcoder (in progress).
