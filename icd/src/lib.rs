@@ -1,0 +1,1 @@
+//! ICD (in progress).
