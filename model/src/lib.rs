@@ -10,9 +10,16 @@
 // Per-lane loops index several parallel lane arrays at once; iterator chains would obscure
 // the lane index the hardware is built around.
 #![allow(clippy::needless_range_loop)]
+// Instruction handlers take an instruction's operand fields as arguments.
+#![allow(clippy::too_many_arguments)]
 
 pub mod abi;
 pub mod config;
+pub mod core;
+pub mod cta_dispatch;
+pub mod dcr;
+pub mod device;
 pub mod fault;
+pub mod kmu;
 pub mod mem;
 pub mod rtu;

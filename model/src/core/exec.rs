@@ -1,0 +1,957 @@
+//! Instruction semantics: what one VX instruction does to a warp's lanes.
+//!
+//! Each handler loops over the active lanes of one contiguous register row per operand
+//! (`regs[r * NT + lane]`); decode-time validation guarantees every row is in range.
+
+use super::warp::{Warp, WarpState};
+use super::CtaCtx;
+use crate::abi::csr;
+use crate::abi::format;
+use crate::abi::isa::{AtomicOp, FloatCond, Instr, IntCond, MemSize, Op, Round, SfuFunc, TrapCode, REG_NONE};
+use crate::abi::kernel::{desc, ImageDesc};
+use crate::abi::rtu as rtu_abi;
+use crate::abi::MAX_THREADS;
+use crate::dcr::LaunchState;
+use crate::fault::{Fault, FaultKind};
+use crate::mem::{MemFault, MemFaultKind, MemoryMap};
+use crate::rtu::{RtuError, RtuUnit, TraceRay};
+use std::sync::atomic::{AtomicI32, AtomicI64, Ordering};
+
+/// Runs `body` for every active lane (a straight loop when all lanes are active, so the
+/// common case vectorises; a bit walk otherwise).
+macro_rules! lanes {
+    ($mask:expr, $nt:expr, |$l:ident| $body:block) => {{
+        let m: u32 = $mask;
+        let nt: usize = $nt;
+        if m == crate::cta_dispatch::full_mask(nt as u32) {
+            for $l in 0..nt $body
+        } else {
+            let mut mm = m;
+            while mm != 0 {
+                let $l = mm.trailing_zeros() as usize;
+                mm &= mm - 1;
+                $body
+            }
+        }
+    }};
+}
+
+/// What the warp does after an instruction.
+pub enum Next {
+    /// Advance to pc + 1.
+    Step,
+    /// The instruction set the pc itself (branches) or retired lanes.
+    Moved,
+    /// The warp blocks (barrier, parked WAIT) with pc already advanced or kept.
+    Block,
+}
+
+/// Everything an instruction may touch besides the warp itself.
+pub struct ExecEnv<'a> {
+    pub mem: &'a MemoryMap,
+    pub launch: &'a LaunchState,
+    pub cta: &'a CtaCtx,
+    pub lmem: &'a mut [u8],
+    pub rtu: &'a mut RtuUnit,
+    pub core_id: u32,
+    pub warp_id: u32,
+    pub num_warps: u32,
+    pub num_cores: u32,
+    pub nt: usize,
+}
+
+fn lane_fault(f: Fault, lane: usize) -> Fault {
+    Fault { lane: Some(lane as u32), ..f }
+}
+
+fn mem_fault(m: MemFault, lane: usize) -> Fault {
+    lane_fault(Fault::memory(m), lane)
+}
+
+fn rtu_fault(e: RtuError) -> Fault {
+    Fault { lane: Some(e.lane), ..e.fault }
+}
+
+#[inline]
+fn pair(regs: &[u32], r: usize, nt: usize, l: usize) -> u64 {
+    regs[r * nt + l] as u64 | (regs[(r + 1) * nt + l] as u64) << 32
+}
+
+#[inline]
+fn set_pair(regs: &mut [u32], r: usize, nt: usize, l: usize, v: u64) {
+    regs[r * nt + l] = v as u32;
+    regs[(r + 1) * nt + l] = (v >> 32) as u32;
+}
+
+#[inline]
+fn f(x: u32) -> f32 {
+    f32::from_bits(x)
+}
+
+#[inline]
+fn u(x: f32) -> u32 {
+    x.to_bits()
+}
+
+fn unary(regs: &mut [u32], nt: usize, mask: u32, d: u16, a: u16, op: impl Fn(u32) -> u32) {
+    let (d, a) = (d as usize * nt, a as usize * nt);
+    lanes!(mask, nt, |l| {
+        regs[d + l] = op(regs[a + l]);
+    });
+}
+
+fn binary(regs: &mut [u32], nt: usize, mask: u32, d: u16, a: u16, b: u16, op: impl Fn(u32, u32) -> u32) {
+    let (d, a, b) = (d as usize * nt, a as usize * nt, b as usize * nt);
+    lanes!(mask, nt, |l| {
+        regs[d + l] = op(regs[a + l], regs[b + l]);
+    });
+}
+
+fn ternary(regs: &mut [u32], nt: usize, mask: u32, d: u16, a: u16, b: u16, c: u16, op: impl Fn(u32, u32, u32) -> u32) {
+    let (d, a, b, c) = (d as usize * nt, a as usize * nt, b as usize * nt, c as usize * nt);
+    lanes!(mask, nt, |l| {
+        regs[d + l] = op(regs[a + l], regs[b + l], regs[c + l]);
+    });
+}
+
+fn binary64(regs: &mut [u32], nt: usize, mask: u32, i: &Instr, op: impl Fn(u64, u64) -> u64) {
+    let (d, a, b) = (i.dst as usize, i.a as usize, i.b as usize);
+    lanes!(mask, nt, |l| {
+        let v = op(pair(regs, a, nt, l), pair(regs, b, nt, l));
+        set_pair(regs, d, nt, l, v);
+    });
+}
+
+fn int_cond(c: IntCond, a: u32, b: u32) -> bool {
+    let (sa, sb) = (a as i32, b as i32);
+    match c {
+        IntCond::Eq => a == b,
+        IntCond::Ne => a != b,
+        IntCond::Ult => a < b,
+        IntCond::Ule => a <= b,
+        IntCond::Ugt => a > b,
+        IntCond::Uge => a >= b,
+        IntCond::Slt => sa < sb,
+        IntCond::Sle => sa <= sb,
+        IntCond::Sgt => sa > sb,
+        IntCond::Sge => sa >= sb,
+    }
+}
+
+fn int_cond64(c: IntCond, a: u64, b: u64) -> bool {
+    let (sa, sb) = (a as i64, b as i64);
+    match c {
+        IntCond::Eq => a == b,
+        IntCond::Ne => a != b,
+        IntCond::Ult => a < b,
+        IntCond::Ule => a <= b,
+        IntCond::Ugt => a > b,
+        IntCond::Uge => a >= b,
+        IntCond::Slt => sa < sb,
+        IntCond::Sle => sa <= sb,
+        IntCond::Sgt => sa > sb,
+        IntCond::Sge => sa >= sb,
+    }
+}
+
+fn float_cond(c: FloatCond, a: f32, b: f32) -> bool {
+    let uno = a.is_nan() || b.is_nan();
+    match c {
+        FloatCond::Oeq => !uno && a == b,
+        FloatCond::One => !uno && a != b,
+        FloatCond::Olt => !uno && a < b,
+        FloatCond::Ole => !uno && a <= b,
+        FloatCond::Ogt => !uno && a > b,
+        FloatCond::Oge => !uno && a >= b,
+        FloatCond::Ueq => uno || a == b,
+        FloatCond::Une => uno || a != b,
+        FloatCond::Ult => uno || a < b,
+        FloatCond::Ule => uno || a <= b,
+        FloatCond::Ugt => uno || a > b,
+        FloatCond::Uge => uno || a >= b,
+        FloatCond::Ord => !uno,
+        FloatCond::Uno => uno,
+        FloatCond::IsNan => a.is_nan(),
+        FloatCond::IsInf => a.is_infinite(),
+    }
+}
+
+fn sfu(func: SfuFunc, a: f32, b: f32) -> f32 {
+    use SfuFunc::*;
+    match func {
+        Sin => a.sin(),
+        Cos => a.cos(),
+        Tan => a.tan(),
+        Asin => a.asin(),
+        Acos => a.acos(),
+        Atan => a.atan(),
+        Sinh => a.sinh(),
+        Cosh => a.cosh(),
+        Tanh => a.tanh(),
+        Asinh => a.asinh(),
+        Acosh => a.acosh(),
+        Atanh => a.atanh(),
+        Exp => a.exp(),
+        Log => a.ln(),
+        Exp2 => a.exp2(),
+        Log2 => a.log2(),
+        Pow => a.powf(b),
+        Atan2 => a.atan2(b),
+    }
+}
+
+fn round(mode: Round, x: f32) -> f32 {
+    match mode {
+        Round::Floor => x.floor(),
+        Round::Ceil => x.ceil(),
+        Round::Trunc => x.trunc(),
+        Round::Even => x.round_ties_even(),
+        Round::Away => x.round(),
+    }
+}
+
+fn msb_u(x: u32) -> u32 {
+    if x == 0 {
+        u32::MAX
+    } else {
+        31 - x.leading_zeros()
+    }
+}
+
+fn illegal(i: &Instr, what: &str) -> Fault {
+    Fault::new(FaultKind::IllegalInstruction, format!("{what} in `{}`", crate::abi::isa::disasm(i)))
+}
+
+/// Reads the CSR `id` for `lane`.
+fn csr_value(id: u32, lane: usize, w: &Warp, env: &ExecEnv) -> u32 {
+    let ls = env.launch;
+    let bd = ls.block_dim.map(|d| d.max(1));
+    let tid = w.rank * env.nt as u32 + lane as u32;
+    match id {
+        csr::LANE_ID => lane as u32,
+        csr::WARP_ID => env.warp_id,
+        csr::CORE_ID => env.core_id,
+        csr::NUM_THREADS => env.nt as u32,
+        csr::NUM_WARPS => env.num_warps,
+        csr::NUM_CORES => env.num_cores,
+        csr::CTA_ID => w.cta_slot,
+        csr::CTA_RANK => w.rank,
+        csr::CTA_SIZE => env.cta.num_warps,
+        csr::CTA_THREAD_ID_X => tid % bd[0],
+        csr::CTA_THREAD_ID_Y => (tid / bd[0]) % bd[1],
+        csr::CTA_THREAD_ID_Z => tid / (bd[0] * bd[1]),
+        csr::CTA_BLOCK_ID_X => env.cta.block_idx[0],
+        csr::CTA_BLOCK_ID_Y => env.cta.block_idx[1],
+        csr::CTA_BLOCK_ID_Z => env.cta.block_idx[2],
+        csr::CTA_BLOCK_DIM_X => ls.block_dim[0],
+        csr::CTA_BLOCK_DIM_Y => ls.block_dim[1],
+        csr::CTA_BLOCK_DIM_Z => ls.block_dim[2],
+        csr::CTA_GRID_DIM_X => ls.grid_dim[0],
+        csr::CTA_GRID_DIM_Y => ls.grid_dim[1],
+        csr::CTA_GRID_DIM_Z => ls.grid_dim[2],
+        csr::CTA_LMEM_ADDR => env.cta.lmem_base,
+        csr::CTA_CLUSTER_SIZE => ls.cluster_size(),
+        csr::CTA_ENTRY => ls.entry as u32,
+        csr::PARAM_LO => ls.param as u32,
+        csr::PARAM_HI => (ls.param >> 32) as u32,
+        _ => 0,
+    }
+}
+
+fn load_bytes(buf: &[u8], off: usize, size: MemSize, out: &mut [u32; 4]) {
+    match size {
+        MemSize::U8 => out[0] = buf[off] as u32,
+        MemSize::S8 => out[0] = buf[off] as i8 as i32 as u32,
+        MemSize::U16 => out[0] = u16::from_le_bytes([buf[off], buf[off + 1]]) as u32,
+        MemSize::S16 => out[0] = u16::from_le_bytes([buf[off], buf[off + 1]]) as i16 as i32 as u32,
+        _ => {
+            for k in 0..size.regs() {
+                let o = off + 4 * k;
+                out[k] = u32::from_le_bytes([buf[o], buf[o + 1], buf[o + 2], buf[o + 3]]);
+            }
+        }
+    }
+}
+
+fn store_bytes(buf: &mut [u8], off: usize, size: MemSize, v: &[u32; 4]) {
+    match size {
+        MemSize::U8 | MemSize::S8 => buf[off] = v[0] as u8,
+        MemSize::U16 | MemSize::S16 => buf[off..off + 2].copy_from_slice(&(v[0] as u16).to_le_bytes()),
+        _ => {
+            for k in 0..size.regs() {
+                buf[off + 4 * k..off + 4 * k + 4].copy_from_slice(&v[k].to_le_bytes());
+            }
+        }
+    }
+}
+
+/// A 32-bit atomic read-modify-write on a plain word (LMEM: the core executes its warps one
+/// at a time, so a plain update is atomic there). Returns the old value.
+fn rmw32(op: AtomicOp, old: u32, b: u32, c: u32) -> u32 {
+    match op {
+        AtomicOp::Add => old.wrapping_add(b),
+        AtomicOp::Smin => (old as i32).min(b as i32) as u32,
+        AtomicOp::Umin => old.min(b),
+        AtomicOp::Smax => (old as i32).max(b as i32) as u32,
+        AtomicOp::Umax => old.max(b),
+        AtomicOp::And => old & b,
+        AtomicOp::Or => old | b,
+        AtomicOp::Xor => old ^ b,
+        AtomicOp::Xchg | AtomicOp::Store => b,
+        AtomicOp::CmpXchg => {
+            if old == c {
+                b
+            } else {
+                old
+            }
+        }
+        AtomicOp::Fadd => u(f(old) + f(b)),
+        AtomicOp::Load => old,
+    }
+}
+
+fn rmw64(op: AtomicOp, old: u64, b: u64, c: u64) -> u64 {
+    match op {
+        AtomicOp::Add => old.wrapping_add(b),
+        AtomicOp::Smin => (old as i64).min(b as i64) as u64,
+        AtomicOp::Umin => old.min(b),
+        AtomicOp::Smax => (old as i64).max(b as i64) as u64,
+        AtomicOp::Umax => old.max(b),
+        AtomicOp::And => old & b,
+        AtomicOp::Or => old | b,
+        AtomicOp::Xor => old ^ b,
+        AtomicOp::Xchg | AtomicOp::Store => b,
+        AtomicOp::CmpXchg => {
+            if old == c {
+                b
+            } else {
+                old
+            }
+        }
+        AtomicOp::Fadd => (f64::from_bits(old) + f64::from_bits(b)).to_bits(),
+        AtomicOp::Load => old,
+    }
+}
+
+/// A 32-bit device atomic on global memory.
+fn global_atomic32(mem: &MemoryMap, addr: u64, op: AtomicOp, b: u32, c: u32) -> Result<u32, MemFault> {
+    let a = mem.atomic_u32(addr)?;
+    let o = Ordering::AcqRel;
+    Ok(match op {
+        AtomicOp::Add => a.fetch_add(b, o),
+        AtomicOp::And => a.fetch_and(b, o),
+        AtomicOp::Or => a.fetch_or(b, o),
+        AtomicOp::Xor => a.fetch_xor(b, o),
+        AtomicOp::Umin => a.fetch_min(b, o),
+        AtomicOp::Umax => a.fetch_max(b, o),
+        AtomicOp::Smin | AtomicOp::Smax => {
+            // SAFETY: same aligned, live word viewed as signed; AtomicI32 has the same
+            // layout as AtomicU32.
+            let s = unsafe { AtomicI32::from_ptr(a.as_ptr() as *mut i32) };
+            (if op == AtomicOp::Smin { s.fetch_min(b as i32, o) } else { s.fetch_max(b as i32, o) }) as u32
+        }
+        AtomicOp::Xchg => a.swap(b, o),
+        AtomicOp::Store => {
+            a.store(b, Ordering::Release);
+            0
+        }
+        AtomicOp::Load => a.load(Ordering::Acquire),
+        AtomicOp::CmpXchg => match a.compare_exchange(c, b, o, Ordering::Acquire) {
+            Ok(v) | Err(v) => v,
+        },
+        AtomicOp::Fadd => match a.fetch_update(o, Ordering::Acquire, |x| Some(u(f(x) + f(b)))) {
+            Ok(v) | Err(v) => v,
+        },
+    })
+}
+
+fn global_atomic64(mem: &MemoryMap, addr: u64, op: AtomicOp, b: u64, c: u64) -> Result<u64, MemFault> {
+    let a = mem.atomic_u64(addr)?;
+    let o = Ordering::AcqRel;
+    Ok(match op {
+        AtomicOp::Add => a.fetch_add(b, o),
+        AtomicOp::And => a.fetch_and(b, o),
+        AtomicOp::Or => a.fetch_or(b, o),
+        AtomicOp::Xor => a.fetch_xor(b, o),
+        AtomicOp::Umin => a.fetch_min(b, o),
+        AtomicOp::Umax => a.fetch_max(b, o),
+        AtomicOp::Smin | AtomicOp::Smax => {
+            // SAFETY: same aligned, live word viewed as signed; identical layout.
+            let s = unsafe { AtomicI64::from_ptr(a.as_ptr() as *mut i64) };
+            (if op == AtomicOp::Smin { s.fetch_min(b as i64, o) } else { s.fetch_max(b as i64, o) }) as u64
+        }
+        AtomicOp::Xchg => a.swap(b, o),
+        AtomicOp::Store => {
+            a.store(b, Ordering::Release);
+            0
+        }
+        AtomicOp::Load => a.load(Ordering::Acquire),
+        AtomicOp::CmpXchg => match a.compare_exchange(c, b, o, Ordering::Acquire) {
+            Ok(v) | Err(v) => v,
+        },
+        AtomicOp::Fadd => match a.fetch_update(o, Ordering::Acquire, |x| Some(rmw64(AtomicOp::Fadd, x, b, 0))) {
+            Ok(v) | Err(v) => v,
+        },
+    })
+}
+
+/// Reads the image descriptor at `addr`, checking its format.
+fn image_desc(mem: &MemoryMap, addr: u64, i: &Instr) -> Result<(ImageDesc, &'static format::Format), Fault> {
+    let raw: [u8; desc::BYTES] = mem.read_array(addr)?;
+    let d = ImageDesc::parse(&raw);
+    let fmt = format::lookup(d.format).ok_or_else(|| {
+        illegal(i, &format!("image descriptor at {addr:#x} has format {} which is not a storage format", d.format))
+    })?;
+    Ok((d, fmt))
+}
+
+/// Executes one instruction for the active lanes of `w`'s top entry.
+pub fn execute(i: &Instr, w: &mut Warp, mask: u32, env: &mut ExecEnv) -> Result<Next, Fault> {
+    let nt = env.nt;
+    let regs = &mut w.regs[..];
+    let (d, a, b, c) = (i.dst, i.a, i.b, i.c);
+    match i.op {
+        Op::Nop | Op::Fence => {}
+        Op::Exit => {
+            w.exit_lanes(mask);
+            return Ok(Next::Moved);
+        }
+        Op::Jmp => {
+            w.stack.last_mut().expect("executing warp has a stack").pc = i.imm;
+            return Ok(Next::Moved);
+        }
+        Op::Bra => {
+            let p = a as usize * nt;
+            let mut taken = 0u32;
+            lanes!(mask, nt, |l| {
+                if regs[p + l] != 0 {
+                    taken |= 1 << l;
+                }
+            });
+            w.branch(taken, i.imm, i.imm2, i.imm3);
+            return Ok(Next::Moved);
+        }
+        Op::Bar => {
+            w.state = WarpState::Barrier;
+            w.stack.last_mut().expect("executing warp has a stack").pc += 1;
+            return Ok(Next::Block);
+        }
+        Op::Trap => {
+            let what = match i.imm {
+                x if x == TrapCode::Unreachable as u32 => "OpUnreachable reached",
+                x if x == TrapCode::BadQuery as u32 => "ray-query slot out of range",
+                x if x == TrapCode::Kill as u32 => "invocation killed",
+                _ => "trap",
+            };
+            let lane = mask.trailing_zeros() as usize;
+            return Err(lane_fault(Fault::new(FaultKind::Trap { code: i.imm }, what), lane));
+        }
+
+        Op::Mov => unary(regs, nt, mask, d, a, |x| x),
+        Op::Movi => {
+            let (d, v) = (d as usize * nt, i.imm);
+            lanes!(mask, nt, |l| {
+                regs[d + l] = v;
+            });
+        }
+        Op::Sel => ternary(regs, nt, mask, d, a, b, c, |p, x, y| if p != 0 { x } else { y }),
+        Op::Csr => {
+            let dd = d as usize * nt;
+            for l in 0..nt {
+                if mask >> l & 1 != 0 {
+                    let v = csr_value(i.imm, l, w, env);
+                    w.regs[dd + l] = v;
+                }
+            }
+        }
+
+        Op::Iadd => binary(regs, nt, mask, d, a, b, u32::wrapping_add),
+        Op::Isub => binary(regs, nt, mask, d, a, b, u32::wrapping_sub),
+        Op::Imul => binary(regs, nt, mask, d, a, b, u32::wrapping_mul),
+        Op::Imulhi => {
+            if i.modifier == 1 {
+                binary(regs, nt, mask, d, a, b, |x, y| ((x as i32 as i64 * y as i32 as i64) >> 32) as u32)
+            } else {
+                binary(regs, nt, mask, d, a, b, |x, y| ((x as u64 * y as u64) >> 32) as u32)
+            }
+        }
+        Op::Udiv => binary(regs, nt, mask, d, a, b, |x, y| x.checked_div(y).unwrap_or(u32::MAX)),
+        Op::Sdiv => {
+            binary(
+                regs,
+                nt,
+                mask,
+                d,
+                a,
+                b,
+                |x, y| {
+                    if y == 0 {
+                        u32::MAX
+                    } else {
+                        (x as i32).wrapping_div(y as i32) as u32
+                    }
+                },
+            )
+        }
+        Op::Urem => binary(regs, nt, mask, d, a, b, |x, y| if y == 0 { x } else { x % y }),
+        Op::Srem => {
+            binary(regs, nt, mask, d, a, b, |x, y| if y == 0 { x } else { (x as i32).wrapping_rem(y as i32) as u32 })
+        }
+        Op::Smod => binary(regs, nt, mask, d, a, b, |x, y| {
+            if y == 0 {
+                return x;
+            }
+            let (x, y) = (x as i32, y as i32);
+            let r = x.wrapping_rem(y);
+            (if r != 0 && ((r < 0) != (y < 0)) { r + y } else { r }) as u32
+        }),
+        Op::And => binary(regs, nt, mask, d, a, b, |x, y| x & y),
+        Op::Or => binary(regs, nt, mask, d, a, b, |x, y| x | y),
+        Op::Xor => binary(regs, nt, mask, d, a, b, |x, y| x ^ y),
+        Op::Not => unary(regs, nt, mask, d, a, |x| !x),
+        Op::Shl => binary(regs, nt, mask, d, a, b, |x, y| x << (y & 31)),
+        Op::Shr => binary(regs, nt, mask, d, a, b, |x, y| x >> (y & 31)),
+        Op::Sar => binary(regs, nt, mask, d, a, b, |x, y| ((x as i32) >> (y & 31)) as u32),
+        Op::Ineg => unary(regs, nt, mask, d, a, |x| x.wrapping_neg()),
+        Op::Iabs => unary(regs, nt, mask, d, a, |x| (x as i32).wrapping_abs() as u32),
+        Op::Imin => {
+            if i.modifier == 1 {
+                binary(regs, nt, mask, d, a, b, |x, y| (x as i32).min(y as i32) as u32)
+            } else {
+                binary(regs, nt, mask, d, a, b, u32::min)
+            }
+        }
+        Op::Imax => {
+            if i.modifier == 1 {
+                binary(regs, nt, mask, d, a, b, |x, y| (x as i32).max(y as i32) as u32)
+            } else {
+                binary(regs, nt, mask, d, a, b, u32::max)
+            }
+        }
+        Op::Icmp => {
+            let cond = IntCond::from_u8(i.modifier).ok_or_else(|| illegal(i, "bad integer condition"))?;
+            binary(regs, nt, mask, d, a, b, |x, y| int_cond(cond, x, y) as u32)
+        }
+        Op::Bfe => {
+            let signed = i.modifier == 1;
+            ternary(regs, nt, mask, d, a, b, c, |x, off, cnt| {
+                let off = off & 31;
+                let cnt = cnt.min(32 - off);
+                if cnt == 0 {
+                    return 0;
+                }
+                let v = x >> off;
+                let sh = 32 - cnt;
+                if signed {
+                    (((v << sh) as i32) >> sh) as u32
+                } else {
+                    (v << sh) >> sh
+                }
+            })
+        }
+        Op::Bfi => {
+            let (dd, aa, bb, cc, ee) =
+                (d as usize * nt, a as usize * nt, b as usize * nt, c as usize * nt, i.d as usize * nt);
+            lanes!(mask, nt, |l| {
+                let off = regs[cc + l] & 31;
+                let cnt = regs[ee + l].min(32 - off);
+                let m = if cnt == 32 { u32::MAX } else { ((1u32 << cnt) - 1) << off };
+                regs[dd + l] = (regs[aa + l] & !m) | ((regs[bb + l] << off) & m);
+            });
+        }
+        Op::Brev => unary(regs, nt, mask, d, a, u32::reverse_bits),
+        Op::Popc => unary(regs, nt, mask, d, a, u32::count_ones),
+        Op::Flsb => unary(regs, nt, mask, d, a, |x| if x == 0 { u32::MAX } else { x.trailing_zeros() }),
+        Op::Fmsb => {
+            if i.modifier == 1 {
+                unary(regs, nt, mask, d, a, |x| if (x as i32) < 0 { msb_u(!x) } else { msb_u(x) })
+            } else {
+                unary(regs, nt, mask, d, a, msb_u)
+            }
+        }
+        Op::Ext => {
+            let bits = i.modifier as u32;
+            if bits == 0 || bits >= 32 {
+                return Err(illegal(i, "extension width must be 1..31"));
+            }
+            let sign = i.imm & 1 != 0;
+            let sh = 32 - bits;
+            unary(regs, nt, mask, d, a, |x| if sign { (((x << sh) as i32) >> sh) as u32 } else { (x << sh) >> sh })
+        }
+        Op::Iaddc | Op::Isubb | Op::Imulx => {
+            let (dd, aa, bb) = (d as usize, a as usize * nt, b as usize * nt);
+            let signed = i.modifier == 1;
+            lanes!(mask, nt, |l| {
+                let (x, y) = (regs[aa + l], regs[bb + l]);
+                let v: u64 = match i.op {
+                    Op::Iaddc => {
+                        let (s, c) = x.overflowing_add(y);
+                        s as u64 | (c as u64) << 32
+                    }
+                    Op::Isubb => {
+                        let (s, c) = x.overflowing_sub(y);
+                        s as u64 | (c as u64) << 32
+                    }
+                    _ if signed => (x as i32 as i64).wrapping_mul(y as i32 as i64) as u64,
+                    _ => x as u64 * y as u64,
+                };
+                set_pair(regs, dd, nt, l, v);
+            });
+        }
+
+        Op::Iadd64 => binary64(regs, nt, mask, i, u64::wrapping_add),
+        Op::Isub64 => binary64(regs, nt, mask, i, u64::wrapping_sub),
+        Op::Imul64 => binary64(regs, nt, mask, i, u64::wrapping_mul),
+        Op::Udiv64 => binary64(regs, nt, mask, i, |x, y| x.checked_div(y).unwrap_or(u64::MAX)),
+        Op::Urem64 => binary64(regs, nt, mask, i, |x, y| if y == 0 { x } else { x % y }),
+        Op::Sdiv64 => {
+            binary64(regs, nt, mask, i, |x, y| if y == 0 { u64::MAX } else { (x as i64).wrapping_div(y as i64) as u64 })
+        }
+        Op::Srem64 => {
+            binary64(regs, nt, mask, i, |x, y| if y == 0 { x } else { (x as i64).wrapping_rem(y as i64) as u64 })
+        }
+        Op::Shl64 | Op::Shr64 | Op::Sar64 => {
+            let (dd, aa, bb) = (d as usize, a as usize, b as usize * nt);
+            lanes!(mask, nt, |l| {
+                let x = pair(regs, aa, nt, l);
+                let s = regs[bb + l] & 63;
+                let v = match i.op {
+                    Op::Shl64 => x << s,
+                    Op::Shr64 => x >> s,
+                    _ => ((x as i64) >> s) as u64,
+                };
+                set_pair(regs, dd, nt, l, v);
+            });
+        }
+        Op::Icmp64 => {
+            let cond = IntCond::from_u8(i.modifier).ok_or_else(|| illegal(i, "bad integer condition"))?;
+            let (dd, aa, bb) = (d as usize * nt, a as usize, b as usize);
+            lanes!(mask, nt, |l| {
+                regs[dd + l] = int_cond64(cond, pair(regs, aa, nt, l), pair(regs, bb, nt, l)) as u32;
+            });
+        }
+
+        Op::Fadd => binary(regs, nt, mask, d, a, b, |x, y| u(f(x) + f(y))),
+        Op::Fsub => binary(regs, nt, mask, d, a, b, |x, y| u(f(x) - f(y))),
+        Op::Fmul => binary(regs, nt, mask, d, a, b, |x, y| u(f(x) * f(y))),
+        Op::Ffma => ternary(regs, nt, mask, d, a, b, c, |x, y, z| u(f(x).mul_add(f(y), f(z)))),
+        Op::Fdiv => binary(regs, nt, mask, d, a, b, |x, y| u(f(x) / f(y))),
+        Op::Fmin => binary(regs, nt, mask, d, a, b, |x, y| u(f(x).min(f(y)))),
+        Op::Fmax => binary(regs, nt, mask, d, a, b, |x, y| u(f(x).max(f(y)))),
+        Op::Fneg => unary(regs, nt, mask, d, a, |x| x ^ 0x8000_0000),
+        Op::Fabs => unary(regs, nt, mask, d, a, |x| x & 0x7FFF_FFFF),
+        Op::Fcmp => {
+            let cond = FloatCond::from_u8(i.modifier).ok_or_else(|| illegal(i, "bad float condition"))?;
+            if matches!(cond, FloatCond::IsNan | FloatCond::IsInf) {
+                unary(regs, nt, mask, d, a, |x| float_cond(cond, f(x), 0.0) as u32)
+            } else {
+                binary(regs, nt, mask, d, a, b, |x, y| float_cond(cond, f(x), f(y)) as u32)
+            }
+        }
+        Op::Fsqrt => unary(regs, nt, mask, d, a, |x| u(f(x).sqrt())),
+        Op::Frsq => unary(regs, nt, mask, d, a, |x| u(1.0 / f(x).sqrt())),
+        Op::Frcp => unary(regs, nt, mask, d, a, |x| u(1.0 / f(x))),
+        Op::Fround => {
+            let mode = Round::from_u8(i.modifier).ok_or_else(|| illegal(i, "bad rounding mode"))?;
+            unary(regs, nt, mask, d, a, |x| u(round(mode, f(x))))
+        }
+        Op::Ffract => unary(regs, nt, mask, d, a, |x| u(f(x) - f(x).floor())),
+        Op::Fsign => unary(regs, nt, mask, d, a, |x| {
+            let v = f(x);
+            u(if v > 0.0 {
+                1.0
+            } else if v < 0.0 {
+                -1.0
+            } else {
+                v
+            })
+        }),
+        Op::Fsfu => {
+            let func = SfuFunc::from_u8(i.modifier).ok_or_else(|| illegal(i, "bad SFU function"))?;
+            if b == REG_NONE {
+                unary(regs, nt, mask, d, a, |x| u(sfu(func, f(x), 0.0)))
+            } else {
+                binary(regs, nt, mask, d, a, b, |x, y| u(sfu(func, f(x), f(y))))
+            }
+        }
+        Op::F2i => unary(regs, nt, mask, d, a, |x| f(x) as i32 as u32),
+        Op::F2u => unary(regs, nt, mask, d, a, |x| f(x) as u32),
+        Op::I2f => unary(regs, nt, mask, d, a, |x| u(x as i32 as f32)),
+        Op::U2f => unary(regs, nt, mask, d, a, |x| u(x as f32)),
+        Op::F2h => unary(regs, nt, mask, d, a, |x| half::f16::from_f32(f(x)).to_bits() as u32),
+        Op::H2f => unary(regs, nt, mask, d, a, |x| u(half::f16::from_bits(x as u16).to_f32())),
+        Op::L2f | Op::Ul2f => {
+            let (dd, aa) = (d as usize * nt, a as usize);
+            lanes!(mask, nt, |l| {
+                let x = pair(regs, aa, nt, l);
+                regs[dd + l] = u(if i.op == Op::L2f { x as i64 as f32 } else { x as f32 });
+            });
+        }
+        Op::F2l | Op::F2ul => {
+            let (dd, aa) = (d as usize, a as usize * nt);
+            lanes!(mask, nt, |l| {
+                let x = f(regs[aa + l]);
+                let v = if i.op == Op::F2l { x as i64 as u64 } else { x as u64 };
+                set_pair(regs, dd, nt, l, v);
+            });
+        }
+
+        Op::Ldg | Op::Stg => {
+            let size = MemSize::from_u8(i.modifier).ok_or_else(|| illegal(i, "bad memory size"))?;
+            let bytes = size.bytes();
+            let off = i.imm as i32 as i64 as u64;
+            let (aa, vv) = (a as usize, if i.op == Op::Ldg { d as usize } else { b as usize });
+            for l in 0..nt {
+                if mask >> l & 1 == 0 {
+                    continue;
+                }
+                let addr = pair(regs, aa, nt, l).wrapping_add(off);
+                let p = env.mem.host_ptr(addr, bytes as u64).map_err(|m| mem_fault(m, l))?;
+                let mut tmp = [0u8; 16];
+                let mut v = [0u32; 4];
+                if i.op == Op::Ldg {
+                    // SAFETY: `p` covers `bytes` checked bytes of live device memory.
+                    unsafe { std::ptr::copy_nonoverlapping(p, tmp.as_mut_ptr(), bytes) };
+                    load_bytes(&tmp, 0, size, &mut v);
+                    for k in 0..size.regs() {
+                        regs[(vv + k) * nt + l] = v[k];
+                    }
+                } else {
+                    for k in 0..size.regs() {
+                        v[k] = regs[(vv + k) * nt + l];
+                    }
+                    store_bytes(&mut tmp, 0, size, &v);
+                    // SAFETY: as above, for the store.
+                    unsafe { std::ptr::copy_nonoverlapping(tmp.as_ptr(), p, bytes) };
+                }
+            }
+        }
+        Op::Ldl | Op::Stl | Op::Ldp | Op::Stp => {
+            let size = MemSize::from_u8(i.modifier).ok_or_else(|| illegal(i, "bad memory size"))?;
+            let bytes = size.bytes();
+            let private = matches!(i.op, Op::Ldp | Op::Stp);
+            let load = matches!(i.op, Op::Ldl | Op::Ldp);
+            let (aa, vv) = (a as usize * nt, if load { d as usize } else { b as usize });
+            let pb = w.private_bytes;
+            for l in 0..nt {
+                if mask >> l & 1 == 0 {
+                    continue;
+                }
+                let off = regs[aa + l].wrapping_add(i.imm) as usize;
+                let lmem_len = env.lmem.len();
+                let (buf, base, limit): (&mut [u8], usize, usize) =
+                    if private { (&mut w.private[..], l * pb, pb) } else { (&mut env.lmem[..], 0, lmem_len) };
+                if off.checked_add(bytes).is_none_or(|end| end > limit) {
+                    let space = if private { "private memory" } else { "LMEM" };
+                    return Err(lane_fault(
+                        Fault::new(
+                            FaultKind::Memory(MemFault {
+                                addr: off as u64,
+                                size: bytes as u64,
+                                kind: MemFaultKind::Unmapped,
+                            }),
+                            format!("{bytes}-byte {space} access at offset {off:#x} outside {limit} bytes"),
+                        ),
+                        l,
+                    ));
+                }
+                let mut v = [0u32; 4];
+                if load {
+                    load_bytes(buf, base + off, size, &mut v);
+                    for k in 0..size.regs() {
+                        regs[(vv + k) * nt + l] = v[k];
+                    }
+                } else {
+                    for k in 0..size.regs() {
+                        v[k] = regs[(vv + k) * nt + l];
+                    }
+                    store_bytes(buf, base + off, size, &v);
+                }
+            }
+        }
+        Op::Atomg | Op::Atoml => {
+            let op = AtomicOp::from_u8(i.modifier).ok_or_else(|| illegal(i, "bad atomic op"))?;
+            let wide = i.imm & 1 != 0;
+            let get = |regs: &[u32], r: u16, l: usize| -> u64 {
+                if r == REG_NONE {
+                    0
+                } else if wide {
+                    pair(regs, r as usize, nt, l)
+                } else {
+                    regs[r as usize * nt + l] as u64
+                }
+            };
+            for l in 0..nt {
+                if mask >> l & 1 == 0 {
+                    continue;
+                }
+                let (bv, cv) = (get(regs, b, l), get(regs, c, l));
+                let old = if i.op == Op::Atomg {
+                    let addr = pair(regs, a as usize, nt, l);
+                    if wide {
+                        global_atomic64(env.mem, addr, op, bv, cv).map_err(|m| mem_fault(m, l))?
+                    } else {
+                        global_atomic32(env.mem, addr, op, bv as u32, cv as u32).map_err(|m| mem_fault(m, l))? as u64
+                    }
+                } else {
+                    let off = regs[a as usize * nt + l] as usize;
+                    let n = if wide { 8 } else { 4 };
+                    if !off.is_multiple_of(n) || off + n > env.lmem.len() {
+                        return Err(lane_fault(
+                            Fault::new(
+                                FaultKind::Memory(MemFault {
+                                    addr: off as u64,
+                                    size: n as u64,
+                                    kind: MemFaultKind::Unmapped,
+                                }),
+                                format!(
+                                    "{n}-byte LMEM atomic at offset {off:#x} misaligned or outside {} bytes",
+                                    env.lmem.len()
+                                ),
+                            ),
+                            l,
+                        ));
+                    }
+                    let slot = &mut env.lmem[off..off + n];
+                    if wide {
+                        let old = u64::from_le_bytes(slot.try_into().expect("8 bytes"));
+                        slot.copy_from_slice(&rmw64(op, old, bv, cv).to_le_bytes());
+                        old
+                    } else {
+                        let old = u32::from_le_bytes(slot.try_into().expect("4 bytes"));
+                        slot.copy_from_slice(&rmw32(op, old, bv as u32, cv as u32).to_le_bytes());
+                        old as u64
+                    }
+                };
+                if d != REG_NONE {
+                    if wide {
+                        set_pair(regs, d as usize, nt, l, old);
+                    } else {
+                        regs[d as usize * nt + l] = old as u32;
+                    }
+                }
+            }
+        }
+
+        Op::Ild | Op::Ist | Op::Iatom => {
+            let mut cached: Option<(u64, ImageDesc, &'static format::Format)> = None;
+            for l in 0..nt {
+                if mask >> l & 1 == 0 {
+                    continue;
+                }
+                let daddr = pair(regs, a as usize, nt, l);
+                let (desc, fmt) = match cached {
+                    Some((addr, dsc, fm)) if addr == daddr => (dsc, fm),
+                    _ => {
+                        let (dsc, fm) = image_desc(env.mem, daddr, i).map_err(|e| lane_fault(e, l))?;
+                        cached = Some((daddr, dsc, fm));
+                        (dsc, fm)
+                    }
+                };
+                let coord = |k: usize| regs[(b as usize + k) * nt + l] as i32;
+                let off = desc.texel_offset(coord(0), coord(1), coord(2));
+                let tb = fmt.texel_bytes() as usize;
+                match i.op {
+                    Op::Ild => {
+                        let v = match off {
+                            Some(o) => {
+                                let mut t = [0u8; 16];
+                                env.mem.read(desc.addr + o, &mut t[..tb]).map_err(|m| mem_fault(m, l))?;
+                                format::decode_texel(fmt, &t[..tb])
+                            }
+                            // Out-of-view reads return zero, like robust image access.
+                            None => [0; 4],
+                        };
+                        for k in 0..4 {
+                            regs[(d as usize + k) * nt + l] = v[k];
+                        }
+                    }
+                    Op::Ist => {
+                        if let Some(o) = off {
+                            let v = [0, 1, 2, 3].map(|k| regs[(c as usize + k) * nt + l]);
+                            let mut t = [0u8; 16];
+                            format::encode_texel(fmt, v, &mut t[..tb]);
+                            env.mem.write(desc.addr + o, &t[..tb]).map_err(|m| mem_fault(m, l))?;
+                        }
+                    }
+                    _ => {
+                        if tb != 4 || !fmt.is_integer() {
+                            return Err(lane_fault(illegal(i, "image atomics need an R32 integer format"), l));
+                        }
+                        let op = AtomicOp::from_u8(i.modifier).ok_or_else(|| illegal(i, "bad atomic op"))?;
+                        let old = match off {
+                            Some(o) => {
+                                let cv = if i.d == REG_NONE { 0 } else { regs[i.d as usize * nt + l] };
+                                global_atomic32(env.mem, desc.addr + o, op, regs[c as usize * nt + l], cv)
+                                    .map_err(|m| mem_fault(m, l))?
+                            }
+                            None => 0,
+                        };
+                        if d != REG_NONE {
+                            regs[d as usize * nt + l] = old;
+                        }
+                    }
+                }
+            }
+        }
+
+        Op::Trace => {
+            let mut q = [0u32; MAX_THREADS];
+            let mut rays = [TraceRay::default(); MAX_THREADS];
+            let n = rtu_abi::ray::REGS as usize;
+            lanes!(mask, nt, |l| {
+                q[l] = regs[a as usize * nt + l];
+                let mut r = [0u32; rtu_abi::ray::REGS as usize];
+                for k in 0..n {
+                    r[k] = regs[(b as usize + k) * nt + l];
+                }
+                rays[l] = TraceRay::from_regs(&r);
+            });
+            env.rtu.trace(env.mem, env.warp_id as usize, mask, &q, &rays).map_err(rtu_fault)?;
+            if d != REG_NONE {
+                lanes!(mask, nt, |l| {
+                    regs[d as usize * nt + l] = q[l];
+                });
+            }
+        }
+        Op::Wait => {
+            let mut q = [0u32; MAX_THREADS];
+            lanes!(mask, nt, |l| {
+                q[l] = regs[a as usize * nt + l];
+            });
+            let mut status = [0u32; MAX_THREADS];
+            if !env.rtu.wait(env.warp_id as usize, mask, &q, &mut status).map_err(rtu_fault)? {
+                w.state = WarpState::Parked;
+                return Ok(Next::Block);
+            }
+            lanes!(mask, nt, |l| {
+                regs[d as usize * nt + l] = status[l];
+            });
+        }
+        Op::Cont => {
+            let mut q = [0u32; MAX_THREADS];
+            let mut act = [0u32; MAX_THREADS];
+            let mut t = [0f32; MAX_THREADS];
+            lanes!(mask, nt, |l| {
+                q[l] = regs[a as usize * nt + l];
+                act[l] = regs[b as usize * nt + l];
+                t[l] = f(regs[c as usize * nt + l]);
+            });
+            env.rtu.cont(env.mem, env.warp_id as usize, mask, &q, &act, &t).map_err(rtu_fault)?;
+        }
+        Op::Getw | Op::Getwf => {
+            let count = i.modifier.max(1) as u32;
+            for l in 0..nt {
+                if mask >> l & 1 == 0 {
+                    continue;
+                }
+                let q = regs[a as usize * nt + l];
+                for k in 0..count {
+                    let v = env.rtu.read(env.warp_id as usize, l, q, i.imm + k).map_err(rtu_fault)?;
+                    regs[(d as usize + k as usize) * nt + l] = v;
+                }
+            }
+        }
+    }
+    Ok(Next::Step)
+}

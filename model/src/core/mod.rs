@@ -1,0 +1,302 @@
+//! A SIMT core: warp slots, the CTA dispatcher feeding them, local memory, and the core's RTU
+//! front end. In functional mode a core runs each ready warp until it blocks (barrier,
+//! parked WAIT), exits, or uses up its quantum, round-robin over its warps.
+
+pub mod decode;
+pub mod exec;
+pub mod warp;
+
+use crate::abi::rtu as rtu_abi;
+use crate::config::DeviceConfig;
+use crate::cta_dispatch::{full_mask, Admitted, CtaDispatcher};
+use crate::dcr::LaunchState;
+use crate::fault::{Fault, FaultKind};
+use crate::kmu::CtaDesc;
+use crate::mem::MemoryMap;
+use crate::rtu::{RtuStats, RtuUnit};
+use decode::DecodedKernel;
+use exec::{ExecEnv, Next};
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+use warp::{Warp, WarpState};
+
+/// Per-CTA context, indexed by dispatcher slot.
+#[derive(Clone, Debug, Default)]
+pub struct CtaCtx {
+    pub block_idx: [u32; 3],
+    pub lmem_base: u32,
+    pub num_warps: u32,
+    /// Warps of this CTA still running.
+    pub live_warps: u32,
+    /// Warps waiting at the barrier.
+    pub at_barrier: u32,
+}
+
+/// What a core did during one dispatch.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CoreStats {
+    /// Warp instructions issued.
+    pub instructions: u64,
+    /// Thread instructions (active lanes summed over instructions).
+    pub thread_instructions: u64,
+    pub ctas: u64,
+    pub warps: u64,
+    pub rtu: RtuStats,
+}
+
+impl CoreStats {
+    pub fn add(&mut self, o: &CoreStats) {
+        self.instructions += o.instructions;
+        self.thread_instructions += o.thread_instructions;
+        self.ctas += o.ctas;
+        self.warps += o.warps;
+        self.rtu.add(&o.rtu);
+    }
+}
+
+/// Shared, read-only state of one dispatch.
+pub struct DispatchCtx<'a> {
+    pub mem: &'a MemoryMap,
+    pub kernel: &'a DecodedKernel,
+    pub launch: &'a LaunchState,
+    pub num_cores: u32,
+    /// Raised by any core that faults (or by the watchdog): everyone stops.
+    pub stop: &'a AtomicBool,
+    pub deadline: Option<Instant>,
+    pub watchdog_ms: u64,
+}
+
+/// Instructions a warp runs before the core looks at the clock and its other warps.
+const QUANTUM: u64 = 1 << 14;
+
+pub struct Core {
+    pub id: u32,
+    nt: usize,
+    num_warps: u32,
+    lmem_bytes: u32,
+    lmem: Vec<u8>,
+    warps: Vec<Warp>,
+    ctas: Vec<CtaCtx>,
+    rtu: RtuUnit,
+}
+
+impl Core {
+    pub fn new(id: u32, cfg: &DeviceConfig) -> Core {
+        Core {
+            id,
+            nt: cfg.num_threads as usize,
+            num_warps: cfg.num_warps,
+            lmem_bytes: cfg.lmem_bytes,
+            lmem: vec![0; cfg.lmem_bytes as usize],
+            warps: (0..cfg.num_warps).map(|_| Warp::new()).collect(),
+            ctas: vec![CtaCtx::default(); cfg.num_warps as usize],
+            rtu: RtuUnit::new(&cfg.rtu, cfg.num_warps as usize, cfg.num_threads as usize),
+        }
+    }
+
+    fn launch_cta(&mut self, ctx: &DispatchCtx, cta: &CtaDesc, adm: Admitted) {
+        let k = &ctx.kernel.header;
+        let n = adm.warps.len() as u32;
+        self.ctas[adm.slot as usize] =
+            CtaCtx { block_idx: cta.block_idx, lmem_base: adm.lmem_base, num_warps: n, live_warps: n, at_barrier: 0 };
+        for (rank, &wid) in adm.warps.iter().enumerate() {
+            let mask = if rank as u32 == n - 1 { adm.last_mask } else { full_mask(self.nt as u32) };
+            let w = &mut self.warps[wid as usize];
+            w.cta_slot = adm.slot;
+            w.rank = rank as u32;
+            w.launch(k.entry, mask, k.num_regs as usize, self.nt, k.private_bytes as usize);
+            self.rtu.launch_warp(wid as usize, k.num_queries);
+        }
+    }
+
+    /// Runs CTAs pulled from `next_cluster` until the KMU has no more and every warp retired.
+    pub fn run(
+        &mut self,
+        ctx: &DispatchCtx,
+        next_cluster: &mut dyn FnMut() -> Option<Vec<CtaDesc>>,
+    ) -> Result<CoreStats, Fault> {
+        let mut stats = CoreStats::default();
+        let launch = ctx.launch;
+        let lmem_per_cta = crate::abi::dcr::aligned_lmem_size(launch.lmem_size.max(ctx.kernel.header.lmem_bytes));
+        let mut disp =
+            CtaDispatcher::new(self.num_warps, self.nt as u32, self.lmem_bytes, lmem_per_cta, launch.block_size)?;
+        let cluster_size = launch.cluster_size();
+        let mut pending: VecDeque<CtaDesc> = VecDeque::new();
+        let mut kmu_done = false;
+        self.lmem.fill(0);
+        for w in &mut self.warps {
+            w.state = WarpState::Done;
+        }
+        let mut since_check = 0u64;
+        loop {
+            // Admission: take CTAs while the dispatcher accepts them.
+            loop {
+                if pending.is_empty() && !kmu_done {
+                    match next_cluster() {
+                        Some(c) => pending.extend(c),
+                        None => kmu_done = true,
+                    }
+                }
+                let Some(cta) = pending.front().copied() else { break };
+                match disp.try_admit(&cta, cluster_size) {
+                    Some(adm) => {
+                        pending.pop_front();
+                        stats.ctas += 1;
+                        stats.warps += adm.warps.len() as u64;
+                        self.launch_cta(ctx, &cta, adm);
+                    }
+                    None => break,
+                }
+            }
+            if disp.idle() {
+                if pending.is_empty() && kmu_done {
+                    break;
+                }
+                if !pending.is_empty() {
+                    return Err(Fault::new(FaultKind::BadLaunch, "CTA dispatcher refused a CTA on an idle core"));
+                }
+            }
+            // Issue: every ready warp gets a quantum.
+            let mut progressed = false;
+            for wid in 0..self.warps.len() {
+                if self.warps[wid].state != WarpState::Ready {
+                    continue;
+                }
+                progressed = true;
+                let (instrs, threads) = self.run_warp(ctx, wid, QUANTUM)?;
+                stats.instructions += instrs;
+                stats.thread_instructions += threads;
+                since_check += instrs;
+                let slot = self.warps[wid].cta_slot as usize;
+                match self.warps[wid].state {
+                    WarpState::Done => {
+                        let cta = &mut self.ctas[slot];
+                        cta.live_warps -= 1;
+                        disp.retire_warp(slot as u32, wid as u32);
+                        self.release_barrier(slot);
+                    }
+                    WarpState::Barrier => {
+                        self.ctas[slot].at_barrier += 1;
+                        self.release_barrier(slot);
+                    }
+                    WarpState::Parked => {
+                        // Functional mode answers every fetch at once, so a parked WAIT can
+                        // only retry; the timed model wakes it when the record lands.
+                        self.warps[wid].state = WarpState::Ready;
+                    }
+                    WarpState::Ready => {}
+                }
+            }
+            if since_check >= QUANTUM {
+                since_check = 0;
+                self.check_stop(ctx)?;
+            }
+            if !progressed && !disp.idle() {
+                return Err(Fault::new(
+                    FaultKind::BadLaunch,
+                    "every resident warp waits at a barrier that can never complete (barrier in divergent or \
+                     early-exited code)",
+                ));
+            }
+        }
+        stats.rtu = self.rtu.take_stats();
+        Ok(stats)
+    }
+
+    fn release_barrier(&mut self, slot: usize) {
+        let cta = &mut self.ctas[slot];
+        if cta.at_barrier > 0 && cta.at_barrier >= cta.live_warps {
+            cta.at_barrier = 0;
+            for w in &mut self.warps {
+                if w.state == WarpState::Barrier && w.cta_slot as usize == slot {
+                    w.state = WarpState::Ready;
+                }
+            }
+        }
+    }
+
+    fn check_stop(&self, ctx: &DispatchCtx) -> Result<(), Fault> {
+        if ctx.stop.load(Ordering::Relaxed) {
+            return Err(Fault::new(FaultKind::BadLaunch, "stopped: another core faulted"));
+        }
+        if let Some(d) = ctx.deadline {
+            if Instant::now() >= d {
+                ctx.stop.store(true, Ordering::Relaxed);
+                return Err(Fault::new(
+                    FaultKind::Watchdog { limit_ms: ctx.watchdog_ms },
+                    format!("dispatch still running after {} ms (kernel never ends?)", ctx.watchdog_ms),
+                )
+                .at(&ctx.kernel.name, 0, self.id, 0, None));
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs warp `wid` for up to `budget` instructions or until it blocks or finishes.
+    /// Returns (warp instructions, thread instructions).
+    fn run_warp(&mut self, ctx: &DispatchCtx, wid: usize, budget: u64) -> Result<(u64, u64), Fault> {
+        let code = &ctx.kernel.code;
+        let nt = self.nt;
+        let mut n = 0u64;
+        let mut threads = 0u64;
+        let Core { warps, ctas, lmem, rtu, id, num_warps, .. } = self;
+        let w = &mut warps[wid];
+        let cta = ctas[w.cta_slot as usize].clone();
+        let mut env = ExecEnv {
+            mem: ctx.mem,
+            launch: ctx.launch,
+            cta: &cta,
+            lmem: &mut lmem[..],
+            rtu,
+            core_id: *id,
+            warp_id: wid as u32,
+            num_warps: *num_warps,
+            num_cores: ctx.num_cores,
+            nt,
+        };
+        while n < budget {
+            let Some(top) = w.top() else {
+                w.state = WarpState::Done;
+                break;
+            };
+            let (pc, mask) = (top.pc, top.mask);
+            let Some(instr) = code.get(pc as usize) else {
+                return Err(Fault::new(
+                    FaultKind::IllegalInstruction,
+                    format!("pc {pc} ran off the end of the kernel"),
+                )
+                .at(&ctx.kernel.name, pc, *id, wid as u32, None));
+            };
+            n += 1;
+            threads += mask.count_ones() as u64;
+            match exec::execute(instr, w, mask, &mut env) {
+                Ok(Next::Step) => {
+                    if let Some(t) = w.stack.last_mut() {
+                        t.pc += 1;
+                    }
+                }
+                Ok(Next::Moved) => {
+                    if w.state == WarpState::Done {
+                        break;
+                    }
+                }
+                Ok(Next::Block) => break,
+                Err(f) => return Err(f.at(&ctx.kernel.name, pc, *id, wid as u32, None)),
+            }
+        }
+        Ok((n, threads))
+    }
+}
+
+/// Statuses a WAIT returns, re-exported for tools that print them.
+pub fn status_name(s: u32) -> &'static str {
+    match s {
+        rtu_abi::STS_DONE_HIT => "DONE_HIT",
+        rtu_abi::STS_DONE_MISS => "DONE_MISS",
+        rtu_abi::STS_YIELD_ANYHIT => "YIELD_ANYHIT",
+        rtu_abi::STS_YIELD_PROC => "YIELD_PROC",
+        rtu_abi::STS_PENDING => "PENDING",
+        _ => "?",
+    }
+}

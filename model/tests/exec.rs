@@ -1,0 +1,308 @@
+//! End-to-end tests of the device model: hand-assembled VX kernels launched through DCRs.
+
+use vortex_model::abi::csr;
+use vortex_model::abi::dcr::*;
+use vortex_model::abi::isa::{AtomicOp, Instr, IntCond, MemSize, Op, REG_NONE as N};
+use vortex_model::abi::kernel::{build_image, kargs, KernelHeader};
+use vortex_model::config::DeviceConfig;
+use vortex_model::device::Device;
+use vortex_model::fault::FaultKind;
+
+fn r(op: Op, m: u8, d: u16, a: u16, b: u16, c: u16, imm: u32) -> Instr {
+    Instr::r(op, m, d, a, b, c, N, imm)
+}
+
+fn header(num_regs: u32, local: [u32; 3]) -> KernelHeader {
+    KernelHeader {
+        flags: 0,
+        kernel_id: 0,
+        num_instrs: 0,
+        num_regs,
+        num_queries: 0,
+        private_bytes: 16,
+        lmem_bytes: 0,
+        local_size: local,
+        entry: 0,
+        code_offset: 0,
+        name_offset: 0,
+        name_len: 0,
+    }
+}
+
+struct Harness {
+    dev: Device,
+    next_id: u64,
+}
+
+impl Harness {
+    fn new(cfg: DeviceConfig) -> Harness {
+        Harness { dev: Device::new(cfg).unwrap(), next_id: 1 }
+    }
+
+    fn alloc(&self, bytes: &[u8]) -> u64 {
+        let region = self.dev.memory().allocate(bytes.len().max(1) as u64).unwrap();
+        self.dev.memory().snapshot().write(region.base, bytes).unwrap();
+        region.base
+    }
+
+    fn read(&self, addr: u64, len: usize) -> Vec<u8> {
+        let mut v = vec![0; len];
+        self.dev.memory().snapshot().read(addr, &mut v).unwrap();
+        v
+    }
+
+    fn launch(
+        &mut self,
+        mut h: KernelHeader,
+        code: &[Instr],
+        grid: [u32; 3],
+        params: &[u8],
+    ) -> Result<vortex_model::device::DispatchReport, vortex_model::fault::Fault> {
+        h.kernel_id = self.next_id;
+        self.next_id += 1;
+        let img = build_image(h.clone(), code, "test");
+        let pc = self.alloc(&img);
+        let mut k = vec![0u8; kargs::BYTES];
+        k[kargs::PUSH..kargs::PUSH + params.len()].copy_from_slice(params);
+        let param = self.alloc(&k);
+        let block = h.local_size;
+        let nt = self.dev.config().num_threads;
+        let ws = warp_step(nt, block);
+        let writes = [
+            (KMU_PC_LO, pc as u32),
+            (KMU_PC_HI, (pc >> 32) as u32),
+            (KMU_PARAM_LO, param as u32),
+            (KMU_PARAM_HI, (param >> 32) as u32),
+            (KMU_GRID_DIM_X, grid[0]),
+            (KMU_GRID_DIM_Y, grid[1]),
+            (KMU_GRID_DIM_Z, grid[2]),
+            (KMU_BLOCK_DIM_X, block[0]),
+            (KMU_BLOCK_DIM_Y, block[1]),
+            (KMU_BLOCK_DIM_Z, block[2]),
+            (KMU_BLOCK_SIZE, block.iter().product()),
+            (KMU_LMEM_SIZE, h.lmem_bytes),
+            (KMU_WARP_STEP_X, ws[0]),
+            (KMU_WARP_STEP_Y, ws[1]),
+            (KMU_WARP_STEP_Z, ws[2]),
+        ];
+        for (a, v) in writes {
+            self.dev.dcr_write(a, v).unwrap();
+        }
+        self.dev.start()
+    }
+}
+
+/// Emits code loading the u64 push-constant at byte `off` into regs (d, d+1), using r0..r1 as
+/// the kargs pointer.
+fn load_param(d: u16, off: u32) -> Vec<Instr> {
+    vec![
+        r(Op::Csr, 0, 0, N, N, N, csr::PARAM_LO),
+        r(Op::Csr, 0, 1, N, N, N, csr::PARAM_HI),
+        r(Op::Ldg, MemSize::B64 as u8, d, 0, N, N, kargs::PUSH as u32 + off),
+    ]
+}
+
+/// global id = block_id.x * block_dim.x + tid.x into `d` (clobbers d+1).
+fn global_id(d: u16) -> Vec<Instr> {
+    vec![
+        r(Op::Csr, 0, d, N, N, N, csr::CTA_BLOCK_ID_X),
+        r(Op::Csr, 0, d + 1, N, N, N, csr::CTA_BLOCK_DIM_X),
+        r(Op::Imul, 0, d, d, d + 1, N, 0),
+        r(Op::Csr, 0, d + 1, N, N, N, csr::CTA_THREAD_ID_X),
+        r(Op::Iadd, 0, d, d, d + 1, N, 0),
+    ]
+}
+
+/// addr (d, d+1) = base pair (b, b+1) + idx * 4 (clobbers t, t+1, t+2, t+3).
+fn index_addr(d: u16, base: u16, idx: u16, t: u16) -> Vec<Instr> {
+    vec![
+        r(Op::Movi, 0, t + 2, N, N, N, 2),
+        r(Op::Shl, 0, t, idx, t + 2, N, 0),
+        r(Op::Movi, 0, t + 1, N, N, N, 0),
+        r(Op::Iadd64, 0, d, base, t, N, 0),
+    ]
+}
+
+fn exit() -> Instr {
+    r(Op::Exit, 0, N, N, N, N, 0)
+}
+
+#[test]
+fn vector_add_over_many_ctas_and_partial_warps() {
+    let mut h = Harness::new(DeviceConfig::default());
+    let n = 1000u32; // not a multiple of the block: the last CTA has a partial warp
+    let a: Vec<u8> = (0..n).flat_map(|i| (i as f32).to_le_bytes()).collect();
+    let b: Vec<u8> = (0..n).flat_map(|i| (2.0 * i as f32 + 0.5).to_le_bytes()).collect();
+    let (pa, pb, pc) = (h.alloc(&a), h.alloc(&b), h.alloc(&vec![0u8; 4 * n as usize]));
+    let mut params = Vec::new();
+    for p in [pa, pb, pc] {
+        params.extend_from_slice(&p.to_le_bytes());
+    }
+    params.extend_from_slice(&n.to_le_bytes());
+    // r2..r3 a, r4..r5 b, r6..r7 c, r8 n, r9 gid, r14.. temps
+    let mut code = Vec::new();
+    code.extend(load_param(2, 0));
+    code.extend(load_param(4, 8));
+    code.extend(load_param(6, 16));
+    code.push(r(Op::Ldg, MemSize::B32 as u8, 8, 0, N, N, kargs::PUSH as u32 + 24));
+    code.extend(global_id(9));
+    code.push(r(Op::Icmp, IntCond::Uge as u8, 11, 9, 8, N, 0));
+    let bra_at = code.len();
+    code.push(Instr::bra(11, 0, 0, 0)); // patched below: out of range -> exit
+    code.extend(index_addr(12, 2, 9, 20));
+    code.push(r(Op::Ldg, MemSize::B32 as u8, 16, 12, N, N, 0));
+    code.extend(index_addr(12, 4, 9, 20));
+    code.push(r(Op::Ldg, MemSize::B32 as u8, 17, 12, N, N, 0));
+    code.push(r(Op::Fadd, 0, 18, 16, 17, N, 0));
+    code.extend(index_addr(12, 6, 9, 20));
+    code.push(r(Op::Stg, MemSize::B32 as u8, N, 12, 18, N, 0));
+    let exit_pc = code.len() as u32;
+    code.push(exit());
+    code[bra_at] = Instr::bra(11, exit_pc, bra_at as u32 + 1, exit_pc);
+    let rep = h.launch(header(24, [64, 1, 1]), &code, [n.div_ceil(64), 1, 1], &params).unwrap();
+    let out = h.read(pc, 4 * n as usize);
+    for i in 0..n as usize {
+        let v = f32::from_le_bytes(out[4 * i..4 * i + 4].try_into().unwrap());
+        assert_eq!(v, 3.0 * i as f32 + 0.5, "element {i}");
+    }
+    assert_eq!(rep.totals.ctas, n.div_ceil(64) as u64);
+    assert!(rep.totals.instructions > 0);
+}
+
+#[test]
+fn divergent_loop_reconverges() {
+    // Each lane loops tid times, adding tid each iteration, then stores tid*tid.
+    let mut h = Harness::new(DeviceConfig { num_threads: 8, ..Default::default() });
+    let out = h.alloc(&[0u8; 4 * 32]);
+    let mut code = Vec::new();
+    code.extend(load_param(2, 0));
+    code.extend(global_id(4)); // r4 = gid (lane count), r5 clobber
+    code.push(r(Op::Movi, 0, 6, N, N, N, 0)); // r6 = i
+    code.push(r(Op::Movi, 0, 7, N, N, N, 0)); // r7 = acc
+    let header_pc = code.len() as u32; // loop header: while i < gid
+    code.push(r(Op::Icmp, IntCond::Ult as u8, 8, 6, 4, N, 0));
+    let bra_at = code.len();
+    code.push(Instr::bra(8, 0, 0, 0));
+    let body = code.len() as u32;
+    code.push(r(Op::Iadd, 0, 7, 7, 4, N, 0));
+    code.push(r(Op::Movi, 0, 9, N, N, N, 1));
+    code.push(r(Op::Iadd, 0, 6, 6, 9, N, 0));
+    code.push(r(Op::Jmp, 0, N, N, N, N, header_pc));
+    let merge = code.len() as u32;
+    code.extend(index_addr(10, 2, 4, 20));
+    code.push(r(Op::Stg, MemSize::B32 as u8, N, 10, 7, N, 0));
+    code.push(exit());
+    code[bra_at] = Instr::bra(8, body, merge, merge);
+    h.launch(header(24, [32, 1, 1]), &code, [1, 1, 1], &out.to_le_bytes()).unwrap();
+    let v = h.read(out, 128);
+    for i in 0..32u32 {
+        assert_eq!(u32::from_le_bytes(v[4 * i as usize..][..4].try_into().unwrap()), i * i, "lane {i}");
+    }
+}
+
+#[test]
+fn barrier_and_lmem_reverse_within_a_cta() {
+    // 64 threads (2 warps of 32): write tid to lmem[tid], barrier, read lmem[63 - tid].
+    let mut h = Harness::new(DeviceConfig::default());
+    let out = h.alloc(&[0u8; 4 * 128]);
+    let mut hd = header(32, [64, 1, 1]);
+    hd.lmem_bytes = 256;
+    let mut code = Vec::new();
+    code.extend(load_param(2, 0));
+    code.push(r(Op::Csr, 0, 4, N, N, N, csr::CTA_THREAD_ID_X));
+    code.push(r(Op::Csr, 0, 5, N, N, N, csr::CTA_LMEM_ADDR));
+    code.push(r(Op::Movi, 0, 6, N, N, N, 2));
+    code.push(r(Op::Shl, 0, 7, 4, 6, N, 0));
+    code.push(r(Op::Iadd, 0, 7, 7, 5, N, 0));
+    code.push(r(Op::Stl, MemSize::B32 as u8, N, 7, 4, N, 0));
+    code.push(r(Op::Bar, 1, N, N, N, N, 0));
+    code.push(r(Op::Movi, 0, 8, N, N, N, 63));
+    code.push(r(Op::Isub, 0, 8, 8, 4, N, 0));
+    code.push(r(Op::Shl, 0, 8, 8, 6, N, 0));
+    code.push(r(Op::Iadd, 0, 8, 8, 5, N, 0));
+    code.push(r(Op::Ldl, MemSize::B32 as u8, 9, 8, N, N, 0));
+    code.extend(global_id(10));
+    code.extend(index_addr(12, 2, 10, 20));
+    code.push(r(Op::Stg, MemSize::B32 as u8, N, 12, 9, N, 0));
+    code.push(exit());
+    h.launch(hd, &code, [2, 1, 1], &out.to_le_bytes()).unwrap();
+    let v = h.read(out, 512);
+    for i in 0..128usize {
+        let got = u32::from_le_bytes(v[4 * i..][..4].try_into().unwrap());
+        assert_eq!(got, 63 - (i as u32 % 64), "thread {i}");
+    }
+}
+
+#[test]
+fn global_atomics_from_every_core() {
+    let mut h = Harness::new(DeviceConfig::default());
+    let counter = h.alloc(&[0u8; 8]);
+    let mut code = load_param(2, 0);
+    code.push(r(Op::Movi, 0, 4, N, N, N, 1));
+    code.push(r(Op::Atomg, AtomicOp::Add as u8, 5, 2, 4, N, 0));
+    code.push(exit());
+    h.launch(header(8, [128, 1, 1]), &code, [100, 1, 1], &counter.to_le_bytes()).unwrap();
+    assert_eq!(u32::from_le_bytes(h.read(counter, 4).try_into().unwrap()), 12_800);
+}
+
+#[test]
+fn out_of_bounds_store_is_a_fault_naming_lane_and_address() {
+    let mut h = Harness::new(DeviceConfig::default());
+    let buf = h.alloc(&[0u8; 64]);
+    let mut code = load_param(2, 0);
+    code.extend(global_id(4));
+    code.extend(index_addr(6, 2, 4, 20));
+    code.push(r(Op::Stg, MemSize::B32 as u8, N, 6, 4, N, 0));
+    code.push(exit());
+    // 32 threads write 128 bytes into a 64-byte buffer: lane 16 faults first.
+    let f = h.launch(header(24, [32, 1, 1]), &code, [1, 1, 1], &buf.to_le_bytes()).unwrap_err();
+    assert!(matches!(f.kind, FaultKind::Memory(_)), "{f}");
+    assert_eq!(f.lane, Some(16), "{f}");
+    assert_eq!(f.address(), Some(buf + 64), "{f}");
+    assert!(f.to_string().contains("kernel 'test'"), "{f}");
+    // The device still works afterwards.
+    let mut ok = load_param(2, 0);
+    ok.push(exit());
+    h.launch(header(8, [1, 1, 1]), &ok, [1, 1, 1], &buf.to_le_bytes()).unwrap();
+}
+
+#[test]
+fn runaway_kernel_hits_the_watchdog() {
+    let mut h = Harness::new(DeviceConfig { watchdog_ms: 200, ..Default::default() });
+    let code = vec![r(Op::Jmp, 0, N, N, N, N, 0)];
+    let t = std::time::Instant::now();
+    let f = h.launch(header(1, [1, 1, 1]), &code, [4, 1, 1], &[]).unwrap_err();
+    assert!(matches!(f.kind, FaultKind::Watchdog { limit_ms: 200 }), "{f}");
+    assert!(t.elapsed().as_secs() < 10);
+}
+
+#[test]
+fn trap_and_empty_grid() {
+    let mut h = Harness::new(DeviceConfig::default());
+    let code = vec![r(Op::Trap, 0, N, N, N, N, 1)];
+    let f = h.launch(header(1, [1, 1, 1]), &code, [1, 1, 1], &[]).unwrap_err();
+    assert!(matches!(f.kind, FaultKind::Trap { code: 1 }), "{f}");
+    // An empty grid launches nothing and succeeds.
+    let rep = h.launch(header(1, [1, 1, 1]), &[exit()], [0, 1, 1], &[]).unwrap();
+    assert_eq!(rep.totals.ctas, 0);
+}
+
+#[test]
+fn garbage_kernel_image_is_a_fault() {
+    let mut h = Harness::new(DeviceConfig::default());
+    let junk = h.alloc(&[0x5Au8; 256]);
+    h.dev.dcr_write(KMU_PC_LO, junk as u32).unwrap();
+    h.dev.dcr_write(KMU_PC_HI, (junk >> 32) as u32).unwrap();
+    for (a, v) in [(KMU_GRID_DIM_X, 1), (KMU_GRID_DIM_Y, 1), (KMU_GRID_DIM_Z, 1), (KMU_BLOCK_SIZE, 1)] {
+        h.dev.dcr_write(a, v).unwrap();
+    }
+    let f = h.dev.start().unwrap_err();
+    assert_eq!(f.kind, FaultKind::BadKernel, "{f}");
+}
+
+#[test]
+fn oversized_block_is_a_bad_launch() {
+    let mut h = Harness::new(DeviceConfig { num_warps: 2, num_threads: 4, ..Default::default() });
+    let f = h.launch(header(1, [9, 1, 1]), &[exit()], [1, 1, 1], &[]).unwrap_err();
+    assert_eq!(f.kind, FaultKind::BadLaunch, "{f}");
+}
