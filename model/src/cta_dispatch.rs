@@ -61,7 +61,7 @@ impl CtaDispatcher {
             ));
         }
         // Occupancy bound: the largest m in [1, NUM_WARPS] with m*stride <= LMEM.
-        let usable_slots = if lmem_per_cta == 0 { num_warps } else { (lmem_bytes / lmem_per_cta).clamp(1, num_warps) };
+        let usable_slots = lmem_bytes.checked_div(lmem_per_cta).map_or(num_warps, |m| m.clamp(1, num_warps));
         let rem = block_size % num_threads;
         let last_mask = if rem == 0 { full_mask(num_threads) } else { (1u32 << rem) - 1 };
         Ok(CtaDispatcher {
