@@ -142,134 +142,140 @@ pub unsafe fn fill_features(chain: *mut c_void) {
             unsafe { &mut *($p as *mut $t) }
         };
     }
+    let fill = |ty: vk::StructureType, p: *mut c_void| match ty {
+        vk::StructureType::PHYSICAL_DEVICE_FEATURES_2 => at!(p, vk::PhysicalDeviceFeatures2).features = features10(),
+        vk::StructureType::PHYSICAL_DEVICE_VULKAN_1_1_FEATURES => fill_v11(at!(p, vk::PhysicalDeviceVulkan11Features)),
+        vk::StructureType::PHYSICAL_DEVICE_VULKAN_1_2_FEATURES => fill_v12(at!(p, vk::PhysicalDeviceVulkan12Features)),
+        vk::StructureType::PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES => {
+            let f = at!(p, vk::PhysicalDevice16BitStorageFeatures);
+            f.storage_buffer16_bit_access = v11.storage_buffer16_bit_access;
+            f.uniform_and_storage_buffer16_bit_access = v11.uniform_and_storage_buffer16_bit_access;
+            f.storage_push_constant16 = v11.storage_push_constant16;
+            f.storage_input_output16 = v11.storage_input_output16;
+        }
+        vk::StructureType::PHYSICAL_DEVICE_MULTIVIEW_FEATURES => {
+            let f = at!(p, vk::PhysicalDeviceMultiviewFeatures);
+            f.multiview = v11.multiview;
+            f.multiview_geometry_shader = v11.multiview_geometry_shader;
+            f.multiview_tessellation_shader = v11.multiview_tessellation_shader;
+        }
+        vk::StructureType::PHYSICAL_DEVICE_VARIABLE_POINTERS_FEATURES => {
+            let f = at!(p, vk::PhysicalDeviceVariablePointersFeatures);
+            f.variable_pointers = v11.variable_pointers;
+            f.variable_pointers_storage_buffer = v11.variable_pointers_storage_buffer;
+        }
+        vk::StructureType::PHYSICAL_DEVICE_PROTECTED_MEMORY_FEATURES => {
+            at!(p, vk::PhysicalDeviceProtectedMemoryFeatures).protected_memory = v11.protected_memory
+        }
+        vk::StructureType::PHYSICAL_DEVICE_SAMPLER_YCBCR_CONVERSION_FEATURES => {
+            at!(p, vk::PhysicalDeviceSamplerYcbcrConversionFeatures).sampler_ycbcr_conversion =
+                v11.sampler_ycbcr_conversion
+        }
+        vk::StructureType::PHYSICAL_DEVICE_SHADER_DRAW_PARAMETERS_FEATURES => {
+            at!(p, vk::PhysicalDeviceShaderDrawParametersFeatures).shader_draw_parameters = v11.shader_draw_parameters
+        }
+        vk::StructureType::PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES => {
+            let f = at!(p, vk::PhysicalDevice8BitStorageFeatures);
+            f.storage_buffer8_bit_access = v12.storage_buffer8_bit_access;
+            f.uniform_and_storage_buffer8_bit_access = v12.uniform_and_storage_buffer8_bit_access;
+            f.storage_push_constant8 = v12.storage_push_constant8;
+        }
+        vk::StructureType::PHYSICAL_DEVICE_SHADER_ATOMIC_INT64_FEATURES => {
+            let f = at!(p, vk::PhysicalDeviceShaderAtomicInt64Features);
+            f.shader_buffer_int64_atomics = v12.shader_buffer_int64_atomics;
+            f.shader_shared_int64_atomics = v12.shader_shared_int64_atomics;
+        }
+        vk::StructureType::PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES => {
+            let f = at!(p, vk::PhysicalDeviceShaderFloat16Int8Features);
+            f.shader_float16 = v12.shader_float16;
+            f.shader_int8 = v12.shader_int8;
+        }
+        vk::StructureType::PHYSICAL_DEVICE_DESCRIPTOR_INDEXING_FEATURES => {
+            let f = at!(p, vk::PhysicalDeviceDescriptorIndexingFeatures);
+            f.shader_input_attachment_array_dynamic_indexing = v12.shader_input_attachment_array_dynamic_indexing;
+            f.shader_uniform_texel_buffer_array_dynamic_indexing =
+                v12.shader_uniform_texel_buffer_array_dynamic_indexing;
+            f.shader_storage_texel_buffer_array_dynamic_indexing =
+                v12.shader_storage_texel_buffer_array_dynamic_indexing;
+            f.shader_uniform_buffer_array_non_uniform_indexing = v12.shader_uniform_buffer_array_non_uniform_indexing;
+            f.shader_sampled_image_array_non_uniform_indexing = v12.shader_sampled_image_array_non_uniform_indexing;
+            f.shader_storage_buffer_array_non_uniform_indexing = v12.shader_storage_buffer_array_non_uniform_indexing;
+            f.shader_storage_image_array_non_uniform_indexing = v12.shader_storage_image_array_non_uniform_indexing;
+            f.shader_input_attachment_array_non_uniform_indexing =
+                v12.shader_input_attachment_array_non_uniform_indexing;
+            f.shader_uniform_texel_buffer_array_non_uniform_indexing =
+                v12.shader_uniform_texel_buffer_array_non_uniform_indexing;
+            f.shader_storage_texel_buffer_array_non_uniform_indexing =
+                v12.shader_storage_texel_buffer_array_non_uniform_indexing;
+            f.descriptor_binding_uniform_buffer_update_after_bind =
+                v12.descriptor_binding_uniform_buffer_update_after_bind;
+            f.descriptor_binding_sampled_image_update_after_bind =
+                v12.descriptor_binding_sampled_image_update_after_bind;
+            f.descriptor_binding_storage_image_update_after_bind =
+                v12.descriptor_binding_storage_image_update_after_bind;
+            f.descriptor_binding_storage_buffer_update_after_bind =
+                v12.descriptor_binding_storage_buffer_update_after_bind;
+            f.descriptor_binding_uniform_texel_buffer_update_after_bind =
+                v12.descriptor_binding_uniform_texel_buffer_update_after_bind;
+            f.descriptor_binding_storage_texel_buffer_update_after_bind =
+                v12.descriptor_binding_storage_texel_buffer_update_after_bind;
+            f.descriptor_binding_update_unused_while_pending = v12.descriptor_binding_update_unused_while_pending;
+            f.descriptor_binding_partially_bound = v12.descriptor_binding_partially_bound;
+            f.descriptor_binding_variable_descriptor_count = v12.descriptor_binding_variable_descriptor_count;
+            f.runtime_descriptor_array = v12.runtime_descriptor_array;
+        }
+        vk::StructureType::PHYSICAL_DEVICE_SCALAR_BLOCK_LAYOUT_FEATURES => {
+            at!(p, vk::PhysicalDeviceScalarBlockLayoutFeatures).scalar_block_layout = v12.scalar_block_layout
+        }
+        vk::StructureType::PHYSICAL_DEVICE_IMAGELESS_FRAMEBUFFER_FEATURES => {
+            at!(p, vk::PhysicalDeviceImagelessFramebufferFeatures).imageless_framebuffer = v12.imageless_framebuffer
+        }
+        vk::StructureType::PHYSICAL_DEVICE_UNIFORM_BUFFER_STANDARD_LAYOUT_FEATURES => {
+            at!(p, vk::PhysicalDeviceUniformBufferStandardLayoutFeatures).uniform_buffer_standard_layout =
+                v12.uniform_buffer_standard_layout
+        }
+        vk::StructureType::PHYSICAL_DEVICE_SHADER_SUBGROUP_EXTENDED_TYPES_FEATURES => {
+            at!(p, vk::PhysicalDeviceShaderSubgroupExtendedTypesFeatures).shader_subgroup_extended_types =
+                v12.shader_subgroup_extended_types
+        }
+        vk::StructureType::PHYSICAL_DEVICE_SEPARATE_DEPTH_STENCIL_LAYOUTS_FEATURES => {
+            at!(p, vk::PhysicalDeviceSeparateDepthStencilLayoutsFeatures).separate_depth_stencil_layouts =
+                v12.separate_depth_stencil_layouts
+        }
+        vk::StructureType::PHYSICAL_DEVICE_HOST_QUERY_RESET_FEATURES => {
+            at!(p, vk::PhysicalDeviceHostQueryResetFeatures).host_query_reset = v12.host_query_reset
+        }
+        vk::StructureType::PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES => {
+            at!(p, vk::PhysicalDeviceTimelineSemaphoreFeatures).timeline_semaphore = v12.timeline_semaphore
+        }
+        vk::StructureType::PHYSICAL_DEVICE_BUFFER_DEVICE_ADDRESS_FEATURES => {
+            let f = at!(p, vk::PhysicalDeviceBufferDeviceAddressFeatures);
+            f.buffer_device_address = v12.buffer_device_address;
+            f.buffer_device_address_capture_replay = v12.buffer_device_address_capture_replay;
+            f.buffer_device_address_multi_device = v12.buffer_device_address_multi_device;
+        }
+        vk::StructureType::PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES => {
+            let f = at!(p, vk::PhysicalDeviceVulkanMemoryModelFeatures);
+            f.vulkan_memory_model = v12.vulkan_memory_model;
+            f.vulkan_memory_model_device_scope = v12.vulkan_memory_model_device_scope;
+            f.vulkan_memory_model_availability_visibility_chains =
+                v12.vulkan_memory_model_availability_visibility_chains;
+        }
+        vk::StructureType::PHYSICAL_DEVICE_ACCELERATION_STRUCTURE_FEATURES_KHR => {
+            let f = at!(p, vk::PhysicalDeviceAccelerationStructureFeaturesKHR);
+            f.acceleration_structure = T;
+            f.acceleration_structure_capture_replay = 0;
+            f.acceleration_structure_indirect_build = 0;
+            f.acceleration_structure_host_commands = 0;
+            f.descriptor_binding_acceleration_structure_update_after_bind = T;
+        }
+        vk::StructureType::PHYSICAL_DEVICE_RAY_QUERY_FEATURES_KHR => {
+            at!(p, vk::PhysicalDeviceRayQueryFeaturesKHR).ray_query = T
+        }
+        _ => {}
+    };
     // SAFETY: forwarded contract.
-    unsafe {
-        walk_out(chain, |ty, p| match ty {
-            vk::StructureType::PHYSICAL_DEVICE_FEATURES_2 => at!(p, vk::PhysicalDeviceFeatures2).features = features10(),
-            vk::StructureType::PHYSICAL_DEVICE_VULKAN_1_1_FEATURES => fill_v11(at!(p, vk::PhysicalDeviceVulkan11Features)),
-            vk::StructureType::PHYSICAL_DEVICE_VULKAN_1_2_FEATURES => fill_v12(at!(p, vk::PhysicalDeviceVulkan12Features)),
-            vk::StructureType::PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES => {
-                let f = at!(p, vk::PhysicalDevice16BitStorageFeatures);
-                f.storage_buffer16_bit_access = v11.storage_buffer16_bit_access;
-                f.uniform_and_storage_buffer16_bit_access = v11.uniform_and_storage_buffer16_bit_access;
-                f.storage_push_constant16 = v11.storage_push_constant16;
-                f.storage_input_output16 = v11.storage_input_output16;
-            }
-            vk::StructureType::PHYSICAL_DEVICE_MULTIVIEW_FEATURES => {
-                let f = at!(p, vk::PhysicalDeviceMultiviewFeatures);
-                f.multiview = v11.multiview;
-                f.multiview_geometry_shader = v11.multiview_geometry_shader;
-                f.multiview_tessellation_shader = v11.multiview_tessellation_shader;
-            }
-            vk::StructureType::PHYSICAL_DEVICE_VARIABLE_POINTERS_FEATURES => {
-                let f = at!(p, vk::PhysicalDeviceVariablePointersFeatures);
-                f.variable_pointers = v11.variable_pointers;
-                f.variable_pointers_storage_buffer = v11.variable_pointers_storage_buffer;
-            }
-            vk::StructureType::PHYSICAL_DEVICE_PROTECTED_MEMORY_FEATURES => {
-                at!(p, vk::PhysicalDeviceProtectedMemoryFeatures).protected_memory = v11.protected_memory
-            }
-            vk::StructureType::PHYSICAL_DEVICE_SAMPLER_YCBCR_CONVERSION_FEATURES => {
-                at!(p, vk::PhysicalDeviceSamplerYcbcrConversionFeatures).sampler_ycbcr_conversion =
-                    v11.sampler_ycbcr_conversion
-            }
-            vk::StructureType::PHYSICAL_DEVICE_SHADER_DRAW_PARAMETERS_FEATURES => {
-                at!(p, vk::PhysicalDeviceShaderDrawParametersFeatures).shader_draw_parameters = v11.shader_draw_parameters
-            }
-            vk::StructureType::PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES => {
-                let f = at!(p, vk::PhysicalDevice8BitStorageFeatures);
-                f.storage_buffer8_bit_access = v12.storage_buffer8_bit_access;
-                f.uniform_and_storage_buffer8_bit_access = v12.uniform_and_storage_buffer8_bit_access;
-                f.storage_push_constant8 = v12.storage_push_constant8;
-            }
-            vk::StructureType::PHYSICAL_DEVICE_SHADER_ATOMIC_INT64_FEATURES => {
-                let f = at!(p, vk::PhysicalDeviceShaderAtomicInt64Features);
-                f.shader_buffer_int64_atomics = v12.shader_buffer_int64_atomics;
-                f.shader_shared_int64_atomics = v12.shader_shared_int64_atomics;
-            }
-            vk::StructureType::PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES => {
-                let f = at!(p, vk::PhysicalDeviceShaderFloat16Int8Features);
-                f.shader_float16 = v12.shader_float16;
-                f.shader_int8 = v12.shader_int8;
-            }
-            vk::StructureType::PHYSICAL_DEVICE_DESCRIPTOR_INDEXING_FEATURES => {
-                let f = at!(p, vk::PhysicalDeviceDescriptorIndexingFeatures);
-                f.shader_input_attachment_array_dynamic_indexing = v12.shader_input_attachment_array_dynamic_indexing;
-                f.shader_uniform_texel_buffer_array_dynamic_indexing = v12.shader_uniform_texel_buffer_array_dynamic_indexing;
-                f.shader_storage_texel_buffer_array_dynamic_indexing = v12.shader_storage_texel_buffer_array_dynamic_indexing;
-                f.shader_uniform_buffer_array_non_uniform_indexing = v12.shader_uniform_buffer_array_non_uniform_indexing;
-                f.shader_sampled_image_array_non_uniform_indexing = v12.shader_sampled_image_array_non_uniform_indexing;
-                f.shader_storage_buffer_array_non_uniform_indexing = v12.shader_storage_buffer_array_non_uniform_indexing;
-                f.shader_storage_image_array_non_uniform_indexing = v12.shader_storage_image_array_non_uniform_indexing;
-                f.shader_input_attachment_array_non_uniform_indexing = v12.shader_input_attachment_array_non_uniform_indexing;
-                f.shader_uniform_texel_buffer_array_non_uniform_indexing =
-                    v12.shader_uniform_texel_buffer_array_non_uniform_indexing;
-                f.shader_storage_texel_buffer_array_non_uniform_indexing =
-                    v12.shader_storage_texel_buffer_array_non_uniform_indexing;
-                f.descriptor_binding_uniform_buffer_update_after_bind = v12.descriptor_binding_uniform_buffer_update_after_bind;
-                f.descriptor_binding_sampled_image_update_after_bind = v12.descriptor_binding_sampled_image_update_after_bind;
-                f.descriptor_binding_storage_image_update_after_bind = v12.descriptor_binding_storage_image_update_after_bind;
-                f.descriptor_binding_storage_buffer_update_after_bind = v12.descriptor_binding_storage_buffer_update_after_bind;
-                f.descriptor_binding_uniform_texel_buffer_update_after_bind =
-                    v12.descriptor_binding_uniform_texel_buffer_update_after_bind;
-                f.descriptor_binding_storage_texel_buffer_update_after_bind =
-                    v12.descriptor_binding_storage_texel_buffer_update_after_bind;
-                f.descriptor_binding_update_unused_while_pending = v12.descriptor_binding_update_unused_while_pending;
-                f.descriptor_binding_partially_bound = v12.descriptor_binding_partially_bound;
-                f.descriptor_binding_variable_descriptor_count = v12.descriptor_binding_variable_descriptor_count;
-                f.runtime_descriptor_array = v12.runtime_descriptor_array;
-            }
-            vk::StructureType::PHYSICAL_DEVICE_SCALAR_BLOCK_LAYOUT_FEATURES => {
-                at!(p, vk::PhysicalDeviceScalarBlockLayoutFeatures).scalar_block_layout = v12.scalar_block_layout
-            }
-            vk::StructureType::PHYSICAL_DEVICE_IMAGELESS_FRAMEBUFFER_FEATURES => {
-                at!(p, vk::PhysicalDeviceImagelessFramebufferFeatures).imageless_framebuffer = v12.imageless_framebuffer
-            }
-            vk::StructureType::PHYSICAL_DEVICE_UNIFORM_BUFFER_STANDARD_LAYOUT_FEATURES => {
-                at!(p, vk::PhysicalDeviceUniformBufferStandardLayoutFeatures).uniform_buffer_standard_layout =
-                    v12.uniform_buffer_standard_layout
-            }
-            vk::StructureType::PHYSICAL_DEVICE_SHADER_SUBGROUP_EXTENDED_TYPES_FEATURES => {
-                at!(p, vk::PhysicalDeviceShaderSubgroupExtendedTypesFeatures).shader_subgroup_extended_types =
-                    v12.shader_subgroup_extended_types
-            }
-            vk::StructureType::PHYSICAL_DEVICE_SEPARATE_DEPTH_STENCIL_LAYOUTS_FEATURES => {
-                at!(p, vk::PhysicalDeviceSeparateDepthStencilLayoutsFeatures).separate_depth_stencil_layouts =
-                    v12.separate_depth_stencil_layouts
-            }
-            vk::StructureType::PHYSICAL_DEVICE_HOST_QUERY_RESET_FEATURES => {
-                at!(p, vk::PhysicalDeviceHostQueryResetFeatures).host_query_reset = v12.host_query_reset
-            }
-            vk::StructureType::PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES => {
-                at!(p, vk::PhysicalDeviceTimelineSemaphoreFeatures).timeline_semaphore = v12.timeline_semaphore
-            }
-            vk::StructureType::PHYSICAL_DEVICE_BUFFER_DEVICE_ADDRESS_FEATURES => {
-                let f = at!(p, vk::PhysicalDeviceBufferDeviceAddressFeatures);
-                f.buffer_device_address = v12.buffer_device_address;
-                f.buffer_device_address_capture_replay = v12.buffer_device_address_capture_replay;
-                f.buffer_device_address_multi_device = v12.buffer_device_address_multi_device;
-            }
-            vk::StructureType::PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES => {
-                let f = at!(p, vk::PhysicalDeviceVulkanMemoryModelFeatures);
-                f.vulkan_memory_model = v12.vulkan_memory_model;
-                f.vulkan_memory_model_device_scope = v12.vulkan_memory_model_device_scope;
-                f.vulkan_memory_model_availability_visibility_chains =
-                    v12.vulkan_memory_model_availability_visibility_chains;
-            }
-            vk::StructureType::PHYSICAL_DEVICE_ACCELERATION_STRUCTURE_FEATURES_KHR => {
-                let f = at!(p, vk::PhysicalDeviceAccelerationStructureFeaturesKHR);
-                f.acceleration_structure = T;
-                f.acceleration_structure_capture_replay = 0;
-                f.acceleration_structure_indirect_build = 0;
-                f.acceleration_structure_host_commands = 0;
-                f.descriptor_binding_acceleration_structure_update_after_bind = T;
-            }
-            vk::StructureType::PHYSICAL_DEVICE_RAY_QUERY_FEATURES_KHR => {
-                at!(p, vk::PhysicalDeviceRayQueryFeaturesKHR).ray_query = T
-            }
-            _ => {}
-        })
-    }
+    unsafe { walk_out(chain, fill) }
 }
 
 pub fn properties10(gpu: &Gpu) -> vk::PhysicalDeviceProperties {
@@ -376,140 +382,141 @@ pub unsafe fn fill_properties(gpu: &Gpu, chain: *mut c_void) {
     let subgroup_stages = vk::ShaderStageFlags::COMPUTE;
     let subgroup_ops = vk::SubgroupFeatureFlags::BASIC;
     let denorm = vk::ShaderFloatControlsIndependence::ALL;
+    let fill = |ty: vk::StructureType, p: *mut c_void| match ty {
+        vk::StructureType::PHYSICAL_DEVICE_PROPERTIES_2 => {
+            at!(p, vk::PhysicalDeviceProperties2).properties = properties10(gpu)
+        }
+        vk::StructureType::PHYSICAL_DEVICE_VULKAN_1_1_PROPERTIES => {
+            let q = at!(p, vk::PhysicalDeviceVulkan11Properties);
+            q.device_uuid = DEVICE_UUID;
+            q.driver_uuid = DRIVER_UUID;
+            q.device_luid_valid = 0;
+            q.subgroup_size = c.num_threads;
+            q.subgroup_supported_stages = subgroup_stages;
+            q.subgroup_supported_operations = subgroup_ops;
+            q.subgroup_quad_operations_in_all_stages = 0;
+            q.point_clipping_behavior = vk::PointClippingBehavior::ALL_CLIP_PLANES;
+            q.max_multiview_view_count = 0;
+            q.max_multiview_instance_index = 0;
+            q.protected_no_fault = 0;
+            q.max_per_set_descriptors = 1 << 20;
+            q.max_memory_allocation_size = vortex_model::mem::MAX_ALLOCATION;
+        }
+        vk::StructureType::PHYSICAL_DEVICE_ID_PROPERTIES => {
+            let q = at!(p, vk::PhysicalDeviceIDProperties);
+            q.device_uuid = DEVICE_UUID;
+            q.driver_uuid = DRIVER_UUID;
+            q.device_luid_valid = 0;
+        }
+        vk::StructureType::PHYSICAL_DEVICE_SUBGROUP_PROPERTIES => {
+            let q = at!(p, vk::PhysicalDeviceSubgroupProperties);
+            q.subgroup_size = c.num_threads;
+            q.supported_stages = subgroup_stages;
+            q.supported_operations = subgroup_ops;
+            q.quad_operations_in_all_stages = 0;
+        }
+        vk::StructureType::PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES => {
+            let q = at!(p, vk::PhysicalDeviceMaintenance3Properties);
+            q.max_per_set_descriptors = 1 << 20;
+            q.max_memory_allocation_size = vortex_model::mem::MAX_ALLOCATION;
+        }
+        vk::StructureType::PHYSICAL_DEVICE_POINT_CLIPPING_PROPERTIES => {
+            at!(p, vk::PhysicalDevicePointClippingProperties).point_clipping_behavior =
+                vk::PointClippingBehavior::ALL_CLIP_PLANES
+        }
+        vk::StructureType::PHYSICAL_DEVICE_VULKAN_1_2_PROPERTIES => {
+            let q = at!(p, vk::PhysicalDeviceVulkan12Properties);
+            q.driver_id = vk::DriverId::from_raw(0);
+            write_name(&mut q.driver_name, "vortex-rt");
+            write_name(&mut q.driver_info, concat!("Vortex RT ", env!("CARGO_PKG_VERSION"), " (modelled GPU)"));
+            q.conformance_version = vk::ConformanceVersion::default();
+            q.denorm_behavior_independence = denorm;
+            q.rounding_mode_independence = denorm;
+            q.shader_denorm_preserve_float32 = T;
+            q.shader_rounding_mode_rte_float32 = T;
+            q.shader_signed_zero_inf_nan_preserve_float32 = T;
+            q.max_update_after_bind_descriptors_in_all_pools = 1 << 20;
+            q.shader_uniform_buffer_array_non_uniform_indexing_native = T;
+            q.shader_sampled_image_array_non_uniform_indexing_native = T;
+            q.shader_storage_buffer_array_non_uniform_indexing_native = T;
+            q.shader_storage_image_array_non_uniform_indexing_native = T;
+            q.robust_buffer_access_update_after_bind = 0;
+            q.quad_divergent_implicit_lod = 0;
+            let n = 1 << 20;
+            q.max_per_stage_descriptor_update_after_bind_samplers = n;
+            q.max_per_stage_descriptor_update_after_bind_uniform_buffers = n;
+            q.max_per_stage_descriptor_update_after_bind_storage_buffers = n;
+            q.max_per_stage_descriptor_update_after_bind_sampled_images = n;
+            q.max_per_stage_descriptor_update_after_bind_storage_images = n;
+            q.max_per_stage_update_after_bind_resources = n;
+            q.max_descriptor_set_update_after_bind_samplers = n;
+            q.max_descriptor_set_update_after_bind_uniform_buffers = n;
+            q.max_descriptor_set_update_after_bind_uniform_buffers_dynamic = (kargs::MAX_DYNAMIC / 2) as u32;
+            q.max_descriptor_set_update_after_bind_storage_buffers = n;
+            q.max_descriptor_set_update_after_bind_storage_buffers_dynamic = (kargs::MAX_DYNAMIC / 2) as u32;
+            q.max_descriptor_set_update_after_bind_sampled_images = n;
+            q.max_descriptor_set_update_after_bind_storage_images = n;
+            q.supported_depth_resolve_modes = vk::ResolveModeFlags::NONE;
+            q.supported_stencil_resolve_modes = vk::ResolveModeFlags::NONE;
+            q.filter_minmax_single_component_formats = 0;
+            q.max_timeline_semaphore_value_difference = u64::MAX >> 1;
+            q.framebuffer_integer_color_sample_counts = vk::SampleCountFlags::TYPE_1;
+        }
+        vk::StructureType::PHYSICAL_DEVICE_DRIVER_PROPERTIES => {
+            let q = at!(p, vk::PhysicalDeviceDriverProperties);
+            q.driver_id = vk::DriverId::from_raw(0);
+            write_name(&mut q.driver_name, "vortex-rt");
+            write_name(&mut q.driver_info, concat!("Vortex RT ", env!("CARGO_PKG_VERSION"), " (modelled GPU)"));
+        }
+        vk::StructureType::PHYSICAL_DEVICE_FLOAT_CONTROLS_PROPERTIES => {
+            let q = at!(p, vk::PhysicalDeviceFloatControlsProperties);
+            q.denorm_behavior_independence = denorm;
+            q.rounding_mode_independence = denorm;
+            q.shader_denorm_preserve_float32 = T;
+            q.shader_rounding_mode_rte_float32 = T;
+            q.shader_signed_zero_inf_nan_preserve_float32 = T;
+        }
+        vk::StructureType::PHYSICAL_DEVICE_DESCRIPTOR_INDEXING_PROPERTIES => {
+            let q = at!(p, vk::PhysicalDeviceDescriptorIndexingProperties);
+            let n = 1 << 20;
+            q.max_update_after_bind_descriptors_in_all_pools = n;
+            q.shader_uniform_buffer_array_non_uniform_indexing_native = T;
+            q.shader_sampled_image_array_non_uniform_indexing_native = T;
+            q.shader_storage_buffer_array_non_uniform_indexing_native = T;
+            q.shader_storage_image_array_non_uniform_indexing_native = T;
+            q.max_per_stage_descriptor_update_after_bind_samplers = n;
+            q.max_per_stage_descriptor_update_after_bind_uniform_buffers = n;
+            q.max_per_stage_descriptor_update_after_bind_storage_buffers = n;
+            q.max_per_stage_descriptor_update_after_bind_sampled_images = n;
+            q.max_per_stage_descriptor_update_after_bind_storage_images = n;
+            q.max_per_stage_update_after_bind_resources = n;
+            q.max_descriptor_set_update_after_bind_samplers = n;
+            q.max_descriptor_set_update_after_bind_uniform_buffers = n;
+            q.max_descriptor_set_update_after_bind_uniform_buffers_dynamic = (kargs::MAX_DYNAMIC / 2) as u32;
+            q.max_descriptor_set_update_after_bind_storage_buffers = n;
+            q.max_descriptor_set_update_after_bind_storage_buffers_dynamic = (kargs::MAX_DYNAMIC / 2) as u32;
+            q.max_descriptor_set_update_after_bind_sampled_images = n;
+            q.max_descriptor_set_update_after_bind_storage_images = n;
+        }
+        vk::StructureType::PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_PROPERTIES => {
+            at!(p, vk::PhysicalDeviceTimelineSemaphoreProperties).max_timeline_semaphore_value_difference =
+                u64::MAX >> 1
+        }
+        vk::StructureType::PHYSICAL_DEVICE_ACCELERATION_STRUCTURE_PROPERTIES_KHR => {
+            let q = at!(p, vk::PhysicalDeviceAccelerationStructurePropertiesKHR);
+            q.max_geometry_count = 1 << 24;
+            q.max_instance_count = 1 << 24;
+            q.max_primitive_count = 1 << 29;
+            q.max_per_stage_descriptor_acceleration_structures = 1 << 20;
+            q.max_per_stage_descriptor_update_after_bind_acceleration_structures = 1 << 20;
+            q.max_descriptor_set_acceleration_structures = 1 << 20;
+            q.max_descriptor_set_update_after_bind_acceleration_structures = 1 << 20;
+            q.min_acceleration_structure_scratch_offset_alignment = 128;
+        }
+        _ => {}
+    };
     // SAFETY: forwarded contract.
-    unsafe {
-        walk_out(chain, |ty, p| match ty {
-            vk::StructureType::PHYSICAL_DEVICE_PROPERTIES_2 => at!(p, vk::PhysicalDeviceProperties2).properties = properties10(gpu),
-            vk::StructureType::PHYSICAL_DEVICE_VULKAN_1_1_PROPERTIES => {
-                let q = at!(p, vk::PhysicalDeviceVulkan11Properties);
-                q.device_uuid = DEVICE_UUID;
-                q.driver_uuid = DRIVER_UUID;
-                q.device_luid_valid = 0;
-                q.subgroup_size = c.num_threads;
-                q.subgroup_supported_stages = subgroup_stages;
-                q.subgroup_supported_operations = subgroup_ops;
-                q.subgroup_quad_operations_in_all_stages = 0;
-                q.point_clipping_behavior = vk::PointClippingBehavior::ALL_CLIP_PLANES;
-                q.max_multiview_view_count = 0;
-                q.max_multiview_instance_index = 0;
-                q.protected_no_fault = 0;
-                q.max_per_set_descriptors = 1 << 20;
-                q.max_memory_allocation_size = vortex_model::mem::MAX_ALLOCATION;
-            }
-            vk::StructureType::PHYSICAL_DEVICE_ID_PROPERTIES => {
-                let q = at!(p, vk::PhysicalDeviceIDProperties);
-                q.device_uuid = DEVICE_UUID;
-                q.driver_uuid = DRIVER_UUID;
-                q.device_luid_valid = 0;
-            }
-            vk::StructureType::PHYSICAL_DEVICE_SUBGROUP_PROPERTIES => {
-                let q = at!(p, vk::PhysicalDeviceSubgroupProperties);
-                q.subgroup_size = c.num_threads;
-                q.supported_stages = subgroup_stages;
-                q.supported_operations = subgroup_ops;
-                q.quad_operations_in_all_stages = 0;
-            }
-            vk::StructureType::PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES => {
-                let q = at!(p, vk::PhysicalDeviceMaintenance3Properties);
-                q.max_per_set_descriptors = 1 << 20;
-                q.max_memory_allocation_size = vortex_model::mem::MAX_ALLOCATION;
-            }
-            vk::StructureType::PHYSICAL_DEVICE_POINT_CLIPPING_PROPERTIES => {
-                at!(p, vk::PhysicalDevicePointClippingProperties).point_clipping_behavior =
-                    vk::PointClippingBehavior::ALL_CLIP_PLANES
-            }
-            vk::StructureType::PHYSICAL_DEVICE_VULKAN_1_2_PROPERTIES => {
-                let q = at!(p, vk::PhysicalDeviceVulkan12Properties);
-                q.driver_id = vk::DriverId::from_raw(0);
-                write_name(&mut q.driver_name, "vortex-rt");
-                write_name(&mut q.driver_info, concat!("Vortex RT ", env!("CARGO_PKG_VERSION"), " (modelled GPU)"));
-                q.conformance_version = vk::ConformanceVersion::default();
-                q.denorm_behavior_independence = denorm;
-                q.rounding_mode_independence = denorm;
-                q.shader_denorm_preserve_float32 = T;
-                q.shader_rounding_mode_rte_float32 = T;
-                q.shader_signed_zero_inf_nan_preserve_float32 = T;
-                q.max_update_after_bind_descriptors_in_all_pools = 1 << 20;
-                q.shader_uniform_buffer_array_non_uniform_indexing_native = T;
-                q.shader_sampled_image_array_non_uniform_indexing_native = T;
-                q.shader_storage_buffer_array_non_uniform_indexing_native = T;
-                q.shader_storage_image_array_non_uniform_indexing_native = T;
-                q.robust_buffer_access_update_after_bind = 0;
-                q.quad_divergent_implicit_lod = 0;
-                let n = 1 << 20;
-                q.max_per_stage_descriptor_update_after_bind_samplers = n;
-                q.max_per_stage_descriptor_update_after_bind_uniform_buffers = n;
-                q.max_per_stage_descriptor_update_after_bind_storage_buffers = n;
-                q.max_per_stage_descriptor_update_after_bind_sampled_images = n;
-                q.max_per_stage_descriptor_update_after_bind_storage_images = n;
-                q.max_per_stage_update_after_bind_resources = n;
-                q.max_descriptor_set_update_after_bind_samplers = n;
-                q.max_descriptor_set_update_after_bind_uniform_buffers = n;
-                q.max_descriptor_set_update_after_bind_uniform_buffers_dynamic = (kargs::MAX_DYNAMIC / 2) as u32;
-                q.max_descriptor_set_update_after_bind_storage_buffers = n;
-                q.max_descriptor_set_update_after_bind_storage_buffers_dynamic = (kargs::MAX_DYNAMIC / 2) as u32;
-                q.max_descriptor_set_update_after_bind_sampled_images = n;
-                q.max_descriptor_set_update_after_bind_storage_images = n;
-                q.supported_depth_resolve_modes = vk::ResolveModeFlags::NONE;
-                q.supported_stencil_resolve_modes = vk::ResolveModeFlags::NONE;
-                q.filter_minmax_single_component_formats = 0;
-                q.max_timeline_semaphore_value_difference = u64::MAX >> 1;
-                q.framebuffer_integer_color_sample_counts = vk::SampleCountFlags::TYPE_1;
-            }
-            vk::StructureType::PHYSICAL_DEVICE_DRIVER_PROPERTIES => {
-                let q = at!(p, vk::PhysicalDeviceDriverProperties);
-                q.driver_id = vk::DriverId::from_raw(0);
-                write_name(&mut q.driver_name, "vortex-rt");
-                write_name(&mut q.driver_info, concat!("Vortex RT ", env!("CARGO_PKG_VERSION"), " (modelled GPU)"));
-            }
-            vk::StructureType::PHYSICAL_DEVICE_FLOAT_CONTROLS_PROPERTIES => {
-                let q = at!(p, vk::PhysicalDeviceFloatControlsProperties);
-                q.denorm_behavior_independence = denorm;
-                q.rounding_mode_independence = denorm;
-                q.shader_denorm_preserve_float32 = T;
-                q.shader_rounding_mode_rte_float32 = T;
-                q.shader_signed_zero_inf_nan_preserve_float32 = T;
-            }
-            vk::StructureType::PHYSICAL_DEVICE_DESCRIPTOR_INDEXING_PROPERTIES => {
-                let q = at!(p, vk::PhysicalDeviceDescriptorIndexingProperties);
-                let n = 1 << 20;
-                q.max_update_after_bind_descriptors_in_all_pools = n;
-                q.shader_uniform_buffer_array_non_uniform_indexing_native = T;
-                q.shader_sampled_image_array_non_uniform_indexing_native = T;
-                q.shader_storage_buffer_array_non_uniform_indexing_native = T;
-                q.shader_storage_image_array_non_uniform_indexing_native = T;
-                q.max_per_stage_descriptor_update_after_bind_samplers = n;
-                q.max_per_stage_descriptor_update_after_bind_uniform_buffers = n;
-                q.max_per_stage_descriptor_update_after_bind_storage_buffers = n;
-                q.max_per_stage_descriptor_update_after_bind_sampled_images = n;
-                q.max_per_stage_descriptor_update_after_bind_storage_images = n;
-                q.max_per_stage_update_after_bind_resources = n;
-                q.max_descriptor_set_update_after_bind_samplers = n;
-                q.max_descriptor_set_update_after_bind_uniform_buffers = n;
-                q.max_descriptor_set_update_after_bind_uniform_buffers_dynamic = (kargs::MAX_DYNAMIC / 2) as u32;
-                q.max_descriptor_set_update_after_bind_storage_buffers = n;
-                q.max_descriptor_set_update_after_bind_storage_buffers_dynamic = (kargs::MAX_DYNAMIC / 2) as u32;
-                q.max_descriptor_set_update_after_bind_sampled_images = n;
-                q.max_descriptor_set_update_after_bind_storage_images = n;
-            }
-            vk::StructureType::PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_PROPERTIES => {
-                at!(p, vk::PhysicalDeviceTimelineSemaphoreProperties).max_timeline_semaphore_value_difference =
-                    u64::MAX >> 1
-            }
-            vk::StructureType::PHYSICAL_DEVICE_ACCELERATION_STRUCTURE_PROPERTIES_KHR => {
-                let q = at!(p, vk::PhysicalDeviceAccelerationStructurePropertiesKHR);
-                q.max_geometry_count = 1 << 24;
-                q.max_instance_count = 1 << 24;
-                q.max_primitive_count = 1 << 29;
-                q.max_per_stage_descriptor_acceleration_structures = 1 << 20;
-                q.max_per_stage_descriptor_update_after_bind_acceleration_structures = 1 << 20;
-                q.max_descriptor_set_acceleration_structures = 1 << 20;
-                q.max_descriptor_set_update_after_bind_acceleration_structures = 1 << 20;
-                q.min_acceleration_structure_scratch_offset_alignment = 128;
-            }
-            _ => {}
-        })
-    }
+    unsafe { walk_out(chain, fill) }
 }
 
 /// Format support: storage images (and transfers) for every format the texture path

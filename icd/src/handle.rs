@@ -79,7 +79,7 @@ pub unsafe fn nd<H: Handle, T>(h: H) -> Result<Arc<T>, vk::Result> {
 ///
 /// # Safety
 /// As for [`nd`].
-pub unsafe fn nd_opt<H: Handle, T>(h: H) -> Option<Arc<T>> {
+pub unsafe fn nd_opt<H: Handle + Copy, T>(h: H) -> Option<Arc<T>> {
     if h.as_raw() == 0 {
         None
     } else {

@@ -118,7 +118,12 @@ pub unsafe fn enumerate<T: Copy>(items: &[T], count: *mut u32, out: *mut T) -> v
 ///
 /// # Safety
 /// As for [`enumerate`].
-pub unsafe fn enumerate_with<T>(n_items: usize, count: *mut u32, out: *mut T, mut fill: impl FnMut(usize, &mut T)) -> vk::Result {
+pub unsafe fn enumerate_with<T>(
+    n_items: usize,
+    count: *mut u32,
+    out: *mut T,
+    mut fill: impl FnMut(usize, &mut T),
+) -> vk::Result {
     if count.is_null() {
         return vk::Result::ERROR_UNKNOWN;
     }

@@ -36,6 +36,19 @@ pub struct BufferImageCopy {
     pub extent: [u32; 3],
 }
 
+/// An image -> image copy region.
+#[derive(Clone, Copy, Debug)]
+pub struct ImageCopy {
+    pub src_level: u32,
+    pub src_layer: u32,
+    pub layer_count: u32,
+    pub src_offset: [i32; 3],
+    pub dst_level: u32,
+    pub dst_layer: u32,
+    pub dst_offset: [i32; 3],
+    pub extent: [u32; 3],
+}
+
 /// An image subresource range for clears.
 #[derive(Clone, Copy, Debug)]
 pub struct SubresourceRange {
@@ -204,7 +217,13 @@ impl CommandBuffer {
         k
     }
 
-    fn emit_launch(i: &mut Inner, dev: &Device, base: [u32; 3], count: Option<[u32; 3]>, indirect: u64) -> VkResult<()> {
+    fn emit_launch(
+        i: &mut Inner,
+        dev: &Device,
+        base: [u32; 3],
+        count: Option<[u32; 3]>,
+        indirect: u64,
+    ) -> VkResult<()> {
         let Some(p) = i.pipeline.clone() else {
             tracing::error!("dispatch with no compute pipeline bound");
             return Err(vk::Result::ERROR_UNKNOWN);
@@ -273,7 +292,11 @@ impl CommandBuffer {
                                 + (r.offset[2] as u64 + z) * sub.slice_pitch
                                 + (r.offset[1] as u64 + y) * sub.row_pitch
                                 + r.offset[0] as u64 * tb;
-                            let buf = buffer + r.buffer_offset + layer as u64 * buf_slice * depth + z * buf_slice + y * buf_row;
+                            let buf = buffer
+                                + r.buffer_offset
+                                + layer as u64 * buf_slice * depth
+                                + z * buf_slice
+                                + y * buf_row;
                             let (src, dst) = if to_image { (buf, img) } else { (img, buf) };
                             push_copy(&mut i.rec.ops, src, dst, width_bytes);
                         }
@@ -285,14 +308,15 @@ impl CommandBuffer {
         });
     }
 
-    pub fn copy_image(&self, src: &Arc<Image>, dst: &Arc<Image>, regions: &[(u32, u32, u32, [i32; 3], u32, u32, [i32; 3], [u32; 3])]) {
+    pub fn copy_image(&self, src: &Arc<Image>, dst: &Arc<Image>, regions: &[ImageCopy]) {
         self.record("vkCmdCopyImage", |i, _| {
             let (sb, db) = (src.address()?, dst.address()?);
             let tb = src.format.texel_bytes() as u64;
-            for &(s_level, s_layer, layers, s_off, d_level, d_layer, d_off, ext) in regions {
-                for l in 0..layers.max(1) {
-                    let ss = src.subresource(s_level, s_layer + l);
-                    let ds = dst.subresource(d_level, d_layer + l);
+            for r in regions {
+                let (s_off, d_off, ext) = (r.src_offset, r.dst_offset, r.extent);
+                for l in 0..r.layer_count.max(1) {
+                    let ss = src.subresource(r.src_level, r.src_layer + l);
+                    let ds = dst.subresource(r.dst_level, r.dst_layer + l);
                     for z in 0..ext[2].max(1) as u64 {
                         for y in 0..ext[1].max(1) as u64 {
                             let s = sb
@@ -323,9 +347,16 @@ impl CommandBuffer {
             let mut texel = vec![0u8; image.format.texel_bytes() as usize];
             format::encode_texel(image.format, color, &mut texel);
             for r in ranges {
-                let levels = if r.level_count == vk::REMAINING_MIP_LEVELS { image.mip_levels - r.base_level } else { r.level_count };
-                let layers =
-                    if r.layer_count == vk::REMAINING_ARRAY_LAYERS { image.array_layers - r.base_layer } else { r.layer_count };
+                let levels = if r.level_count == vk::REMAINING_MIP_LEVELS {
+                    image.mip_levels - r.base_level
+                } else {
+                    r.level_count
+                };
+                let layers = if r.layer_count == vk::REMAINING_ARRAY_LAYERS {
+                    image.array_layers - r.base_layer
+                } else {
+                    r.layer_count
+                };
                 for level in r.base_level..r.base_level + levels {
                     let sub = image.subresource(level, r.base_layer);
                     i.rec.ops.push(StreamOp::Pattern {

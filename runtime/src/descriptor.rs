@@ -37,8 +37,10 @@ impl SetLayout {
         let bindings = raw
             .into_iter()
             .map(|(binding, ty, count)| {
-                let is_dyn =
-                    matches!(ty, vk::DescriptorType::UNIFORM_BUFFER_DYNAMIC | vk::DescriptorType::STORAGE_BUFFER_DYNAMIC);
+                let is_dyn = matches!(
+                    ty,
+                    vk::DescriptorType::UNIFORM_BUFFER_DYNAMIC | vk::DescriptorType::STORAGE_BUFFER_DYNAMIC
+                );
                 let dynamic_index = is_dyn.then(|| {
                     dynamic += count;
                     dynamic - count
@@ -71,9 +73,9 @@ impl DescriptorSet {
         self.memory.address(0)
     }
 
-    /// The record of `element` of `binding`, walking into following bindings the way
-    /// descriptor writes with more descriptors than the binding holds do.
-    fn record(&self, binding: u32, element: u32) -> VkResult<(&BindingLayout, &mut [u8])> {
+    /// Byte offset of the record of `element` of `binding`, walking into following bindings
+    /// the way descriptor writes with more descriptors than the binding holds do.
+    fn record(&self, binding: u32, element: u32) -> VkResult<usize> {
         let mut idx = self.layout.bindings.iter().position(|b| b.binding == binding).ok_or_else(|| {
             tracing::error!("descriptor write to binding {binding}, which the set layout does not have");
             vk::Result::ERROR_UNKNOWN
@@ -87,42 +89,61 @@ impl DescriptorSet {
                 return Err(vk::Result::ERROR_UNKNOWN);
             }
         }
-        let b = &self.layout.bindings[idx];
-        let off = b.offset as usize + el as usize * desc::BYTES;
-        // SAFETY: `off + desc::BYTES <= layout.size <= memory.size`; descriptor records are
-        // written by the host like any mapped memory (the application synchronises updates
-        // with device use, as Vulkan requires).
-        let rec = unsafe { std::slice::from_raw_parts_mut(self.memory.host_ptr(off as u64), desc::BYTES) };
-        Ok((b, rec))
+        Ok(self.layout.bindings[idx].offset as usize + el as usize * desc::BYTES)
+    }
+
+    fn store(&self, off: usize, rec: &[u8; desc::BYTES]) {
+        // SAFETY: `off + desc::BYTES <= layout.size <= memory.size` (from `record`); the host
+        // writes descriptor memory like any mapped memory, and Vulkan requires the
+        // application to synchronise updates with device use.
+        unsafe { std::ptr::copy_nonoverlapping(rec.as_ptr(), self.memory.host_ptr(off as u64), desc::BYTES) };
+    }
+
+    fn load(&self, off: usize) -> [u8; desc::BYTES] {
+        let mut rec = [0u8; desc::BYTES];
+        // SAFETY: as in `store`, for a read.
+        unsafe { std::ptr::copy_nonoverlapping(self.memory.host_ptr(off as u64), rec.as_mut_ptr(), desc::BYTES) };
+        rec
     }
 
     pub fn write_buffer(&self, binding: u32, element: u32, addr: u64, range: u64) -> VkResult<()> {
-        let (_, rec) = self.record(binding, element)?;
-        rec.fill(0);
-        wr_u64(rec, desc::BUF_ADDR, addr);
-        wr_u64(rec, desc::BUF_RANGE, range);
+        let off = self.record(binding, element)?;
+        let mut rec = [0u8; desc::BYTES];
+        wr_u64(&mut rec, desc::BUF_ADDR, addr);
+        wr_u64(&mut rec, desc::BUF_RANGE, range);
+        self.store(off, &rec);
         Ok(())
     }
 
     pub fn write_image(&self, binding: u32, element: u32, d: &ImageDesc) -> VkResult<()> {
-        let (_, rec) = self.record(binding, element)?;
-        d.write(rec);
+        let off = self.record(binding, element)?;
+        let mut rec = [0u8; desc::BYTES];
+        d.write(&mut rec);
+        self.store(off, &rec);
         Ok(())
     }
 
     pub fn write_accel(&self, binding: u32, element: u32, addr: u64) -> VkResult<()> {
-        let (_, rec) = self.record(binding, element)?;
-        rec.fill(0);
-        wr_u64(rec, desc::AS_ADDR, addr);
+        let off = self.record(binding, element)?;
+        let mut rec = [0u8; desc::BYTES];
+        wr_u64(&mut rec, desc::AS_ADDR, addr);
+        self.store(off, &rec);
         Ok(())
     }
 
     /// Copies `count` records (vkUpdateDescriptorSets copies).
-    pub fn copy_from(&self, dst_binding: u32, dst_el: u32, src: &DescriptorSet, src_binding: u32, src_el: u32, count: u32) -> VkResult<()> {
+    pub fn copy_from(
+        &self,
+        dst_binding: u32,
+        dst_el: u32,
+        src: &DescriptorSet,
+        src_binding: u32,
+        src_el: u32,
+        count: u32,
+    ) -> VkResult<()> {
         for i in 0..count {
-            let mut tmp = [0u8; desc::BYTES];
-            tmp.copy_from_slice(src.record(src_binding, src_el + i)?.1);
-            self.record(dst_binding, dst_el + i)?.1.copy_from_slice(&tmp);
+            let rec = src.load(src.record(src_binding, src_el + i)?);
+            self.store(self.record(dst_binding, dst_el + i)?, &rec);
         }
         Ok(())
     }
@@ -189,7 +210,10 @@ mod tests {
     #[test]
     fn writes_land_in_device_memory() {
         let space = Arc::new(AddressSpace::new());
-        let l = Arc::new(SetLayout::new(vec![(0, vk::DescriptorType::STORAGE_BUFFER, 2), (1, vk::DescriptorType::STORAGE_BUFFER, 1)]));
+        let l = Arc::new(SetLayout::new(vec![
+            (0, vk::DescriptorType::STORAGE_BUFFER, 2),
+            (1, vk::DescriptorType::STORAGE_BUFFER, 1),
+        ]));
         let s = DescriptorSet::new(&space, l).unwrap();
         s.write_buffer(0, 1, 0x1234, 64).unwrap();
         // Element 2 of binding 0 rolls over into binding 1.

@@ -138,15 +138,9 @@ mod tests {
 
     #[test]
     fn layout_of_mips_and_layers() {
-        let img = Image::new(
-            vk::ImageType::TYPE_2D,
-            vk::Format::R32_UINT,
-            [8, 4, 1],
-            2,
-            3,
-            vk::ImageUsageFlags::STORAGE,
-        )
-        .unwrap();
+        let img =
+            Image::new(vk::ImageType::TYPE_2D, vk::Format::R32_UINT, [8, 4, 1], 2, 3, vk::ImageUsageFlags::STORAGE)
+                .unwrap();
         let l0 = img.subresource(0, 1);
         assert_eq!(l0.row_pitch, 32);
         assert_eq!(l0.layer_pitch, 128);
@@ -155,8 +149,15 @@ mod tests {
         assert_eq!(l1.offset, 3 * 128);
         assert_eq!(l1.extent, [4, 2, 1]);
         assert_eq!(img.size, 3 * 128 + 3 * 32);
-        assert!(Image::new(vk::ImageType::TYPE_2D, vk::Format::D32_SFLOAT, [1, 1, 1], 1, 1, vk::ImageUsageFlags::empty())
-            .is_err());
+        assert!(Image::new(
+            vk::ImageType::TYPE_2D,
+            vk::Format::D32_SFLOAT,
+            [1, 1, 1],
+            1,
+            1,
+            vk::ImageUsageFlags::empty()
+        )
+        .is_err());
     }
 
     #[test]

@@ -84,7 +84,9 @@ impl Pipeline {
         let max = device.config.max_block_threads();
         let threads: u32 = k.local_size.iter().product();
         if threads == 0 || threads > max {
-            tracing::error!("compute pipeline '{entry}': workgroup of {threads} invocations (this device runs 1..={max})");
+            tracing::error!(
+                "compute pipeline '{entry}': workgroup of {threads} invocations (this device runs 1..={max})"
+            );
             return Err(vk::Result::ERROR_UNKNOWN);
         }
         if k.lmem_bytes > device.config.lmem_bytes {
@@ -109,7 +111,14 @@ impl Pipeline {
             k.num_regs,
             k.num_queries
         );
-        Ok(Pipeline { layout, kernel, local_size: k.local_size, lmem_bytes: k.lmem_bytes, name: k.name, listing: k.listing })
+        Ok(Pipeline {
+            layout,
+            kernel,
+            local_size: k.local_size,
+            lmem_bytes: k.lmem_bytes,
+            name: k.name,
+            listing: k.listing,
+        })
     }
 
     pub fn kernel_address(&self) -> u64 {

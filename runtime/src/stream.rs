@@ -25,26 +25,55 @@ use vortex_model::mem::MemoryMap;
 pub struct AccelBuildJob {
     pub dst: Arc<AccelStruct>,
     pub src: Option<Arc<AccelStruct>>,
-    /// Filled in when the transcoder's request type lands.
-    pub request: (),
+    pub input: crate::accel::BuildInput,
 }
 
 pub enum StreamOp {
-    Dcr { addr: u32, value: u32 },
+    Dcr {
+        addr: u32,
+        value: u32,
+    },
     /// The start pulse.
-    Start { kernel: Arc<str> },
+    Start {
+        kernel: Arc<str>,
+    },
     /// Indirect dispatch: the command processor reads the three group counts at `src`, writes
     /// them into the grid DCRs and the kernel arguments at `kargs`, then pulses start.
-    DispatchIndirect { src: u64, kargs: u64, kernel: Arc<str> },
-    Copy { src: u64, dst: u64, len: u64 },
-    Fill { dst: u64, len: u64, word: u32 },
-    Write { dst: u64, data: Vec<u8> },
+    DispatchIndirect {
+        src: u64,
+        kargs: u64,
+        kernel: Arc<str>,
+    },
+    Copy {
+        src: u64,
+        dst: u64,
+        len: u64,
+    },
+    Fill {
+        dst: u64,
+        len: u64,
+        word: u32,
+    },
+    Write {
+        dst: u64,
+        data: Vec<u8>,
+    },
     /// Repeats `pattern` over `len` bytes (image clears).
-    Pattern { dst: u64, len: u64, pattern: Vec<u8> },
+    Pattern {
+        dst: u64,
+        len: u64,
+        pattern: Vec<u8>,
+    },
     BuildAccel(Box<AccelBuildJob>),
-    CopyAccel { src: Arc<AccelStruct>, dst: Arc<AccelStruct> },
+    CopyAccel {
+        src: Arc<AccelStruct>,
+        dst: Arc<AccelStruct>,
+    },
     /// vkCmdSetEvent / vkCmdResetEvent: the event changes when the stream reaches it.
-    SetEvent { event: Arc<crate::sync::Event>, value: bool },
+    SetEvent {
+        event: Arc<crate::sync::Event>,
+        value: bool,
+    },
 }
 
 impl StreamOp {
@@ -179,7 +208,11 @@ pub fn play(model: &mut Model, ops: &[StreamOp], reports: &mut Vec<DispatchRepor
             StreamOp::Dcr { addr, value } => model.dcr_write(*addr, *value)?,
             StreamOp::Start { kernel } => {
                 let r = model.start()?;
-                tracing::debug!("dispatch '{kernel}': {} CTAs, {} warp instructions", r.totals.ctas, r.totals.instructions);
+                tracing::debug!(
+                    "dispatch '{kernel}': {} CTAs, {} warp instructions",
+                    r.totals.ctas,
+                    r.totals.instructions
+                );
                 reports.push(r);
             }
             StreamOp::DispatchIndirect { src, kargs: ka, kernel } => {

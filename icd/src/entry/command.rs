@@ -46,7 +46,11 @@ pub unsafe extern "system" fn create_command_pool(
     })
 }
 
-pub unsafe extern "system" fn destroy_command_pool(_d: vk::Device, p: vk::CommandPool, _a: *const vk::AllocationCallbacks<'_>) {
+pub unsafe extern "system" fn destroy_command_pool(
+    _d: vk::Device,
+    p: vk::CommandPool,
+    _a: *const vk::AllocationCallbacks<'_>,
+) {
     guard_void("vkDestroyCommandPool", || {
         // SAFETY: a live pool handle (or null); its buffers die with it.
         if let Ok(pool) = unsafe { nd::<_, CommandPool>(p) } {
@@ -60,7 +64,11 @@ pub unsafe extern "system" fn destroy_command_pool(_d: vk::Device, p: vk::Comman
     })
 }
 
-pub unsafe extern "system" fn reset_command_pool(_d: vk::Device, p: vk::CommandPool, _f: vk::CommandPoolResetFlags) -> vk::Result {
+pub unsafe extern "system" fn reset_command_pool(
+    _d: vk::Device,
+    p: vk::CommandPool,
+    _f: vk::CommandPoolResetFlags,
+) -> vk::Result {
     guard_result("vkResetCommandPool", || {
         // SAFETY: live pool handle.
         let pool = unsafe { nd::<_, CommandPool>(p)? };
@@ -114,7 +122,10 @@ pub unsafe extern "system" fn free_command_buffers(
     })
 }
 
-pub unsafe extern "system" fn begin_command_buffer(cb: vk::CommandBuffer, _p: *const vk::CommandBufferBeginInfo<'_>) -> vk::Result {
+pub unsafe extern "system" fn begin_command_buffer(
+    cb: vk::CommandBuffer,
+    _p: *const vk::CommandBufferBeginInfo<'_>,
+) -> vk::Result {
     guard_result("vkBeginCommandBuffer", || {
         command_buffer(cb)?.begin();
         Ok(vk::Result::SUCCESS)
@@ -128,7 +139,10 @@ pub unsafe extern "system" fn end_command_buffer(cb: vk::CommandBuffer) -> vk::R
     })
 }
 
-pub unsafe extern "system" fn reset_command_buffer(cb: vk::CommandBuffer, _f: vk::CommandBufferResetFlags) -> vk::Result {
+pub unsafe extern "system" fn reset_command_buffer(
+    cb: vk::CommandBuffer,
+    _f: vk::CommandBufferResetFlags,
+) -> vk::Result {
     guard_result("vkResetCommandBuffer", || {
         command_buffer(cb)?.reset();
         Ok(vk::Result::SUCCESS)
@@ -198,7 +212,15 @@ pub unsafe extern "system" fn cmd_dispatch(h: vk::CommandBuffer, x: u32, y: u32,
     })
 }
 
-pub unsafe extern "system" fn cmd_dispatch_base(h: vk::CommandBuffer, bx: u32, by: u32, bz: u32, x: u32, y: u32, z: u32) {
+pub unsafe extern "system" fn cmd_dispatch_base(
+    h: vk::CommandBuffer,
+    bx: u32,
+    by: u32,
+    bz: u32,
+    x: u32,
+    y: u32,
+    z: u32,
+) {
     cmd("vkCmdDispatchBase", h, |cb| {
         cb.dispatch([bx, by, bz], [x, y, z]);
         Ok(())
@@ -257,7 +279,13 @@ pub unsafe extern "system" fn cmd_fill_buffer(h: vk::CommandBuffer, b: vk::Buffe
     })
 }
 
-pub unsafe extern "system" fn cmd_update_buffer(h: vk::CommandBuffer, b: vk::Buffer, offset: u64, size: u64, p: *const c_void) {
+pub unsafe extern "system" fn cmd_update_buffer(
+    h: vk::CommandBuffer,
+    b: vk::Buffer,
+    offset: u64,
+    size: u64,
+    p: *const c_void,
+) {
     cmd("vkCmdUpdateBuffer", h, |cb| {
         // SAFETY: live buffer handle; `size` bytes of data.
         let buf = unsafe { nd::<_, Buffer>(b)? };

@@ -83,7 +83,11 @@ pub unsafe extern "system" fn create_descriptor_pool(
     })
 }
 
-pub unsafe extern "system" fn destroy_descriptor_pool(_d: vk::Device, p: vk::DescriptorPool, _a: *const vk::AllocationCallbacks<'_>) {
+pub unsafe extern "system" fn destroy_descriptor_pool(
+    _d: vk::Device,
+    p: vk::DescriptorPool,
+    _a: *const vk::AllocationCallbacks<'_>,
+) {
     // SAFETY: a live pool handle or null; dropping it drops its sets.
     guard_void("vkDestroyDescriptorPool", || unsafe { nd_destroy::<_, DescriptorPool>(p) })
 }
@@ -169,9 +173,14 @@ pub unsafe extern "system" fn update_descriptor_sets(
         for c in unsafe { slice(p_copies, copy_count) } {
             // SAFETY: live set handles.
             let (Some(src), Some(dst)) = (unsafe { set(c.src_set) }, unsafe { set(c.dst_set) }) else { continue };
-            if let Err(e) =
-                dst.copy_from(c.dst_binding, c.dst_array_element, &src, c.src_binding, c.src_array_element, c.descriptor_count)
-            {
+            if let Err(e) = dst.copy_from(
+                c.dst_binding,
+                c.dst_array_element,
+                &src,
+                c.src_binding,
+                c.src_array_element,
+                c.descriptor_count,
+            ) {
                 tracing::error!("vkUpdateDescriptorSets copy: {e:?}");
             }
         }
@@ -225,13 +234,17 @@ unsafe fn apply_write(w: &vk::WriteDescriptorSet<'_>) -> Result<(), vk::Result> 
                 vk::Result::ERROR_UNKNOWN
             })?;
             // SAFETY: the structure array of that write.
-            for (i, &h) in unsafe { slice(a.p_acceleration_structures, a.acceleration_structure_count) }.iter().enumerate() {
+            for (i, &h) in
+                unsafe { slice(a.p_acceleration_structures, a.acceleration_structure_count) }.iter().enumerate()
+            {
                 // A null handle is a null descriptor: queries on it miss.
                 let addr = if h.as_raw() == 0 { 0 } else { unsafe { nd::<_, AccelStruct>(h)? }.address() };
                 s.write_accel(w.dst_binding, w.dst_array_element + i as u32, addr)?;
             }
         }
-        vk::DescriptorType::SAMPLER | vk::DescriptorType::SAMPLED_IMAGE | vk::DescriptorType::COMBINED_IMAGE_SAMPLER => {
+        vk::DescriptorType::SAMPLER
+        | vk::DescriptorType::SAMPLED_IMAGE
+        | vk::DescriptorType::COMBINED_IMAGE_SAMPLER => {
             // Nothing samples yet: the records stay zero, and shaders that sample are refused
             // at pipeline creation.
         }

@@ -68,8 +68,9 @@ pub unsafe extern "system" fn create_device(
             check_features10(unsafe { &*info.p_enabled_features })?;
         }
         // SAFETY: the create info's pNext chain.
-        if let Some(f2) = unsafe { find_in::<vk::PhysicalDeviceFeatures2>(info.p_next, vk::StructureType::PHYSICAL_DEVICE_FEATURES_2) }
-        {
+        if let Some(f2) = unsafe {
+            find_in::<vk::PhysicalDeviceFeatures2>(info.p_next, vk::StructureType::PHYSICAL_DEVICE_FEATURES_2)
+        } {
             check_features10(&f2.features)?;
         }
         let rt = vortex_runtime::device::Device::new(gpu)?;
@@ -121,7 +122,11 @@ pub unsafe extern "system" fn get_device_queue(d: vk::Device, family: u32, index
     })
 }
 
-pub unsafe extern "system" fn get_device_queue2(d: vk::Device, p_info: *const vk::DeviceQueueInfo2<'_>, p_queue: *mut vk::Queue) {
+pub unsafe extern "system" fn get_device_queue2(
+    d: vk::Device,
+    p_info: *const vk::DeviceQueueInfo2<'_>,
+    p_queue: *mut vk::Queue,
+) {
     // SAFETY: valid input per the API contract.
     let (family, index) = unsafe { ((*p_info).queue_family_index, (*p_info).queue_index) };
     // SAFETY: forwarded pointers.

@@ -133,7 +133,10 @@ fn gpu<'a>(pd: vk::PhysicalDevice) -> Result<&'a Gpu, vk::Result> {
     Ok(&unsafe { disp::<_, PhysicalDevice>(pd)? }.gpu)
 }
 
-pub unsafe extern "system" fn get_physical_device_features(pd: vk::PhysicalDevice, p: *mut vk::PhysicalDeviceFeatures) {
+pub unsafe extern "system" fn get_physical_device_features(
+    _pd: vk::PhysicalDevice,
+    p: *mut vk::PhysicalDeviceFeatures,
+) {
     guard_void("vkGetPhysicalDeviceFeatures", || {
         // SAFETY: valid output pointer.
         unsafe { *p = caps::features10() };
@@ -148,7 +151,10 @@ pub unsafe extern "system" fn get_physical_device_features2(
     guard_void("vkGetPhysicalDeviceFeatures2", || unsafe { caps::fill_features(p.cast()) })
 }
 
-pub unsafe extern "system" fn get_physical_device_properties(pd: vk::PhysicalDevice, p: *mut vk::PhysicalDeviceProperties) {
+pub unsafe extern "system" fn get_physical_device_properties(
+    pd: vk::PhysicalDevice,
+    p: *mut vk::PhysicalDeviceProperties,
+) {
     guard_void("vkGetPhysicalDeviceProperties", || {
         if let Ok(g) = gpu(pd) {
             // SAFETY: valid output pointer.
@@ -157,7 +163,10 @@ pub unsafe extern "system" fn get_physical_device_properties(pd: vk::PhysicalDev
     })
 }
 
-pub unsafe extern "system" fn get_physical_device_properties2(pd: vk::PhysicalDevice, p: *mut vk::PhysicalDeviceProperties2<'_>) {
+pub unsafe extern "system" fn get_physical_device_properties2(
+    pd: vk::PhysicalDevice,
+    p: *mut vk::PhysicalDeviceProperties2<'_>,
+) {
     guard_void("vkGetPhysicalDeviceProperties2", || {
         if let Ok(g) = gpu(pd) {
             // SAFETY: a valid, writable chain starting at `p`.
@@ -173,7 +182,7 @@ pub unsafe extern "system" fn get_physical_device_queue_family_properties(
 ) {
     guard_void("vkGetPhysicalDeviceQueueFamilyProperties", || {
         // SAFETY: count/array per the two-call idiom.
-        unsafe { enumerate(&[caps::queue_family()], p_count, p_props) };
+        let _ = unsafe { enumerate(&[caps::queue_family()], p_count, p_props) };
     })
 }
 
@@ -184,7 +193,7 @@ pub unsafe extern "system" fn get_physical_device_queue_family_properties2(
 ) {
     guard_void("vkGetPhysicalDeviceQueueFamilyProperties2", || {
         // SAFETY: count/array per the two-call idiom.
-        unsafe { enumerate_with(1, p_count, p_props, |_, q| q.queue_family_properties = caps::queue_family()) };
+        let _ = unsafe { enumerate_with(1, p_count, p_props, |_, q| q.queue_family_properties = caps::queue_family()) };
     })
 }
 

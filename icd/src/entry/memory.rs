@@ -120,7 +120,11 @@ fn image_requirements(i: &Image) -> vk::MemoryRequirements {
     }
 }
 
-pub unsafe extern "system" fn get_buffer_memory_requirements(_d: vk::Device, b: vk::Buffer, p: *mut vk::MemoryRequirements) {
+pub unsafe extern "system" fn get_buffer_memory_requirements(
+    _d: vk::Device,
+    b: vk::Buffer,
+    p: *mut vk::MemoryRequirements,
+) {
     guard_void("vkGetBufferMemoryRequirements", || {
         // SAFETY: live buffer handle and valid output pointer.
         if let Ok(b) = unsafe { nd::<_, Buffer>(b) } {
@@ -142,7 +146,11 @@ pub unsafe extern "system" fn get_buffer_memory_requirements2(
     })
 }
 
-pub unsafe extern "system" fn get_image_memory_requirements(_d: vk::Device, i: vk::Image, p: *mut vk::MemoryRequirements) {
+pub unsafe extern "system" fn get_image_memory_requirements(
+    _d: vk::Device,
+    i: vk::Image,
+    p: *mut vk::MemoryRequirements,
+) {
     guard_void("vkGetImageMemoryRequirements", || {
         // SAFETY: live image handle and valid output pointer.
         if let Ok(i) = unsafe { nd::<_, Image>(i) } {
@@ -188,7 +196,12 @@ pub unsafe extern "system" fn get_image_sparse_memory_requirements2(
     }
 }
 
-pub unsafe extern "system" fn bind_buffer_memory(_d: vk::Device, b: vk::Buffer, m: vk::DeviceMemory, offset: u64) -> vk::Result {
+pub unsafe extern "system" fn bind_buffer_memory(
+    _d: vk::Device,
+    b: vk::Buffer,
+    m: vk::DeviceMemory,
+    offset: u64,
+) -> vk::Result {
     guard_result("vkBindBufferMemory", || {
         // SAFETY: live handles.
         let (b, m) = unsafe { (nd::<_, Buffer>(b)?, nd::<_, Memory>(m)?) };
@@ -197,7 +210,11 @@ pub unsafe extern "system" fn bind_buffer_memory(_d: vk::Device, b: vk::Buffer, 
     })
 }
 
-pub unsafe extern "system" fn bind_buffer_memory2(d: vk::Device, count: u32, p: *const vk::BindBufferMemoryInfo<'_>) -> vk::Result {
+pub unsafe extern "system" fn bind_buffer_memory2(
+    d: vk::Device,
+    count: u32,
+    p: *const vk::BindBufferMemoryInfo<'_>,
+) -> vk::Result {
     guard_result("vkBindBufferMemory2", || {
         // SAFETY: bind infos per the API contract.
         for i in unsafe { slice(p, count) } {
@@ -211,7 +228,12 @@ pub unsafe extern "system" fn bind_buffer_memory2(d: vk::Device, count: u32, p: 
     })
 }
 
-pub unsafe extern "system" fn bind_image_memory(_d: vk::Device, i: vk::Image, m: vk::DeviceMemory, offset: u64) -> vk::Result {
+pub unsafe extern "system" fn bind_image_memory(
+    _d: vk::Device,
+    i: vk::Image,
+    m: vk::DeviceMemory,
+    offset: u64,
+) -> vk::Result {
     guard_result("vkBindImageMemory", || {
         // SAFETY: live handles.
         let (i, m) = unsafe { (nd::<_, Image>(i)?, nd::<_, Memory>(m)?) };
@@ -220,7 +242,11 @@ pub unsafe extern "system" fn bind_image_memory(_d: vk::Device, i: vk::Image, m:
     })
 }
 
-pub unsafe extern "system" fn bind_image_memory2(d: vk::Device, count: u32, p: *const vk::BindImageMemoryInfo<'_>) -> vk::Result {
+pub unsafe extern "system" fn bind_image_memory2(
+    d: vk::Device,
+    count: u32,
+    p: *const vk::BindImageMemoryInfo<'_>,
+) -> vk::Result {
     guard_result("vkBindImageMemory2", || {
         // SAFETY: bind infos per the API contract.
         for i in unsafe { slice(p, count) } {
@@ -234,14 +260,20 @@ pub unsafe extern "system" fn bind_image_memory2(d: vk::Device, count: u32, p: *
     })
 }
 
-pub unsafe extern "system" fn get_buffer_device_address(_d: vk::Device, p_info: *const vk::BufferDeviceAddressInfo<'_>) -> u64 {
+pub unsafe extern "system" fn get_buffer_device_address(
+    _d: vk::Device,
+    p_info: *const vk::BufferDeviceAddressInfo<'_>,
+) -> u64 {
     guard("vkGetBufferDeviceAddress", 0, || {
         // SAFETY: valid info and live buffer handle.
         unsafe { nd::<_, Buffer>((*p_info).buffer) }.map_or(0, |b| b.address())
     })
 }
 
-pub unsafe extern "system" fn get_buffer_opaque_capture_address(_d: vk::Device, _p: *const vk::BufferDeviceAddressInfo<'_>) -> u64 {
+pub unsafe extern "system" fn get_buffer_opaque_capture_address(
+    _d: vk::Device,
+    _p: *const vk::BufferDeviceAddressInfo<'_>,
+) -> u64 {
     0
 }
 
@@ -329,8 +361,11 @@ pub unsafe extern "system" fn create_image_view(
             return Err(vk::Result::ERROR_FORMAT_NOT_SUPPORTED);
         }
         let r = i.subresource_range;
-        let layer_count =
-            if r.layer_count == vk::REMAINING_ARRAY_LAYERS { image.array_layers - r.base_array_layer } else { r.layer_count };
+        let layer_count = if r.layer_count == vk::REMAINING_ARRAY_LAYERS {
+            image.array_layers - r.base_array_layer
+        } else {
+            r.layer_count
+        };
         let view = ImageView {
             image,
             view_type: i.view_type,
@@ -345,7 +380,11 @@ pub unsafe extern "system" fn create_image_view(
     })
 }
 
-pub unsafe extern "system" fn destroy_image_view(_d: vk::Device, v: vk::ImageView, _a: *const vk::AllocationCallbacks<'_>) {
+pub unsafe extern "system" fn destroy_image_view(
+    _d: vk::Device,
+    v: vk::ImageView,
+    _a: *const vk::AllocationCallbacks<'_>,
+) {
     // SAFETY: a live view handle or null.
     guard_void("vkDestroyImageView", || unsafe { nd_destroy::<_, ImageView>(v) })
 }

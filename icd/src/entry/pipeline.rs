@@ -26,7 +26,11 @@ pub unsafe extern "system" fn create_shader_module(
     })
 }
 
-pub unsafe extern "system" fn destroy_shader_module(_d: vk::Device, m: vk::ShaderModule, _a: *const vk::AllocationCallbacks<'_>) {
+pub unsafe extern "system" fn destroy_shader_module(
+    _d: vk::Device,
+    m: vk::ShaderModule,
+    _a: *const vk::AllocationCallbacks<'_>,
+) {
     // SAFETY: a live module handle or null.
     guard_void("vkDestroyShaderModule", || unsafe { nd_destroy::<_, ShaderModule>(m) })
 }
@@ -44,7 +48,11 @@ pub unsafe extern "system" fn create_pipeline_layout(
         let mut sets = Vec::new();
         for &l in unsafe { slice(info.p_set_layouts, info.set_layout_count) } {
             // SAFETY: live layout handles (null is allowed for unused sets).
-            sets.push(if l == vk::DescriptorSetLayout::null() { None } else { Some(unsafe { nd::<_, SetLayout>(l)? }) });
+            sets.push(if l == vk::DescriptorSetLayout::null() {
+                None
+            } else {
+                Some(unsafe { nd::<_, SetLayout>(l)? })
+            });
         }
         let push = unsafe { slice(info.p_push_constant_ranges, info.push_constant_range_count) }
             .iter()
@@ -58,7 +66,11 @@ pub unsafe extern "system" fn create_pipeline_layout(
     })
 }
 
-pub unsafe extern "system" fn destroy_pipeline_layout(_d: vk::Device, l: vk::PipelineLayout, _a: *const vk::AllocationCallbacks<'_>) {
+pub unsafe extern "system" fn destroy_pipeline_layout(
+    _d: vk::Device,
+    l: vk::PipelineLayout,
+    _a: *const vk::AllocationCallbacks<'_>,
+) {
     // SAFETY: a live layout handle or null.
     guard_void("vkDestroyPipelineLayout", || unsafe { nd_destroy::<_, PipelineLayout>(l) })
 }
@@ -80,7 +92,11 @@ pub unsafe extern "system" fn create_pipeline_cache(
     })
 }
 
-pub unsafe extern "system" fn destroy_pipeline_cache(_d: vk::Device, c: vk::PipelineCache, _a: *const vk::AllocationCallbacks<'_>) {
+pub unsafe extern "system" fn destroy_pipeline_cache(
+    _d: vk::Device,
+    c: vk::PipelineCache,
+    _a: *const vk::AllocationCallbacks<'_>,
+) {
     // SAFETY: a live cache handle or null.
     guard_void("vkDestroyPipelineCache", || unsafe { nd_destroy::<_, PipelineCache>(c) })
 }
@@ -156,7 +172,10 @@ pub unsafe extern "system" fn create_compute_pipelines(
     })
 }
 
-unsafe fn create_one(dev: &super::device::Device, info: &vk::ComputePipelineCreateInfo<'_>) -> Result<Pipeline, vk::Result> {
+unsafe fn create_one(
+    dev: &super::device::Device,
+    info: &vk::ComputePipelineCreateInfo<'_>,
+) -> Result<Pipeline, vk::Result> {
     let stage = &info.stage;
     if stage.stage != vk::ShaderStageFlags::COMPUTE {
         tracing::error!("vkCreateComputePipelines: stage {:?} is not a compute stage", stage.stage);
@@ -192,7 +211,9 @@ pub unsafe extern "system" fn create_graphics_pipelines(
     _a: *const vk::AllocationCallbacks<'_>,
     p_pipelines: *mut vk::Pipeline,
 ) -> vk::Result {
-    tracing::error!("vkCreateGraphicsPipelines: this device has no graphics queue; graphics pipelines are not supported");
+    tracing::error!(
+        "vkCreateGraphicsPipelines: this device has no graphics queue; graphics pipelines are not supported"
+    );
     for i in 0..count as usize {
         // SAFETY: the output array holds `count` handles.
         unsafe { *p_pipelines.add(i) = vk::Pipeline::null() };
@@ -200,7 +221,11 @@ pub unsafe extern "system" fn create_graphics_pipelines(
     vk::Result::ERROR_FEATURE_NOT_PRESENT
 }
 
-pub unsafe extern "system" fn destroy_pipeline(_d: vk::Device, p: vk::Pipeline, _a: *const vk::AllocationCallbacks<'_>) {
+pub unsafe extern "system" fn destroy_pipeline(
+    _d: vk::Device,
+    p: vk::Pipeline,
+    _a: *const vk::AllocationCallbacks<'_>,
+) {
     // SAFETY: a live pipeline handle or null.
     guard_void("vkDestroyPipeline", || unsafe { nd_destroy::<_, Pipeline>(p) })
 }

@@ -95,12 +95,20 @@ pub unsafe extern "system" fn create_semaphore(
     })
 }
 
-pub unsafe extern "system" fn destroy_semaphore(_d: vk::Device, s: vk::Semaphore, _a: *const vk::AllocationCallbacks<'_>) {
+pub unsafe extern "system" fn destroy_semaphore(
+    _d: vk::Device,
+    s: vk::Semaphore,
+    _a: *const vk::AllocationCallbacks<'_>,
+) {
     // SAFETY: a live semaphore handle or null.
     guard_void("vkDestroySemaphore", || unsafe { nd_destroy::<_, Semaphore>(s) })
 }
 
-pub unsafe extern "system" fn get_semaphore_counter_value(d: vk::Device, s: vk::Semaphore, p_value: *mut u64) -> vk::Result {
+pub unsafe extern "system" fn get_semaphore_counter_value(
+    d: vk::Device,
+    s: vk::Semaphore,
+    p_value: *mut u64,
+) -> vk::Result {
     guard_result("vkGetSemaphoreCounterValue", || {
         device(d)?.rt.check()?;
         // SAFETY: live semaphore handle and valid output pointer.
@@ -109,7 +117,11 @@ pub unsafe extern "system" fn get_semaphore_counter_value(d: vk::Device, s: vk::
     })
 }
 
-pub unsafe extern "system" fn wait_semaphores(d: vk::Device, p_info: *const vk::SemaphoreWaitInfo<'_>, timeout: u64) -> vk::Result {
+pub unsafe extern "system" fn wait_semaphores(
+    d: vk::Device,
+    p_info: *const vk::SemaphoreWaitInfo<'_>,
+    timeout: u64,
+) -> vk::Result {
     guard_result("vkWaitSemaphores", || {
         let dev = device(d)?;
         // SAFETY: valid wait info.
@@ -140,7 +152,10 @@ pub unsafe extern "system" fn wait_semaphores(d: vk::Device, p_info: *const vk::
     })
 }
 
-pub unsafe extern "system" fn signal_semaphore(d: vk::Device, p_info: *const vk::SemaphoreSignalInfo<'_>) -> vk::Result {
+pub unsafe extern "system" fn signal_semaphore(
+    d: vk::Device,
+    p_info: *const vk::SemaphoreSignalInfo<'_>,
+) -> vk::Result {
     guard_result("vkSignalSemaphore", || {
         device(d)?;
         // SAFETY: valid signal info and live semaphore handle.
