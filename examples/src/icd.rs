@@ -32,6 +32,23 @@ impl Icd {
         }
     }
 
+    /// Parses a command line made of `--icd VALUE` / `--icd=VALUE` (default: vortex).
+    /// `Ok(None)` means help was asked for.
+    pub fn from_args(mut args: impl Iterator<Item = String>) -> std::result::Result<Option<Icd>, String> {
+        let mut icd = Icd::Vortex;
+        while let Some(arg) = args.next() {
+            match arg.as_str() {
+                "-h" | "--help" => return Ok(None),
+                "--icd" => icd = Icd::parse(&args.next().ok_or("--icd needs a value")?),
+                _ => match arg.strip_prefix("--icd=") {
+                    Some(value) => icd = Icd::parse(value),
+                    None => return Err(format!("unexpected argument {arg:?}")),
+                },
+            }
+        }
+        Ok(Some(icd))
+    }
+
     /// The absolute path of the manifest, checked to exist.
     pub fn manifest(&self) -> Result<PathBuf> {
         let path = match self {

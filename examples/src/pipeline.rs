@@ -25,6 +25,12 @@ impl ComputePipeline {
     pub fn new(ctx: &Context, spirv: &[u8], bindings: &[vk::DescriptorType], push_constant_bytes: u32) -> Result<Self> {
         let code = ash::util::read_spv(&mut std::io::Cursor::new(spirv))
             .map_err(|e| Error::msg(format!("invalid SPIR-V module: {e}")))?;
+        Self::from_words(ctx, &code, bindings, push_constant_bytes)
+    }
+
+    /// Like [`ComputePipeline::new`], but hands `code` to the driver as is, without checking
+    /// even the magic number (the robustness checks feed drivers garbage on purpose).
+    pub fn from_words(ctx: &Context, code: &[u32], bindings: &[vk::DescriptorType], push_constant_bytes: u32) -> Result<Self> {
         // Each object is handed to `pipeline` as soon as it exists, so Drop cleans up
         // whatever was created if a later step fails.
         let mut pipeline = ComputePipeline {
@@ -62,7 +68,7 @@ impl ComputePipeline {
                 vk::PipelineLayoutCreateInfo::default().set_layouts(&set_layouts).push_constant_ranges(push_ranges);
             pipeline.layout = device.create_pipeline_layout(&layout_info, None).vk("vkCreatePipelineLayout")?;
 
-            let module_info = vk::ShaderModuleCreateInfo::default().code(&code);
+            let module_info = vk::ShaderModuleCreateInfo::default().code(code);
             let module = device.create_shader_module(&module_info, None).vk("vkCreateShaderModule")?;
             let stage = vk::PipelineShaderStageCreateInfo::default()
                 .stage(vk::ShaderStageFlags::COMPUTE)

@@ -47,7 +47,7 @@ pub struct HitRecord {
 const _: () = assert!(std::mem::size_of::<HitRecord>() == 40);
 
 fn main() -> ExitCode {
-    let icd = match parse_args(std::env::args().skip(1)) {
+    let icd = match Icd::from_args(std::env::args().skip(1)) {
         Ok(Some(icd)) => icd,
         Ok(None) => {
             print!("{USAGE}");
@@ -66,22 +66,6 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
-}
-
-/// The chosen ICD, or None when help was asked for.
-fn parse_args(mut args: impl Iterator<Item = String>) -> std::result::Result<Option<Icd>, String> {
-    let mut icd = Icd::Vortex;
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "-h" | "--help" => return Ok(None),
-            "--icd" => icd = Icd::parse(&args.next().ok_or("--icd needs a value")?),
-            _ => match arg.strip_prefix("--icd=") {
-                Some(value) => icd = Icd::parse(value),
-                None => return Err(format!("unexpected argument {arg:?}")),
-            },
-        }
-    }
-    Ok(Some(icd))
 }
 
 fn run(icd: &Icd) -> Result<bool> {
