@@ -30,7 +30,12 @@ impl ComputePipeline {
 
     /// Like [`ComputePipeline::new`], but hands `code` to the driver as is, without checking
     /// even the magic number (the robustness checks feed drivers garbage on purpose).
-    pub fn from_words(ctx: &Context, code: &[u32], bindings: &[vk::DescriptorType], push_constant_bytes: u32) -> Result<Self> {
+    pub fn from_words(
+        ctx: &Context,
+        code: &[u32],
+        bindings: &[vk::DescriptorType],
+        push_constant_bytes: u32,
+    ) -> Result<Self> {
         // Each object is handed to `pipeline` as soon as it exists, so Drop cleans up
         // whatever was created if a later step fails.
         let mut pipeline = ComputePipeline {

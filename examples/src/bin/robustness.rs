@@ -40,7 +40,7 @@ fn garbage_spirv(ctx: &Context) -> Result<(), String> {
     bad_magic[0] ^= 0xFF;
     let cases: [(&str, Vec<u8>); 4] = [
         ("random words", random),
-        ("truncated module", valid[..valid.len() / 2 & !3].to_vec()),
+        ("truncated module", valid[..(valid.len() / 2) & !3].to_vec()),
         ("valid header, random body", magic_ok_rest_random),
         ("wrong magic number", bad_magic),
     ];
@@ -69,7 +69,8 @@ fn out_of_bounds(ctx: &Context) -> Result<(), String> {
 
 fn runaway(ctx: &Context) -> Result<(), String> {
     let buf = Buffer::new(ctx, 64, vk::BufferUsageFlags::STORAGE_BUFFER).map_err(|e| e.to_string())?;
-    let pipe = ComputePipeline::new(ctx, RUNAWAY, &[vk::DescriptorType::STORAGE_BUFFER], 0).map_err(|e| e.to_string())?;
+    let pipe =
+        ComputePipeline::new(ctx, RUNAWAY, &[vk::DescriptorType::STORAGE_BUFFER], 0).map_err(|e| e.to_string())?;
     pipe.bind_storage_buffer(0, &buf);
     let t = std::time::Instant::now();
     let r = ctx.submit_once(|cmd| pipe.record_dispatch(cmd, &[], [1, 1, 1]));
@@ -92,7 +93,8 @@ fn main() {
             std::process::exit(2);
         }
     };
-    let checks: [(&str, fn(&Context) -> Result<(), String>); 3] =
+    type Check = fn(&Context) -> Result<(), String>;
+    let checks: [(&str, Check); 3] =
         [("garbage SPIR-V", garbage_spirv), ("out-of-bounds write", out_of_bounds), ("runaway kernel", runaway)];
     let mut failed = 0;
     for (name, check) in checks {
@@ -105,7 +107,10 @@ fn main() {
             }
         };
         if !ctx.info().name.contains("Vortex") {
-            println!("skipped: the robustness checks target the Vortex ICD ({} has no fault containment to test)", ctx.info().name);
+            println!(
+                "skipped: the robustness checks target the Vortex ICD ({} has no fault containment to test)",
+                ctx.info().name
+            );
             return;
         }
         match check(&ctx) {
