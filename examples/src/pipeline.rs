@@ -25,7 +25,20 @@ impl ComputePipeline {
     pub fn new(ctx: &Context, spirv: &[u8], bindings: &[vk::DescriptorType], push_constant_bytes: u32) -> Result<Self> {
         let code = ash::util::read_spv(&mut std::io::Cursor::new(spirv))
             .map_err(|e| Error::msg(format!("invalid SPIR-V module: {e}")))?;
-        Self::from_words(ctx, &code, bindings, push_constant_bytes)
+        Self::build(ctx, &code, bindings, push_constant_bytes, &[])
+    }
+
+    /// Like [`ComputePipeline::new`], with 32-bit specialization constants `(id, value)`.
+    pub fn with_specialization(
+        ctx: &Context,
+        spirv: &[u8],
+        bindings: &[vk::DescriptorType],
+        push_constant_bytes: u32,
+        constants: &[(u32, u32)],
+    ) -> Result<Self> {
+        let code = ash::util::read_spv(&mut std::io::Cursor::new(spirv))
+            .map_err(|e| Error::msg(format!("invalid SPIR-V module: {e}")))?;
+        Self::build(ctx, &code, bindings, push_constant_bytes, constants)
     }
 
     /// Like [`ComputePipeline::new`], but hands `code` to the driver as is, without checking
@@ -35,6 +48,16 @@ impl ComputePipeline {
         code: &[u32],
         bindings: &[vk::DescriptorType],
         push_constant_bytes: u32,
+    ) -> Result<Self> {
+        Self::build(ctx, code, bindings, push_constant_bytes, &[])
+    }
+
+    fn build(
+        ctx: &Context,
+        code: &[u32],
+        bindings: &[vk::DescriptorType],
+        push_constant_bytes: u32,
+        constants: &[(u32, u32)],
     ) -> Result<Self> {
         // Each object is handed to `pipeline` as soon as it exists, so Drop cleans up
         // whatever was created if a later step fails.
@@ -75,10 +98,18 @@ impl ComputePipeline {
 
             let module_info = vk::ShaderModuleCreateInfo::default().code(code);
             let module = device.create_shader_module(&module_info, None).vk("vkCreateShaderModule")?;
-            let stage = vk::PipelineShaderStageCreateInfo::default()
+            let entries: Vec<_> = (0..constants.len())
+                .map(|i| vk::SpecializationMapEntry { constant_id: constants[i].0, offset: 4 * i as u32, size: 4 })
+                .collect();
+            let data: Vec<u8> = constants.iter().flat_map(|c| c.1.to_le_bytes()).collect();
+            let spec = vk::SpecializationInfo::default().map_entries(&entries).data(&data);
+            let mut stage = vk::PipelineShaderStageCreateInfo::default()
                 .stage(vk::ShaderStageFlags::COMPUTE)
                 .module(module)
                 .name(c"main");
+            if !constants.is_empty() {
+                stage = stage.specialization_info(&spec);
+            }
             let info = vk::ComputePipelineCreateInfo::default().stage(stage).layout(pipeline.layout);
             let created = device.create_compute_pipelines(vk::PipelineCache::null(), &[info], None);
             device.destroy_shader_module(module, None);
@@ -116,6 +147,21 @@ impl ComputePipeline {
             .dst_binding(binding)
             .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
             .buffer_info(&infos);
+        // SAFETY: as in bind_acceleration_structure.
+        unsafe { self.shared.device.update_descriptor_sets(&[write], &[]) };
+    }
+
+    pub fn bind_storage_image(&self, binding: u32, view: vk::ImageView) {
+        let infos = [vk::DescriptorImageInfo {
+            sampler: vk::Sampler::null(),
+            image_view: view,
+            image_layout: vk::ImageLayout::GENERAL,
+        }];
+        let write = vk::WriteDescriptorSet::default()
+            .dst_set(self.set)
+            .dst_binding(binding)
+            .descriptor_type(vk::DescriptorType::STORAGE_IMAGE)
+            .image_info(&infos);
         // SAFETY: as in bind_acceleration_structure.
         unsafe { self.shared.device.update_descriptor_sets(&[write], &[]) };
     }

@@ -31,29 +31,50 @@ fn committed_spirv_matches_its_source() {
     assert!(!sources.is_empty(), "no .comp sources in {}", shaders.display());
 
     let mut stale = Vec::new();
+    let mut expected = Vec::new();
     for source in &sources {
-        let spv = source.with_extension("spv");
-        let fresh = out_dir.join(spv.file_name().expect("file name"));
-        let out = Command::new(GLSLANG)
-            .args(["--target-env", "vulkan1.2", "-V"])
-            .arg(source)
-            .arg("-o")
-            .arg(&fresh)
-            .output()
-            .expect("cannot run glslangValidator");
-        assert!(
-            out.status.success(),
-            "{} does not compile:\n{}",
-            source.display(),
-            String::from_utf8_lossy(&out.stdout)
-        );
-        if fs::read(&spv).ok() != fs::read(&fresh).ok() {
-            stale.push(spv);
+        for (spv, flags) in outputs(source) {
+            let fresh = out_dir.join(spv.file_name().expect("file name"));
+            let out = Command::new(GLSLANG)
+                .args(["--target-env", "vulkan1.2", "-V"])
+                .args(&flags)
+                .arg(source)
+                .arg("-o")
+                .arg(&fresh)
+                .output()
+                .expect("cannot run glslangValidator");
+            assert!(
+                out.status.success(),
+                "{} {flags:?} does not compile:\n{}",
+                source.display(),
+                String::from_utf8_lossy(&out.stdout)
+            );
+            if fs::read(&spv).ok() != fs::read(&fresh).ok() {
+                stale.push(spv.clone());
+            }
+            expected.push(spv);
         }
     }
     assert!(stale.is_empty(), "out of date (run scripts/build-shaders.sh; checked with {version}): {stale:?}");
 
-    let orphans: Vec<_> =
-        files_with("spv").into_iter().filter(|spv| !sources.contains(&spv.with_extension("comp"))).collect();
+    let orphans: Vec<_> = files_with("spv").into_iter().filter(|spv| !expected.contains(spv)).collect();
     assert!(orphans.is_empty(), "SPIR-V without a source: {orphans:?}");
+}
+
+/// The SPIR-V files a source compiles to, with their glslang flags: NAME.spv, or one file
+/// per entry of a `// variants: OUT=-DFLAG,...` second line (the convention of
+/// scripts/build-shaders.sh).
+fn outputs(source: &Path) -> Vec<(PathBuf, Vec<String>)> {
+    let text = fs::read_to_string(source).expect("cannot read a shader source");
+    let variants = text.lines().nth(1).and_then(|l| l.strip_prefix("// variants: "));
+    match variants {
+        None => vec![(source.with_extension("spv"), Vec::new())],
+        Some(list) => list
+            .split_whitespace()
+            .map(|v| {
+                let (out, flags) = v.split_once('=').expect("variant OUT=FLAGS");
+                (source.with_file_name(format!("{out}.spv")), flags.split(',').map(str::to_string).collect())
+            })
+            .collect(),
+    }
 }
