@@ -185,7 +185,8 @@ pub struct GotHit {
 /// Tolerances of [`check_closest`].
 #[derive(Clone, Copy, Debug)]
 pub struct Tolerance {
-    /// Relative t tolerance.
+    /// Relative tolerance on t, in units of the distances involved: a hit point may move by
+    /// `rel_t * (|origin| + |t * dir|)`.
     pub rel_t: f64,
     /// Barycentric margin under which a hit is a graze either answer may take.
     pub edge: f64,
@@ -208,7 +209,11 @@ pub fn check_closest(
     tol: Tolerance,
 ) -> Result<(), String> {
     let hits = all_plane_hits(blases, instances, ray);
-    let tolt = |t: f64| tol.rel_t * t.abs().max(1e-3);
+    // Tolerance on t: `rel_t` of the distances involved (origin and hit point from the
+    // world origin, over |dir|), since f32 instance transforms round positions, not t.
+    let dl = ray.dir.iter().map(|&x| (x as f64).powi(2)).sum::<f64>().sqrt();
+    let ol = ray.org.iter().map(|&x| (x as f64).powi(2)).sum::<f64>().sqrt();
+    let tolt = |t: f64| tol.rel_t * (ol + t.abs() * dl + f64::MIN_POSITIVE) / dl;
     let inside =
         |h: &RefHit| h.margin > tol.edge && h.t > ray.tmin as f64 + tolt(h.t) && h.t < ray.tmax as f64 - tolt(h.t);
     let limit = match got {
