@@ -614,4 +614,55 @@ fn throughput() {
         rays.len() as f64 / dt / 1e6,
         h.unit.stats()
     );
+
+    // A 1M-triangle height field seen by a camera: coherent rays, the usual workload.
+    let m = 707;
+    let hgt = |i: usize, j: usize| ((i as f32 * 0.05).sin() * (j as f32 * 0.07).cos()) * 20.0;
+    let p = |i: usize, j: usize| [i as f32, hgt(i, j), j as f32];
+    let mut terrain = Vec::with_capacity(2 * m * m);
+    for j in 0..m {
+        for i in 0..m {
+            terrain.push([p(i, j), p(i + 1, j), p(i + 1, j + 1)]);
+            terrain.push([p(i, j), p(i + 1, j + 1), p(i, j + 1)]);
+        }
+    }
+    let g = dev.triangles(&terrain, 1);
+    let t0 = std::time::Instant::now();
+    let b = dev.build(Level::Bottom, vec![g]).unwrap();
+    let dt = t0.elapsed().as_secs_f64();
+    eprintln!(
+        "build (terrain): {} triangles in {dt:.3} s = {:.2} M tris/s",
+        terrain.len(),
+        terrain.len() as f64 / dt / 1e6
+    );
+    let (w, hh) = (512usize, 512usize);
+    let eye = [m as f32 * 0.5, 120.0, -50.0];
+    let cam: Vec<TraceRay> = (0..w * hh)
+        .map(|k| {
+            let (x, y) = ((k % w) as f32 / w as f32 - 0.5, (k / w) as f32 / hh as f32 - 0.5);
+            TraceRay {
+                origin: eye,
+                dir: [x, -0.4 - y * 0.8, 1.0],
+                tmin: 0.0,
+                tmax: f32::INFINITY,
+                flags: 0,
+                cull_mask: 0xff,
+                accel: b.addr,
+            }
+        })
+        .collect();
+    let mut h = Harness::new(&RtuConfig::default(), 32, 1);
+    let mem = dev.mem();
+    let t0 = std::time::Instant::now();
+    for chunk in cam.chunks(32) {
+        lane_rays[..chunk.len()].copy_from_slice(chunk);
+        h.unit.trace(&mem, 0, u32::MAX, &q, &lane_rays).unwrap();
+    }
+    let dt = t0.elapsed().as_secs_f64();
+    eprintln!(
+        "trace (terrain, camera rays): {} rays in {dt:.3} s = {:.2} M rays/s; {:?}",
+        cam.len(),
+        cam.len() as f64 / dt / 1e6,
+        h.unit.stats()
+    );
 }

@@ -141,10 +141,16 @@ impl ShortStack {
         let mut dropped = None;
         if self.len == cap {
             dropped = Some(self.buf[self.bottom]);
-            self.bottom = (self.bottom + 1) % cap;
+            self.bottom += 1;
+            if self.bottom == cap {
+                self.bottom = 0;
+            }
             self.len -= 1;
         }
-        let top = (self.bottom + self.len) % cap;
+        let mut top = self.bottom + self.len;
+        if top >= cap {
+            top -= cap;
+        }
         self.buf[top] = e;
         self.len += 1;
         dropped
@@ -156,7 +162,11 @@ impl ShortStack {
             return None;
         }
         self.len -= 1;
-        Some(self.buf[(self.bottom + self.len) % self.buf.len()])
+        let mut i = self.bottom + self.len;
+        if i >= self.buf.len() {
+            i -= self.buf.len();
+        }
+        Some(self.buf[i])
     }
 }
 

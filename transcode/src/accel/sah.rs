@@ -87,8 +87,8 @@ fn bin_of(c: f32, lo: f32, scale: f32) -> usize {
     (((c - lo) * scale) as usize).min(BINS - 1)
 }
 
-fn bin(ctx: &Ctx, idx: &[u32], cb: &Aabb, scale: &[f32; 3]) -> Bins {
-    let f = |mut bins: Bins, &i: &u32| {
+fn bin_into(ctx: &Ctx, idx: &[u32], cb: &Aabb, scale: &[f32; 3], bins: &mut Bins) {
+    for &i in idx {
         let c = &ctx.cents[i as usize];
         let b = &ctx.boxes[i as usize];
         for a in 0..3 {
@@ -96,22 +96,32 @@ fn bin(ctx: &Ctx, idx: &[u32], cb: &Aabb, scale: &[f32; 3]) -> Bins {
             bins[a][k].count += 1;
             bins[a][k].b.grow(b);
         }
-        bins
-    };
-    let merge = |mut x: Bins, y: Bins| {
-        for a in 0..3 {
-            for k in 0..BINS {
-                x[a][k].count += y[a][k].count;
-                x[a][k].b.grow(&y[a][k].b);
+    }
+}
+
+fn bin(ctx: &Ctx, idx: &[u32], cb: &Aabb, scale: &[f32; 3]) -> Bins {
+    let mut bins = Bins::default();
+    if idx.len() >= PAR_MIN {
+        let parts: Vec<Bins> = idx
+            .par_chunks(8192)
+            .map(|c| {
+                let mut b = Bins::default();
+                bin_into(ctx, c, cb, scale, &mut b);
+                b
+            })
+            .collect();
+        for p in &parts {
+            for a in 0..3 {
+                for k in 0..BINS {
+                    bins[a][k].count += p[a][k].count;
+                    bins[a][k].b.grow(&p[a][k].b);
+                }
             }
         }
-        x
-    };
-    if idx.len() >= PAR_MIN {
-        idx.par_chunks(8192).map(|c| c.iter().fold(Bins::default(), f)).reduce(Bins::default, merge)
     } else {
-        idx.iter().fold(Bins::default(), f)
+        bin_into(ctx, idx, cb, scale, &mut bins);
     }
+    bins
 }
 
 /// In-place partition; returns the number of elements for which `left` holds.
