@@ -4,6 +4,7 @@
 use crate::buffer::Buffer;
 use crate::{vk, VkResult};
 use std::sync::Arc;
+use vortex_transcode::accel;
 
 pub struct AccelStruct {
     pub buffer: Arc<Buffer>,
@@ -79,23 +80,105 @@ pub struct BuildInput {
 
 /// Vertex formats the transcoder reads.
 pub fn vertex_format_supported(f: vk::Format) -> bool {
-    f == vk::Format::R32G32B32_SFLOAT
+    accel::vertex_formats().any(|v| v == f.as_raw() as u32)
+}
+
+fn level(ty: vk::AccelerationStructureTypeKHR, geometries: &[&GeometryInput]) -> accel::Level {
+    // A GENERIC structure is built as whatever its geometries make it.
+    let top = match ty {
+        vk::AccelerationStructureTypeKHR::TOP_LEVEL => true,
+        vk::AccelerationStructureTypeKHR::BOTTOM_LEVEL => false,
+        _ => geometries.iter().any(|g| matches!(g, GeometryInput::Instances { .. })),
+    };
+    if top {
+        accel::Level::Top
+    } else {
+        accel::Level::Bottom
+    }
 }
 
 /// (structure size, build scratch, update scratch) bounds for a build of `inputs`, each
 /// with its maximum primitive count.
 pub fn build_sizes(
-    _ty: vk::AccelerationStructureTypeKHR,
-    _flags: vk::BuildAccelerationStructureFlagsKHR,
+    ty: vk::AccelerationStructureTypeKHR,
+    flags: vk::BuildAccelerationStructureFlagsKHR,
     inputs: &[(GeometryInput, u32)],
+    width: u32,
 ) -> (u64, u64, u64) {
-    let mut size = 256u64;
-    for (g, n) in inputs {
-        let per = match g {
-            GeometryInput::Instances { .. } => 128 + 64 + 8,
-            _ => 64 + 64,
-        };
-        size += per * *n as u64;
+    let kinds: Vec<_> = inputs
+        .iter()
+        .map(|(g, n)| {
+            let k = match g {
+                GeometryInput::Triangles { .. } => accel::GeometryKind::Triangles,
+                GeometryInput::Aabbs { .. } => accel::GeometryKind::Aabbs,
+                GeometryInput::Instances { .. } => accel::GeometryKind::Instances,
+            };
+            (k, *n)
+        })
+        .collect();
+    let geos: Vec<_> = inputs.iter().map(|(g, _)| g).collect();
+    let s = accel::build_sizes(level(ty, &geos), &kinds, flags.as_raw(), width);
+    (s.as_size, s.build_scratch, s.update_scratch)
+}
+
+impl BuildInput {
+    /// The transcoder's request for building into `dst` (and refitting from `src`).
+    pub fn request(&self, dst: &AccelStruct, src: Option<&AccelStruct>) -> accel::BuildRequest {
+        let geos: Vec<_> = self.geometries.iter().map(|(g, _)| g).collect();
+        let geometries = self
+            .geometries
+            .iter()
+            .map(|(g, r)| {
+                let (geometry, flags) = match *g {
+                    GeometryInput::Triangles {
+                        vertex_format,
+                        vertex_data,
+                        vertex_stride,
+                        max_vertex,
+                        index_type,
+                        index_data,
+                        transform_data,
+                        flags,
+                    } => (
+                        accel::Geometry::Triangles {
+                            vertex_format: vertex_format.as_raw() as u32,
+                            vertex_data,
+                            vertex_stride,
+                            max_vertex,
+                            index_type: index_type.as_raw() as u32,
+                            index_data,
+                            transform_data,
+                        },
+                        flags,
+                    ),
+                    GeometryInput::Aabbs { data, stride, flags } => (accel::Geometry::Aabbs { data, stride }, flags),
+                    GeometryInput::Instances { data, array_of_pointers, flags } => {
+                        (accel::Geometry::Instances { data, array_of_pointers }, flags)
+                    }
+                };
+                accel::GeometryInput {
+                    geometry,
+                    flags: flags.as_raw(),
+                    range: accel::BuildRange {
+                        primitive_count: r.primitive_count,
+                        primitive_offset: r.primitive_offset,
+                        first_vertex: r.first_vertex,
+                        transform_offset: r.transform_offset,
+                    },
+                }
+            })
+            .collect();
+        accel::BuildRequest {
+            level: level(self.ty, &geos),
+            flags: self.flags.as_raw(),
+            mode: match (self.update, src) {
+                (true, Some(s)) => accel::Mode::Update { src: s.address() },
+                _ => accel::Mode::Build,
+            },
+            dst: dst.address(),
+            dst_size: dst.size,
+            scratch: self.scratch,
+            geometries,
+        }
     }
-    (size, 64, 64)
 }

@@ -120,7 +120,7 @@ unsafe fn geometries<'a>(
 }
 
 pub unsafe extern "system" fn get_acceleration_structure_build_sizes(
-    _d: vk::Device,
+    d: vk::Device,
     build_type: vk::AccelerationStructureBuildTypeKHR,
     p_info: *const vk::AccelerationStructureBuildGeometryInfoKHR<'_>,
     p_max_counts: *const u32,
@@ -142,7 +142,8 @@ pub unsafe extern "system" fn get_acceleration_structure_build_sizes(
                 Err(_) => return,
             }
         }
-        let s = vortex_runtime::accel::build_sizes(info.ty, info.flags, &inputs);
+        let Ok(dev) = device(d) else { return };
+        let s = vortex_runtime::accel::build_sizes(info.ty, info.flags, &inputs, dev.rt.config.rtu.bvh_width);
         // SAFETY: valid output pointer.
         unsafe {
             (*p_sizes).acceleration_structure_size = s.0;
