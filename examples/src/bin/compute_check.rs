@@ -49,8 +49,7 @@ fn buffer_ops(ctx: &Context) -> Check {
         }
     })
     .map_err(err)?;
-    let got = b.read::<u8>();
-    for i in 0..1024usize {
+    for (i, &byte) in b.read::<u8>().iter().enumerate() {
         let want = if (8..520).contains(&i) {
             let src = i - 8 + 64;
             if (128..192).contains(&src) {
@@ -61,8 +60,8 @@ fn buffer_ops(ctx: &Context) -> Check {
         } else {
             0
         };
-        if got[i] != want {
-            return Err(format!("byte {i}: got {:#x}, want {want:#x}", got[i]));
+        if byte != want {
+            return Err(format!("byte {i}: got {byte:#x}, want {want:#x}"));
         }
     }
     Ok(())
@@ -208,7 +207,7 @@ struct BasicsResult {
 fn collatz(mut x: u32) -> u32 {
     let mut steps = 0;
     while x > 1 {
-        x = if x % 2 == 0 { x / 2 } else { 3 * x + 1 };
+        x = if x.is_multiple_of(2) { x / 2 } else { 3 * x + 1 };
         steps += 1;
         if steps > 500 {
             break;
