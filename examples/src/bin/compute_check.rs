@@ -285,7 +285,8 @@ fn main() {
         }
     };
     println!("device: {}", ctx.info().name);
-    let checks: Vec<(&str, Box<dyn Fn(&Context) -> Check>)> = vec![
+    type Named = (&'static str, Box<dyn Fn(&Context) -> Check>);
+    let checks: Vec<Named> = vec![
         ("buffer fill/update/copy", Box::new(buffer_ops)),
         ("image clear and copies", Box::new(image_transfers)),
         ("1D storage images", Box::new(|c| images(c, 1))),
