@@ -25,7 +25,9 @@ use vortex_model::mem::MemoryMap;
 pub struct AccelBuildJob {
     pub dst: Arc<AccelStruct>,
     pub src: Option<Arc<AccelStruct>>,
-    pub input: crate::accel::BuildInput,
+    /// The build as recorded; `dst`, `dst_size` and the update source are filled in when
+    /// the job runs.
+    pub request: vortex_transcode::accel::BuildRequest,
 }
 
 pub enum StreamOp {
@@ -264,7 +266,7 @@ fn run_accel_build(m: &MemoryMap, job: &AccelBuildJob, width: u32) -> Result<(),
             "build into an acceleration structure whose buffer has no memory",
         ));
     }
-    let req = job.input.request(&job.dst, job.src.as_deref());
+    let req = crate::accel::resolve(job.request.clone(), &job.dst, job.src.as_deref());
     let t = std::time::Instant::now();
     match vortex_transcode::accel::build(m, &req, width) {
         Ok(s) => {
