@@ -53,6 +53,24 @@ pub fn glsl(src: &str) -> Option<Vec<u32>> {
     Some(words(&bytes))
 }
 
+/// GLSL compiled and then optimized by `spirv-opt -O` (which turns locals into OpPhi webs,
+/// unrolls, and merges blocks): the same shader exercises very different SPIR-V.
+pub fn glsl_opt(src: &str) -> Option<Vec<u32>> {
+    let w = glsl(src)?;
+    if !have("spirv-opt") {
+        eprintln!("skipped: spirv-opt not installed");
+        return None;
+    }
+    let (input, output) = (tmp("spv"), tmp("spv"));
+    std::fs::write(&input, w.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>()).unwrap();
+    let out = Command::new("spirv-opt").arg("-O").arg(&input).arg("-o").arg(&output).output().unwrap();
+    let _ = std::fs::remove_file(&input);
+    assert!(out.status.success(), "spirv-opt failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    let bytes = std::fs::read(&output).unwrap();
+    let _ = std::fs::remove_file(&output);
+    Some(words(&bytes))
+}
+
 /// Assembles SPIR-V text; `None` if spirv-as is missing.
 pub fn spvasm(src: &str, env: &str) -> Option<Vec<u32>> {
     if !have("spirv-as") {
@@ -341,6 +359,20 @@ pub fn run_words(
 pub fn run(src: &str, bindings: &[Binding], grid: [u32; 3], push: &[u8]) -> Option<Run> {
     let w = glsl(src)?;
     Some(run_words(&w, bindings, grid, push, &[], 8))
+}
+
+/// Runs `src` as glslang emits it and after `spirv-opt -O`, on 8- and 32-lane warps; calls
+/// `check` on each run with a label.
+pub fn run_variants(src: &str, bindings: &[Binding], grid: [u32; 3], push: &[u8], check: impl Fn(&str, &Run)) {
+    let Some(plain) = glsl(src) else { return };
+    for threads in [8, 32] {
+        check(&format!("glslang, {threads} lanes"), &run_words(&plain, bindings, grid, push, &[], threads));
+    }
+    if let Some(opt) = glsl_opt(src) {
+        for threads in [8, 32] {
+            check(&format!("spirv-opt -O, {threads} lanes"), &run_words(&opt, bindings, grid, push, &[], threads));
+        }
+    }
 }
 
 /// Asserts two float slices agree within `tol`.

@@ -329,10 +329,9 @@ impl<'m> Lowerer<'m> {
                         self.e.ins(Vx::Iadd, 0, d + k, c, base, N, N, 0);
                     } else {
                         let wg = self.e.op2(Vx::Iadd, 0, c, base)?;
-                        let sz = self.imm(size[k as usize])?;
                         let t = csr(self, tid[k as usize])?;
-                        self.e.ins(Vx::Imul, 0, d + k, wg, sz, N, N, 0);
-                        self.e.ins(Vx::Iadd, 0, d + k, d + k, t, N, N, 0);
+                        let scaled = self.scale(wg, size[k as usize])?;
+                        self.e.ins(Vx::Iadd, 0, d + k, scaled, t, N, N, 0);
                     }
                 }
             }
