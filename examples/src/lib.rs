@@ -1,1 +1,26 @@
-//! Shared helpers for the examples (in progress).
+//! Vulkan plumbing shared by the examples. Everything goes through the Vulkan loader
+//! (`ash`, loaded at run time); nothing here links the Vortex driver crates, so every
+//! example runs unchanged on any ICD, lavapipe included.
+
+pub mod accel;
+pub mod buffer;
+pub mod context;
+pub mod error;
+pub mod icd;
+pub mod image;
+pub mod math;
+pub mod obj;
+pub mod pipeline;
+
+pub use accel::{AccelerationStructure, Indices, Instance, TriangleGeometry};
+pub use buffer::Buffer;
+pub use context::{Context, DeviceInfo};
+pub use error::{Error, Result, VkResultExt};
+pub use icd::Icd;
+pub use image::StorageImage;
+pub use math::Mat3x4;
+pub use obj::{parse_obj, Mesh};
+pub use pipeline::ComputePipeline;
+
+/// The Stanford bunny (low-resolution, 3674 triangles), as OBJ text.
+pub const BUNNY_OBJ: &str = include_str!("../data/bunny.obj");

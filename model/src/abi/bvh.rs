@@ -23,6 +23,13 @@
 //! [`dequant`] does. Builders round outward so the dequantised box always contains the
 //! child's exact box (a quantised box never shrinks).
 //!
+//! Layout rule (pre-order): a node's record comes first, then the subtree of each child in
+//! slot order, each subtree contiguous, so child offsets strictly increase with the slot
+//! and child `i`'s subtree spans `[offset(i), offset(i+1))` (the last child's ends where its
+//! parent's subtree ends; the root's ends at or before `SIZE`). The walker
+//! relies on it to restart after a short-stack overflow without revisiting anything, and
+//! reports a structure that breaks it as bad when a restart needs it.
+//!
 //! Triangle leaf (`LEAF_TRI`): 16-byte header + `count` records of 40 bytes
 //! (v0, v1, v2 as f32x3, then the primitive index), all triangles of one geometry.
 //! Instance leaf (`LEAF_INST`): 128 bytes, see [`inst`].

@@ -10,11 +10,17 @@
 //! The window is per (warp, query slot, lane): a warp may hold up to
 //! [`abi::rtu::MAX_QUERIES`](crate::abi::rtu::MAX_QUERIES) traces at once.
 
+pub mod classifier;
+pub mod isect;
+pub mod reference;
+pub mod walker;
+
 use crate::abi::rtu as rtu_abi;
 use crate::abi::MAX_THREADS;
 use crate::config::RtuConfig;
 use crate::fault::Fault;
 use crate::mem::MemoryMap;
+use walker::{MemSource, Outcome, Walk};
 
 /// One lane's ray as TRACE delivers it (the 12-register operand of `abi::rtu::ray`).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -90,11 +96,14 @@ pub struct RtuError {
     pub fault: Fault,
 }
 
-/// Per-warp trace state: the window rows of every (query, lane).
+/// Per-warp trace state: the window rows and walker contexts of every (query, lane).
 #[derive(Default)]
 struct WarpTraces {
     num_queries: u32,
     window: Vec<u32>,
+    /// One walker context per (query, lane); kept across warp launches so their stacks
+    /// are allocated once.
+    walks: Vec<Walk>,
 }
 
 /// The per-core RTU front end.
@@ -126,6 +135,13 @@ impl RtuUnit {
         for rec in w.window.chunks_exact_mut(rtu_abi::SLOT_COUNT as usize) {
             rec[rtu_abi::STATUS as usize] = rtu_abi::STS_DONE_MISS;
         }
+        let n = num_queries as usize * self.nt;
+        if w.walks.len() < n {
+            w.walks.resize_with(n, Walk::default);
+        }
+        for walk in &mut w.walks[..n] {
+            walk.finish();
+        }
     }
 
     fn check_slot(&self, warp: usize, lane: usize, q: u32) -> Result<usize, RtuError> {
@@ -142,19 +158,23 @@ impl RtuUnit {
         Ok((q as usize * self.nt + lane) * rtu_abi::SLOT_COUNT as usize)
     }
 
-    /// TRACE: arms query slot `q[lane]` of every lane in `mask` with `rays[lane]`.
+    /// TRACE: arms query slot `q[lane]` of every lane in `mask` with `rays[lane]` and runs
+    /// each lane's walk to its first record (functional mode: before the op retires).
     pub fn trace(
         &mut self,
-        _mem: &MemoryMap,
+        mem: &MemoryMap,
         warp: usize,
         mask: u32,
         q: &[u32; MAX_THREADS],
         rays: &[TraceRay; MAX_THREADS],
     ) -> Result<(), RtuError> {
-        let _ = &self.cfg;
+        let mut src = MemSource::new(mem);
         for lane in (0..self.nt).filter(|l| mask >> l & 1 != 0) {
             let base = self.check_slot(warp, lane, q[lane])?;
-            let rec = &mut self.warps[warp].window[base..base + rtu_abi::SLOT_COUNT as usize];
+            let ctx = base / rtu_abi::SLOT_COUNT as usize;
+            let w = &mut self.warps[warp];
+            let rec = &mut w.window[base..base + rtu_abi::SLOT_COUNT as usize];
+            let walk = &mut w.walks[ctx];
             let r = &rays[lane];
             rec.fill(0);
             for i in 0..3 {
@@ -165,13 +185,35 @@ impl RtuUnit {
             rec[rtu_abi::RAY_TMAX as usize] = r.tmax.to_bits();
             rec[rtu_abi::RAY_FLAGS as usize] = r.flags;
             rec[rtu_abi::RAY_CULL_MASK as usize] = r.cull_mask;
+            rec[(rtu_abi::COMMITTED + rtu_abi::span::KIND) as usize] = rtu_abi::COMMITTED_NONE;
             rec[(rtu_abi::COMMITTED + rtu_abi::span::T) as usize] = r.tmax.to_bits();
-            // Placeholder until the walker lands: every trace misses.
-            rec[rtu_abi::STATUS as usize] = rtu_abi::STS_DONE_MISS;
             self.stats.rays += 1;
-            self.stats.records += 1;
+            if r.accel == 0 {
+                walk.finish();
+            } else {
+                walk.begin(&self.cfg, r.accel, r.origin, r.dir, r.tmin, r.tmax, r.flags, r.cull_mask);
+            }
+            let out = walk
+                .run(&mut src, &self.cfg, rec, &mut self.stats)
+                .map_err(|fault| RtuError { lane: lane as u32, fault })?;
+            Self::land(rec, walk, out, &mut self.stats);
         }
         Ok(())
+    }
+
+    /// Writes a record's STATUS (last): the record has landed.
+    #[inline]
+    fn land(rec: &mut [u32], walk: &Walk, out: Outcome, stats: &mut RtuStats) {
+        let status = match out {
+            Outcome::Yield(s) => s,
+            Outcome::Parked => rtu_abi::STS_PENDING,
+            Outcome::Done if walk.has_committed() => rtu_abi::STS_DONE_HIT,
+            Outcome::Done => rtu_abi::STS_DONE_MISS,
+        };
+        if out != Outcome::Parked {
+            stats.records += 1;
+        }
+        rec[rtu_abi::STATUS as usize] = status;
     }
 
     /// WAIT: writes the status of each active lane's record into `status`. Returns false if
@@ -191,18 +233,42 @@ impl RtuUnit {
     }
 
     /// CONTINUE: resumes each active lane's query with `action[lane]` (an `ACT_*` bit set)
-    /// and, for a generated intersection, hit distance `t[lane]`.
+    /// and, for a generated intersection, hit distance `t[lane]`. Lanes without an open
+    /// candidate ignore the action, except TERMINATE, which ends a walk still running.
     pub fn cont(
         &mut self,
-        _mem: &MemoryMap,
+        mem: &MemoryMap,
         warp: usize,
         mask: u32,
         q: &[u32; MAX_THREADS],
-        _action: &[u32; MAX_THREADS],
-        _t: &[f32; MAX_THREADS],
+        action: &[u32; MAX_THREADS],
+        t: &[f32; MAX_THREADS],
     ) -> Result<(), RtuError> {
+        let mut src = MemSource::new(mem);
         for lane in (0..self.nt).filter(|l| mask >> l & 1 != 0) {
-            self.check_slot(warp, lane, q[lane])?;
+            let base = self.check_slot(warp, lane, q[lane])?;
+            let ctx = base / rtu_abi::SLOT_COUNT as usize;
+            let w = &mut self.warps[warp];
+            let rec = &mut w.window[base..base + rtu_abi::SLOT_COUNT as usize];
+            let walk = &mut w.walks[ctx];
+            let status = rec[rtu_abi::STATUS as usize];
+            let act = action[lane];
+            if rtu_abi::status_is_yield(status) {
+                if act & rtu_abi::ACT_ACCEPT != 0 && walk.accept(rec, t[lane]) {
+                    walk.finish();
+                }
+                if act & rtu_abi::ACT_TERMINATE != 0 {
+                    walk.finish();
+                }
+            } else if status == rtu_abi::STS_PENDING && act & rtu_abi::ACT_TERMINATE != 0 {
+                walk.finish();
+            } else {
+                continue;
+            }
+            let out = walk
+                .run(&mut src, &self.cfg, rec, &mut self.stats)
+                .map_err(|fault| RtuError { lane: lane as u32, fault })?;
+            Self::land(rec, walk, out, &mut self.stats);
         }
         Ok(())
     }

@@ -1,0 +1,311 @@
+//! Instance, device and queue: the Vulkan state every example starts from.
+//!
+//! The device is created with the ray-query feature chain (buffer device address,
+//! acceleration structures, ray queries) and one compute-capable queue.
+
+use crate::error::{Error, Result, VkResultExt};
+use crate::icd::{restrict_loader_to, Icd};
+use ash::{khr, vk};
+use std::ffi::{CStr, FromBytesUntilNulError};
+use std::path::PathBuf;
+use std::rc::Rc;
+use std::time::Duration;
+
+/// Device extensions the examples need (deferred host operations is required by
+/// VK_KHR_acceleration_structure, even though the examples build on the device).
+const DEVICE_EXTENSIONS: [&CStr; 3] =
+    [khr::acceleration_structure::NAME, khr::ray_query::NAME, khr::deferred_host_operations::NAME];
+
+/// Longest wait for one submission. Generous because a modelled GPU can be slow, but
+/// finite so that a hung driver fails the example instead of hanging it.
+const FENCE_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// What the examples report about the device they run on.
+#[derive(Clone, Debug)]
+pub struct DeviceInfo {
+    pub name: String,
+    pub driver_name: String,
+    pub driver_info: String,
+    pub api_version: u32,
+    pub min_scratch_alignment: u64,
+}
+
+impl DeviceInfo {
+    pub fn api_version_string(&self) -> String {
+        let v = self.api_version;
+        format!("{}.{}.{}", vk::api_version_major(v), vk::api_version_minor(v), vk::api_version_patch(v))
+    }
+}
+
+/// The Vulkan objects shared by every resource. Resources hold an `Rc` to it, so the
+/// device outlives them all, and it is not `Send`: one thread records and submits.
+pub(crate) struct Shared {
+    _entry: ash::Entry,
+    instance: ash::Instance,
+    pub(crate) device: ash::Device,
+    pub(crate) accel: khr::acceleration_structure::Device,
+    pub(crate) memory_properties: vk::PhysicalDeviceMemoryProperties,
+    pub(crate) info: DeviceInfo,
+    queue: vk::Queue,
+    command_pool: vk::CommandPool,
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        // SAFETY: every resource holds an Rc to this, so none is left; waiting for idle
+        // makes sure no submission still uses the pool.
+        unsafe {
+            let _ = self.device.device_wait_idle();
+            self.device.destroy_command_pool(self.command_pool, None);
+            self.device.destroy_device(None);
+            self.instance.destroy_instance(None);
+        }
+    }
+}
+
+/// A Vulkan device ready for ray queries, on the driver chosen by an [`Icd`].
+pub struct Context {
+    pub(crate) shared: Rc<Shared>,
+    manifest: PathBuf,
+}
+
+impl Context {
+    /// Points the loader at `icd`, then creates an instance and a device on the first
+    /// physical device that supports ray queries.
+    ///
+    /// Writes the process environment (see [`restrict_loader_to`]): call it before
+    /// starting threads.
+    pub fn new(icd: &Icd) -> Result<Self> {
+        let manifest = icd.manifest()?;
+        restrict_loader_to(&manifest);
+        // SAFETY: loading the system's Vulkan loader runs its initialisers; nothing else
+        // in this process has loaded it with a different environment.
+        let entry = unsafe { ash::Entry::load() }
+            .map_err(|e| Error::msg(format!("cannot load the Vulkan loader (libvulkan.so.1): {e}")))?;
+        let instance = create_instance(&entry).map_err(|e| {
+            Error::msg(format!(
+                "{e}: the loader found no usable driver in {} (is it a valid manifest whose library_path loads?)",
+                manifest.display()
+            ))
+        })?;
+        // `entry` stays alive past the error path below: dropping the last Entry unloads
+        // the loader library, and with it destroy_instance.
+        match Self::with_instance(entry.clone(), instance.clone()) {
+            Ok(shared) => Ok(Context { shared: Rc::new(shared), manifest }),
+            Err(e) => {
+                // SAFETY: with_instance destroyed whatever it created from the instance.
+                unsafe { instance.destroy_instance(None) };
+                Err(e)
+            }
+        }
+    }
+
+    fn with_instance(entry: ash::Entry, instance: ash::Instance) -> Result<Shared> {
+        let (physical, info, family) = pick_physical_device(&instance)?;
+        let device = create_device(&instance, physical, family)?;
+        let pool_info = vk::CommandPoolCreateInfo::default().queue_family_index(family);
+        // SAFETY: the device is valid; on failure it is destroyed before returning.
+        let command_pool = match unsafe { device.create_command_pool(&pool_info, None) }.vk("vkCreateCommandPool") {
+            Ok(pool) => pool,
+            Err(e) => {
+                unsafe { device.destroy_device(None) };
+                return Err(e);
+            }
+        };
+        // SAFETY: plain queries on valid handles.
+        let (queue, memory_properties) =
+            unsafe { (device.get_device_queue(family, 0), instance.get_physical_device_memory_properties(physical)) };
+        let accel = khr::acceleration_structure::Device::new(&instance, &device);
+        Ok(Shared { _entry: entry, instance, device, accel, memory_properties, info, queue, command_pool })
+    }
+
+    pub fn info(&self) -> &DeviceInfo {
+        &self.shared.info
+    }
+
+    /// The loader manifest of the driver in use.
+    pub fn manifest(&self) -> &std::path::Path {
+        &self.manifest
+    }
+
+    pub fn device(&self) -> &ash::Device {
+        &self.shared.device
+    }
+
+    /// Records commands with `record` into a fresh command buffer, submits it, and waits
+    /// for it to finish.
+    pub fn submit_once<R>(&self, record: impl FnOnce(vk::CommandBuffer) -> R) -> Result<R> {
+        let s = &*self.shared;
+        let alloc = vk::CommandBufferAllocateInfo::default()
+            .command_pool(s.command_pool)
+            .level(vk::CommandBufferLevel::PRIMARY)
+            .command_buffer_count(1);
+        // SAFETY (this function): the pool, queue and fence are used from this thread only
+        // (Context is not Send); cmd and fence are freed only when the device is done
+        // with them or never got them.
+        let cmd = unsafe { s.device.allocate_command_buffers(&alloc) }.vk("vkAllocateCommandBuffers")?[0];
+        let release = |fence: Option<vk::Fence>| unsafe {
+            s.device.free_command_buffers(s.command_pool, &[cmd]);
+            if let Some(fence) = fence {
+                s.device.destroy_fence(fence, None);
+            }
+        };
+        let fence = match unsafe { s.device.create_fence(&vk::FenceCreateInfo::default(), None) } {
+            Ok(fence) => fence,
+            Err(result) => {
+                release(None);
+                return Err(Error::Vulkan { call: "vkCreateFence", result });
+            }
+        };
+        let out = match self.record_and_submit(cmd, fence, record) {
+            Ok(out) => out,
+            Err(e) => {
+                release(Some(fence));
+                return Err(e);
+            }
+        };
+        let timeout = FENCE_TIMEOUT.as_nanos() as u64;
+        if let Err(result) = unsafe { s.device.wait_for_fences(&[fence], true, timeout) } {
+            // The submission may still be running: leak its command buffer and fence
+            // rather than free what the device might still use.
+            return Err(match result {
+                vk::Result::TIMEOUT => {
+                    Error::msg(format!("a submission did not finish within {} s", FENCE_TIMEOUT.as_secs()))
+                }
+                result => Error::Vulkan { call: "vkWaitForFences", result },
+            });
+        }
+        release(Some(fence));
+        Ok(out)
+    }
+
+    fn record_and_submit<R>(
+        &self,
+        cmd: vk::CommandBuffer,
+        fence: vk::Fence,
+        record: impl FnOnce(vk::CommandBuffer) -> R,
+    ) -> Result<R> {
+        let device = &self.shared.device;
+        let begin = vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
+        // SAFETY: cmd is a fresh primary command buffer; the fence is unsignalled.
+        unsafe { device.begin_command_buffer(cmd, &begin) }.vk("vkBeginCommandBuffer")?;
+        let out = record(cmd);
+        unsafe { device.end_command_buffer(cmd) }.vk("vkEndCommandBuffer")?;
+        let cmds = [cmd];
+        let submit = vk::SubmitInfo::default().command_buffers(&cmds);
+        unsafe { device.queue_submit(self.shared.queue, &[submit], fence) }.vk("vkQueueSubmit")?;
+        Ok(out)
+    }
+}
+
+fn create_instance(entry: &ash::Entry) -> Result<ash::Instance> {
+    let app = vk::ApplicationInfo::default()
+        .application_name(c"vortex-examples")
+        .engine_name(c"vortex-examples")
+        .api_version(vk::API_VERSION_1_2);
+    let info = vk::InstanceCreateInfo::default().application_info(&app);
+    // SAFETY: the create info and everything it points to outlive the call.
+    unsafe { entry.create_instance(&info, None) }.vk("vkCreateInstance")
+}
+
+/// The first physical device that can run the examples, or an error that says why each
+/// device was rejected.
+fn pick_physical_device(instance: &ash::Instance) -> Result<(vk::PhysicalDevice, DeviceInfo, u32)> {
+    // SAFETY: valid instance.
+    let devices = unsafe { instance.enumerate_physical_devices() }
+        .vk("vkEnumeratePhysicalDevices")
+        .map_err(|e| Error::msg(format!("{e}: the driver found no device it can run on")))?;
+    if devices.is_empty() {
+        return Err(Error::msg("the Vulkan driver exposes no physical device"));
+    }
+    let mut rejected = Vec::new();
+    for physical in devices {
+        let info = device_info(instance, physical);
+        match check_suitable(instance, physical, &info) {
+            Ok(family) => return Ok((physical, info, family)),
+            Err(reason) => rejected.push(format!("{}: {reason}", info.name)),
+        }
+    }
+    Err(Error::msg(format!("no Vulkan device supports ray queries: {}", rejected.join("; "))))
+}
+
+fn device_info(instance: &ash::Instance, physical: vk::PhysicalDevice) -> DeviceInfo {
+    let mut driver = vk::PhysicalDeviceDriverProperties::default();
+    let mut accel = vk::PhysicalDeviceAccelerationStructurePropertiesKHR::default();
+    let props = {
+        let mut props2 = vk::PhysicalDeviceProperties2::default().push_next(&mut driver).push_next(&mut accel);
+        // SAFETY: valid handles. Drivers skip chained structs of extensions they lack, as
+        // the spec requires, so this is safe before check_suitable has run.
+        unsafe { instance.get_physical_device_properties2(physical, &mut props2) };
+        props2.properties
+    };
+    DeviceInfo {
+        name: owned(props.device_name_as_c_str()),
+        driver_name: owned(driver.driver_name_as_c_str()),
+        driver_info: owned(driver.driver_info_as_c_str()),
+        api_version: props.api_version,
+        min_scratch_alignment: u64::from(accel.min_acceleration_structure_scratch_offset_alignment.max(1)),
+    }
+}
+
+/// A string from a fixed-size array in a properties struct ("" if it is unterminated).
+fn owned(s: std::result::Result<&CStr, FromBytesUntilNulError>) -> String {
+    s.map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
+}
+
+/// Returns the queue family to use, or why the device cannot run the examples.
+fn check_suitable(instance: &ash::Instance, physical: vk::PhysicalDevice, info: &DeviceInfo) -> Result<u32, String> {
+    if info.api_version < vk::API_VERSION_1_2 {
+        return Err(format!("Vulkan {} is too old, 1.2 is required", info.api_version_string()));
+    }
+    // SAFETY: valid physical device.
+    let available = unsafe { instance.enumerate_device_extension_properties(physical) }
+        .map_err(|e| format!("vkEnumerateDeviceExtensionProperties failed: {e:?}"))?;
+    for wanted in DEVICE_EXTENSIONS {
+        if !available.iter().any(|ext| ext.extension_name_as_c_str() == Ok(wanted)) {
+            return Err(format!("missing extension {}", wanted.to_string_lossy()));
+        }
+    }
+    let mut v12 = vk::PhysicalDeviceVulkan12Features::default();
+    let mut accel = vk::PhysicalDeviceAccelerationStructureFeaturesKHR::default();
+    let mut rq = vk::PhysicalDeviceRayQueryFeaturesKHR::default();
+    {
+        let mut features =
+            vk::PhysicalDeviceFeatures2::default().push_next(&mut v12).push_next(&mut accel).push_next(&mut rq);
+        // SAFETY: the extensions behind every struct in the chain are present (checked above).
+        unsafe { instance.get_physical_device_features2(physical, &mut features) };
+    }
+    for (name, present) in [
+        ("bufferDeviceAddress", v12.buffer_device_address),
+        ("accelerationStructure", accel.acceleration_structure),
+        ("rayQuery", rq.ray_query),
+    ] {
+        if present != vk::TRUE {
+            return Err(format!("feature {name} is not supported"));
+        }
+    }
+    // SAFETY: valid physical device.
+    let families = unsafe { instance.get_physical_device_queue_family_properties(physical) };
+    families
+        .iter()
+        .position(|f| f.queue_flags.contains(vk::QueueFlags::COMPUTE) && f.queue_count > 0)
+        .map(|i| i as u32)
+        .ok_or_else(|| "no compute queue".to_string())
+}
+
+fn create_device(instance: &ash::Instance, physical: vk::PhysicalDevice, family: u32) -> Result<ash::Device> {
+    let priorities = [1.0];
+    let queues = [vk::DeviceQueueCreateInfo::default().queue_family_index(family).queue_priorities(&priorities)];
+    let extensions = DEVICE_EXTENSIONS.map(CStr::as_ptr);
+    let mut v12 = vk::PhysicalDeviceVulkan12Features::default().buffer_device_address(true);
+    let mut accel = vk::PhysicalDeviceAccelerationStructureFeaturesKHR::default().acceleration_structure(true);
+    let mut rq = vk::PhysicalDeviceRayQueryFeaturesKHR::default().ray_query(true);
+    let info = vk::DeviceCreateInfo::default()
+        .queue_create_infos(&queues)
+        .enabled_extension_names(&extensions)
+        .push_next(&mut v12)
+        .push_next(&mut accel)
+        .push_next(&mut rq);
+    // SAFETY: the create info and its chain outlive the call; support was checked.
+    unsafe { instance.create_device(physical, &info, None) }.vk("vkCreateDevice")
+}

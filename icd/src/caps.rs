@@ -1,0 +1,595 @@
+//! What the device reports: API version, extensions, features, properties, limits, formats,
+//! memory and queues. Everything reported true works; everything not implemented is false
+//! (conformance tests enable every advertised feature, so a half-done one breaks them all).
+
+use crate::util::{walk_out, write_name};
+use ash::vk;
+use std::ffi::c_void;
+use vortex_model::abi::{format, kernel::kargs};
+use vortex_runtime::device::Gpu;
+
+/// Vulkan 1.2: the highest version whose required features really work here. (1.3 requires
+/// dynamic rendering, synchronization2 and more.)
+pub const API_VERSION: u32 = vk::make_api_version(0, 1, 2, vk::HEADER_VERSION);
+pub const DRIVER_VERSION: u32 = vk::make_api_version(0, 0, 1, 0);
+pub const VENDOR_ID: u32 = 0x1_0000 + 0x5652; // outside the PCI range: not a registered vendor
+pub const DEVICE_ID: u32 = 0x5254;
+
+pub const INSTANCE_EXTENSIONS: &[(&str, u32)] = &[("VK_KHR_get_physical_device_properties2", 2)];
+
+pub const DEVICE_EXTENSIONS: &[(&str, u32)] = &[
+    ("VK_KHR_acceleration_structure", 13),
+    ("VK_KHR_ray_query", 1),
+    ("VK_KHR_deferred_host_operations", 4),
+    ("VK_KHR_buffer_device_address", 1),
+    ("VK_KHR_spirv_1_4", 1),
+    ("VK_KHR_shader_float_controls", 4),
+    ("VK_EXT_descriptor_indexing", 2),
+    ("VK_KHR_storage_buffer_storage_class", 1),
+    ("VK_KHR_get_memory_requirements2", 1),
+    ("VK_KHR_bind_memory2", 1),
+    ("VK_KHR_dedicated_allocation", 3),
+    ("VK_KHR_timeline_semaphore", 2),
+    ("VK_KHR_uniform_buffer_standard_layout", 1),
+];
+
+/// Fixed UUIDs: the driver UUID also versions serialized acceleration structures.
+pub const DRIVER_UUID: [u8; 16] = *b"VortexRT-drv-001";
+pub const DEVICE_UUID: [u8; 16] = *b"VortexRT-dev-001";
+
+pub fn extension_properties(list: &[(&str, u32)]) -> Vec<vk::ExtensionProperties> {
+    list.iter()
+        .map(|(name, rev)| {
+            let mut p = vk::ExtensionProperties { spec_version: *rev, ..Default::default() };
+            write_name(&mut p.extension_name, name);
+            p
+        })
+        .collect()
+}
+
+/// Core 1.0 features.
+pub fn features10() -> vk::PhysicalDeviceFeatures {
+    vk::PhysicalDeviceFeatures {
+        shader_storage_image_extended_formats: vk::TRUE,
+        shader_storage_image_read_without_format: vk::TRUE,
+        shader_storage_image_write_without_format: vk::TRUE,
+        shader_uniform_buffer_array_dynamic_indexing: vk::TRUE,
+        shader_storage_buffer_array_dynamic_indexing: vk::TRUE,
+        shader_storage_image_array_dynamic_indexing: vk::TRUE,
+        ..Default::default()
+    }
+}
+
+const T: vk::Bool32 = vk::TRUE;
+
+fn fill_v11(f: &mut vk::PhysicalDeviceVulkan11Features) {
+    f.storage_buffer16_bit_access = 0;
+    f.uniform_and_storage_buffer16_bit_access = 0;
+    f.storage_push_constant16 = 0;
+    f.storage_input_output16 = 0;
+    f.multiview = 0;
+    f.multiview_geometry_shader = 0;
+    f.multiview_tessellation_shader = 0;
+    f.variable_pointers_storage_buffer = 0;
+    f.variable_pointers = 0;
+    f.protected_memory = 0;
+    f.sampler_ycbcr_conversion = 0;
+    f.shader_draw_parameters = 0;
+}
+
+fn fill_v12(f: &mut vk::PhysicalDeviceVulkan12Features) {
+    f.sampler_mirror_clamp_to_edge = 0;
+    f.draw_indirect_count = 0;
+    f.storage_buffer8_bit_access = 0;
+    f.uniform_and_storage_buffer8_bit_access = 0;
+    f.storage_push_constant8 = 0;
+    f.shader_buffer_int64_atomics = 0;
+    f.shader_shared_int64_atomics = 0;
+    f.shader_float16 = 0;
+    f.shader_int8 = 0;
+    f.descriptor_indexing = T;
+    f.shader_input_attachment_array_dynamic_indexing = 0;
+    f.shader_uniform_texel_buffer_array_dynamic_indexing = T;
+    f.shader_storage_texel_buffer_array_dynamic_indexing = T;
+    f.shader_uniform_buffer_array_non_uniform_indexing = T;
+    f.shader_sampled_image_array_non_uniform_indexing = T;
+    f.shader_storage_buffer_array_non_uniform_indexing = T;
+    f.shader_storage_image_array_non_uniform_indexing = T;
+    f.shader_input_attachment_array_non_uniform_indexing = 0;
+    f.shader_uniform_texel_buffer_array_non_uniform_indexing = T;
+    f.shader_storage_texel_buffer_array_non_uniform_indexing = T;
+    f.descriptor_binding_uniform_buffer_update_after_bind = T;
+    f.descriptor_binding_sampled_image_update_after_bind = T;
+    f.descriptor_binding_storage_image_update_after_bind = T;
+    f.descriptor_binding_storage_buffer_update_after_bind = T;
+    f.descriptor_binding_uniform_texel_buffer_update_after_bind = T;
+    f.descriptor_binding_storage_texel_buffer_update_after_bind = T;
+    f.descriptor_binding_update_unused_while_pending = T;
+    f.descriptor_binding_partially_bound = T;
+    f.descriptor_binding_variable_descriptor_count = 0;
+    f.runtime_descriptor_array = T;
+    f.sampler_filter_minmax = 0;
+    f.scalar_block_layout = T;
+    f.imageless_framebuffer = 0;
+    f.uniform_buffer_standard_layout = T;
+    f.shader_subgroup_extended_types = 0;
+    f.separate_depth_stencil_layouts = 0;
+    f.host_query_reset = 0;
+    f.timeline_semaphore = T;
+    f.buffer_device_address = T;
+    f.buffer_device_address_capture_replay = 0;
+    f.buffer_device_address_multi_device = 0;
+    f.vulkan_memory_model = 0;
+    f.vulkan_memory_model_device_scope = 0;
+    f.vulkan_memory_model_availability_visibility_chains = 0;
+    f.shader_output_viewport_index = 0;
+    f.shader_output_layer = 0;
+    f.subgroup_broadcast_dynamic_id = 0;
+}
+
+/// Fills every feature structure we know in an output chain; unknown ones are left alone.
+///
+/// # Safety
+/// `chain` must be a valid, writable pNext chain.
+pub unsafe fn fill_features(chain: *mut c_void) {
+    let mut v11 = vk::PhysicalDeviceVulkan11Features::default();
+    fill_v11(&mut v11);
+    let mut v12 = vk::PhysicalDeviceVulkan12Features::default();
+    fill_v12(&mut v12);
+    macro_rules! at {
+        ($p:expr, $t:ty) => {
+            // SAFETY: the sType matched this structure type.
+            unsafe { &mut *($p as *mut $t) }
+        };
+    }
+    let fill = |ty: vk::StructureType, p: *mut c_void| match ty {
+        vk::StructureType::PHYSICAL_DEVICE_FEATURES_2 => at!(p, vk::PhysicalDeviceFeatures2).features = features10(),
+        vk::StructureType::PHYSICAL_DEVICE_VULKAN_1_1_FEATURES => fill_v11(at!(p, vk::PhysicalDeviceVulkan11Features)),
+        vk::StructureType::PHYSICAL_DEVICE_VULKAN_1_2_FEATURES => fill_v12(at!(p, vk::PhysicalDeviceVulkan12Features)),
+        vk::StructureType::PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES => {
+            let f = at!(p, vk::PhysicalDevice16BitStorageFeatures);
+            f.storage_buffer16_bit_access = v11.storage_buffer16_bit_access;
+            f.uniform_and_storage_buffer16_bit_access = v11.uniform_and_storage_buffer16_bit_access;
+            f.storage_push_constant16 = v11.storage_push_constant16;
+            f.storage_input_output16 = v11.storage_input_output16;
+        }
+        vk::StructureType::PHYSICAL_DEVICE_MULTIVIEW_FEATURES => {
+            let f = at!(p, vk::PhysicalDeviceMultiviewFeatures);
+            f.multiview = v11.multiview;
+            f.multiview_geometry_shader = v11.multiview_geometry_shader;
+            f.multiview_tessellation_shader = v11.multiview_tessellation_shader;
+        }
+        vk::StructureType::PHYSICAL_DEVICE_VARIABLE_POINTERS_FEATURES => {
+            let f = at!(p, vk::PhysicalDeviceVariablePointersFeatures);
+            f.variable_pointers = v11.variable_pointers;
+            f.variable_pointers_storage_buffer = v11.variable_pointers_storage_buffer;
+        }
+        vk::StructureType::PHYSICAL_DEVICE_PROTECTED_MEMORY_FEATURES => {
+            at!(p, vk::PhysicalDeviceProtectedMemoryFeatures).protected_memory = v11.protected_memory
+        }
+        vk::StructureType::PHYSICAL_DEVICE_SAMPLER_YCBCR_CONVERSION_FEATURES => {
+            at!(p, vk::PhysicalDeviceSamplerYcbcrConversionFeatures).sampler_ycbcr_conversion =
+                v11.sampler_ycbcr_conversion
+        }
+        vk::StructureType::PHYSICAL_DEVICE_SHADER_DRAW_PARAMETERS_FEATURES => {
+            at!(p, vk::PhysicalDeviceShaderDrawParametersFeatures).shader_draw_parameters = v11.shader_draw_parameters
+        }
+        vk::StructureType::PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES => {
+            let f = at!(p, vk::PhysicalDevice8BitStorageFeatures);
+            f.storage_buffer8_bit_access = v12.storage_buffer8_bit_access;
+            f.uniform_and_storage_buffer8_bit_access = v12.uniform_and_storage_buffer8_bit_access;
+            f.storage_push_constant8 = v12.storage_push_constant8;
+        }
+        vk::StructureType::PHYSICAL_DEVICE_SHADER_ATOMIC_INT64_FEATURES => {
+            let f = at!(p, vk::PhysicalDeviceShaderAtomicInt64Features);
+            f.shader_buffer_int64_atomics = v12.shader_buffer_int64_atomics;
+            f.shader_shared_int64_atomics = v12.shader_shared_int64_atomics;
+        }
+        vk::StructureType::PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES => {
+            let f = at!(p, vk::PhysicalDeviceShaderFloat16Int8Features);
+            f.shader_float16 = v12.shader_float16;
+            f.shader_int8 = v12.shader_int8;
+        }
+        vk::StructureType::PHYSICAL_DEVICE_DESCRIPTOR_INDEXING_FEATURES => {
+            let f = at!(p, vk::PhysicalDeviceDescriptorIndexingFeatures);
+            f.shader_input_attachment_array_dynamic_indexing = v12.shader_input_attachment_array_dynamic_indexing;
+            f.shader_uniform_texel_buffer_array_dynamic_indexing =
+                v12.shader_uniform_texel_buffer_array_dynamic_indexing;
+            f.shader_storage_texel_buffer_array_dynamic_indexing =
+                v12.shader_storage_texel_buffer_array_dynamic_indexing;
+            f.shader_uniform_buffer_array_non_uniform_indexing = v12.shader_uniform_buffer_array_non_uniform_indexing;
+            f.shader_sampled_image_array_non_uniform_indexing = v12.shader_sampled_image_array_non_uniform_indexing;
+            f.shader_storage_buffer_array_non_uniform_indexing = v12.shader_storage_buffer_array_non_uniform_indexing;
+            f.shader_storage_image_array_non_uniform_indexing = v12.shader_storage_image_array_non_uniform_indexing;
+            f.shader_input_attachment_array_non_uniform_indexing =
+                v12.shader_input_attachment_array_non_uniform_indexing;
+            f.shader_uniform_texel_buffer_array_non_uniform_indexing =
+                v12.shader_uniform_texel_buffer_array_non_uniform_indexing;
+            f.shader_storage_texel_buffer_array_non_uniform_indexing =
+                v12.shader_storage_texel_buffer_array_non_uniform_indexing;
+            f.descriptor_binding_uniform_buffer_update_after_bind =
+                v12.descriptor_binding_uniform_buffer_update_after_bind;
+            f.descriptor_binding_sampled_image_update_after_bind =
+                v12.descriptor_binding_sampled_image_update_after_bind;
+            f.descriptor_binding_storage_image_update_after_bind =
+                v12.descriptor_binding_storage_image_update_after_bind;
+            f.descriptor_binding_storage_buffer_update_after_bind =
+                v12.descriptor_binding_storage_buffer_update_after_bind;
+            f.descriptor_binding_uniform_texel_buffer_update_after_bind =
+                v12.descriptor_binding_uniform_texel_buffer_update_after_bind;
+            f.descriptor_binding_storage_texel_buffer_update_after_bind =
+                v12.descriptor_binding_storage_texel_buffer_update_after_bind;
+            f.descriptor_binding_update_unused_while_pending = v12.descriptor_binding_update_unused_while_pending;
+            f.descriptor_binding_partially_bound = v12.descriptor_binding_partially_bound;
+            f.descriptor_binding_variable_descriptor_count = v12.descriptor_binding_variable_descriptor_count;
+            f.runtime_descriptor_array = v12.runtime_descriptor_array;
+        }
+        vk::StructureType::PHYSICAL_DEVICE_SCALAR_BLOCK_LAYOUT_FEATURES => {
+            at!(p, vk::PhysicalDeviceScalarBlockLayoutFeatures).scalar_block_layout = v12.scalar_block_layout
+        }
+        vk::StructureType::PHYSICAL_DEVICE_IMAGELESS_FRAMEBUFFER_FEATURES => {
+            at!(p, vk::PhysicalDeviceImagelessFramebufferFeatures).imageless_framebuffer = v12.imageless_framebuffer
+        }
+        vk::StructureType::PHYSICAL_DEVICE_UNIFORM_BUFFER_STANDARD_LAYOUT_FEATURES => {
+            at!(p, vk::PhysicalDeviceUniformBufferStandardLayoutFeatures).uniform_buffer_standard_layout =
+                v12.uniform_buffer_standard_layout
+        }
+        vk::StructureType::PHYSICAL_DEVICE_SHADER_SUBGROUP_EXTENDED_TYPES_FEATURES => {
+            at!(p, vk::PhysicalDeviceShaderSubgroupExtendedTypesFeatures).shader_subgroup_extended_types =
+                v12.shader_subgroup_extended_types
+        }
+        vk::StructureType::PHYSICAL_DEVICE_SEPARATE_DEPTH_STENCIL_LAYOUTS_FEATURES => {
+            at!(p, vk::PhysicalDeviceSeparateDepthStencilLayoutsFeatures).separate_depth_stencil_layouts =
+                v12.separate_depth_stencil_layouts
+        }
+        vk::StructureType::PHYSICAL_DEVICE_HOST_QUERY_RESET_FEATURES => {
+            at!(p, vk::PhysicalDeviceHostQueryResetFeatures).host_query_reset = v12.host_query_reset
+        }
+        vk::StructureType::PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES => {
+            at!(p, vk::PhysicalDeviceTimelineSemaphoreFeatures).timeline_semaphore = v12.timeline_semaphore
+        }
+        vk::StructureType::PHYSICAL_DEVICE_BUFFER_DEVICE_ADDRESS_FEATURES => {
+            let f = at!(p, vk::PhysicalDeviceBufferDeviceAddressFeatures);
+            f.buffer_device_address = v12.buffer_device_address;
+            f.buffer_device_address_capture_replay = v12.buffer_device_address_capture_replay;
+            f.buffer_device_address_multi_device = v12.buffer_device_address_multi_device;
+        }
+        vk::StructureType::PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES => {
+            let f = at!(p, vk::PhysicalDeviceVulkanMemoryModelFeatures);
+            f.vulkan_memory_model = v12.vulkan_memory_model;
+            f.vulkan_memory_model_device_scope = v12.vulkan_memory_model_device_scope;
+            f.vulkan_memory_model_availability_visibility_chains =
+                v12.vulkan_memory_model_availability_visibility_chains;
+        }
+        vk::StructureType::PHYSICAL_DEVICE_ACCELERATION_STRUCTURE_FEATURES_KHR => {
+            let f = at!(p, vk::PhysicalDeviceAccelerationStructureFeaturesKHR);
+            f.acceleration_structure = T;
+            f.acceleration_structure_capture_replay = 0;
+            f.acceleration_structure_indirect_build = 0;
+            f.acceleration_structure_host_commands = 0;
+            f.descriptor_binding_acceleration_structure_update_after_bind = T;
+        }
+        vk::StructureType::PHYSICAL_DEVICE_RAY_QUERY_FEATURES_KHR => {
+            at!(p, vk::PhysicalDeviceRayQueryFeaturesKHR).ray_query = T
+        }
+        _ => {}
+    };
+    // SAFETY: forwarded contract.
+    unsafe { walk_out(chain, fill) }
+}
+
+pub fn properties10(gpu: &Gpu) -> vk::PhysicalDeviceProperties {
+    let c = &gpu.config;
+    let mut p = vk::PhysicalDeviceProperties {
+        api_version: API_VERSION,
+        driver_version: DRIVER_VERSION,
+        vendor_id: VENDOR_ID,
+        device_id: DEVICE_ID,
+        device_type: vk::PhysicalDeviceType::CPU,
+        pipeline_cache_uuid: DEVICE_UUID,
+        limits: limits(gpu),
+        ..Default::default()
+    };
+    let _ = c;
+    write_name(&mut p.device_name, &gpu.name());
+    p
+}
+
+pub fn limits(gpu: &Gpu) -> vk::PhysicalDeviceLimits {
+    let c = &gpu.config;
+    let big = 1u32 << 20;
+    vk::PhysicalDeviceLimits {
+        max_image_dimension1_d: 16384,
+        max_image_dimension2_d: 16384,
+        max_image_dimension3_d: 2048,
+        max_image_dimension_cube: 16384,
+        max_image_array_layers: 2048,
+        max_texel_buffer_elements: 65536,
+        max_uniform_buffer_range: 65536,
+        max_storage_buffer_range: u32::MAX,
+        max_push_constants_size: kargs::PUSH_BYTES as u32,
+        max_memory_allocation_count: 1 << 20,
+        max_sampler_allocation_count: 4000,
+        buffer_image_granularity: 64,
+        sparse_address_space_size: 0,
+        max_bound_descriptor_sets: kargs::MAX_SETS as u32,
+        max_per_stage_descriptor_samplers: big,
+        max_per_stage_descriptor_uniform_buffers: big,
+        max_per_stage_descriptor_storage_buffers: big,
+        max_per_stage_descriptor_sampled_images: big,
+        max_per_stage_descriptor_storage_images: big,
+        max_per_stage_descriptor_input_attachments: 0,
+        max_per_stage_resources: big,
+        max_descriptor_set_samplers: big,
+        max_descriptor_set_uniform_buffers: big,
+        max_descriptor_set_uniform_buffers_dynamic: (kargs::MAX_DYNAMIC / 2) as u32,
+        max_descriptor_set_storage_buffers: big,
+        max_descriptor_set_storage_buffers_dynamic: (kargs::MAX_DYNAMIC / 2) as u32,
+        max_descriptor_set_sampled_images: big,
+        max_descriptor_set_storage_images: big,
+        max_descriptor_set_input_attachments: 0,
+        max_compute_shared_memory_size: c.lmem_bytes / 2,
+        max_compute_work_group_count: [1 << 30, 65535, 65535],
+        max_compute_work_group_invocations: c.max_block_threads().min(1024),
+        max_compute_work_group_size: [c.max_block_threads().min(1024), c.max_block_threads().min(1024), 64],
+        max_sampler_lod_bias: 0.0,
+        max_sampler_anisotropy: 1.0,
+        max_viewports: 1,
+        max_viewport_dimensions: [4096, 4096],
+        viewport_bounds_range: [-8192.0, 8191.0],
+        min_memory_map_alignment: 64,
+        min_texel_buffer_offset_alignment: 16,
+        min_uniform_buffer_offset_alignment: 16,
+        min_storage_buffer_offset_alignment: 16,
+        max_framebuffer_width: 4096,
+        max_framebuffer_height: 4096,
+        max_framebuffer_layers: 256,
+        framebuffer_color_sample_counts: vk::SampleCountFlags::TYPE_1,
+        framebuffer_depth_sample_counts: vk::SampleCountFlags::TYPE_1,
+        framebuffer_stencil_sample_counts: vk::SampleCountFlags::TYPE_1,
+        framebuffer_no_attachments_sample_counts: vk::SampleCountFlags::TYPE_1,
+        max_color_attachments: 4,
+        sampled_image_color_sample_counts: vk::SampleCountFlags::TYPE_1,
+        sampled_image_integer_sample_counts: vk::SampleCountFlags::TYPE_1,
+        sampled_image_depth_sample_counts: vk::SampleCountFlags::TYPE_1,
+        sampled_image_stencil_sample_counts: vk::SampleCountFlags::TYPE_1,
+        storage_image_sample_counts: vk::SampleCountFlags::TYPE_1,
+        max_sample_mask_words: 1,
+        timestamp_compute_and_graphics: 0,
+        timestamp_period: 1.0,
+        discrete_queue_priorities: 2,
+        point_size_range: [1.0, 1.0],
+        line_width_range: [1.0, 1.0],
+        optimal_buffer_copy_offset_alignment: 16,
+        optimal_buffer_copy_row_pitch_alignment: 16,
+        non_coherent_atom_size: 64,
+        ..Default::default()
+    }
+}
+
+/// Fills the property structures we know in an output chain.
+///
+/// # Safety
+/// `chain` must be a valid, writable pNext chain.
+pub unsafe fn fill_properties(gpu: &Gpu, chain: *mut c_void) {
+    let c = &gpu.config;
+    macro_rules! at {
+        ($p:expr, $t:ty) => {
+            // SAFETY: the sType matched this structure type.
+            unsafe { &mut *($p as *mut $t) }
+        };
+    }
+    let subgroup_stages = vk::ShaderStageFlags::COMPUTE;
+    let subgroup_ops = vk::SubgroupFeatureFlags::BASIC;
+    let denorm = vk::ShaderFloatControlsIndependence::ALL;
+    let fill = |ty: vk::StructureType, p: *mut c_void| match ty {
+        vk::StructureType::PHYSICAL_DEVICE_PROPERTIES_2 => {
+            at!(p, vk::PhysicalDeviceProperties2).properties = properties10(gpu)
+        }
+        vk::StructureType::PHYSICAL_DEVICE_VULKAN_1_1_PROPERTIES => {
+            let q = at!(p, vk::PhysicalDeviceVulkan11Properties);
+            q.device_uuid = DEVICE_UUID;
+            q.driver_uuid = DRIVER_UUID;
+            q.device_luid_valid = 0;
+            q.subgroup_size = c.num_threads;
+            q.subgroup_supported_stages = subgroup_stages;
+            q.subgroup_supported_operations = subgroup_ops;
+            q.subgroup_quad_operations_in_all_stages = 0;
+            q.point_clipping_behavior = vk::PointClippingBehavior::ALL_CLIP_PLANES;
+            q.max_multiview_view_count = 0;
+            q.max_multiview_instance_index = 0;
+            q.protected_no_fault = 0;
+            q.max_per_set_descriptors = 1 << 20;
+            q.max_memory_allocation_size = vortex_model::mem::MAX_ALLOCATION;
+        }
+        vk::StructureType::PHYSICAL_DEVICE_ID_PROPERTIES => {
+            let q = at!(p, vk::PhysicalDeviceIDProperties);
+            q.device_uuid = DEVICE_UUID;
+            q.driver_uuid = DRIVER_UUID;
+            q.device_luid_valid = 0;
+        }
+        vk::StructureType::PHYSICAL_DEVICE_SUBGROUP_PROPERTIES => {
+            let q = at!(p, vk::PhysicalDeviceSubgroupProperties);
+            q.subgroup_size = c.num_threads;
+            q.supported_stages = subgroup_stages;
+            q.supported_operations = subgroup_ops;
+            q.quad_operations_in_all_stages = 0;
+        }
+        vk::StructureType::PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES => {
+            let q = at!(p, vk::PhysicalDeviceMaintenance3Properties);
+            q.max_per_set_descriptors = 1 << 20;
+            q.max_memory_allocation_size = vortex_model::mem::MAX_ALLOCATION;
+        }
+        vk::StructureType::PHYSICAL_DEVICE_POINT_CLIPPING_PROPERTIES => {
+            at!(p, vk::PhysicalDevicePointClippingProperties).point_clipping_behavior =
+                vk::PointClippingBehavior::ALL_CLIP_PLANES
+        }
+        vk::StructureType::PHYSICAL_DEVICE_VULKAN_1_2_PROPERTIES => {
+            let q = at!(p, vk::PhysicalDeviceVulkan12Properties);
+            q.driver_id = vk::DriverId::from_raw(0);
+            write_name(&mut q.driver_name, "vortex-rt");
+            write_name(&mut q.driver_info, concat!("Vortex RT ", env!("CARGO_PKG_VERSION"), " (modelled GPU)"));
+            q.conformance_version = vk::ConformanceVersion::default();
+            q.denorm_behavior_independence = denorm;
+            q.rounding_mode_independence = denorm;
+            q.shader_denorm_preserve_float32 = T;
+            q.shader_rounding_mode_rte_float32 = T;
+            q.shader_signed_zero_inf_nan_preserve_float32 = T;
+            q.max_update_after_bind_descriptors_in_all_pools = 1 << 20;
+            q.shader_uniform_buffer_array_non_uniform_indexing_native = T;
+            q.shader_sampled_image_array_non_uniform_indexing_native = T;
+            q.shader_storage_buffer_array_non_uniform_indexing_native = T;
+            q.shader_storage_image_array_non_uniform_indexing_native = T;
+            q.robust_buffer_access_update_after_bind = 0;
+            q.quad_divergent_implicit_lod = 0;
+            let n = 1 << 20;
+            q.max_per_stage_descriptor_update_after_bind_samplers = n;
+            q.max_per_stage_descriptor_update_after_bind_uniform_buffers = n;
+            q.max_per_stage_descriptor_update_after_bind_storage_buffers = n;
+            q.max_per_stage_descriptor_update_after_bind_sampled_images = n;
+            q.max_per_stage_descriptor_update_after_bind_storage_images = n;
+            q.max_per_stage_update_after_bind_resources = n;
+            q.max_descriptor_set_update_after_bind_samplers = n;
+            q.max_descriptor_set_update_after_bind_uniform_buffers = n;
+            q.max_descriptor_set_update_after_bind_uniform_buffers_dynamic = (kargs::MAX_DYNAMIC / 2) as u32;
+            q.max_descriptor_set_update_after_bind_storage_buffers = n;
+            q.max_descriptor_set_update_after_bind_storage_buffers_dynamic = (kargs::MAX_DYNAMIC / 2) as u32;
+            q.max_descriptor_set_update_after_bind_sampled_images = n;
+            q.max_descriptor_set_update_after_bind_storage_images = n;
+            q.supported_depth_resolve_modes = vk::ResolveModeFlags::NONE;
+            q.supported_stencil_resolve_modes = vk::ResolveModeFlags::NONE;
+            q.filter_minmax_single_component_formats = 0;
+            q.max_timeline_semaphore_value_difference = u64::MAX >> 1;
+            q.framebuffer_integer_color_sample_counts = vk::SampleCountFlags::TYPE_1;
+        }
+        vk::StructureType::PHYSICAL_DEVICE_DRIVER_PROPERTIES => {
+            let q = at!(p, vk::PhysicalDeviceDriverProperties);
+            q.driver_id = vk::DriverId::from_raw(0);
+            write_name(&mut q.driver_name, "vortex-rt");
+            write_name(&mut q.driver_info, concat!("Vortex RT ", env!("CARGO_PKG_VERSION"), " (modelled GPU)"));
+        }
+        vk::StructureType::PHYSICAL_DEVICE_FLOAT_CONTROLS_PROPERTIES => {
+            let q = at!(p, vk::PhysicalDeviceFloatControlsProperties);
+            q.denorm_behavior_independence = denorm;
+            q.rounding_mode_independence = denorm;
+            q.shader_denorm_preserve_float32 = T;
+            q.shader_rounding_mode_rte_float32 = T;
+            q.shader_signed_zero_inf_nan_preserve_float32 = T;
+        }
+        vk::StructureType::PHYSICAL_DEVICE_DESCRIPTOR_INDEXING_PROPERTIES => {
+            let q = at!(p, vk::PhysicalDeviceDescriptorIndexingProperties);
+            let n = 1 << 20;
+            q.max_update_after_bind_descriptors_in_all_pools = n;
+            q.shader_uniform_buffer_array_non_uniform_indexing_native = T;
+            q.shader_sampled_image_array_non_uniform_indexing_native = T;
+            q.shader_storage_buffer_array_non_uniform_indexing_native = T;
+            q.shader_storage_image_array_non_uniform_indexing_native = T;
+            q.max_per_stage_descriptor_update_after_bind_samplers = n;
+            q.max_per_stage_descriptor_update_after_bind_uniform_buffers = n;
+            q.max_per_stage_descriptor_update_after_bind_storage_buffers = n;
+            q.max_per_stage_descriptor_update_after_bind_sampled_images = n;
+            q.max_per_stage_descriptor_update_after_bind_storage_images = n;
+            q.max_per_stage_update_after_bind_resources = n;
+            q.max_descriptor_set_update_after_bind_samplers = n;
+            q.max_descriptor_set_update_after_bind_uniform_buffers = n;
+            q.max_descriptor_set_update_after_bind_uniform_buffers_dynamic = (kargs::MAX_DYNAMIC / 2) as u32;
+            q.max_descriptor_set_update_after_bind_storage_buffers = n;
+            q.max_descriptor_set_update_after_bind_storage_buffers_dynamic = (kargs::MAX_DYNAMIC / 2) as u32;
+            q.max_descriptor_set_update_after_bind_sampled_images = n;
+            q.max_descriptor_set_update_after_bind_storage_images = n;
+        }
+        vk::StructureType::PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_PROPERTIES => {
+            at!(p, vk::PhysicalDeviceTimelineSemaphoreProperties).max_timeline_semaphore_value_difference =
+                u64::MAX >> 1
+        }
+        vk::StructureType::PHYSICAL_DEVICE_ACCELERATION_STRUCTURE_PROPERTIES_KHR => {
+            let q = at!(p, vk::PhysicalDeviceAccelerationStructurePropertiesKHR);
+            q.max_geometry_count = 1 << 24;
+            q.max_instance_count = 1 << 24;
+            q.max_primitive_count = 1 << 29;
+            q.max_per_stage_descriptor_acceleration_structures = 1 << 20;
+            q.max_per_stage_descriptor_update_after_bind_acceleration_structures = 1 << 20;
+            q.max_descriptor_set_acceleration_structures = 1 << 20;
+            q.max_descriptor_set_update_after_bind_acceleration_structures = 1 << 20;
+            q.min_acceleration_structure_scratch_offset_alignment = 128;
+        }
+        _ => {}
+    };
+    // SAFETY: forwarded contract.
+    unsafe { walk_out(chain, fill) }
+}
+
+/// Format support: storage images (and transfers) for every format the texture path
+/// converts; acceleration-structure vertex input for the vertex formats the transcoder
+/// reads.
+pub fn format_properties(f: vk::Format) -> vk::FormatProperties {
+    let mut p = vk::FormatProperties::default();
+    if let Some(fmt) = format::lookup(f.as_raw() as u32) {
+        let mut img = vk::FormatFeatureFlags::STORAGE_IMAGE
+            | vk::FormatFeatureFlags::TRANSFER_SRC
+            | vk::FormatFeatureFlags::TRANSFER_DST;
+        if fmt.texel_bytes() == 4 && fmt.is_integer() && fmt.comps == 1 {
+            img |= vk::FormatFeatureFlags::STORAGE_IMAGE_ATOMIC;
+        }
+        p.optimal_tiling_features = img;
+        p.linear_tiling_features = img;
+    }
+    if crate::entry::accel::vertex_format_supported(f) {
+        p.buffer_features |= vk::FormatFeatureFlags::ACCELERATION_STRUCTURE_VERTEX_BUFFER_KHR;
+    }
+    p
+}
+
+pub fn image_format_properties(
+    f: vk::Format,
+    ty: vk::ImageType,
+    _tiling: vk::ImageTiling,
+    usage: vk::ImageUsageFlags,
+    flags: vk::ImageCreateFlags,
+) -> Result<vk::ImageFormatProperties, vk::Result> {
+    let supported_usage =
+        vk::ImageUsageFlags::STORAGE | vk::ImageUsageFlags::TRANSFER_SRC | vk::ImageUsageFlags::TRANSFER_DST;
+    if format::lookup(f.as_raw() as u32).is_none()
+        || !supported_usage.contains(usage)
+        || flags.intersects(vk::ImageCreateFlags::SPARSE_BINDING | vk::ImageCreateFlags::SPARSE_RESIDENCY)
+    {
+        return Err(vk::Result::ERROR_FORMAT_NOT_SUPPORTED);
+    }
+    let (extent, layers) = match ty {
+        vk::ImageType::TYPE_1D => (vk::Extent3D { width: 16384, height: 1, depth: 1 }, 2048),
+        vk::ImageType::TYPE_2D => (vk::Extent3D { width: 16384, height: 16384, depth: 1 }, 2048),
+        vk::ImageType::TYPE_3D => (vk::Extent3D { width: 2048, height: 2048, depth: 2048 }, 1),
+        _ => return Err(vk::Result::ERROR_FORMAT_NOT_SUPPORTED),
+    };
+    Ok(vk::ImageFormatProperties {
+        max_extent: extent,
+        max_mip_levels: 15,
+        max_array_layers: layers,
+        sample_counts: vk::SampleCountFlags::TYPE_1,
+        max_resource_size: 1 << 40,
+    })
+}
+
+/// One heap, one memory type that is everything at once.
+pub fn memory_properties() -> vk::PhysicalDeviceMemoryProperties {
+    let mut m = vk::PhysicalDeviceMemoryProperties { memory_type_count: 1, memory_heap_count: 1, ..Default::default() };
+    m.memory_types[0] = vk::MemoryType {
+        property_flags: vk::MemoryPropertyFlags::DEVICE_LOCAL
+            | vk::MemoryPropertyFlags::HOST_VISIBLE
+            | vk::MemoryPropertyFlags::HOST_COHERENT
+            | vk::MemoryPropertyFlags::HOST_CACHED,
+        heap_index: 0,
+    };
+    m.memory_heaps[0] = vk::MemoryHeap { size: 8 << 30, flags: vk::MemoryHeapFlags::DEVICE_LOCAL };
+    m
+}
+
+/// One queue family: compute and transfer (no graphics bit until graphics exists).
+pub fn queue_family() -> vk::QueueFamilyProperties {
+    vk::QueueFamilyProperties {
+        queue_flags: vk::QueueFlags::COMPUTE | vk::QueueFlags::TRANSFER,
+        queue_count: 1,
+        timestamp_valid_bits: 0,
+        min_image_transfer_granularity: vk::Extent3D { width: 1, height: 1, depth: 1 },
+    }
+}

@@ -1,0 +1,17 @@
+//! Vulkan entry points, one module per object family.
+//!
+//! Every `unsafe extern "system"` function here has the same safety contract: the caller
+//! honours the Vulkan specification's valid usage for that command (live handles, valid
+//! pointers and counts). Within that contract no input makes them panic or misbehave.
+
+#![allow(clippy::missing_safety_doc)]
+
+pub mod accel;
+pub mod command;
+pub mod deferred;
+pub mod descriptor;
+pub mod device;
+pub mod instance;
+pub mod memory;
+pub mod pipeline;
+pub mod sync;

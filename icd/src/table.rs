@@ -1,0 +1,303 @@
+//! The entry-point table: every Vulkan command this ICD implements, with the level it belongs
+//! to and the extension that provides it. Each function is coerced to ash's PFN type for its
+//! name, so a signature mistake fails the build.
+
+use crate::entry::*;
+use ash::vk;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Level {
+    /// Callable without an instance.
+    Global,
+    Instance,
+    /// Dispatched through a physical device.
+    Physical,
+    Device,
+}
+
+pub struct Entry {
+    pub name: &'static str,
+    pub func: unsafe extern "system" fn(),
+    pub level: Level,
+    /// Device extension that must be enabled for `vkGetDeviceProcAddr` to return it
+    /// (`None` for core commands).
+    pub ext: Option<&'static str>,
+}
+
+macro_rules! entries {
+    ($( $name:literal => $func:path as $pfn:ident, $level:ident $(, $ext:literal)? ; )*) => {
+        pub static ENTRIES: &[Entry] = &[
+            $( Entry {
+                name: $name,
+                func: {
+                    let f: vk::$pfn = $func;
+                    // SAFETY: function pointers of any signature have the same representation;
+                    // callers cast back to the PFN type the name implies.
+                    unsafe { std::mem::transmute::<vk::$pfn, unsafe extern "system" fn()>(f) }
+                },
+                level: Level::$level,
+                ext: entries!(@ext $($ext)?),
+            }, )*
+        ];
+    };
+    (@ext) => { None };
+    (@ext $e:literal) => { Some($e) };
+}
+
+entries! {
+    "vkGetInstanceProcAddr" => crate::vk_get_instance_proc_addr as PFN_vkGetInstanceProcAddr, Global;
+    "vkEnumerateInstanceVersion" => instance::enumerate_instance_version as PFN_vkEnumerateInstanceVersion, Global;
+    "vkEnumerateInstanceExtensionProperties" => instance::enumerate_instance_extension_properties as PFN_vkEnumerateInstanceExtensionProperties, Global;
+    "vkEnumerateInstanceLayerProperties" => instance::enumerate_instance_layer_properties as PFN_vkEnumerateInstanceLayerProperties, Global;
+    "vkCreateInstance" => instance::create_instance as PFN_vkCreateInstance, Global;
+
+    "vkDestroyInstance" => instance::destroy_instance as PFN_vkDestroyInstance, Instance;
+    "vkEnumeratePhysicalDevices" => instance::enumerate_physical_devices as PFN_vkEnumeratePhysicalDevices, Instance;
+    "vkEnumeratePhysicalDeviceGroups" => instance::enumerate_physical_device_groups as PFN_vkEnumeratePhysicalDeviceGroups, Instance;
+    "vkEnumeratePhysicalDeviceGroupsKHR" => instance::enumerate_physical_device_groups as PFN_vkEnumeratePhysicalDeviceGroups, Instance;
+    "vkGetDeviceProcAddr" => crate::vk_get_device_proc_addr as PFN_vkGetDeviceProcAddr, Instance;
+
+    "vkGetPhysicalDeviceFeatures" => instance::get_physical_device_features as PFN_vkGetPhysicalDeviceFeatures, Physical;
+    "vkGetPhysicalDeviceFeatures2" => instance::get_physical_device_features2 as PFN_vkGetPhysicalDeviceFeatures2, Physical;
+    "vkGetPhysicalDeviceFeatures2KHR" => instance::get_physical_device_features2 as PFN_vkGetPhysicalDeviceFeatures2, Physical;
+    "vkGetPhysicalDeviceProperties" => instance::get_physical_device_properties as PFN_vkGetPhysicalDeviceProperties, Physical;
+    "vkGetPhysicalDeviceProperties2" => instance::get_physical_device_properties2 as PFN_vkGetPhysicalDeviceProperties2, Physical;
+    "vkGetPhysicalDeviceProperties2KHR" => instance::get_physical_device_properties2 as PFN_vkGetPhysicalDeviceProperties2, Physical;
+    "vkGetPhysicalDeviceQueueFamilyProperties" => instance::get_physical_device_queue_family_properties as PFN_vkGetPhysicalDeviceQueueFamilyProperties, Physical;
+    "vkGetPhysicalDeviceQueueFamilyProperties2" => instance::get_physical_device_queue_family_properties2 as PFN_vkGetPhysicalDeviceQueueFamilyProperties2, Physical;
+    "vkGetPhysicalDeviceQueueFamilyProperties2KHR" => instance::get_physical_device_queue_family_properties2 as PFN_vkGetPhysicalDeviceQueueFamilyProperties2, Physical;
+    "vkGetPhysicalDeviceMemoryProperties" => instance::get_physical_device_memory_properties as PFN_vkGetPhysicalDeviceMemoryProperties, Physical;
+    "vkGetPhysicalDeviceMemoryProperties2" => instance::get_physical_device_memory_properties2 as PFN_vkGetPhysicalDeviceMemoryProperties2, Physical;
+    "vkGetPhysicalDeviceMemoryProperties2KHR" => instance::get_physical_device_memory_properties2 as PFN_vkGetPhysicalDeviceMemoryProperties2, Physical;
+    "vkGetPhysicalDeviceFormatProperties" => instance::get_physical_device_format_properties as PFN_vkGetPhysicalDeviceFormatProperties, Physical;
+    "vkGetPhysicalDeviceFormatProperties2" => instance::get_physical_device_format_properties2 as PFN_vkGetPhysicalDeviceFormatProperties2, Physical;
+    "vkGetPhysicalDeviceFormatProperties2KHR" => instance::get_physical_device_format_properties2 as PFN_vkGetPhysicalDeviceFormatProperties2, Physical;
+    "vkGetPhysicalDeviceImageFormatProperties" => instance::get_physical_device_image_format_properties as PFN_vkGetPhysicalDeviceImageFormatProperties, Physical;
+    "vkGetPhysicalDeviceImageFormatProperties2" => instance::get_physical_device_image_format_properties2 as PFN_vkGetPhysicalDeviceImageFormatProperties2, Physical;
+    "vkGetPhysicalDeviceImageFormatProperties2KHR" => instance::get_physical_device_image_format_properties2 as PFN_vkGetPhysicalDeviceImageFormatProperties2, Physical;
+    "vkGetPhysicalDeviceSparseImageFormatProperties" => instance::get_physical_device_sparse_image_format_properties as PFN_vkGetPhysicalDeviceSparseImageFormatProperties, Physical;
+    "vkGetPhysicalDeviceSparseImageFormatProperties2" => instance::get_physical_device_sparse_image_format_properties2 as PFN_vkGetPhysicalDeviceSparseImageFormatProperties2, Physical;
+    "vkGetPhysicalDeviceSparseImageFormatProperties2KHR" => instance::get_physical_device_sparse_image_format_properties2 as PFN_vkGetPhysicalDeviceSparseImageFormatProperties2, Physical;
+    "vkGetPhysicalDeviceExternalBufferProperties" => instance::get_physical_device_external_buffer_properties as PFN_vkGetPhysicalDeviceExternalBufferProperties, Physical;
+    "vkGetPhysicalDeviceExternalFenceProperties" => instance::get_physical_device_external_fence_properties as PFN_vkGetPhysicalDeviceExternalFenceProperties, Physical;
+    "vkGetPhysicalDeviceExternalSemaphoreProperties" => instance::get_physical_device_external_semaphore_properties as PFN_vkGetPhysicalDeviceExternalSemaphoreProperties, Physical;
+    "vkEnumerateDeviceExtensionProperties" => instance::enumerate_device_extension_properties as PFN_vkEnumerateDeviceExtensionProperties, Physical;
+    "vkEnumerateDeviceLayerProperties" => instance::enumerate_device_layer_properties as PFN_vkEnumerateDeviceLayerProperties, Physical;
+    "vkCreateDevice" => device::create_device as PFN_vkCreateDevice, Physical;
+
+    "vkDestroyDevice" => device::destroy_device as PFN_vkDestroyDevice, Device;
+    "vkGetDeviceQueue" => device::get_device_queue as PFN_vkGetDeviceQueue, Device;
+    "vkGetDeviceQueue2" => device::get_device_queue2 as PFN_vkGetDeviceQueue2, Device;
+    "vkQueueSubmit" => device::queue_submit as PFN_vkQueueSubmit, Device;
+    "vkQueueWaitIdle" => device::queue_wait_idle as PFN_vkQueueWaitIdle, Device;
+    "vkDeviceWaitIdle" => device::device_wait_idle as PFN_vkDeviceWaitIdle, Device;
+
+    "vkAllocateMemory" => memory::allocate_memory as PFN_vkAllocateMemory, Device;
+    "vkFreeMemory" => memory::free_memory as PFN_vkFreeMemory, Device;
+    "vkMapMemory" => memory::map_memory as PFN_vkMapMemory, Device;
+    "vkUnmapMemory" => memory::unmap_memory as PFN_vkUnmapMemory, Device;
+    "vkFlushMappedMemoryRanges" => memory::flush_mapped_memory_ranges as PFN_vkFlushMappedMemoryRanges, Device;
+    "vkInvalidateMappedMemoryRanges" => memory::flush_mapped_memory_ranges as PFN_vkInvalidateMappedMemoryRanges, Device;
+    "vkGetDeviceMemoryCommitment" => memory::get_device_memory_commitment as PFN_vkGetDeviceMemoryCommitment, Device;
+    "vkCreateBuffer" => memory::create_buffer as PFN_vkCreateBuffer, Device;
+    "vkDestroyBuffer" => memory::destroy_buffer as PFN_vkDestroyBuffer, Device;
+    "vkGetBufferMemoryRequirements" => memory::get_buffer_memory_requirements as PFN_vkGetBufferMemoryRequirements, Device;
+    "vkGetBufferMemoryRequirements2" => memory::get_buffer_memory_requirements2 as PFN_vkGetBufferMemoryRequirements2, Device;
+    "vkGetBufferMemoryRequirements2KHR" => memory::get_buffer_memory_requirements2 as PFN_vkGetBufferMemoryRequirements2, Device, "VK_KHR_get_memory_requirements2";
+    "vkGetImageMemoryRequirements" => memory::get_image_memory_requirements as PFN_vkGetImageMemoryRequirements, Device;
+    "vkGetImageMemoryRequirements2" => memory::get_image_memory_requirements2 as PFN_vkGetImageMemoryRequirements2, Device;
+    "vkGetImageMemoryRequirements2KHR" => memory::get_image_memory_requirements2 as PFN_vkGetImageMemoryRequirements2, Device, "VK_KHR_get_memory_requirements2";
+    "vkGetImageSparseMemoryRequirements" => memory::get_image_sparse_memory_requirements as PFN_vkGetImageSparseMemoryRequirements, Device;
+    "vkGetImageSparseMemoryRequirements2" => memory::get_image_sparse_memory_requirements2 as PFN_vkGetImageSparseMemoryRequirements2, Device;
+    "vkBindBufferMemory" => memory::bind_buffer_memory as PFN_vkBindBufferMemory, Device;
+    "vkBindBufferMemory2" => memory::bind_buffer_memory2 as PFN_vkBindBufferMemory2, Device;
+    "vkBindBufferMemory2KHR" => memory::bind_buffer_memory2 as PFN_vkBindBufferMemory2, Device, "VK_KHR_bind_memory2";
+    "vkBindImageMemory" => memory::bind_image_memory as PFN_vkBindImageMemory, Device;
+    "vkBindImageMemory2" => memory::bind_image_memory2 as PFN_vkBindImageMemory2, Device;
+    "vkBindImageMemory2KHR" => memory::bind_image_memory2 as PFN_vkBindImageMemory2, Device, "VK_KHR_bind_memory2";
+    "vkGetBufferDeviceAddress" => memory::get_buffer_device_address as PFN_vkGetBufferDeviceAddress, Device;
+    "vkGetBufferDeviceAddressKHR" => memory::get_buffer_device_address as PFN_vkGetBufferDeviceAddress, Device, "VK_KHR_buffer_device_address";
+    "vkGetBufferOpaqueCaptureAddress" => memory::get_buffer_opaque_capture_address as PFN_vkGetBufferOpaqueCaptureAddress, Device;
+    "vkGetBufferOpaqueCaptureAddressKHR" => memory::get_buffer_opaque_capture_address as PFN_vkGetBufferOpaqueCaptureAddress, Device, "VK_KHR_buffer_device_address";
+    "vkGetDeviceMemoryOpaqueCaptureAddress" => memory::get_device_memory_opaque_capture_address as PFN_vkGetDeviceMemoryOpaqueCaptureAddress, Device;
+    "vkGetDeviceMemoryOpaqueCaptureAddressKHR" => memory::get_device_memory_opaque_capture_address as PFN_vkGetDeviceMemoryOpaqueCaptureAddress, Device, "VK_KHR_buffer_device_address";
+    "vkCreateImage" => memory::create_image as PFN_vkCreateImage, Device;
+    "vkDestroyImage" => memory::destroy_image as PFN_vkDestroyImage, Device;
+    "vkGetImageSubresourceLayout" => memory::get_image_subresource_layout as PFN_vkGetImageSubresourceLayout, Device;
+    "vkCreateImageView" => memory::create_image_view as PFN_vkCreateImageView, Device;
+    "vkDestroyImageView" => memory::destroy_image_view as PFN_vkDestroyImageView, Device;
+    "vkCreateSampler" => memory::create_sampler as PFN_vkCreateSampler, Device;
+    "vkDestroySampler" => memory::destroy_sampler as PFN_vkDestroySampler, Device;
+
+    "vkCreateFence" => sync::create_fence as PFN_vkCreateFence, Device;
+    "vkDestroyFence" => sync::destroy_fence as PFN_vkDestroyFence, Device;
+    "vkResetFences" => sync::reset_fences as PFN_vkResetFences, Device;
+    "vkGetFenceStatus" => sync::get_fence_status as PFN_vkGetFenceStatus, Device;
+    "vkWaitForFences" => sync::wait_for_fences as PFN_vkWaitForFences, Device;
+    "vkCreateSemaphore" => sync::create_semaphore as PFN_vkCreateSemaphore, Device;
+    "vkDestroySemaphore" => sync::destroy_semaphore as PFN_vkDestroySemaphore, Device;
+    "vkGetSemaphoreCounterValue" => sync::get_semaphore_counter_value as PFN_vkGetSemaphoreCounterValue, Device;
+    "vkGetSemaphoreCounterValueKHR" => sync::get_semaphore_counter_value as PFN_vkGetSemaphoreCounterValue, Device, "VK_KHR_timeline_semaphore";
+    "vkWaitSemaphores" => sync::wait_semaphores as PFN_vkWaitSemaphores, Device;
+    "vkWaitSemaphoresKHR" => sync::wait_semaphores as PFN_vkWaitSemaphores, Device, "VK_KHR_timeline_semaphore";
+    "vkSignalSemaphore" => sync::signal_semaphore as PFN_vkSignalSemaphore, Device;
+    "vkSignalSemaphoreKHR" => sync::signal_semaphore as PFN_vkSignalSemaphore, Device, "VK_KHR_timeline_semaphore";
+    "vkCreateEvent" => sync::create_event as PFN_vkCreateEvent, Device;
+    "vkDestroyEvent" => sync::destroy_event as PFN_vkDestroyEvent, Device;
+    "vkGetEventStatus" => sync::get_event_status as PFN_vkGetEventStatus, Device;
+    "vkSetEvent" => sync::set_event as PFN_vkSetEvent, Device;
+    "vkResetEvent" => sync::reset_event as PFN_vkResetEvent, Device;
+
+    "vkCreateDescriptorSetLayout" => descriptor::create_descriptor_set_layout as PFN_vkCreateDescriptorSetLayout, Device;
+    "vkDestroyDescriptorSetLayout" => descriptor::destroy_descriptor_set_layout as PFN_vkDestroyDescriptorSetLayout, Device;
+    "vkGetDescriptorSetLayoutSupport" => descriptor::get_descriptor_set_layout_support as PFN_vkGetDescriptorSetLayoutSupport, Device;
+    "vkCreateDescriptorPool" => descriptor::create_descriptor_pool as PFN_vkCreateDescriptorPool, Device;
+    "vkDestroyDescriptorPool" => descriptor::destroy_descriptor_pool as PFN_vkDestroyDescriptorPool, Device;
+    "vkResetDescriptorPool" => descriptor::reset_descriptor_pool as PFN_vkResetDescriptorPool, Device;
+    "vkAllocateDescriptorSets" => descriptor::allocate_descriptor_sets as PFN_vkAllocateDescriptorSets, Device;
+    "vkFreeDescriptorSets" => descriptor::free_descriptor_sets as PFN_vkFreeDescriptorSets, Device;
+    "vkUpdateDescriptorSets" => descriptor::update_descriptor_sets as PFN_vkUpdateDescriptorSets, Device;
+
+    "vkCreateShaderModule" => pipeline::create_shader_module as PFN_vkCreateShaderModule, Device;
+    "vkDestroyShaderModule" => pipeline::destroy_shader_module as PFN_vkDestroyShaderModule, Device;
+    "vkCreatePipelineLayout" => pipeline::create_pipeline_layout as PFN_vkCreatePipelineLayout, Device;
+    "vkDestroyPipelineLayout" => pipeline::destroy_pipeline_layout as PFN_vkDestroyPipelineLayout, Device;
+    "vkCreatePipelineCache" => pipeline::create_pipeline_cache as PFN_vkCreatePipelineCache, Device;
+    "vkDestroyPipelineCache" => pipeline::destroy_pipeline_cache as PFN_vkDestroyPipelineCache, Device;
+    "vkGetPipelineCacheData" => pipeline::get_pipeline_cache_data as PFN_vkGetPipelineCacheData, Device;
+    "vkMergePipelineCaches" => pipeline::merge_pipeline_caches as PFN_vkMergePipelineCaches, Device;
+    "vkCreateComputePipelines" => pipeline::create_compute_pipelines as PFN_vkCreateComputePipelines, Device;
+    "vkCreateGraphicsPipelines" => pipeline::create_graphics_pipelines as PFN_vkCreateGraphicsPipelines, Device;
+    "vkDestroyPipeline" => pipeline::destroy_pipeline as PFN_vkDestroyPipeline, Device;
+
+    "vkCreateCommandPool" => command::create_command_pool as PFN_vkCreateCommandPool, Device;
+    "vkDestroyCommandPool" => command::destroy_command_pool as PFN_vkDestroyCommandPool, Device;
+    "vkResetCommandPool" => command::reset_command_pool as PFN_vkResetCommandPool, Device;
+    "vkTrimCommandPool" => command::trim_command_pool as PFN_vkTrimCommandPool, Device;
+    "vkAllocateCommandBuffers" => command::allocate_command_buffers as PFN_vkAllocateCommandBuffers, Device;
+    "vkFreeCommandBuffers" => command::free_command_buffers as PFN_vkFreeCommandBuffers, Device;
+    "vkBeginCommandBuffer" => command::begin_command_buffer as PFN_vkBeginCommandBuffer, Device;
+    "vkEndCommandBuffer" => command::end_command_buffer as PFN_vkEndCommandBuffer, Device;
+    "vkResetCommandBuffer" => command::reset_command_buffer as PFN_vkResetCommandBuffer, Device;
+    "vkCmdBindPipeline" => command::cmd_bind_pipeline as PFN_vkCmdBindPipeline, Device;
+    "vkCmdBindDescriptorSets" => command::cmd_bind_descriptor_sets as PFN_vkCmdBindDescriptorSets, Device;
+    "vkCmdPushConstants" => command::cmd_push_constants as PFN_vkCmdPushConstants, Device;
+    "vkCmdDispatch" => command::cmd_dispatch as PFN_vkCmdDispatch, Device;
+    "vkCmdDispatchBase" => command::cmd_dispatch_base as PFN_vkCmdDispatchBase, Device;
+    "vkCmdDispatchIndirect" => command::cmd_dispatch_indirect as PFN_vkCmdDispatchIndirect, Device;
+    "vkCmdCopyBuffer" => command::cmd_copy_buffer as PFN_vkCmdCopyBuffer, Device;
+    "vkCmdFillBuffer" => command::cmd_fill_buffer as PFN_vkCmdFillBuffer, Device;
+    "vkCmdUpdateBuffer" => command::cmd_update_buffer as PFN_vkCmdUpdateBuffer, Device;
+    "vkCmdCopyBufferToImage" => command::cmd_copy_buffer_to_image as PFN_vkCmdCopyBufferToImage, Device;
+    "vkCmdCopyImageToBuffer" => command::cmd_copy_image_to_buffer as PFN_vkCmdCopyImageToBuffer, Device;
+    "vkCmdCopyImage" => command::cmd_copy_image as PFN_vkCmdCopyImage, Device;
+    "vkCmdClearColorImage" => command::cmd_clear_color_image as PFN_vkCmdClearColorImage, Device;
+    "vkCmdPipelineBarrier" => command::cmd_pipeline_barrier as PFN_vkCmdPipelineBarrier, Device;
+    "vkCmdPipelineBarrier2" => command::cmd_pipeline_barrier2 as PFN_vkCmdPipelineBarrier2, Device;
+    "vkCmdSetEvent" => command::cmd_set_event as PFN_vkCmdSetEvent, Device;
+    "vkCmdResetEvent" => command::cmd_reset_event as PFN_vkCmdResetEvent, Device;
+    "vkCmdWaitEvents" => command::cmd_wait_events as PFN_vkCmdWaitEvents, Device;
+    "vkCmdExecuteCommands" => command::cmd_execute_commands as PFN_vkCmdExecuteCommands, Device;
+
+    "vkCreateAccelerationStructureKHR" => accel::create_acceleration_structure as PFN_vkCreateAccelerationStructureKHR, Device, "VK_KHR_acceleration_structure";
+    "vkDestroyAccelerationStructureKHR" => accel::destroy_acceleration_structure as PFN_vkDestroyAccelerationStructureKHR, Device, "VK_KHR_acceleration_structure";
+    "vkGetAccelerationStructureDeviceAddressKHR" => accel::get_acceleration_structure_device_address as PFN_vkGetAccelerationStructureDeviceAddressKHR, Device, "VK_KHR_acceleration_structure";
+    "vkGetAccelerationStructureBuildSizesKHR" => accel::get_acceleration_structure_build_sizes as PFN_vkGetAccelerationStructureBuildSizesKHR, Device, "VK_KHR_acceleration_structure";
+    "vkCmdBuildAccelerationStructuresKHR" => accel::cmd_build_acceleration_structures as PFN_vkCmdBuildAccelerationStructuresKHR, Device, "VK_KHR_acceleration_structure";
+    "vkCmdCopyAccelerationStructureKHR" => accel::cmd_copy_acceleration_structure as PFN_vkCmdCopyAccelerationStructureKHR, Device, "VK_KHR_acceleration_structure";
+    "vkBuildAccelerationStructuresKHR" => accel::build_acceleration_structures as PFN_vkBuildAccelerationStructuresKHR, Device, "VK_KHR_acceleration_structure";
+    "vkGetDeviceAccelerationStructureCompatibilityKHR" => accel::get_device_acceleration_structure_compatibility as PFN_vkGetDeviceAccelerationStructureCompatibilityKHR, Device, "VK_KHR_acceleration_structure";
+
+    "vkCreateDeferredOperationKHR" => deferred::create_deferred_operation as PFN_vkCreateDeferredOperationKHR, Device, "VK_KHR_deferred_host_operations";
+    "vkDestroyDeferredOperationKHR" => deferred::destroy_deferred_operation as PFN_vkDestroyDeferredOperationKHR, Device, "VK_KHR_deferred_host_operations";
+    "vkGetDeferredOperationMaxConcurrencyKHR" => deferred::get_deferred_operation_max_concurrency as PFN_vkGetDeferredOperationMaxConcurrencyKHR, Device, "VK_KHR_deferred_host_operations";
+    "vkGetDeferredOperationResultKHR" => deferred::get_deferred_operation_result as PFN_vkGetDeferredOperationResultKHR, Device, "VK_KHR_deferred_host_operations";
+    "vkDeferredOperationJoinKHR" => deferred::deferred_operation_join as PFN_vkDeferredOperationJoinKHR, Device, "VK_KHR_deferred_host_operations";
+}
+
+/// Looks a command up by name.
+pub fn lookup(name: &str) -> Option<&'static Entry> {
+    ENTRIES.iter().find(|e| e.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique() {
+        let mut seen = std::collections::HashSet::new();
+        for e in ENTRIES {
+            assert!(seen.insert(e.name), "{} listed twice", e.name);
+        }
+    }
+
+    /// ash's dispatch tables name every command a compute + ray-query application may ask
+    /// for; each must be implemented or deliberately absent.
+    #[test]
+    fn core_compute_commands_are_all_present() {
+        let mut missing = Vec::new();
+        let mut check = |name: &std::ffi::CStr| {
+            let n = name.to_str().unwrap();
+            if lookup(n).is_none() && !DELIBERATELY_ABSENT.iter().any(|p| n.starts_with(p) || n == *p) {
+                missing.push(n.to_string());
+            }
+            std::ptr::null()
+        };
+        let _ = ash::DeviceFnV1_0::load(&mut check);
+        let _ = ash::DeviceFnV1_1::load(&mut check);
+        let _ = ash::DeviceFnV1_2::load(&mut check);
+        let _ = ash::InstanceFnV1_0::load(&mut check);
+        let _ = ash::InstanceFnV1_1::load(&mut check);
+        let _ = ash::khr::deferred_host_operations::DeviceFn::load(&mut check);
+        assert!(missing.is_empty(), "not implemented and not listed as absent: {missing:?}");
+    }
+
+    /// Commands this compute-only device does not offer, each with the reason.
+    const DELIBERATELY_ABSENT: &[&str] = &[
+        // Graphics: no graphics queue.
+        "vkCmdDraw",
+        "vkCmdBeginRenderPass",
+        "vkCmdEndRenderPass",
+        "vkCmdNextSubpass",
+        "vkCmdBindVertexBuffers",
+        "vkCmdBindIndexBuffer",
+        "vkCmdSet",
+        "vkCmdClearAttachments",
+        "vkCmdClearDepthStencilImage",
+        "vkCmdResolveImage",
+        "vkCmdBlitImage",
+        "vkCreateRenderPass",
+        "vkDestroyRenderPass",
+        "vkCreateFramebuffer",
+        "vkDestroyFramebuffer",
+        "vkGetRenderAreaGranularity",
+        "vkCmdBeginRenderPass2",
+        "vkCmdEndRenderPass2",
+        "vkCmdNextSubpass2",
+        "vkCmdDrawIndirectCount",
+        "vkCmdDrawIndexedIndirectCount",
+        // Queries: no query types are offered yet.
+        "vkCreateQueryPool",
+        "vkDestroyQueryPool",
+        "vkGetQueryPoolResults",
+        "vkCmdBeginQuery",
+        "vkCmdEndQuery",
+        "vkCmdResetQueryPool",
+        "vkCmdWriteTimestamp",
+        "vkCmdCopyQueryPoolResults",
+        "vkResetQueryPool",
+        // Texel buffers, sparse binding, YCbCr, descriptor update templates, device groups.
+        "vkCreateBufferView",
+        "vkDestroyBufferView",
+        "vkQueueBindSparse",
+        "vkCreateSamplerYcbcrConversion",
+        "vkDestroySamplerYcbcrConversion",
+        "vkCreateDescriptorUpdateTemplate",
+        "vkDestroyDescriptorUpdateTemplate",
+        "vkUpdateDescriptorSetWithTemplate",
+        "vkGetDeviceGroupPeerMemoryFeatures",
+        "vkCmdSetDeviceMask",
+        "vkCreateRenderPass2",
+    ];
+}

@@ -1,0 +1,71 @@
+//! The ICD through the real Vulkan loader: `vulkaninfo` runs to the end on our manifest (and
+//! on lavapipe's, so a broken loader setup is told apart from a broken ICD).
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+const LAVAPIPE: &str = "/usr/share/vulkan/icd.d/lvp_icd.json";
+
+/// Runs vulkaninfo on one manifest; returns (exit success, stdout, stderr).
+fn vulkaninfo(manifest: &std::path::Path, args: &[&str]) -> (bool, String, String) {
+    let out = Command::new("vulkaninfo")
+        .args(args)
+        .env("VK_ICD_FILENAMES", manifest)
+        .env("VK_DRIVER_FILES", manifest)
+        .output()
+        .expect("vulkaninfo is not installed (scripts/setup-debian.sh installs vulkan-tools)");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn vortex_manifest() -> PathBuf {
+    let m = repo().join("json/vortex_icd.json");
+    let lib = repo().join("target/release/libvortex_icd.so");
+    assert!(lib.exists(), "{} is missing: build the ICD first (cargo build --release -p vortex-icd)", lib.display());
+    m
+}
+
+#[test]
+fn vulkaninfo_lists_the_vortex_device_and_its_extensions() {
+    let (ok, out, err) = vulkaninfo(&vortex_manifest(), &[]);
+    assert!(ok, "vulkaninfo failed on our ICD:\n{err}");
+    assert!(out.contains("deviceName") && out.contains("Vortex RT"), "no Vortex device in:\n{out}");
+    assert_eq!(out.matches("GPU id :").count().max(out.matches("GPU0").count()), 1, "exactly one physical device");
+    for ext in [
+        "VK_KHR_acceleration_structure",
+        "VK_KHR_ray_query",
+        "VK_KHR_deferred_host_operations",
+        "VK_KHR_buffer_device_address",
+        "VK_KHR_spirv_1_4",
+        "VK_KHR_shader_float_controls",
+        "VK_EXT_descriptor_indexing",
+    ] {
+        assert!(out.contains(ext), "{ext} not listed");
+    }
+    assert!(out.contains("apiVersion") && out.contains("1.2."), "API version 1.2 not reported");
+    assert!(out.contains("accelerationStructure") && out.contains("rayQuery"), "AS / ray-query features missing");
+    // Our ICD logs its own errors with "ERROR"; vulkaninfo's own complaints about the
+    // missing display are not ours.
+    assert!(!err.contains(" ERROR "), "the ICD logged errors:\n{err}");
+    // The run reached the end of the report (the last section vulkaninfo prints).
+    assert!(out.trim_end().lines().count() > 300, "vulkaninfo output looks truncated");
+}
+
+#[test]
+fn vulkaninfo_summary_on_both_icds() {
+    let (ok, out, err) = vulkaninfo(&vortex_manifest(), &["--summary"]);
+    assert!(ok && out.contains("Vortex RT"), "summary on our ICD failed:\n{out}\n{err}");
+    if std::path::Path::new(LAVAPIPE).exists() {
+        let (ok, out, err) = vulkaninfo(std::path::Path::new(LAVAPIPE), &["--summary"]);
+        assert!(ok && out.contains("llvmpipe"), "summary on lavapipe failed:\n{out}\n{err}");
+    } else {
+        eprintln!("skipped lavapipe: {LAVAPIPE} is not installed");
+    }
+}

@@ -1,0 +1,375 @@
+//! The geometry PEs' arithmetic: ray/box slab test, watertight ray/triangle test, the
+//! world-to-object ray transform. Everything is f32 like the hardware, except the exact
+//! fallback of an edge function that rounds to zero.
+//!
+//! - Box test: slabs with the ray origin subtracted *before* the multiply by `1/d`, planes
+//!   picked by the ray's octant, NaN-ignoring `max`/`min` so `0 * inf` (a ray lying in a
+//!   slab plane, parallel to it) never poisons the interval, and the far distance widened by
+//!   a few ulps ([`FAR_SCALE`]) so rounding never loses a box the ray grazes.
+//! - Triangle test: shear/scale into a ray-aligned frame (Woop, Benthin and Wald 2013,
+//!   `kz` = dominant axis), three edge functions whose signs are a function of the edge
+//!   alone (the neighbouring triangle computes exactly the negated value), an exact f64
+//!   recomputation when one rounds to zero, and a tie rule for edges that are exactly hit
+//!   (the ray passes through the edge or a vertex): the owner is decided by a fixed
+//!   symbolic perturbation of the ray origin, so a closed mesh reports exactly one hit.
+
+/// A ray prepared for one space (world for a TLAS, object for a BLAS): the slab test's
+/// reciprocals and the triangle test's shear.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RayPrep {
+    pub org: [f32; 3],
+    pub dir: [f32; 3],
+    /// `1/dir` per axis; `±inf` for a zero component.
+    pub inv: [f32; 3],
+    /// Per axis: true when the ray runs towards -axis (the near plane is the box max).
+    pub neg: [bool; 3],
+    /// Shear frame: `kz` is the dominant axis, `(kx, ky, kz)` keeps the winding.
+    pub kx: u8,
+    pub ky: u8,
+    pub kz: u8,
+    pub sx: f32,
+    pub sy: f32,
+    pub sz: f32,
+}
+
+/// Widening of a box's far distance: `1 + 2*gamma(3)` (Ize, "Robust BVH Ray Traversal")
+/// rounded up, so a box the exact ray touches is never culled by rounding.
+pub const FAR_SCALE: f32 = 1.0 + 4.0 * f32::EPSILON;
+
+impl RayPrep {
+    pub fn new(org: [f32; 3], dir: [f32; 3]) -> RayPrep {
+        let mut inv = [0.0f32; 3];
+        let mut neg = [false; 3];
+        for a in 0..3 {
+            inv[a] = 1.0 / dir[a];
+            neg[a] = inv[a] < 0.0;
+        }
+        let ad = [dir[0].abs(), dir[1].abs(), dir[2].abs()];
+        let kz = if ad[0] >= ad[1] && ad[0] >= ad[2] {
+            0
+        } else if ad[1] >= ad[2] {
+            1
+        } else {
+            2
+        };
+        let mut kx = (kz + 1) % 3;
+        let mut ky = (kx + 1) % 3;
+        if dir[kz] < 0.0 {
+            std::mem::swap(&mut kx, &mut ky);
+        }
+        let sz = 1.0 / dir[kz];
+        RayPrep { org, dir, inv, neg, kx: kx as u8, ky: ky as u8, kz: kz as u8, sx: dir[kx] * sz, sy: dir[ky] * sz, sz }
+    }
+
+    /// True if the ray has a NaN component or a zero direction: such a ray hits nothing.
+    pub fn is_degenerate(&self) -> bool {
+        self.org.iter().chain(self.dir.iter()).any(|v| v.is_nan()) || self.dir.iter().all(|&d| d == 0.0)
+    }
+}
+
+/// Slab test of one box against `[tmin, tmax]`. Returns the entry distance (clamped to
+/// `tmin`) when the ray touches the box, conservatively.
+#[inline(always)]
+pub fn slab(r: &RayPrep, lo: [f32; 3], hi: [f32; 3], tmin: f32, tmax: f32) -> Option<f32> {
+    let (near, hit) = slab_near(r, lo, hi, tmin, tmax);
+    hit.then_some(near)
+}
+
+/// The slab test's entry distance (clamped to `tmin`; it does not depend on `tmax`, so the
+/// walk order of a node's children is the same whatever the current best t) and whether
+/// the ray touches the box within `[tmin, tmax]`.
+#[inline(always)]
+pub fn slab_near(r: &RayPrep, lo: [f32; 3], hi: [f32; 3], tmin: f32, tmax: f32) -> (f32, bool) {
+    let mut near = tmin;
+    let mut far = tmax;
+    for a in 0..3 {
+        let (n, f) = if r.neg[a] { (hi[a], lo[a]) } else { (lo[a], hi[a]) };
+        // (plane - o) * inv: NaN only when the ray lies in the plane (0 * inf); `max`/`min`
+        // ignore a NaN operand, so such an axis adds no bound, which is the grazing answer.
+        let tn = (n - r.org[a]) * r.inv[a];
+        let tf = (f - r.org[a]) * r.inv[a];
+        near = near.max(tn);
+        far = far.min(tf);
+    }
+    (near, near <= far * FAR_SCALE)
+}
+
+/// Result of a ray/triangle test.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TriHit {
+    pub t: f32,
+    /// Barycentric weight of v1.
+    pub u: f32,
+    /// Barycentric weight of v2.
+    pub v: f32,
+    /// Sign of the sheared determinant: positive when the triangle's geometric normal
+    /// `(v1-v0) x (v2-v0)` points against the ray direction.
+    pub det_positive: bool,
+}
+
+/// Whether a hit is front-facing before instance flags: Vulkan's rule is that a triangle is
+/// front-facing when its vertices appear clockwise seen from the ray origin, in object
+/// space (the DXR wording adds "in a left-handed coordinate system"), which is the case
+/// when the normal `(v1-v0) x (v2-v0)` points back at the origin. Kept as one line so the
+/// sign can be flipped if lavapipe disagrees.
+#[inline(always)]
+pub fn geometric_front(h: &TriHit) -> bool {
+    h.det_positive
+}
+
+/// Owner of an edge the ray passes exactly through. `d` is the edge's direction in the
+/// sheared plane times the triangle's orientation sign. Equivalent to moving the origin by
+/// `(eps, -eps^2)`: of two triangles sharing the edge exactly one owns it, and of a fan
+/// around a vertex exactly one owns the vertex.
+#[inline]
+fn owns_edge(dx: f32, dy: f32) -> bool {
+    dy > 0.0 || (dy == 0.0 && dx > 0.0)
+}
+
+/// Watertight ray/triangle test against `[tmin, tmax]` (both inclusive).
+#[inline(always)]
+pub fn triangle(r: &RayPrep, v0: [f32; 3], v1: [f32; 3], v2: [f32; 3], tmin: f32, tmax: f32) -> Option<TriHit> {
+    let (kx, ky, kz) = (r.kx as usize, r.ky as usize, r.kz as usize);
+    let a = [v0[0] - r.org[0], v0[1] - r.org[1], v0[2] - r.org[2]];
+    let b = [v1[0] - r.org[0], v1[1] - r.org[1], v1[2] - r.org[2]];
+    let c = [v2[0] - r.org[0], v2[1] - r.org[1], v2[2] - r.org[2]];
+    let ax = a[kx] - r.sx * a[kz];
+    let ay = a[ky] - r.sy * a[kz];
+    let bx = b[kx] - r.sx * b[kz];
+    let by = b[ky] - r.sy * b[kz];
+    let cx = c[kx] - r.sx * c[kz];
+    let cy = c[ky] - r.sy * c[kz];
+    // Edge functions: U for v1->v2, V for v2->v0, W for v0->v1. Each is `q x p` of its two
+    // endpoints, so the neighbour sharing the edge computes exactly the negated value.
+    let mut u = cx * by - cy * bx;
+    let mut v = ax * cy - ay * cx;
+    let mut w = bx * ay - by * ax;
+    if (u < 0.0 || v < 0.0 || w < 0.0) && (u > 0.0 || v > 0.0 || w > 0.0) {
+        return None;
+    }
+    if u == 0.0 || v == 0.0 || w == 0.0 {
+        // Exact signs for edges that rounded to zero; then the tie rule for exact zeros.
+        let exact = |px: f32, py: f32, qx: f32, qy: f32| qx as f64 * py as f64 - qy as f64 * px as f64;
+        let mut e = [u as f64, v as f64, w as f64];
+        if u == 0.0 {
+            e[0] = exact(bx, by, cx, cy);
+        }
+        if v == 0.0 {
+            e[1] = exact(cx, cy, ax, ay);
+        }
+        if w == 0.0 {
+            e[2] = exact(ax, ay, bx, by);
+        }
+        let pos = e.iter().any(|&x| x > 0.0);
+        let negs = e.iter().any(|&x| x < 0.0);
+        if pos == negs {
+            return None; // mixed signs, or all zero (degenerate)
+        }
+        let s = if pos { 1.0f32 } else { -1.0 };
+        let edges = [(bx, by, cx, cy), (cx, cy, ax, ay), (ax, ay, bx, by)];
+        for (i, &(px, py, qx, qy)) in edges.iter().enumerate() {
+            if e[i] == 0.0 && !owns_edge(s * (qx - px), s * (qy - py)) {
+                return None;
+            }
+        }
+        u = e[0] as f32;
+        v = e[1] as f32;
+        w = e[2] as f32;
+    }
+    let det = u + v + w;
+    if det == 0.0 {
+        return None;
+    }
+    let az = r.sz * a[kz];
+    let bz = r.sz * b[kz];
+    let cz = r.sz * c[kz];
+    let tt = u * az + v * bz + w * cz;
+    let rcp = 1.0 / det;
+    let t = tt * rcp;
+    if !(t >= tmin && t <= tmax) {
+        return None;
+    }
+    Some(TriHit { t, u: v * rcp, v: w * rcp, det_positive: det > 0.0 })
+}
+
+/// Applies a 3x4 row-major affine to a point.
+#[inline(always)]
+pub fn xform_point(m: &[f32; 12], p: [f32; 3]) -> [f32; 3] {
+    [
+        m[0] * p[0] + m[1] * p[1] + m[2] * p[2] + m[3],
+        m[4] * p[0] + m[5] * p[1] + m[6] * p[2] + m[7],
+        m[8] * p[0] + m[9] * p[1] + m[10] * p[2] + m[11],
+    ]
+}
+
+/// Applies the linear part of a 3x4 row-major affine to a vector (no renormalisation, so a
+/// hit distance is the same in both spaces).
+#[inline(always)]
+pub fn xform_vector(m: &[f32; 12], d: [f32; 3]) -> [f32; 3] {
+    [
+        m[0] * d[0] + m[1] * d[1] + m[2] * d[2],
+        m[4] * d[0] + m[5] * d[1] + m[6] * d[2],
+        m[8] * d[0] + m[9] * d[1] + m[10] * d[2],
+    ]
+}
+
+/// The 3x4 identity.
+pub const IDENTITY_3X4: [f32; 12] = [1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Seed 004 §10.1: O = 0, D = (0,0,2), box (-1,-1,2)..(1,1,4), interval [0,10] -> [1,2].
+    #[test]
+    fn slab_fixture_unnormalised_direction() {
+        let r = RayPrep::new([0.0; 3], [0.0, 0.0, 2.0]);
+        let near = slab(&r, [-1.0, -1.0, 2.0], [1.0, 1.0, 4.0], 0.0, 10.0).unwrap();
+        assert_eq!(near, 1.0);
+        // Far end is 2: a tmax below 1 misses, one at exactly 1 touches.
+        assert!(slab(&r, [-1.0, -1.0, 2.0], [1.0, 1.0, 4.0], 0.0, 0.99).is_none());
+        assert_eq!(slab(&r, [-1.0, -1.0, 2.0], [1.0, 1.0, 4.0], 0.0, 1.0), Some(1.0));
+        assert!(slab(&r, [-1.0, -1.0, 2.0], [1.0, 1.0, 4.0], 2.001, 10.0).is_none());
+    }
+
+    #[test]
+    fn slab_zero_direction_components() {
+        // O.x = 2 with D.x = 0 misses the x slab.
+        let r = RayPrep::new([2.0, 0.0, 0.0], [0.0, 0.0, 2.0]);
+        assert!(slab(&r, [-1.0, -1.0, 2.0], [1.0, 1.0, 4.0], 0.0, 10.0).is_none());
+        // Origin exactly on the x = 1 plane, parallel to it: grazing counts (no NaN).
+        let r = RayPrep::new([1.0, 0.0, 0.0], [0.0, 0.0, 2.0]);
+        assert_eq!(slab(&r, [-1.0, -1.0, 2.0], [1.0, 1.0, 4.0], 0.0, 10.0), Some(1.0));
+        let r = RayPrep::new([-1.0, -1.0, 0.0], [0.0, -0.0, 1.0]);
+        assert_eq!(slab(&r, [-1.0, -1.0, 2.0], [1.0, 1.0, 4.0], 0.0, 10.0), Some(2.0));
+        // Flat box (zero thickness in x) with the ray in its plane.
+        let r = RayPrep::new([0.5, 0.0, 0.0], [0.0, 0.0, 1.0]);
+        assert!(slab(&r, [0.5, -1.0, 2.0], [0.5, 1.0, 4.0], 0.0, 10.0).is_some());
+        // Axis-aligned ray along -y.
+        let r = RayPrep::new([0.0, 10.0, 3.0], [0.0, -1.0, 0.0]);
+        assert_eq!(slab(&r, [-1.0, -1.0, 2.0], [1.0, 1.0, 4.0], 0.0, 100.0), Some(9.0));
+    }
+
+    #[test]
+    fn slab_origin_inside_with_zero_interval() {
+        let r = RayPrep::new([0.0, 0.0, 3.0], [0.0, 0.0, 1.0]);
+        assert_eq!(slab(&r, [-1.0, -1.0, 2.0], [1.0, 1.0, 4.0], 0.0, 0.0), Some(0.0));
+        // Clipped to the ray interval: entry is behind, so near = tmin.
+        assert_eq!(slab(&r, [-1.0, -1.0, 2.0], [1.0, 1.0, 4.0], 0.5, 10.0), Some(0.5));
+    }
+
+    /// Seed 004 §10.2: A=(0,0,0) B=(1,0,0) C=(0,1,0), O=(.25,.25,1), D=(0,0,-1).
+    #[test]
+    fn triangle_fixture_by_hand() {
+        let (a, b, c) = ([0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]);
+        let r = RayPrep::new([0.25, 0.25, 1.0], [0.0, 0.0, -1.0]);
+        let h = triangle(&r, a, b, c, 0.0, f32::INFINITY).unwrap();
+        assert_eq!((h.t, h.u, h.v), (1.0, 0.25, 0.25));
+        // Normal +z points back at the origin.
+        assert!(geometric_front(&h));
+        let r = RayPrep::new([0.75, 0.75, 1.0], [0.0, 0.0, -1.0]);
+        assert!(triangle(&r, a, b, c, 0.0, f32::INFINITY).is_none(), "u + v > 1 misses");
+        // From below, the other face.
+        let r = RayPrep::new([0.25, 0.25, -1.0], [0.0, 0.0, 1.0]);
+        let h = triangle(&r, a, b, c, 0.0, f32::INFINITY).unwrap();
+        assert_eq!((h.t, h.u, h.v), (1.0, 0.25, 0.25));
+        assert!(!geometric_front(&h));
+        // Non-unit direction: t scales.
+        let r = RayPrep::new([0.25, 0.25, 1.0], [0.0, 0.0, -4.0]);
+        assert_eq!(triangle(&r, a, b, c, 0.0, f32::INFINITY).unwrap().t, 0.25);
+        // Interval ends are inclusive.
+        let r = RayPrep::new([0.25, 0.25, 1.0], [0.0, 0.0, -1.0]);
+        assert!(triangle(&r, a, b, c, 1.0, 1.0).is_some());
+        assert!(triangle(&r, a, b, c, 0.0, 0.999).is_none());
+    }
+
+    /// Seed 004 §10.3: doubling object z gives O.z = 2, D.z = -2; t stays 1.
+    #[test]
+    fn t_preserved_under_scale() {
+        let w2o = [1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 2.0, 0.0];
+        let o = xform_point(&w2o, [0.25, 0.25, 1.0]);
+        let d = xform_vector(&w2o, [0.0, 0.0, -1.0]);
+        assert_eq!((o[2], d[2]), (2.0, -2.0));
+        let r = RayPrep::new(o, d);
+        let h = triangle(&r, [0.0; 3], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], 0.0, f32::INFINITY).unwrap();
+        assert_eq!(h.t, 1.0);
+    }
+
+    /// The sheared determinant's sign agrees with the geometric normal for every direction.
+    #[test]
+    fn det_sign_matches_geometric_normal() {
+        let mut s = 0x9e3779b97f4a7c15u64;
+        let mut rnd = move || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0
+        };
+        let mut checked = 0;
+        for _ in 0..20000 {
+            let v0 = [rnd(), rnd(), rnd()];
+            let v1 = [rnd(), rnd(), rnd()];
+            let v2 = [rnd(), rnd(), rnd()];
+            let p = {
+                let (a, b) = (rnd().abs(), rnd().abs());
+                let (a, b) = if a + b > 1.0 { (1.0 - a, 1.0 - b) } else { (a, b) };
+                [0, 1, 2].map(|k| v0[k] + a * (v1[k] - v0[k]) + b * (v2[k] - v0[k]))
+            };
+            let d = [rnd(), rnd(), rnd()];
+            let o = [p[0] - 3.0 * d[0], p[1] - 3.0 * d[1], p[2] - 3.0 * d[2]];
+            let e1 = [v1[0] - v0[0], v1[1] - v0[1], v1[2] - v0[2]];
+            let e2 = [v2[0] - v0[0], v2[1] - v0[1], v2[2] - v0[2]];
+            let n = [e1[1] * e2[2] - e1[2] * e2[1], e1[2] * e2[0] - e1[0] * e2[2], e1[0] * e2[1] - e1[1] * e2[0]];
+            let nd = n[0] * d[0] + n[1] * d[1] + n[2] * d[2];
+            if nd.abs() < 1e-3 {
+                continue;
+            }
+            if let Some(h) = triangle(&RayPrep::new(o, d), v0, v1, v2, 0.0, f32::INFINITY) {
+                assert_eq!(h.det_positive, nd < 0.0);
+                checked += 1;
+            }
+        }
+        assert!(checked > 10000, "{checked}");
+    }
+
+    /// Rays through shared edges and vertices of a fan hit exactly one triangle.
+    #[test]
+    fn shared_vertex_and_edges_single_hit() {
+        // Eight triangles around the origin, consistently wound, plus mixed winding.
+        let ring: Vec<[f32; 3]> = (0..8)
+            .map(|i| {
+                let a = i as f32 * std::f32::consts::FRAC_PI_4;
+                [a.cos(), a.sin(), 0.0]
+            })
+            .collect();
+        for flip_odd in [false, true] {
+            let tris: Vec<[[f32; 3]; 3]> = (0..8)
+                .map(|i| {
+                    let (p, q) = (ring[i], ring[(i + 1) % 8]);
+                    if flip_odd && i % 2 == 1 {
+                        [[0.0; 3], q, p]
+                    } else {
+                        [[0.0; 3], p, q]
+                    }
+                })
+                .collect();
+            let mut targets = vec![[0.0f32, 0.0]];
+            for p in &ring {
+                targets.push([p[0] * 0.5, p[1] * 0.5]);
+            }
+            for dz in [-1.0f32, 1.0] {
+                for tgt in &targets {
+                    for d in [[0.0, 0.0, dz], [0.3, -0.2, dz], [-0.1, 0.7, dz]] {
+                        let o = [tgt[0] - d[0] * 2.0, tgt[1] - d[1] * 2.0, -2.0 * dz];
+                        let r = RayPrep::new(o, d);
+                        let hits = tris
+                            .iter()
+                            .filter(|t| triangle(&r, t[0], t[1], t[2], 0.0, f32::INFINITY).is_some())
+                            .count();
+                        assert_eq!(hits, 1, "target {tgt:?} dir {d:?} flip {flip_odd}");
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,116 @@
+//! The physical device (what the model is configured as) and the logical device (the address
+//! space, the queue, and the one device-lost path).
+
+use crate::queue::Queue;
+use crate::{vk, VkResult};
+use parking_lot::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use vortex_model::config::DeviceConfig;
+use vortex_model::mem::AddressSpace;
+
+/// The modelled GPU as the instance enumerates it.
+pub struct Gpu {
+    pub config: DeviceConfig,
+}
+
+impl Gpu {
+    /// The device configuration: defaults, then the environment (`VORTEX_WATCHDOG_MS`,
+    /// `VORTEX_THREADS`). A malformed value is reported and ignored.
+    pub fn from_env() -> Gpu {
+        let mut config = DeviceConfig::default();
+        if let Ok(v) = std::env::var("VORTEX_WATCHDOG_MS") {
+            match v.trim().parse::<u64>() {
+                Ok(ms) => config.watchdog_ms = ms,
+                Err(_) => tracing::error!("VORTEX_WATCHDOG_MS={v:?} is not a number of milliseconds; ignored"),
+            }
+        }
+        if let Ok(v) = std::env::var("VORTEX_THREADS") {
+            match v.trim().parse::<u32>() {
+                Ok(n) => config.host_threads = n,
+                Err(_) => tracing::error!("VORTEX_THREADS={v:?} is not a thread count; ignored"),
+            }
+        }
+        Gpu { config }
+    }
+
+    pub fn name(&self) -> String {
+        let c = &self.config;
+        format!(
+            "Vortex RT (modelled, {} cores x {} warps x {} threads, CW-BVH{})",
+            c.num_cores(),
+            c.num_warps,
+            c.num_threads,
+            c.rtu.bvh_width
+        )
+    }
+}
+
+/// A logical device.
+pub struct Device {
+    pub config: DeviceConfig,
+    pub space: Arc<AddressSpace>,
+    pub queue: Arc<Queue>,
+    lost: AtomicBool,
+    lost_reason: Mutex<Option<String>>,
+    next_kernel_id: AtomicU64,
+}
+
+impl Device {
+    pub fn new(gpu: &Gpu) -> VkResult<Arc<Device>> {
+        let space = Arc::new(AddressSpace::new());
+        let config = gpu.config.clone();
+        Ok(Arc::new_cyclic(|weak| Device {
+            queue: Queue::new(weak.clone(), config.clone(), space.clone()),
+            config,
+            space,
+            lost: AtomicBool::new(false),
+            lost_reason: Mutex::new(None),
+            next_kernel_id: AtomicU64::new(1),
+        }))
+    }
+
+    /// Marks the device lost; the first reason is logged and kept.
+    pub fn set_lost(&self, reason: &str) {
+        let mut r = self.lost_reason.lock();
+        if r.is_none() {
+            tracing::error!("VK_ERROR_DEVICE_LOST: {reason}");
+            *r = Some(reason.to_string());
+        }
+        self.lost.store(true, Ordering::Release);
+    }
+
+    pub fn is_lost(&self) -> bool {
+        self.lost.load(Ordering::Acquire)
+    }
+
+    pub fn lost_reason(&self) -> Option<String> {
+        self.lost_reason.lock().clone()
+    }
+
+    /// `Err(DEVICE_LOST)` once the device is lost.
+    pub fn check(&self) -> VkResult<()> {
+        if self.is_lost() {
+            Err(vk::Result::ERROR_DEVICE_LOST)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// A fresh kernel id for the decode cache.
+    pub fn kernel_id(&self) -> u64 {
+        self.next_kernel_id.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Waits until every submitted batch has finished.
+    pub fn wait_idle(&self) -> VkResult<()> {
+        self.queue.wait_idle()?;
+        self.check()
+    }
+}
+
+impl Drop for Device {
+    fn drop(&mut self) {
+        self.queue.shutdown();
+    }
+}

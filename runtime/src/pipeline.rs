@@ -1,0 +1,131 @@
+//! Shader modules, pipeline layouts and compute pipelines. Creating a pipeline compiles its
+//! SPIR-V to a VX kernel and places the kernel image in device memory, where the KMU's PC
+//! points at dispatch.
+
+use crate::descriptor::SetLayout;
+use crate::device::Device;
+use crate::memory::Memory;
+use crate::{vk, VkResult};
+use std::sync::Arc;
+use vortex_model::abi::kernel::{build_image, kargs, KernelHeader};
+
+pub struct ShaderModule {
+    pub words: Vec<u32>,
+}
+
+pub struct PipelineLayout {
+    pub sets: Vec<Option<Arc<SetLayout>>>,
+    pub push_bytes: u32,
+    /// First dynamic-offset index of each set (pipeline-layout order).
+    pub dynamic_base: Vec<u32>,
+    pub dynamic_count: u32,
+}
+
+impl PipelineLayout {
+    pub fn new(sets: Vec<Option<Arc<SetLayout>>>, push_bytes: u32) -> VkResult<PipelineLayout> {
+        if sets.len() > kargs::MAX_SETS {
+            tracing::error!("pipeline layout with {} sets (at most {})", sets.len(), kargs::MAX_SETS);
+            return Err(vk::Result::ERROR_UNKNOWN);
+        }
+        let mut dynamic_base = Vec::with_capacity(sets.len());
+        let mut n = 0;
+        for s in &sets {
+            dynamic_base.push(n);
+            n += s.as_ref().map_or(0, |s| s.dynamic_count);
+        }
+        if n as usize > kargs::MAX_DYNAMIC {
+            tracing::error!("pipeline layout with {n} dynamic buffers (at most {})", kargs::MAX_DYNAMIC);
+            return Err(vk::Result::ERROR_UNKNOWN);
+        }
+        Ok(PipelineLayout { sets, push_bytes, dynamic_base, dynamic_count: n })
+    }
+}
+
+/// Specialization constants: (constant id, bytes).
+pub type Specialization = Vec<(u32, Vec<u8>)>;
+
+/// A compiled compute pipeline with its kernel image resident in device memory.
+pub struct Pipeline {
+    pub layout: Arc<PipelineLayout>,
+    pub kernel: Memory,
+    pub local_size: [u32; 3],
+    pub lmem_bytes: u32,
+    pub name: String,
+    /// Readable disassembly, kept for `VORTEX_DUMP=kernels`.
+    pub listing: String,
+}
+
+impl Pipeline {
+    pub fn compute(
+        device: &Device,
+        module: &ShaderModule,
+        entry: &str,
+        spec: &Specialization,
+        layout: Arc<PipelineLayout>,
+    ) -> VkResult<Pipeline> {
+        let k = crate::stream::compile_kernel(device, &module.words, entry, spec, &layout)?;
+        let header = KernelHeader {
+            flags: 0,
+            kernel_id: device.kernel_id(),
+            num_instrs: 0,
+            num_regs: k.num_regs,
+            num_queries: k.num_queries,
+            private_bytes: k.private_bytes,
+            lmem_bytes: k.lmem_bytes,
+            local_size: k.local_size,
+            entry: 0,
+            code_offset: 0,
+            name_offset: 0,
+            name_len: 0,
+        };
+        let image = build_image(header, &k.code, &k.name);
+        let kernel = Memory::allocate(&device.space, image.len() as u64)?;
+        device.space.snapshot().write(kernel.address(0), &image).map_err(|_| vk::Result::ERROR_UNKNOWN)?;
+        let max = device.config.max_block_threads();
+        let threads: u32 = k.local_size.iter().product();
+        if threads == 0 || threads > max {
+            tracing::error!(
+                "compute pipeline '{entry}': workgroup of {threads} invocations (this device runs 1..={max})"
+            );
+            return Err(vk::Result::ERROR_UNKNOWN);
+        }
+        if k.lmem_bytes > device.config.lmem_bytes {
+            tracing::error!(
+                "compute pipeline '{entry}': {} bytes of workgroup memory (a core has {})",
+                k.lmem_bytes,
+                device.config.lmem_bytes
+            );
+            return Err(vk::Result::ERROR_UNKNOWN);
+        }
+        if std::env::var("VORTEX_DUMP").is_ok_and(|v| v.split(',').any(|x| x.trim() == "kernels")) {
+            let path = format!("vortex-kernel-{}-{}.vxs", sanitize(&k.name), kernel.address(0));
+            match std::fs::write(&path, &k.listing) {
+                Ok(()) => tracing::info!("VORTEX_DUMP: wrote {path}"),
+                Err(e) => tracing::warn!("VORTEX_DUMP: cannot write {path}: {e}"),
+            }
+        }
+        tracing::debug!(
+            "compiled '{}': {} instructions, {} registers, {} ray queries",
+            k.name,
+            k.code.len(),
+            k.num_regs,
+            k.num_queries
+        );
+        Ok(Pipeline {
+            layout,
+            kernel,
+            local_size: k.local_size,
+            lmem_bytes: k.lmem_bytes,
+            name: k.name,
+            listing: k.listing,
+        })
+    }
+
+    pub fn kernel_address(&self) -> u64 {
+        self.kernel.address(0)
+    }
+}
+
+fn sanitize(s: &str) -> String {
+    s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect()
+}

@@ -1,0 +1,306 @@
+//! Device command streams: what a recorded command buffer becomes, and what the queue's
+//! command processor plays into the model.
+//!
+//! A dispatch is a run of DCR writes (seed 002's KMU launch state, seed 000's RTU config)
+//! followed by a start pulse; transfers are DMA operations on device addresses; AS builds and
+//! copies are jobs the command processor runs through the transcoder when it reaches them, so
+//! they read their inputs at execution time.
+
+use crate::accel::AccelStruct;
+use crate::device::Device;
+use crate::memory::Memory;
+use crate::pipeline::{PipelineLayout, Specialization};
+use crate::{vk, VkResult};
+use std::any::Any;
+use std::sync::Arc;
+use vortex_model::abi::dcr;
+use vortex_model::abi::isa::Instr;
+use vortex_model::abi::kernel::kargs;
+use vortex_model::device::{Device as Model, DispatchReport};
+use vortex_model::fault::Fault;
+use vortex_model::mem::MemoryMap;
+
+/// One acceleration-structure build, resolved at record time except for addresses that
+/// depend on memory binding (the AS's own), which resolve when the job runs.
+pub struct AccelBuildJob {
+    pub dst: Arc<AccelStruct>,
+    pub src: Option<Arc<AccelStruct>>,
+    pub input: crate::accel::BuildInput,
+}
+
+pub enum StreamOp {
+    Dcr {
+        addr: u32,
+        value: u32,
+    },
+    /// The start pulse.
+    Start {
+        kernel: Arc<str>,
+    },
+    /// Indirect dispatch: the command processor reads the three group counts at `src`, writes
+    /// them into the grid DCRs and the kernel arguments at `kargs`, then pulses start.
+    DispatchIndirect {
+        src: u64,
+        kargs: u64,
+        kernel: Arc<str>,
+    },
+    Copy {
+        src: u64,
+        dst: u64,
+        len: u64,
+    },
+    Fill {
+        dst: u64,
+        len: u64,
+        word: u32,
+    },
+    Write {
+        dst: u64,
+        data: Vec<u8>,
+    },
+    /// Repeats `pattern` over `len` bytes (image clears).
+    Pattern {
+        dst: u64,
+        len: u64,
+        pattern: Vec<u8>,
+    },
+    BuildAccel(Box<AccelBuildJob>),
+    CopyAccel {
+        src: Arc<AccelStruct>,
+        dst: Arc<AccelStruct>,
+    },
+    /// vkCmdSetEvent / vkCmdResetEvent: the event changes when the stream reaches it.
+    SetEvent {
+        event: Arc<crate::sync::Event>,
+        value: bool,
+    },
+}
+
+impl StreamOp {
+    pub fn name(&self) -> &'static str {
+        match self {
+            StreamOp::Dcr { .. } => "DCR",
+            StreamOp::Start { .. } => "START",
+            StreamOp::DispatchIndirect { .. } => "START_INDIRECT",
+            StreamOp::Copy { .. } => "DMA_COPY",
+            StreamOp::Fill { .. } => "DMA_FILL",
+            StreamOp::Write { .. } => "DMA_WRITE",
+            StreamOp::Pattern { .. } => "DMA_PATTERN",
+            StreamOp::BuildAccel(_) => "AS_BUILD",
+            StreamOp::CopyAccel { .. } => "AS_COPY",
+            StreamOp::SetEvent { .. } => "SET_EVENT",
+        }
+    }
+}
+
+/// A finished command buffer: the stream plus everything it must keep alive (pipelines,
+/// descriptor sets, structures) and the device memory holding its kernel arguments.
+#[derive(Default)]
+pub struct Recording {
+    pub ops: Vec<StreamOp>,
+    pub keep: Vec<Arc<dyn Any + Send + Sync>>,
+    pub arena: Vec<Memory>,
+}
+
+/// Size of one kernel-argument arena chunk.
+const ARENA_CHUNK: u64 = 64 * 1024;
+
+impl Recording {
+    /// Places `bytes` in device memory owned by this recording; returns the address.
+    pub fn stash(&mut self, device: &Device, bytes: &[u8], used: &mut u64) -> VkResult<u64> {
+        let len = (bytes.len() as u64).div_ceil(64) * 64;
+        if self.arena.is_empty() || *used + len > self.arena.last().map_or(0, |m| m.size) {
+            self.arena.push(Memory::allocate(&device.space, ARENA_CHUNK.max(len))?);
+            *used = 0;
+        }
+        let m = self.arena.last().expect("just pushed");
+        let addr = m.address(*used);
+        device.space.snapshot().write(addr, bytes).map_err(|_| vk::Result::ERROR_UNKNOWN)?;
+        *used += len;
+        Ok(addr)
+    }
+}
+
+/// What a compiled kernel looks like to the runtime.
+pub struct KernelBuild {
+    pub code: Vec<Instr>,
+    pub num_regs: u32,
+    pub num_queries: u32,
+    pub private_bytes: u32,
+    pub lmem_bytes: u32,
+    pub local_size: [u32; 3],
+    pub name: String,
+    pub listing: String,
+}
+
+/// Compiles SPIR-V for this device (through `transcode::shader`).
+pub fn compile_kernel(
+    _device: &Device,
+    words: &[u32],
+    entry: &str,
+    spec: &Specialization,
+    layout: &PipelineLayout,
+) -> VkResult<KernelBuild> {
+    let _ = (words, spec, layout);
+    tracing::error!("cannot compile '{entry}': the SPIR-V front end is not linked into this build yet");
+    Err(vk::Result::ERROR_UNKNOWN)
+}
+
+/// The DCR writes of one dispatch (everything but the grid, which `grid_dcrs` adds).
+pub fn launch_dcrs(
+    device: &Device,
+    kernel_addr: u64,
+    kargs_addr: u64,
+    local_size: [u32; 3],
+    lmem_bytes: u32,
+) -> Vec<StreamOp> {
+    let nt = device.config.num_threads;
+    let step = dcr::warp_step(nt, local_size);
+    let rtu = dcr::rtu_config(dcr::RTU_SCENE_CWBVH, device.config.rtu.bvh_width, 0);
+    [
+        (dcr::KMU_PC_LO, kernel_addr as u32),
+        (dcr::KMU_PC_HI, (kernel_addr >> 32) as u32),
+        (dcr::KMU_ENTRY_LO, 0),
+        (dcr::KMU_ENTRY_HI, 0),
+        (dcr::KMU_PARAM_LO, kargs_addr as u32),
+        (dcr::KMU_PARAM_HI, (kargs_addr >> 32) as u32),
+        (dcr::KMU_BLOCK_DIM_X, local_size[0]),
+        (dcr::KMU_BLOCK_DIM_Y, local_size[1]),
+        (dcr::KMU_BLOCK_DIM_Z, local_size[2]),
+        (dcr::KMU_BLOCK_SIZE, local_size.iter().product()),
+        (dcr::KMU_LMEM_SIZE, lmem_bytes),
+        (dcr::KMU_WARP_STEP_X, step[0]),
+        (dcr::KMU_WARP_STEP_Y, step[1]),
+        (dcr::KMU_WARP_STEP_Z, step[2]),
+        (dcr::KMU_CLUSTER_DIM_X, 1),
+        (dcr::KMU_CLUSTER_DIM_Y, 1),
+        (dcr::KMU_CLUSTER_DIM_Z, 1),
+        (dcr::RTU_CONFIG, rtu),
+        (dcr::RTU_STATS_RESET, 1),
+    ]
+    .into_iter()
+    .map(|(addr, value)| StreamOp::Dcr { addr, value })
+    .collect()
+}
+
+pub fn grid_dcrs(grid: [u32; 3]) -> [StreamOp; 3] {
+    [
+        StreamOp::Dcr { addr: dcr::KMU_GRID_DIM_X, value: grid[0] },
+        StreamOp::Dcr { addr: dcr::KMU_GRID_DIM_Y, value: grid[1] },
+        StreamOp::Dcr { addr: dcr::KMU_GRID_DIM_Z, value: grid[2] },
+    ]
+}
+
+/// The command processor: plays one stream into the model. The first device fault stops
+/// the stream and is returned (the queue turns it into DEVICE_LOST).
+pub fn play(model: &mut Model, ops: &[StreamOp], reports: &mut Vec<DispatchReport>) -> Result<(), Fault> {
+    let print = std::env::var_os("VORTEX_ICD_PRINT_CMDS").is_some();
+    for op in ops {
+        if print {
+            match op {
+                StreamOp::Dcr { addr, value } => eprintln!("vortex: DCR {:<18} = {value:#x}", dcr::name(*addr)),
+                StreamOp::Start { kernel } => eprintln!("vortex: START '{kernel}'"),
+                other => eprintln!("vortex: {}", other.name()),
+            }
+        }
+        let mem = || model.memory().snapshot();
+        match op {
+            StreamOp::Dcr { addr, value } => model.dcr_write(*addr, *value)?,
+            StreamOp::Start { kernel } => {
+                let r = model.start()?;
+                tracing::debug!(
+                    "dispatch '{kernel}': {} CTAs, {} warp instructions",
+                    r.totals.ctas,
+                    r.totals.instructions
+                );
+                reports.push(r);
+            }
+            StreamOp::DispatchIndirect { src, kargs: ka, kernel } => {
+                let m = mem();
+                let g = [m.read_u32(*src)?, m.read_u32(*src + 4)?, m.read_u32(*src + 8)?];
+                for (i, v) in g.iter().enumerate() {
+                    m.write_u32(*ka + kargs::NUM_GROUPS as u64 + 4 * i as u64, *v)?;
+                }
+                for op in grid_dcrs(g) {
+                    if let StreamOp::Dcr { addr, value } = op {
+                        model.dcr_write(addr, value)?;
+                    }
+                }
+                let r = model.start()?;
+                tracing::debug!("indirect dispatch '{kernel}' {g:?}: {} CTAs", r.totals.ctas);
+                reports.push(r);
+            }
+            StreamOp::Copy { src, dst, len } => mem().copy(*dst, *src, *len)?,
+            StreamOp::Fill { dst, len, word } => mem().fill(*dst, *len, *word)?,
+            StreamOp::Write { dst, data } => mem().write(*dst, data)?,
+            StreamOp::Pattern { dst, len, pattern } => pattern_fill(&mem(), *dst, *len, pattern)?,
+            StreamOp::BuildAccel(job) => run_accel_build(&mem(), job, model.config().rtu.bvh_width)?,
+            StreamOp::CopyAccel { src, dst } => copy_accel(&mem(), src, dst)?,
+            StreamOp::SetEvent { event, value } => event.set(*value),
+        }
+    }
+    Ok(())
+}
+
+fn pattern_fill(m: &MemoryMap, dst: u64, len: u64, pattern: &[u8]) -> Result<(), Fault> {
+    if pattern.is_empty() {
+        return Ok(());
+    }
+    let mut buf = Vec::with_capacity(len as usize);
+    while (buf.len() as u64) < len {
+        buf.extend_from_slice(pattern);
+    }
+    buf.truncate(len as usize);
+    m.write(dst, &buf)?;
+    Ok(())
+}
+
+/// Runs a build job: the transcoder reads the inputs from device memory now and writes the
+/// CW-BVH into the structure's own memory.
+fn run_accel_build(m: &MemoryMap, job: &AccelBuildJob, width: u32) -> Result<(), Fault> {
+    if job.dst.address() == 0 {
+        return Err(Fault::new(
+            vortex_model::fault::FaultKind::BadAccelerationStructure,
+            "build into an acceleration structure whose buffer has no memory",
+        ));
+    }
+    let req = job.input.request(&job.dst, job.src.as_deref());
+    let t = std::time::Instant::now();
+    match vortex_transcode::accel::build(m, &req, width) {
+        Ok(s) => {
+            tracing::debug!(
+                "AS build at {:#x}: {} primitives, {} nodes, {} leaves, {} bytes, SAH cost {:.2}, {:.3} ms",
+                req.dst,
+                s.prims,
+                s.nodes,
+                s.leaves,
+                s.bytes,
+                s.sah_cost,
+                t.elapsed().as_secs_f64() * 1e3
+            );
+            Ok(())
+        }
+        Err(e) => Err(Fault::new(
+            vortex_model::fault::FaultKind::BadAccelerationStructure,
+            format!("acceleration-structure build at {:#x} failed: {e}", req.dst),
+        )),
+    }
+}
+
+/// Clone copy: the CW-BVH is position independent (child words are offsets from the AS
+/// base), so a clone is a byte copy of the used bytes.
+fn copy_accel(m: &MemoryMap, src: &AccelStruct, dst: &AccelStruct) -> Result<(), Fault> {
+    let (s, d) = (src.address(), dst.address());
+    let head: [u8; vortex_model::abi::bvh::header::BYTES] = m.read_array(s)?;
+    let size = vortex_model::abi::bvh::Header::parse(&head)
+        .map_err(|e| Fault::new(vortex_model::fault::FaultKind::BadAccelerationStructure, format!("copy source: {e}")))?
+        .size;
+    if size > dst.size {
+        return Err(Fault::new(
+            vortex_model::fault::FaultKind::BadAccelerationStructure,
+            format!("copy of a {size}-byte structure into a {}-byte one", dst.size),
+        ));
+    }
+    m.copy(d, s, size)?;
+    Ok(())
+}

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The test command (README, .ci/run): installs what the tests need from Debian's packages,
+# checks formatting and lints, builds everything (the ICD in release: its manifest points at
+# target/release), and runs every test — unit tests, the device-model tests, and the
+# examples through the real Vulkan loader on both our ICD and lavapipe.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/setup-debian.sh
+echo "== cargo fmt --check" >&2
+cargo fmt --all -- --check
+echo "== cargo clippy" >&2
+cargo clippy --release --workspace --all-targets -- -D warnings
+echo "== cargo build --release" >&2
+cargo build --release --workspace
+echo "== cargo test --release" >&2
+cargo test --release --workspace

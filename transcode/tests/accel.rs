@@ -1,0 +1,668 @@
+//! Builder tests: structure invariants of built CW-BVHs, every input path, degenerate
+//! builds, and the brute-force oracle through the model's RTU (random rays against BLASes
+//! and TLASes), which covers the builder and the walker together.
+
+#![allow(clippy::needless_range_loop, clippy::type_complexity)]
+
+use std::collections::HashMap;
+use vortex_model::abi::bvh::{self, header, inst, node, proc, tri};
+use vortex_model::abi::{rd_f32, rd_u32, rd_u64};
+use vortex_model::config::RtuConfig;
+use vortex_model::mem::MemoryMap;
+use vortex_model::rtu::isect::{self, RayPrep};
+use vortex_model::rtu::reference::{check_closest, GotHit, Harness, RefInstance, RefRay, RefTri, Rng, Tolerance};
+use vortex_model::rtu::TraceRay;
+use vortex_transcode::accel::input::Aabb;
+use vortex_transcode::accel::testkit::{translate, Device, InstanceDesc, R32G32B32_SFLOAT};
+use vortex_transcode::accel::{
+    build, build_sizes, index_type, BuildError, BuildRange, BuildRequest, Geometry, GeometryInput, GeometryKind, Level,
+    Mode,
+};
+
+type Tri = [[f32; 3]; 3];
+
+/// What a structure holds, read back from memory by a walk that checks every invariant:
+/// pre-order contiguous layout, child boxes (dequantised) containing their subtrees,
+/// header consistency. Returns (geom, prim) -> exact box for triangle/AABB leaves and
+/// instance index -> box for instance leaves.
+struct Contents {
+    prims: HashMap<(u32, u32), Aabb>,
+    nodes: u32,
+    leaves: u32,
+}
+
+fn read(mem: &MemoryMap, a: u64, n: usize) -> Vec<u8> {
+    let mut b = vec![0u8; n];
+    mem.read(a, &mut b).unwrap();
+    b
+}
+
+fn check_structure(mem: &MemoryMap, base: u64) -> (bvh::Header, Contents) {
+    let h = bvh::Header::parse(&read(mem, base, header::BYTES)).unwrap();
+    let mut c = Contents { prims: HashMap::new(), nodes: 0, leaves: 0 };
+    if h.root != 0 {
+        let end = if h.kind == bvh::KIND_TOP { h.blas_table as u64 * 16 } else { h.size };
+        let (bx, stop) = visit(mem, base, &h, h.root, end, &mut c);
+        assert_eq!(stop, end, "records fill the space up to the table / end exactly");
+        for a in 0..3 {
+            assert_eq!(bx.lo[a], h.bounds_min[a]);
+            assert_eq!(bx.hi[a], h.bounds_max[a]);
+        }
+    }
+    assert_eq!(h.node_count, c.nodes);
+    assert_eq!(h.leaf_count, c.leaves);
+    assert_eq!(h.prim_count as usize, c.prims.len());
+    (h, c)
+}
+
+/// Visits the subtree of `word`; returns its exact bounds and the offset where it ends.
+fn visit(mem: &MemoryMap, base: u64, h: &bvh::Header, word: u32, hi: u64, c: &mut Contents) -> (Aabb, u64) {
+    let off = bvh::child_offset(word);
+    assert!(off >= header::BYTES as u64 && off < hi);
+    let mut bx = Aabb::EMPTY;
+    if bvh::child_is_leaf(word) {
+        c.leaves += 1;
+        let head = read(mem, base + off, 16);
+        match head[0] {
+            bvh::LEAF_TRI => {
+                let n = head[1] as usize;
+                let b = read(mem, base + off, tri::bytes(n));
+                for i in 0..n {
+                    let r = tri::HEADER + i * tri::RECORD;
+                    let mut tb = Aabb::EMPTY;
+                    for v in [tri::V0, tri::V1, tri::V2] {
+                        let p = [rd_f32(&b, r + v), rd_f32(&b, r + v + 4), rd_f32(&b, r + v + 8)];
+                        tb.grow(&Aabb { lo: p, hi: p });
+                    }
+                    let key = (rd_u32(&b, tri::GEOM_INDEX), rd_u32(&b, r + tri::PRIM));
+                    assert!(c.prims.insert(key, tb).is_none(), "primitive {key:?} appears twice");
+                    bx.grow(&tb);
+                }
+                (bx, off + tri::bytes(n) as u64)
+            }
+            bvh::LEAF_PROC => {
+                let n = head[1] as usize;
+                let b = read(mem, base + off, proc::bytes(n));
+                for i in 0..n {
+                    let r = proc::HEADER + i * proc::RECORD;
+                    let lo = [rd_f32(&b, r + proc::MIN), rd_f32(&b, r + proc::MIN + 4), rd_f32(&b, r + proc::MIN + 8)];
+                    let hi = [rd_f32(&b, r + proc::MAX), rd_f32(&b, r + proc::MAX + 4), rd_f32(&b, r + proc::MAX + 8)];
+                    let key = (rd_u32(&b, proc::GEOM_INDEX), rd_u32(&b, r + proc::PRIM));
+                    assert!(c.prims.insert(key, Aabb { lo, hi }).is_none());
+                    bx.grow(&Aabb { lo, hi });
+                }
+                (bx, off + proc::bytes(n) as u64)
+            }
+            bvh::LEAF_INST => {
+                let b = read(mem, base + off, inst::BYTES);
+                let idx = rd_u32(&b, inst::INDEX);
+                let blas = rd_u64(&b, inst::BLAS);
+                let bh = bvh::Header::parse(&read(mem, blas, header::BYTES)).unwrap();
+                let o2w: [f32; 12] = std::array::from_fn(|i| rd_f32(&b, inst::O2W + 4 * i));
+                let w2o: [f32; 12] = std::array::from_fn(|i| rd_f32(&b, inst::W2O + 4 * i));
+                // w2o * o2w ~ identity.
+                let p = isect::xform_point(&w2o, isect::xform_point(&o2w, [0.3, -0.7, 1.1]));
+                for (a, e) in p.iter().zip([0.3f32, -0.7, 1.1]) {
+                    assert!((a - e).abs() < 1e-3 * (1.0 + e.abs()), "w2o inverts o2w");
+                }
+                let wb = vortex_transcode::accel::input::instance_box(&o2w, bh.bounds_min, bh.bounds_max);
+                assert!(c.prims.insert((u32::MAX, idx), wb).is_none());
+                (wb, off + inst::BYTES as u64)
+            }
+            k => panic!("bad leaf kind {k}"),
+        }
+    } else {
+        c.nodes += 1;
+        let w = h.width;
+        let b = read(mem, base + off, bvh::node_bytes(w));
+        assert_eq!(b[node::KIND], bvh::NODE_INTERNAL);
+        let n = b[node::COUNT] as usize;
+        assert!(n >= 2 && n <= w as usize, "{n} children");
+        let origin = [rd_f32(&b, node::ORIGIN), rd_f32(&b, node::ORIGIN + 4), rd_f32(&b, node::ORIGIN + 8)];
+        let exp = [b[node::EXP] as i8, b[node::EXP + 1] as i8, b[node::EXP + 2] as i8];
+        let mut at = off + bvh::node_bytes(w) as u64;
+        for k in 0..n {
+            let cw = rd_u32(&b, node::CHILD + 4 * k);
+            assert_eq!(bvh::child_offset(cw), at, "pre-order: child {k} follows its left sibling's subtree");
+            let (cb, end) = visit(mem, base, h, cw, hi, c);
+            let q = Aabb {
+                lo: std::array::from_fn(|a| bvh::dequant(origin[a], exp[a], b[node::qlo(w) + 3 * k + a])),
+                hi: std::array::from_fn(|a| bvh::dequant(origin[a], exp[a], b[node::qhi(w) + 3 * k + a])),
+            };
+            assert!(q.contains(&cb), "quantised child box {q:?} must contain its subtree {cb:?}");
+            bx.grow(&cb);
+            at = end;
+        }
+        (bx, at)
+    }
+}
+
+fn rot(axis: [f32; 3], ang: f32) -> [f32; 9] {
+    let l = (axis[0] * axis[0] + axis[1] * axis[1] + axis[2] * axis[2]).sqrt();
+    let (x, y, z) = (axis[0] / l, axis[1] / l, axis[2] / l);
+    let (s, c) = ang.sin_cos();
+    let t = 1.0 - c;
+    [
+        t * x * x + c,
+        t * x * y - s * z,
+        t * x * z + s * y,
+        t * x * y + s * z,
+        t * y * y + c,
+        t * y * z - s * x,
+        t * x * z - s * y,
+        t * y * z + s * x,
+        t * z * z + c,
+    ]
+}
+
+fn random_tris(rng: &mut Rng, n: usize, scale: f32, size: f32) -> Vec<Tri> {
+    (0..n)
+        .map(|_| {
+            let c = [rng.range(-scale, scale), rng.range(-scale, scale), rng.range(-scale, scale)];
+            std::array::from_fn(|_| std::array::from_fn(|a| c[a] + rng.range(-size, size)))
+        })
+        .collect()
+}
+
+fn ref_tris(tris: &[Tri], geom: u32) -> Vec<RefTri> {
+    tris.iter().enumerate().map(|(i, t)| RefTri { v: *t, geom, prim: i as u32 }).collect()
+}
+
+fn random_rays(rng: &mut Rng, n: usize, scale: f32, accel: u64, cull: bool) -> Vec<TraceRay> {
+    (0..n)
+        .map(|i| {
+            let r = if i % 3 == 0 { scale * 0.8 } else { scale * 2.5 };
+            let origin = [rng.range(-r, r), rng.range(-r, r), rng.range(-r, r)];
+            let mut dir = rng.dir();
+            if i % 2 == 0 {
+                // Aim at the scene so most rays hit something.
+                let tgt = [rng.range(-scale, scale), rng.range(-scale, scale), rng.range(-scale, scale)];
+                dir = std::array::from_fn(|a| tgt[a] - origin[a]);
+                if i % 10 == 0 {
+                    dir[rng.below(3) as usize] = 0.0;
+                }
+            }
+            let s = [1.0, 1e-3, 1e3][i % 3];
+            let tmax = if i % 5 == 0 { rng.range(0.0, 2.0 * scale) / s } else { f32::INFINITY };
+            TraceRay {
+                origin,
+                dir: dir.map(|d| d * s),
+                tmin: 0.0,
+                tmax,
+                flags: 0,
+                cull_mask: if cull { (rng.next_u64() & 0xff) as u32 | 1 } else { 0xff },
+                accel,
+            }
+        })
+        .collect()
+}
+
+fn ref_ray(r: &TraceRay) -> RefRay {
+    RefRay { org: r.origin, dir: r.dir, tmin: r.tmin, tmax: r.tmax, cull_mask: r.cull_mask }
+}
+
+/// Exact brute force with the RTU's own f32 triangle test: the BVH must neither lose nor
+/// invent a hit, so t is bit-identical.
+fn brute_exact(tris: &[Tri], r: &TraceRay) -> Option<(f32, u32)> {
+    let p = RayPrep::new(r.origin, r.dir);
+    let mut best: Option<(f32, u32)> = None;
+    for (i, t) in tris.iter().enumerate() {
+        let lim = best.map_or(r.tmax, |b| b.0);
+        if let Some(h) = isect::triangle(&p, t[0], t[1], t[2], r.tmin, lim) {
+            if best.is_none_or(|b| h.t < b.0) {
+                best = Some((h.t, i as u32));
+            }
+        }
+    }
+    best
+}
+
+#[test]
+fn blas_matches_brute_force_at_every_scale_and_width() {
+    for (seed, scale, width) in [(1u64, 1.0f32, 4u32), (2, 1e-3, 6), (3, 1e4, 4), (4, 50.0, 6)] {
+        let mut rng = Rng::new(seed);
+        let dev = Device::new(width);
+        let tris = random_tris(&mut rng, 3000, scale, scale * 0.08);
+        let b = dev.blas(&[(&tris, 1)]);
+        let (h, c) = check_structure(&dev.mem(), b.addr);
+        assert_eq!(c.prims.len(), tris.len());
+        assert_eq!(h.width, width);
+        let rays = random_rays(&mut rng, 3000, scale, b.addr, false);
+        let mut harness = Harness::new(&RtuConfig { bvh_width: width, ..RtuConfig::default() }, 32, 1);
+        let rows = harness.run(&dev.mem(), &rays, |_, _| panic!("opaque scene yields nothing")).unwrap();
+        let refs = vec![ref_tris(&tris, 0)];
+        let mut hits = 0;
+        for (r, row) in rays.iter().zip(&rows) {
+            let got = row.hit();
+            let exact = brute_exact(&tris, r);
+            match (got, exact) {
+                (None, None) => {}
+                (Some(g), Some((t, p))) => {
+                    assert_eq!(g.t.to_bits(), t.to_bits(), "ray {r:?}");
+                    if g.prim != p {
+                        let q = RayPrep::new(r.origin, r.dir);
+                        let tt = &tris[g.prim as usize];
+                        assert_eq!(isect::triangle(&q, tt[0], tt[1], tt[2], r.tmin, r.tmax).unwrap().t, t);
+                    }
+                    hits += 1;
+                }
+                (g, e) => panic!("ray {r:?}: RTU {g:?} vs brute force {e:?}"),
+            }
+            check_closest(&refs, &[], &ref_ray(r), got, Tolerance::default()).unwrap_or_else(|e| panic!("{e}"));
+        }
+        assert!(hits > 1000, "scale {scale}: only {hits} hits");
+    }
+}
+
+#[test]
+fn tlas_with_transformed_instances_matches_oracle() {
+    for (seed, width) in [(11u64, 4u32), (12, 6)] {
+        let mut rng = Rng::new(seed);
+        let dev = Device::new(width);
+        let meshes: Vec<Vec<Tri>> = (0..3).map(|_| random_tris(&mut rng, 300, 1.0, 0.15)).collect();
+        let blases: Vec<u64> = meshes.iter().map(|m| dev.blas(&[(m, 1)]).addr).collect();
+        let mut descs = Vec::new();
+        let mut refs = Vec::new();
+        for i in 0..40u32 {
+            let bi = rng.below(3) as usize;
+            let r = rot(rng.dir(), rng.range(0.0, std::f32::consts::TAU));
+            let s = [rng.range(0.3, 2.0), rng.range(0.3, 2.0), rng.range(0.3, 2.0)];
+            let t = [rng.range(-8.0, 8.0), rng.range(-8.0, 8.0), rng.range(-8.0, 8.0)];
+            let mut o2w = [0.0f32; 12];
+            for row in 0..3 {
+                for col in 0..3 {
+                    o2w[4 * row + col] = r[3 * row + col] * s[col];
+                }
+                o2w[4 * row + 3] = t[row];
+            }
+            let mask = [0xffu8, 0x01, 0x02, 0x80][i as usize % 4];
+            descs.push(InstanceDesc { o2w, custom: 1000 + i, mask, sbt: i, flags: 0, blas: blases[bi] });
+            refs.push(RefInstance { o2w, blas: bi, mask, custom: 1000 + i, index: i });
+        }
+        // A null instance and a zero-mask instance are inactive but keep their indices.
+        descs.push(InstanceDesc::new(0, translate(0.0, 0.0, 0.0)));
+        descs.push(InstanceDesc { mask: 0, ..InstanceDesc::new(blases[0], translate(0.0, 0.0, 0.0)) });
+        let tl = dev.tlas(&descs);
+        let (h, c) = check_structure(&dev.mem(), tl.addr);
+        assert_eq!(c.prims.len(), 40);
+        assert_eq!(h.blas_count, 3);
+        let mut table: Vec<u64> =
+            (0..3).map(|i| dev.mem().read_u64(tl.addr + h.blas_table as u64 * 16 + 8 * i).unwrap()).collect();
+        table.sort();
+        assert_eq!(table, blases, "BLAS table lists each distinct reference once");
+        let ref_meshes: Vec<Vec<RefTri>> = meshes.iter().map(|m| ref_tris(m, 0)).collect();
+        let rays = random_rays(&mut rng, 4000, 9.0, tl.addr, true);
+        let mut harness = Harness::new(&RtuConfig { bvh_width: width, ..RtuConfig::default() }, 32, 1);
+        let rows = harness.run(&dev.mem(), &rays, |_, _| panic!("opaque")).unwrap();
+        let mut hits = 0;
+        for (r, row) in rays.iter().zip(&rows) {
+            let got = row.hit();
+            if let Some(g) = got {
+                hits += 1;
+                use vortex_model::abi::rtu::span;
+                let i = g.inst as usize;
+                assert_eq!(row.committed(span::CUSTOM), 1000 + g.inst);
+                assert_eq!(row.committed(span::SBT), g.inst);
+                assert_ne!(refs[i].mask as u32 & r.cull_mask, 0, "masked instance hit");
+                for k in 0..12 {
+                    assert_eq!(row.committed_f(span::O2W + k as u32), refs[i].o2w[k]);
+                }
+            }
+            check_closest(&ref_meshes, &refs, &ref_ray(r), got, Tolerance::default())
+                .unwrap_or_else(|e| panic!("ray {r:?}: {e}"));
+        }
+        assert!(hits > 300, "{hits} hits");
+    }
+}
+
+#[test]
+fn quantised_boxes_contain_exact_boxes_property() {
+    use vortex_transcode::accel::layout::{dequantised, quantise};
+    let mut rng = Rng::new(99);
+    for it in 0..4000 {
+        let n = 2 + rng.below(5) as usize;
+        let scale = 10f32.powi(rng.below(13) as i32 - 6);
+        let centre = rng.range(-1.0, 1.0) * scale * [1.0, 1e3, 1e6][it % 3];
+        let boxes: Vec<Aabb> = (0..n)
+            .map(|_| {
+                let lo: [f32; 3] = std::array::from_fn(|_| centre + rng.range(-scale, scale));
+                let hi: [f32; 3] = std::array::from_fn(|a| {
+                    if rng.below(4) == 0 {
+                        lo[a]
+                    } else {
+                        lo[a] + rng.range(0.0, scale) * [1.0, 1e-6][rng.below(2) as usize]
+                    }
+                });
+                Aabb { lo, hi }
+            })
+            .collect();
+        let q = quantise(&boxes);
+        for (c, b) in boxes.iter().enumerate() {
+            let d = dequantised(&q, c);
+            assert!(d.contains(b), "{d:?} does not contain {b:?} (frame {q:?})");
+        }
+    }
+    // Extremes: huge and denormal-scale extents.
+    for boxes in [
+        vec![Aabb { lo: [f32::MIN; 3], hi: [0.0; 3] }, Aabb { lo: [0.0; 3], hi: [f32::MAX; 3] }],
+        vec![Aabb { lo: [1e-40; 3], hi: [2e-40; 3] }, Aabb { lo: [0.0; 3], hi: [1e-44; 3] }],
+        vec![Aabb { lo: [5.0; 3], hi: [5.0; 3] }, Aabb { lo: [5.0; 3], hi: [5.0; 3] }],
+    ] {
+        let q = quantise(&boxes);
+        for (c, b) in boxes.iter().enumerate() {
+            assert!(dequantised(&q, c).contains(b));
+        }
+    }
+}
+
+fn trace_one(dev: &Device, accel: u64, o: [f32; 3], d: [f32; 3]) -> Option<GotHit> {
+    let mut h = Harness::new(&RtuConfig::default(), 1, 1);
+    let r = TraceRay { origin: o, dir: d, tmin: 0.0, tmax: f32::INFINITY, flags: 0, cull_mask: 0xff, accel };
+    h.run(&dev.mem(), &[r], |_, _| (vortex_model::abi::rtu::ACT_ACCEPT, 0.0)).unwrap()[0].hit()
+}
+
+#[test]
+fn degenerate_builds_are_valid_and_miss() {
+    let dev = Device::new(4);
+    let nan = f32::NAN;
+    let cases: Vec<(Level, Vec<GeometryInput>)> = vec![
+        (Level::Bottom, vec![]),
+        (Level::Bottom, vec![dev.triangles(&[], 1)]),
+        (Level::Bottom, vec![dev.triangles(&[[[nan, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]], 1)]),
+        (Level::Bottom, vec![dev.triangles(&[[[0.0, 0.0, 0.0], [1.0, nan, 0.0], [0.0, 1.0, 0.0]]], 1)]),
+        (Level::Bottom, vec![dev.aabbs(&[([nan, 0.0, 0.0], [1.0, 1.0, 1.0])], 1)]),
+        (Level::Top, vec![]),
+        (Level::Top, vec![dev.instances(&[InstanceDesc::new(0, translate(0.0, 0.0, 0.0))])]),
+    ];
+    for (lvl, g) in cases {
+        let b = dev.build(lvl, g).unwrap();
+        let (h, _) = check_structure(&dev.mem(), b.addr);
+        assert_eq!(h.root, 0);
+        assert_eq!(h.size, header::BYTES as u64);
+        assert!(trace_one(&dev, b.addr, [0.25, 0.25, 1.0], [0.0, 0.0, -1.0]).is_none());
+    }
+    // An instance of an empty BLAS is left out too.
+    let empty = dev.build(Level::Bottom, vec![]).unwrap();
+    let t = dev.tlas(&[InstanceDesc::new(empty.addr, translate(0.0, 0.0, 0.0))]);
+    assert_eq!(check_structure(&dev.mem(), t.addr).0.root, 0);
+    // One primitive: the root is a leaf word.
+    let one = dev.blas(&[(&[[[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]], 1)]);
+    let (h, _) = check_structure(&dev.mem(), one.addr);
+    assert!(bvh::child_is_leaf(h.root));
+    assert_eq!(trace_one(&dev, one.addr, [0.25, 0.25, 1.0], [0.0, 0.0, -1.0]).unwrap().t, 1.0);
+    let inst = dev.tlas(&[InstanceDesc::new(one.addr, translate(0.0, 0.0, -5.0))]);
+    let (h, _) = check_structure(&dev.mem(), inst.addr);
+    assert!(bvh::child_is_leaf(h.root));
+    assert_eq!(trace_one(&dev, inst.addr, [0.25, 0.25, 1.0], [0.0, 0.0, -1.0]).unwrap().t, 6.0);
+}
+
+#[test]
+fn coincident_primitives_split_by_count() {
+    let dev = Device::new(4);
+    let t: Tri = [[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]];
+    let tris = vec![t; 500];
+    let b = dev.blas(&[(&tris, 1)]);
+    let (_, c) = check_structure(&dev.mem(), b.addr);
+    assert_eq!(c.prims.len(), 500);
+    let g = trace_one(&dev, b.addr, [0.25, 0.25, 1.0], [0.0, 0.0, -1.0]).unwrap();
+    assert_eq!(g.t, 1.0);
+}
+
+/// Index types, firstVertex, primitiveOffset, a geometry transform and the 2-component and
+/// half/snorm vertex formats all land the same triangle in the same place.
+#[test]
+fn input_paths_agree() {
+    let dev = Device::new(4);
+    // The triangle (0,0)-(1,0)-(0,1) at z = 0; the transform moves it to z = -1.
+    let verts: [[f32; 2]; 3] = [[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]];
+    let xf = translate(0.0, 0.0, -1.0);
+    let xf_addr =
+        dev.upload(&[[0u8; 16].as_slice(), &xf.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<_>>()].concat());
+    // Vertex buffers in each format: 2 junk vertices first (reached through firstVertex).
+    let enc: Vec<(u32, usize, Box<dyn Fn(f32) -> Vec<u8>>, usize)> = vec![
+        (R32G32B32_SFLOAT, 3, Box::new(|v: f32| v.to_le_bytes().to_vec()), 4),
+        (103, 2, Box::new(|v: f32| v.to_le_bytes().to_vec()), 4),
+        (83, 2, Box::new(|v: f32| half::f16::from_f32(v).to_bits().to_le_bytes().to_vec()), 2),
+        (97, 4, Box::new(|v: f32| half::f16::from_f32(v).to_bits().to_le_bytes().to_vec()), 2),
+        (78, 2, Box::new(|v: f32| ((v * 32767.0) as i16).to_le_bytes().to_vec()), 2),
+        (92, 4, Box::new(|v: f32| ((v * 32767.0) as i16).to_le_bytes().to_vec()), 2),
+    ];
+    for (fmt, comps, f, csize) in &enc {
+        for itype in [index_type::NONE_KHR, index_type::UINT16, index_type::UINT32] {
+            let stride = (comps * csize + 4) as u64; // padded
+            let mut vb = Vec::new();
+            let all: Vec<[f32; 2]> = [[9.0, 9.0], [9.0, 9.0]].into_iter().chain(verts).collect();
+            for v in &all {
+                let mut rec = Vec::new();
+                for c in 0..*comps {
+                    rec.extend(f(if c < 2 { v[c] } else { 0.0 }));
+                }
+                rec.resize(stride as usize, 0xAA);
+                vb.extend(rec);
+            }
+            let vaddr = dev.upload(&vb);
+            let (index_data, primitive_offset, first_vertex) = match itype {
+                index_type::NONE_KHR => (0, 2 * stride as u32, 0),
+                index_type::UINT16 => (dev.upload(&[0, 0, 0, 0, 0, 0, 1, 0, 2, 0]), 4, 2),
+                _ => (dev.upload(&[[0u8; 8].as_slice(), &[0, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0]].concat()), 8, 2),
+            };
+            let g = GeometryInput {
+                geometry: Geometry::Triangles {
+                    vertex_format: *fmt,
+                    vertex_data: vaddr,
+                    vertex_stride: stride,
+                    max_vertex: 4,
+                    index_type: itype,
+                    index_data,
+                    transform_data: xf_addr,
+                },
+                flags: 1,
+                range: BuildRange { primitive_count: 1, primitive_offset, first_vertex, transform_offset: 16 },
+            };
+            let b = dev.build(Level::Bottom, vec![g]).unwrap();
+            let hit = trace_one(&dev, b.addr, [0.25, 0.25, 1.0], [0.0, 0.0, -1.0])
+                .unwrap_or_else(|| panic!("format {fmt} index type {itype}: miss"));
+            assert!((hit.t - 2.0).abs() < 1e-3, "format {fmt} index type {itype}: t = {}", hit.t);
+        }
+    }
+}
+
+#[test]
+fn aabbs_and_instance_pointers() {
+    let dev = Device::new(6);
+    let boxes: Vec<([f32; 3], [f32; 3])> =
+        (0..20).map(|i| ([i as f32 * 2.0, 0.0, 0.0], [i as f32 * 2.0 + 1.0, 1.0, 1.0])).collect();
+    let b = dev.build(Level::Bottom, vec![dev.aabbs(&boxes, 0)]).unwrap();
+    let (_, c) = check_structure(&dev.mem(), b.addr);
+    assert_eq!(c.prims.len(), 20);
+    // Instances through an array of pointers.
+    let recs: Vec<u64> = (0..3)
+        .map(|i| {
+            dev.upload(
+                &InstanceDesc { custom: 7 + i, ..InstanceDesc::new(b.addr, translate(0.0, 5.0 * i as f32, 0.0)) }
+                    .bytes(),
+            )
+        })
+        .collect();
+    let parr = dev.upload(&recs.iter().flat_map(|a| a.to_le_bytes()).collect::<Vec<_>>());
+    let g = GeometryInput {
+        geometry: Geometry::Instances { data: parr, array_of_pointers: true },
+        flags: 0,
+        range: BuildRange { primitive_count: 3, ..BuildRange::default() },
+    };
+    let t = dev.build(Level::Top, vec![g]).unwrap();
+    let (h, c) = check_structure(&dev.mem(), t.addr);
+    assert_eq!((c.prims.len(), h.blas_count), (3, 1));
+}
+
+#[test]
+fn errors_are_reported_not_panicked() {
+    let dev = Device::new(4);
+    // A reference to something that is not an AS.
+    let junk = dev.upload(&[7u8; 256]);
+    let g = dev.instances(&[InstanceDesc::new(junk, translate(0.0, 0.0, 0.0))]);
+    match dev.build(Level::Top, vec![g]) {
+        Err(BuildError::BadInstance { instance: 0, reference, reason }) => {
+            assert_eq!(reference, junk);
+            assert!(reason.contains("magic"), "{reason}");
+        }
+        other => panic!("{other:?}"),
+    }
+    // Unmapped reference.
+    let g = dev.instances(&[InstanceDesc::new(0xdead_0000, translate(0.0, 0.0, 0.0))]);
+    assert!(matches!(dev.build(Level::Top, vec![g]), Err(BuildError::BadInstance { .. })));
+    // Unreadable vertices.
+    let mut g = dev.triangles(&[[[0.0; 3], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]], 1);
+    if let Geometry::Triangles { vertex_data, .. } = &mut g.geometry {
+        *vertex_data = 0x1234;
+    }
+    assert!(matches!(dev.build(Level::Bottom, vec![g]), Err(BuildError::Memory { .. })));
+    // Unsupported format.
+    let mut g = dev.triangles(&[[[0.0; 3], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]], 1);
+    if let Geometry::Triangles { vertex_format, .. } = &mut g.geometry {
+        *vertex_format = 37 + 1000;
+    }
+    assert_eq!(dev.build(Level::Bottom, vec![g]).unwrap_err(), BuildError::UnsupportedVertexFormat(1037));
+    // Does not fit.
+    let g = dev.triangles(&[[[0.0; 3], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]; 10], 1);
+    let dst = dev.alloc(4096);
+    let req = BuildRequest {
+        level: Level::Bottom,
+        flags: 0,
+        mode: Mode::Build,
+        dst,
+        dst_size: 200,
+        scratch: 0,
+        geometries: vec![g],
+    };
+    assert!(matches!(build(&dev.mem(), &req, 4), Err(BuildError::DoesNotFit { available: 200, .. })));
+    assert_eq!(dev.mem().read_u32(dst).unwrap(), 0, "nothing written when it does not fit");
+    // Geometry kind vs level.
+    let g = dev.triangles(&[[[0.0; 3], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]], 1);
+    assert!(matches!(dev.build(Level::Top, vec![g]), Err(BuildError::BadRequest(_))));
+}
+
+#[test]
+fn size_query_is_an_upper_bound() {
+    let mut rng = Rng::new(5);
+    for width in [4, 6] {
+        let dev = Device::new(width);
+        for n in [0usize, 1, 2, 3, 5, 17, 100, 1000] {
+            let tris = random_tris(&mut rng, n, 1.0, 0.1);
+            let b = dev.blas(&[(&tris, 1)]);
+            let s = build_sizes(Level::Bottom, &[(GeometryKind::Triangles, n as u32)], 0, width);
+            assert!(b.stats.bytes <= s.as_size && s.build_scratch > 0);
+            let t = dev.tlas(&vec![InstanceDesc::new(b.addr, translate(0.0, 0.0, 0.0)); n.max(1)]);
+            let s = build_sizes(Level::Top, &[(GeometryKind::Instances, n.max(1) as u32)], 0, width);
+            assert!(t.stats.bytes <= s.as_size);
+        }
+    }
+}
+
+/// Update mode rebuilds from the current inputs (here: in place).
+#[test]
+fn update_rebuilds_in_place() {
+    let dev = Device::new(4);
+    let g = dev.triangles(&[[[0.0; 3], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]], 1);
+    let b = dev.build(Level::Bottom, vec![g]).unwrap();
+    // Move the vertices down by 1 and update.
+    let Geometry::Triangles { vertex_data, .. } = g.geometry else { unreachable!() };
+    for k in 0..3 {
+        dev.mem().write(vertex_data + 12 * k + 8, &(-1.0f32).to_le_bytes()).unwrap();
+    }
+    let s = build_sizes(Level::Bottom, &[(GeometryKind::Triangles, 1)], 0, 4);
+    let req = BuildRequest {
+        level: Level::Bottom,
+        flags: 0,
+        mode: Mode::Update { src: b.addr },
+        dst: b.addr,
+        dst_size: s.as_size,
+        scratch: 0,
+        geometries: vec![g],
+    };
+    build(&dev.mem(), &req, 4).unwrap();
+    assert_eq!(trace_one(&dev, b.addr, [0.25, 0.25, 1.0], [0.0, 0.0, -1.0]).unwrap().t, 2.0);
+}
+
+/// Build and trace throughput (run with `--release --ignored --nocapture`).
+#[test]
+#[ignore]
+fn throughput() {
+    let mut rng = Rng::new(1234);
+    let n = 1_000_000;
+    let dev = Device::new(4);
+    let tris = random_tris(&mut rng, n, 100.0, 0.5);
+    let g = dev.triangles(&tris, 1);
+    let t0 = std::time::Instant::now();
+    let b = dev.build(Level::Bottom, vec![g]).unwrap();
+    let dt = t0.elapsed().as_secs_f64();
+    eprintln!("build: {n} triangles in {dt:.3} s = {:.2} M tris/s; {:?}", n as f64 / dt / 1e6, b.stats);
+    let rays = random_rays(&mut rng, 200_000, 100.0, b.addr, false);
+    let mut h = Harness::new(&RtuConfig::default(), 32, 1);
+    let mem = dev.mem();
+    let t0 = std::time::Instant::now();
+    let q = [0u32; 32];
+    let mut lane_rays = [TraceRay::default(); 32];
+    for chunk in rays.chunks(32) {
+        lane_rays[..chunk.len()].copy_from_slice(chunk);
+        h.unit.trace(&mem, 0, u32::MAX, &q, &lane_rays).unwrap();
+    }
+    let dt = t0.elapsed().as_secs_f64();
+    eprintln!(
+        "trace: {} rays in {dt:.3} s = {:.2} M rays/s; {:?}",
+        rays.len(),
+        rays.len() as f64 / dt / 1e6,
+        h.unit.stats()
+    );
+
+    // A 1M-triangle height field seen by a camera: coherent rays, the usual workload.
+    let m = 707;
+    let hgt = |i: usize, j: usize| ((i as f32 * 0.05).sin() * (j as f32 * 0.07).cos()) * 20.0;
+    let p = |i: usize, j: usize| [i as f32, hgt(i, j), j as f32];
+    let mut terrain = Vec::with_capacity(2 * m * m);
+    for j in 0..m {
+        for i in 0..m {
+            terrain.push([p(i, j), p(i + 1, j), p(i + 1, j + 1)]);
+            terrain.push([p(i, j), p(i + 1, j + 1), p(i, j + 1)]);
+        }
+    }
+    let g = dev.triangles(&terrain, 1);
+    let t0 = std::time::Instant::now();
+    let b = dev.build(Level::Bottom, vec![g]).unwrap();
+    let dt = t0.elapsed().as_secs_f64();
+    eprintln!(
+        "build (terrain): {} triangles in {dt:.3} s = {:.2} M tris/s",
+        terrain.len(),
+        terrain.len() as f64 / dt / 1e6
+    );
+    let (w, hh) = (512usize, 512usize);
+    let eye = [m as f32 * 0.5, 120.0, -50.0];
+    let cam: Vec<TraceRay> = (0..w * hh)
+        .map(|k| {
+            let (x, y) = ((k % w) as f32 / w as f32 - 0.5, (k / w) as f32 / hh as f32 - 0.5);
+            TraceRay {
+                origin: eye,
+                dir: [x, -0.4 - y * 0.8, 1.0],
+                tmin: 0.0,
+                tmax: f32::INFINITY,
+                flags: 0,
+                cull_mask: 0xff,
+                accel: b.addr,
+            }
+        })
+        .collect();
+    let mut h = Harness::new(&RtuConfig::default(), 32, 1);
+    let mem = dev.mem();
+    let t0 = std::time::Instant::now();
+    for chunk in cam.chunks(32) {
+        lane_rays[..chunk.len()].copy_from_slice(chunk);
+        h.unit.trace(&mem, 0, u32::MAX, &q, &lane_rays).unwrap();
+    }
+    let dt = t0.elapsed().as_secs_f64();
+    eprintln!(
+        "trace (terrain, camera rays): {} rays in {dt:.3} s = {:.2} M rays/s; {:?}",
+        cam.len(),
+        cam.len() as f64 / dt / 1e6,
+        h.unit.stats()
+    );
+}
