@@ -105,6 +105,116 @@ pub enum Res {
     },
     /// Acceleration structures by device address (0 = null).
     Accel(Vec<u64>),
+    /// A TLAS built from the scene into device memory, bound as an acceleration structure.
+    Tlas(Scene),
+    /// A storage buffer whose first 8 bytes are the device address of the TLAS built from the
+    /// scene (as a `uvec2`), followed by `extra` zero bytes.
+    TlasAddress(Scene, usize),
+}
+
+/// A bottom-level structure: triangles and/or AABBs with their geometry flags.
+#[derive(Clone, Debug, Default)]
+pub struct Blas {
+    pub tris: Vec<[[f32; 3]; 3]>,
+    pub aabbs: Vec<([f32; 3], [f32; 3])>,
+    /// `VkGeometryFlagsKHR` (1 = opaque).
+    pub flags: u32,
+}
+
+/// An instance of `blas` in the TLAS.
+#[derive(Clone, Debug)]
+pub struct Inst {
+    pub blas: usize,
+    pub o2w: [f32; 12],
+    pub custom: u32,
+    pub flags: u8,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Scene {
+    pub blases: Vec<Blas>,
+    pub instances: Vec<Inst>,
+}
+
+pub const IDENTITY: [f32; 12] = [1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0];
+
+/// Builds `scene` into `mem` with the AS transcoder; returns the TLAS address.
+pub fn build_scene(mem: &vortex_model::mem::AddressSpace, scene: &Scene) -> u64 {
+    use vortex_transcode::accel::testkit::{InstanceDesc, R32G32B32_SFLOAT};
+    use vortex_transcode::accel::{
+        build, build_sizes, index_type, BuildRange, BuildRequest, Geometry, GeometryInput, GeometryKind, Level, Mode,
+    };
+    let width = vortex_model::config::RtuConfig::default().bvh_width;
+    let upload = |bytes: &[u8]| -> u64 {
+        let r = mem.allocate(bytes.len().max(16) as u64).unwrap();
+        mem.snapshot().write(r.base, bytes).unwrap();
+        r.base
+    };
+    let make = |level: Level, geoms: Vec<(GeometryKind, GeometryInput)>| -> u64 {
+        let kinds: Vec<(GeometryKind, u32)> = geoms.iter().map(|(k, g)| (*k, g.range.primitive_count)).collect();
+        let sizes = build_sizes(level, &kinds, 0, width);
+        let dst = mem.allocate(sizes.as_size).unwrap().base;
+        let req = BuildRequest {
+            level,
+            flags: 0,
+            mode: Mode::Build,
+            dst,
+            dst_size: sizes.as_size,
+            scratch: 0,
+            geometries: geoms.into_iter().map(|(_, g)| g).collect(),
+        };
+        build(&mem.snapshot(), &req, width).expect("AS build");
+        dst
+    };
+    let range = |n: usize| BuildRange { primitive_count: n as u32, ..BuildRange::default() };
+    let blases: Vec<u64> = scene
+        .blases
+        .iter()
+        .map(|b| {
+            let mut geoms = Vec::new();
+            if !b.tris.is_empty() {
+                let bytes: Vec<u8> = b.tris.iter().flatten().flatten().flat_map(|v| v.to_le_bytes()).collect();
+                let geometry = Geometry::Triangles {
+                    vertex_format: R32G32B32_SFLOAT,
+                    vertex_data: upload(&bytes),
+                    vertex_stride: 12,
+                    max_vertex: (3 * b.tris.len() - 1) as u32,
+                    index_type: index_type::NONE_KHR,
+                    index_data: 0,
+                    transform_data: 0,
+                };
+                geoms.push((
+                    GeometryKind::Triangles,
+                    GeometryInput { geometry, flags: b.flags, range: range(b.tris.len()) },
+                ));
+            }
+            if !b.aabbs.is_empty() {
+                let bytes: Vec<u8> =
+                    b.aabbs.iter().flat_map(|(lo, hi)| lo.iter().chain(hi).flat_map(|v| v.to_le_bytes())).collect();
+                let geometry = Geometry::Aabbs { data: upload(&bytes), stride: 24 };
+                geoms.push((
+                    GeometryKind::Aabbs,
+                    GeometryInput { geometry, flags: b.flags, range: range(b.aabbs.len()) },
+                ));
+            }
+            make(Level::Bottom, geoms)
+        })
+        .collect();
+    let insts: Vec<u8> = scene
+        .instances
+        .iter()
+        .flat_map(|i| {
+            let mut d = InstanceDesc::new(blases[i.blas], i.o2w);
+            d.custom = i.custom;
+            d.flags = i.flags;
+            d.bytes()
+        })
+        .collect();
+    let geometry = Geometry::Instances { data: upload(&insts), array_of_pointers: false };
+    make(
+        Level::Top,
+        vec![(GeometryKind::Instances, GeometryInput { geometry, flags: 0, range: range(scene.instances.len()) })],
+    )
 }
 
 impl Res {
@@ -112,6 +222,8 @@ impl Res {
         match self {
             Res::Storage(_) | Res::StorageArray(_) => dt::STORAGE_BUFFER,
             Res::Uniform(_) => dt::UNIFORM_BUFFER,
+            Res::TlasAddress(..) => dt::STORAGE_BUFFER,
+            Res::Tlas(_) => dt::ACCELERATION_STRUCTURE,
             Res::StorageDynamic(..) => dt::STORAGE_BUFFER_DYNAMIC,
             Res::Image { .. } => dt::STORAGE_IMAGE,
             Res::Accel(_) => dt::ACCELERATION_STRUCTURE,
@@ -167,7 +279,8 @@ pub fn layout(bindings: &[Binding], push: u32) -> ResourceLayout {
 /// Outcome of one dispatch.
 pub struct Run {
     pub kernel: CompiledKernel,
-    /// Final contents of every buffer/image, in `bindings` order (arrays flattened).
+    /// Final contents of every buffer/image, in `bindings` order (buffer arrays flattened;
+    /// acceleration structures leave an empty entry).
     pub data: Vec<Vec<u8>>,
 }
 
@@ -302,6 +415,20 @@ pub fn run_words(
                     let o = at(i as u32);
                     set[o..o + 8].copy_from_slice(&addr.to_le_bytes());
                 }
+                locs.push((0, 0));
+            }
+            Res::Tlas(scene) => {
+                let addr = build_scene(&mem, scene);
+                set[at(0)..at(0) + 8].copy_from_slice(&addr.to_le_bytes());
+                locs.push((0, 0));
+            }
+            Res::TlasAddress(scene, extra) => {
+                let mut data = build_scene(&mem, scene).to_le_bytes().to_vec();
+                data.resize(8 + extra, 0);
+                let a = alloc(&data);
+                set[at(0)..at(0) + 8].copy_from_slice(&a.to_le_bytes());
+                set[at(0) + 8..at(0) + 16].copy_from_slice(&(data.len() as u64).to_le_bytes());
+                locs.push((a, data.len()));
             }
         }
         locations.push(locs);
@@ -348,7 +475,9 @@ pub fn run_words(
     for locs in locations {
         for (a, len) in locs {
             let mut v = vec![0u8; len];
-            snap.read(a, &mut v).unwrap();
+            if len > 0 {
+                snap.read(a, &mut v).unwrap();
+            }
             data.push(v);
         }
     }

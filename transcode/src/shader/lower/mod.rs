@@ -556,13 +556,4 @@ impl<'m> Lowerer<'m> {
         }
         self.jump(from, default)
     }
-
-    /// Splits the current block: code after this point lands in a new block `name`, which
-    /// the current one falls into. Returns the new block's label.
-    pub(crate) fn split(&mut self, name: &str) -> Result<Label> {
-        let l = self.e.label(format!("%{} {name}", self.block));
-        self.e.jmp(l);
-        self.e.place(l)?;
-        Ok(l)
-    }
 }

@@ -8,11 +8,15 @@
 //! dynamic indexing too.
 //!
 //! - Initialize: `TRACE slot, ray` (traversal overlaps the shader's later work); action :=
-//!   IGNORE.
+//!   FRESH (no record handed to the shader yet).
 //! - Confirm / Generate(t) / Terminate: action |= ACCEPT (and t := t) / TERMINATE.
-//! - Proceed: `CONT slot, action, t` (the RTU ignores it for lanes without an open candidate),
-//!   action := IGNORE, then `WAIT` until the lane's record is not PENDING (only pending lanes
-//!   loop); the result is "the status yields a candidate".
+//! - Proceed: `CONT slot, action, t`, except on the first proceed after Initialize: TRACE
+//!   already ran the lane to its first record, which may be a candidate the shader has not
+//!   seen, and continuing it would drop that candidate (DESIGN §5: the first proceed only
+//!   waits). A Terminate before the first proceed still continues, with TERMINATE alone.
+//!   Then action := IGNORE and `WAIT` until the lane's record is not PENDING (only pending
+//!   lanes loop); the result is "the status yields a candidate". Lanes with no open
+//!   candidate ignore a CONT's action (the RTU's rule), so proceeding after the end is safe.
 //! - Getters: `GETW`/`GETWF` of the committed or candidate span, or of the ray echo.
 
 use super::Lowerer;
@@ -28,6 +32,8 @@ use vortex_model::abi::rtu::{self, span};
 pub(super) const STATE_BYTES: u32 = 8;
 const ACTION: u32 = 0;
 const GEN_T: u32 = 4;
+/// Action-word flag: initialized, no proceed yet.
+const FRESH: u32 = 0x8000_0000;
 
 pub(super) fn handles(op: Op) -> bool {
     use Op::*;
@@ -160,8 +166,8 @@ impl<'m> Lowerer<'m> {
         self.e.mov(at(rtu::ray::AS_HI), accel + 1);
         self.e.ins(Vx::Trace, 0, N, slot, ray, N, N, 0);
         let st = self.state_offset(slot)?;
-        let ignore = self.imm(rtu::ACT_IGNORE)?;
-        self.e.ins(Vx::Stp, MemSize::B32 as u8, N, st, ignore, N, N, ACTION);
+        let fresh = self.imm(FRESH)?;
+        self.e.ins(Vx::Stp, MemSize::B32 as u8, N, st, fresh, N, N, ACTION);
         Ok(())
     }
 
@@ -185,14 +191,26 @@ impl<'m> Lowerer<'m> {
         let (act, t) = (self.e.alloc(1)?, self.e.alloc(1)?);
         self.e.ins(Vx::Ldp, MemSize::B32 as u8, act, st, N, N, N, ACTION);
         self.e.ins(Vx::Ldp, MemSize::B32 as u8, t, st, N, N, N, GEN_T);
-        self.e.ins(Vx::Cont, 0, N, slot, act, t, N, 0);
         let ignore = self.imm(rtu::ACT_IGNORE)?;
         self.e.ins(Vx::Stp, MemSize::B32 as u8, N, st, ignore, N, N, ACTION);
+        // Continue unless this is the first proceed (FRESH) without a Terminate; a fresh
+        // lane continues with TERMINATE only.
+        let (zero, fresh, term) = (self.imm(0)?, self.imm(FRESH)?, self.imm(rtu::ACT_TERMINATE)?);
+        let f = self.e.op2(Vx::And, 0, act, fresh)?;
+        let not_fresh = self.e.op2(Vx::Icmp, IntCond::Eq as u8, f, zero)?;
+        let tm = self.e.op2(Vx::And, 0, act, term)?;
+        let go = self.e.op2(Vx::Or, 0, not_fresh, tm)?;
+        let action = self.e.op3(Vx::Sel, 0, not_fresh, act, tm)?;
+        let cont = self.e.label(format!("%{} proceed.cont", self.block));
+        let wait = self.e.label(format!("%{} proceed.wait", self.block));
+        let done = self.e.label(format!("%{} proceed.done", self.block));
+        self.e.bra(go, cont, wait, wait);
+        self.e.place(cont)?;
+        self.e.ins(Vx::Cont, 0, N, slot, action, t, N, 0);
         // WAIT until this lane's record is not PENDING; only pending lanes go around.
         let pending = self.imm(rtu::STS_PENDING)?;
         let status = self.e.alloc(1)?;
-        let wait = self.split("proceed.wait")?;
-        let done = self.e.label(format!("%{} proceed.done", self.block));
+        self.e.place(wait)?;
         self.e.ins(Vx::Wait, 0, status, slot, N, N, N, 0);
         let again = self.e.op2(Vx::Icmp, IntCond::Eq as u8, status, pending)?;
         self.e.bra(again, wait, done, done);
