@@ -6,12 +6,14 @@
 //! instruction index.
 
 use super::error::{invalid, limit, Result};
-use vortex_model::abi::isa::{Instr, Op, REG_NONE};
+use vortex_model::abi::isa::{disasm, Instr, Op, REG_NONE};
+use vortex_model::core::decode::operand_widths;
 
 pub(crate) type Label = u32;
 
-/// Registers a kernel may use (the ISA's operand field is 16 bits, `0xFFFF` is "none").
-pub(crate) const MAX_REGS: u32 = 60_000;
+/// Registers a kernel may use. The ISA's operand field is 16 bits (`0xFFFF` is "none"); half
+/// of that, plus at most `types::MAX_VALUE_REGS` of offset into a value, never overflows.
+pub(crate) const MAX_REGS: u32 = 32 * 1024;
 
 /// Largest kernel, in instructions (the device decoder accepts 4M).
 const MAX_INSTRS: usize = 1 << 22;
@@ -86,7 +88,7 @@ impl Emitter {
 
     pub fn alloc(&mut self, n: u32) -> Result<u16> {
         let r = self.num_regs;
-        if r + n > MAX_REGS {
+        if r.saturating_add(n) > MAX_REGS {
             return Err(limit!("the kernel needs more than {MAX_REGS} registers"));
         }
         self.num_regs += n;
@@ -227,6 +229,16 @@ impl Emitter {
         match code.last().map(|i| i.op) {
             Some(Op::Exit | Op::Jmp | Op::Bra | Op::Trap) => {}
             _ => return Err(invalid!("internal: the last block does not end the kernel")),
+        }
+        // The device decoder's operand rules, checked here so an inconsistency (or a hostile
+        // module that slipped past the checks) is a compile error, never a kernel the device
+        // refuses.
+        for (pc, i) in code.iter().enumerate() {
+            for (r, width) in operand_widths(i) {
+                if r == REG_NONE || r as u32 + width > self.num_regs.max(1) {
+                    return Err(invalid!("internal: instruction {pc} `{}` has a bad register operand", disasm(i)));
+                }
+            }
         }
         Ok(Assembled { code, blocks: names })
     }

@@ -21,6 +21,9 @@ use std::collections::HashMap;
 /// is refused instead of exhausting memory.
 const MAX_FLAT_INSTS: usize = 1 << 21;
 
+/// Deepest call chain inlined (inlining recurses once per level).
+const MAX_CALL_DEPTH: usize = 256;
+
 /// One block of the flattened entry point; the last instruction is its terminator.
 #[derive(Clone, Debug)]
 pub(crate) struct FlatBlock {
@@ -134,6 +137,9 @@ impl<'m> Flattener<'m> {
     fn inline(&mut self, func: Id, map: &HashMap<Id, Id>, ret: Ret, values: &mut Vec<(Id, Id)>) -> Result<()> {
         if self.stack.contains(&func) {
             return Err(invalid!("recursive call to %{func} (SPIR-V forbids recursion)"));
+        }
+        if self.stack.len() >= MAX_CALL_DEPTH {
+            return Err(limit!("calls nested more than {MAX_CALL_DEPTH} deep"));
         }
         self.stack.push(func);
         let f = self.function(func)?;

@@ -407,6 +407,11 @@ impl Module {
     fn global_inst(&mut self, inst: &Instruction, opts: &CompileOptions) -> Result<()> {
         use Op::*;
         let op = inst.class.opcode;
+        if let Some(id) = inst.result_id {
+            if self.types.contains(id) || self.consts.contains_key(&id) || self.globals.contains_key(&id) {
+                return Err(invalid!("%{id} is defined more than once"));
+            }
+        }
         let ty = |m: &Module, i: usize| -> Result<Id> {
             let t = inst.id(i)?;
             if m.types.contains(t) {
@@ -508,8 +513,7 @@ impl Module {
             TypeForwardPointer => return Err(unsupported!("OpTypeForwardPointer (physical pointers)")),
             _ => return Err(unsupported!("module-scope instruction {}", inst.name())),
         };
-        self.types.insert(inst.rid()?, t);
-        Ok(())
+        self.types.insert(inst.rid()?, t)
     }
 
     /// Value of a 32-bit (or smaller-valued 64-bit) integer constant, if `id` is one.
@@ -596,7 +600,7 @@ impl Module {
         if size.contains(&0) {
             return Err(invalid!("workgroup size {size:?} has a zero dimension"));
         }
-        let total = size.iter().map(|&d| d as u64).product::<u64>();
+        let total = size.iter().fold(1u64, |a, &d| a.saturating_mul(d as u64));
         if total > 1 << 16 {
             return Err(limit!("workgroup size {size:?} ({total} invocations)"));
         }

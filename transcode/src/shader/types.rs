@@ -14,8 +14,12 @@ use spirv::{Dim, ImageFormat, StorageClass};
 
 pub(crate) type Id = u32;
 
-/// Largest register image of one value (a guard against arrays sized to overflow).
-pub(crate) const MAX_VALUE_REGS: u64 = 1 << 20;
+/// Largest register image of one value. With [`super::emit::MAX_REGS`] this keeps every
+/// `base + offset` register computation inside `u16`.
+pub(crate) const MAX_VALUE_REGS: u64 = 16 * 1024;
+
+/// Deepest type nesting accepted: layout and register walks recurse over it.
+pub(crate) const MAX_TYPE_DEPTH: u32 = 64;
 
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Type {
@@ -71,11 +75,31 @@ pub(crate) struct Shape {
 #[derive(Default)]
 pub(crate) struct Types {
     map: std::collections::HashMap<Id, Type>,
+    depth: std::collections::HashMap<Id, u32>,
 }
 
 impl Types {
-    pub fn insert(&mut self, id: Id, t: Type) {
+    /// Adds a type whose operands are already present.
+    pub fn insert(&mut self, id: Id, t: Type) -> Result<()> {
+        if self.map.contains_key(&id) {
+            // A redefinition could make a type contain itself.
+            return Err(invalid!("type %{id} is defined more than once"));
+        }
+        let children: Vec<Id> = match &t {
+            Type::Vector { elem, .. } | Type::Array { elem, .. } | Type::RuntimeArray { elem } => vec![*elem],
+            Type::Matrix { col, .. } => vec![*col],
+            Type::Struct { members } => members.clone(),
+            Type::Pointer { pointee, .. } => vec![*pointee],
+            Type::Image { sampled, .. } => vec![*sampled],
+            _ => vec![],
+        };
+        let depth = 1 + children.iter().map(|c| self.depth.get(c).copied().unwrap_or(0)).max().unwrap_or(0);
+        if depth > MAX_TYPE_DEPTH {
+            return Err(limit!("type %{id} is nested more than {MAX_TYPE_DEPTH} levels deep"));
+        }
+        self.depth.insert(id, depth);
         self.map.insert(id, t);
+        Ok(())
     }
 
     pub fn contains(&self, id: Id) -> bool {

@@ -476,9 +476,9 @@ impl<'m> Lowerer<'m> {
     fn extract(&mut self, inst: &Instruction) -> Result<()> {
         let src = inst.id(0)?;
         let (r, ty) = (self.regs(src)?, self.type_of(src)?);
-        let (off, _) = self.path(inst, ty, 1)?;
+        let (off, mty) = self.path(inst, ty, 1)?;
         // A sub-range of an SSA value: alias it.
-        self.vals.insert(inst.rid()?, Val::Regs { r: r + off as u16, ty: inst.rty()? });
+        self.vals.insert(inst.rid()?, Val::Regs { r: r + off as u16, ty: mty });
         Ok(())
     }
 

@@ -12,10 +12,10 @@
 //! - `Input`: compute built-ins, computed in the prologue.
 
 use super::{Lowerer, Val};
+use crate::shader::descriptor_type as vkdt;
 use crate::shader::error::{interface, invalid, limit, unsupported, Result};
 use crate::shader::module::InstExt;
 use crate::shader::types::{Id, Scalar, Type};
-use crate::shader::{descriptor_type as vkdt, BindingLayout};
 use rspirv::dr::Instruction;
 use spirv::{BuiltIn, Op, StorageClass};
 use std::collections::HashMap;
@@ -137,9 +137,16 @@ impl<'m> Lowerer<'m> {
             }
             Op::Store => {
                 let p = self.ptr(inst.id(0)?)?;
-                let src = self.regs(inst.id(1)?)?;
-                let ty = p.ty;
-                self.store(&p, ty, src)
+                let v = inst.id(1)?;
+                let (src, vty) = (self.regs(v)?, self.type_of(v)?);
+                if self.m.types.regs(vty)? != self.m.types.regs(p.ty)? {
+                    return Err(invalid!(
+                        "OpStore of {} through a pointer to {}",
+                        self.m.types.describe(vty),
+                        self.m.types.describe(p.ty)
+                    ));
+                }
+                self.store(&p, p.ty, src)
             }
             Op::CopyMemory => {
                 let dst = self.ptr(inst.id(0)?)?;
@@ -381,6 +388,8 @@ impl<'m> Lowerer<'m> {
             (Some(s), Some(b)) => (s, b),
             _ => return Err(invalid!("resource variable {} without DescriptorSet/Binding", self.m.label(id))),
         };
+        // What the shader needs first: an unsupported resource type is the better message.
+        let (expected, what) = self.descriptor_kind(id, sc, ty)?;
         let b = self.opts.layout.bindings.iter().find(|b| b.set == set && b.binding == binding).cloned().ok_or_else(
             || {
                 interface!(
@@ -389,7 +398,22 @@ impl<'m> Lowerer<'m> {
                 )
             },
         )?;
-        self.check_descriptor(id, sc, ty, &b)?;
+        if !expected.contains(&b.descriptor_type) {
+            return Err(interface!(
+                "set {} binding {} is a {what} in the shader but descriptor type {} in the pipeline layout",
+                b.set,
+                b.binding,
+                b.descriptor_type
+            ));
+        }
+        let is_dynamic = matches!(b.descriptor_type, vkdt::UNIFORM_BUFFER_DYNAMIC | vkdt::STORAGE_BUFFER_DYNAMIC);
+        if is_dynamic != b.dynamic_index.is_some() {
+            return Err(interface!(
+                "set {} binding {}: dynamic buffers (and only they) need a dynamic-offset index",
+                b.set,
+                b.binding
+            ));
+        }
         if b.set as usize >= kargs::MAX_SETS {
             return Err(interface!("descriptor set {} (at most {} sets)", b.set, kargs::MAX_SETS));
         }
@@ -411,18 +435,19 @@ impl<'m> Lowerer<'m> {
         })
     }
 
-    /// The variable's type (arrays stripped) must match the descriptor type.
-    fn check_descriptor(&self, id: Id, sc: StorageClass, ty: Id, b: &BindingLayout) -> Result<()> {
+    /// Descriptor types that can back a resource variable (its type with arrays stripped),
+    /// and what to call it in messages.
+    fn descriptor_kind(&self, id: Id, sc: StorageClass, ty: Id) -> Result<(&'static [u32], &'static str)> {
         let mut t = ty;
         while let Type::Array { elem, .. } | Type::RuntimeArray { elem } = self.m.types.get(t)? {
             t = *elem;
         }
-        let d = self.m.decos(t);
-        let (expected, what): (&[u32], &str) = match (sc, self.m.types.get(t)?) {
+        let buffer_block = self.m.decos(t).buffer_block;
+        Ok(match (sc, self.m.types.get(t)?) {
             (StorageClass::StorageBuffer, _) => {
                 (&[vkdt::STORAGE_BUFFER, vkdt::STORAGE_BUFFER_DYNAMIC], "storage buffer")
             }
-            (StorageClass::Uniform, _) if d.buffer_block => {
+            (StorageClass::Uniform, _) if buffer_block => {
                 (&[vkdt::STORAGE_BUFFER, vkdt::STORAGE_BUFFER_DYNAMIC], "storage buffer")
             }
             (StorageClass::Uniform, _) => (&[vkdt::UNIFORM_BUFFER, vkdt::UNIFORM_BUFFER_DYNAMIC], "uniform buffer"),
@@ -435,27 +460,8 @@ impl<'m> Lowerer<'m> {
                 }
                 (&[vkdt::STORAGE_IMAGE], "storage image")
             }
-            (_, t) => {
-                return Err(unsupported!("resource {} of type {t:?}", self.m.label(id)));
-            }
-        };
-        if !expected.contains(&b.descriptor_type) {
-            return Err(interface!(
-                "set {} binding {} is a {what} in the shader but descriptor type {} in the pipeline layout",
-                b.set,
-                b.binding,
-                b.descriptor_type
-            ));
-        }
-        let is_dynamic = matches!(b.descriptor_type, vkdt::UNIFORM_BUFFER_DYNAMIC | vkdt::STORAGE_BUFFER_DYNAMIC);
-        if is_dynamic != b.dynamic_index.is_some() {
-            return Err(interface!(
-                "set {} binding {}: dynamic buffers (and only they) need a dynamic-offset index",
-                b.set,
-                b.binding
-            ));
-        }
-        Ok(())
+            (_, t) => return Err(unsupported!("resource {} of type {t:?}", self.m.label(id))),
+        })
     }
 
     fn is_block(&self, ty: Id) -> bool {
@@ -685,7 +691,7 @@ impl<'m> Lowerer<'m> {
                     Some(c) => self.imm(c)?,
                     None => self.regs(i)?,
                 };
-                let bytes = self.scale(idx, per * desc::BYTES as u32)?;
+                let bytes = self.scale(idx, per.saturating_mul(desc::BYTES as u32))?;
                 let addr = self.add64(addr, bytes)?;
                 let elem_idx = match cur {
                     Some(e) => {
@@ -726,8 +732,15 @@ impl<'m> Lowerer<'m> {
                 }
                 _ => Err(unsupported!("loading a whole descriptor array %{}", p.ty)),
             },
-            PtrKind::Flat { space: Space::Fixed, base, off } => Ok(Val::Regs { r: base + off as u16, ty: rty }),
+            PtrKind::Flat { space: Space::Fixed, base, off } => Ok(Val::Regs { r: base + off as u16, ty: p.ty }),
             _ => {
+                if self.m.types.regs(rty)? != self.m.types.regs(p.ty)? {
+                    return Err(invalid!(
+                        "OpLoad of {} as {}",
+                        self.m.types.describe(p.ty),
+                        self.m.types.describe(rty)
+                    ));
+                }
                 let r = self.load(p, p.ty)?;
                 Ok(Val::Regs { r, ty: rty })
             }

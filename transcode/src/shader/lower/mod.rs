@@ -247,7 +247,13 @@ impl<'m> Lowerer<'m> {
             CopyObject | CopyLogical => {
                 let v = self.val(inst.id(0)?)?;
                 let v = match (v, inst.class.opcode) {
-                    (Val::Regs { r, .. }, CopyLogical) => Val::Regs { r, ty: inst.rty()? },
+                    (Val::Regs { r, ty }, CopyLogical) => {
+                        let rty = inst.rty()?;
+                        if self.m.types.regs(rty)? != self.m.types.regs(ty)? {
+                            return Err(invalid!("{} between types of different shapes", inst.name()));
+                        }
+                        Val::Regs { r, ty: rty }
+                    }
                     (v, _) => v,
                 };
                 self.vals.insert(inst.rid()?, v);
