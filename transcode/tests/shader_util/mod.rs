@@ -9,6 +9,7 @@ use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
 use vortex_model::abi::dcr::*;
 use vortex_model::abi::format;
+use vortex_model::abi::isa::{Instr, Op};
 use vortex_model::abi::kernel::{desc, kargs, ImageDesc};
 use vortex_model::config::DeviceConfig;
 use vortex_model::device::Device;
@@ -316,7 +317,8 @@ pub fn config(threads: u32) -> DeviceConfig {
     }
 }
 
-/// Compiles `words` for entry `main` against `bindings`.
+/// Compiles `words` for entry `main` against `bindings`; every kernel that compiles is
+/// checked for well-placed reconvergence points.
 pub fn build(
     words: &[u32],
     bindings: &[Binding],
@@ -326,7 +328,47 @@ pub fn build(
     let mut opts = CompileOptions::entry("main");
     opts.layout = layout(bindings, push);
     opts.specialization = spec.iter().cloned().collect();
-    compile(words, &opts)
+    let k = compile(words, &opts)?;
+    if let Err(e) = check_reconvergence(&k.code) {
+        panic!("{e}\n{}", k.disassemble());
+    }
+    Ok(k)
+}
+
+/// Successor instruction indices of `pc` in a VX program.
+pub fn successors(code: &[Instr], pc: usize) -> Vec<usize> {
+    let i = &code[pc];
+    match i.op {
+        Op::Jmp => vec![i.imm as usize],
+        Op::Bra => vec![i.imm as usize, i.imm2 as usize],
+        Op::Exit | Op::Trap => vec![],
+        _ => vec![pc + 1],
+    }
+}
+
+/// Every `BRA`'s reconvergence point must post-dominate it: no path from the branch may reach
+/// `EXIT` without passing through the reconvergence point (traps end the dispatch, so paths
+/// into them are fine).
+pub fn check_reconvergence(code: &[Instr]) -> Result<(), String> {
+    for (pc, i) in code.iter().enumerate() {
+        if i.op != Op::Bra {
+            continue;
+        }
+        let r = i.imm3 as usize;
+        let mut seen = vec![false; code.len()];
+        let mut stack: Vec<usize> = successors(code, pc);
+        while let Some(n) = stack.pop() {
+            if n == r || n >= code.len() || seen[n] {
+                continue;
+            }
+            seen[n] = true;
+            if code[n].op == Op::Exit {
+                return Err(format!("branch @{pc} reaches exit @{n} without passing its reconvergence point @{r}"));
+            }
+            stack.extend(successors(code, n));
+        }
+    }
+    Ok(())
 }
 
 /// Compiles and runs `words` on a device with `threads` lanes per warp, `grid` workgroups.

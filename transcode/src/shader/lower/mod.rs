@@ -366,19 +366,23 @@ impl<'m> Lowerer<'m> {
         self.e.alloc(n)
     }
 
-    /// A constant id's registers, materialized once in the prologue.
+    /// A constant id's registers, materialized once in the prologue (single-word constants
+    /// share the immediate cache, so equal values share a register).
     fn const_reg(&mut self, id: Id) -> Result<u16> {
         if let Some(&r) = self.const_regs.get(&id) {
             return Ok(r);
         }
         let words = self.m.consts.get(&id).map(|c| c.words.clone()).unwrap_or_default();
-        let r = self.in_prologue(|l| {
-            let r = l.e.alloc(words.len().max(1) as u32)?;
-            for (k, &w) in words.iter().enumerate() {
-                l.e.movi(r + k as u16, w);
-            }
-            Ok(r)
-        })?;
+        let r = match words.as_slice() {
+            [w] => self.imm(*w)?,
+            _ => self.in_prologue(|l| {
+                let r = l.e.alloc(words.len().max(1) as u32)?;
+                for (k, &w) in words.iter().enumerate() {
+                    l.e.movi(r + k as u16, w);
+                }
+                Ok(r)
+            })?,
+        };
         self.e.name_regs(r, words.len() as u32, self.m.label(id));
         self.const_regs.insert(id, r);
         Ok(r)
