@@ -1,1 +1,166 @@
-//! SPIR-V front end (in progress).
+//! SPIR-V compute shaders -> VX kernels.
+//!
+//! ```text
+//! words ──module──> Module (capability gate, types+layouts, constants+spec constants, entry)
+//!       ──inline──> Flat   (one CFG: every call inlined, returns unified into one exit)
+//!       ──cfg─────> Cfg    (post-dominators: the reconvergence point of every branch)
+//!       ──lower───> VX     (values in registers, pointers resolved at compile time,
+//!                           phis as parallel edge copies, ray queries as TRACE/WAIT/CONT)
+//!       ──emit────> CompiledKernel (assembled code, header fields, debug names)
+//! ```
+//!
+//! See `docs/SHADER.md` for what is supported and the conventions the generated code follows
+//! (built-ins, descriptors, pointers, reconvergence, ray-query lowering).
+
+mod cfg;
+mod consts;
+mod dump;
+mod emit;
+mod error;
+mod inline;
+mod lower;
+mod module;
+mod types;
+
+pub use emit::RegName;
+pub use error::CompileError;
+
+use std::collections::BTreeMap;
+use vortex_model::abi::isa::Instr;
+use vortex_model::abi::kernel::{build_image, KernelHeader};
+
+/// `VkDescriptorType` values the compiler understands.
+pub mod descriptor_type {
+    pub const STORAGE_IMAGE: u32 = 3;
+    pub const UNIFORM_BUFFER: u32 = 6;
+    pub const STORAGE_BUFFER: u32 = 7;
+    pub const UNIFORM_BUFFER_DYNAMIC: u32 = 8;
+    pub const STORAGE_BUFFER_DYNAMIC: u32 = 9;
+    pub const ACCELERATION_STRUCTURE: u32 = 1_000_150_000;
+}
+
+/// One descriptor-set binding of the pipeline layout, as the runtime lays sets out.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BindingLayout {
+    pub set: u32,
+    pub binding: u32,
+    /// `VkDescriptorType` value (see [`descriptor_type`]).
+    pub descriptor_type: u32,
+    /// Descriptors in the binding (array size).
+    pub count: u32,
+    /// Byte offset of the binding's first descriptor inside its set; descriptor `i` is at
+    /// `offset + i * abi::kernel::desc::BYTES`.
+    pub offset: u32,
+    /// For dynamic uniform/storage buffers: index of the binding's first dynamic offset in
+    /// the kernel arguments' `DYN_OFFSETS` (pipeline-layout order); element `i` uses
+    /// `index + i`.
+    pub dynamic_index: Option<u32>,
+}
+
+/// The pipeline layout as far as the shader cares.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ResourceLayout {
+    pub bindings: Vec<BindingLayout>,
+    /// Push-constant range size in bytes (the block lives at `kargs::PUSH`).
+    pub push_constant_bytes: u32,
+}
+
+/// What to compile.
+#[derive(Clone, Debug, Default)]
+pub struct CompileOptions {
+    /// Name of the `GLCompute` entry point.
+    pub entry_point: String,
+    /// Specialization constants: `SpecId` -> value bytes (little-endian; 4 bytes for 32-bit
+    /// and bool constants, 8 for 64-bit), as `VkSpecializationInfo` provides them.
+    pub specialization: BTreeMap<u32, Vec<u8>>,
+    pub layout: ResourceLayout,
+}
+
+impl CompileOptions {
+    /// Options for entry point `name` with an empty layout and no specialization.
+    pub fn entry(name: &str) -> CompileOptions {
+        CompileOptions { entry_point: name.to_string(), ..Default::default() }
+    }
+}
+
+/// A compiled kernel: code plus the header fields the device needs.
+#[derive(Clone, Debug)]
+pub struct CompiledKernel {
+    pub code: Vec<Instr>,
+    pub num_regs: u32,
+    pub num_queries: u32,
+    /// Per-lane private memory (query state, spilled variables).
+    pub private_bytes: u32,
+    /// Per-CTA LMEM (Workgroup variables).
+    pub lmem_bytes: u32,
+    pub local_size: [u32; 3],
+    pub entry_name: String,
+    /// Block boundaries and register provenance, for dumps.
+    pub debug: DebugInfo,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct DebugInfo {
+    /// (first instruction, block name), in layout order.
+    pub blocks: Vec<(u32, String)>,
+    /// Which SPIR-V value (or prologue quantity) a register range holds.
+    pub regs: Vec<RegName>,
+}
+
+impl CompiledKernel {
+    /// The kernel image header (entry at instruction 0).
+    pub fn header(&self, kernel_id: u64) -> KernelHeader {
+        KernelHeader {
+            flags: 0,
+            kernel_id,
+            num_instrs: self.code.len() as u32,
+            num_regs: self.num_regs,
+            num_queries: self.num_queries,
+            private_bytes: self.private_bytes,
+            lmem_bytes: self.lmem_bytes,
+            local_size: self.local_size,
+            entry: 0,
+            code_offset: 0,
+            name_offset: 0,
+            name_len: 0,
+        }
+    }
+
+    /// The complete kernel image to place in device memory.
+    pub fn image(&self, kernel_id: u64) -> Vec<u8> {
+        build_image(self.header(kernel_id), &self.code, &self.entry_name)
+    }
+
+    /// Human-readable listing (`VORTEX_DUMP=kernels`): header, blocks as labels, one
+    /// instruction per line with the SPIR-V value its destination register holds.
+    pub fn disassemble(&self) -> String {
+        dump::render(self)
+    }
+}
+
+/// Compiles the entry point `opts.entry_point` of a SPIR-V module.
+pub fn compile(words: &[u32], opts: &CompileOptions) -> Result<CompiledKernel, CompileError> {
+    let m = module::Module::parse(words, opts)?;
+    let flat = inline::flatten(&m)?;
+    let cfg = cfg::Cfg::build(&flat)?;
+    let out = lower::lower(&m, &flat, &cfg, opts)?;
+    Ok(CompiledKernel {
+        code: out.asm.code,
+        num_regs: out.num_regs,
+        num_queries: out.num_queries,
+        private_bytes: out.private_bytes,
+        lmem_bytes: out.lmem_bytes,
+        local_size: m.entry.local_size,
+        entry_name: m.entry.name.clone(),
+        debug: DebugInfo { blocks: out.asm.blocks, regs: out.reg_names },
+    })
+}
+
+/// Compiles from bytes (a `.spv` file or `VkShaderModuleCreateInfo::pCode`).
+pub fn compile_bytes(bytes: &[u8], opts: &CompileOptions) -> Result<CompiledKernel, CompileError> {
+    if !bytes.len().is_multiple_of(4) {
+        return Err(CompileError::Parse(format!("module is {} bytes, not a whole number of words", bytes.len())));
+    }
+    let words: Vec<u32> = bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+    compile(&words, opts)
+}

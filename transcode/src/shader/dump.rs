@@ -1,0 +1,61 @@
+//! Kernel listings for `VORTEX_DUMP=kernels`.
+
+use super::CompiledKernel;
+use std::fmt::Write as _;
+use vortex_model::abi::isa::{disasm, Op, REG_NONE};
+
+pub(crate) fn render(k: &CompiledKernel) -> String {
+    let mut s = String::new();
+    let [x, y, z] = k.local_size;
+    let _ = writeln!(
+        s,
+        "; kernel `{}`: local size {x}x{y}x{z}, {} instructions, {} registers, {} ray queries, \
+         {} private bytes/lane, {} LMEM bytes/CTA",
+        k.entry_name,
+        k.code.len(),
+        k.num_regs,
+        k.num_queries,
+        k.private_bytes,
+        k.lmem_bytes
+    );
+    // Register -> the name of the range that contains it (first registered wins).
+    let mut names: Vec<Option<(u16, &str)>> = vec![None; k.num_regs as usize];
+    for n in &k.debug.regs {
+        for r in n.first as usize..(n.first as usize + n.count as usize).min(names.len()) {
+            if names[r].is_none() {
+                names[r] = Some((n.first, &n.name));
+            }
+        }
+    }
+    let mut blocks = k.debug.blocks.iter().peekable();
+    for (pc, i) in k.code.iter().enumerate() {
+        while let Some((start, name)) = blocks.peek() {
+            if *start as usize > pc {
+                break;
+            }
+            let _ = writeln!(s, "@{start}: ; {name}");
+            blocks.next();
+        }
+        let text = disasm(i);
+        let dst = match i.op {
+            Op::Bra | Op::Stg | Op::Stl | Op::Stp | Op::Ist | Op::Cont | Op::Trace => REG_NONE,
+            _ => i.dst,
+        };
+        let note = names.get(dst as usize).copied().flatten().map(|(first, name)| {
+            if first == dst {
+                format!("r{dst} = {name}")
+            } else {
+                format!("r{dst} = {name}+{}", dst - first)
+            }
+        });
+        match note {
+            Some(n) => {
+                let _ = writeln!(s, "  {pc:5}  {text:<44} ; {n}");
+            }
+            None => {
+                let _ = writeln!(s, "  {pc:5}  {text}");
+            }
+        }
+    }
+    s
+}

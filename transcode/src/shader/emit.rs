@@ -1,0 +1,301 @@
+//! Code emission: labelled blocks of VX instructions, virtual registers, parallel copies, and
+//! final assembly (layout, fall-through elision, branch-target resolution).
+//!
+//! Branches are emitted with *labels* in their target fields; `assemble` lays the blocks out
+//! in placement order and rewrites every `JMP`/`BRA` target and reconvergence point to an
+//! instruction index.
+
+use super::error::{invalid, limit, Result};
+use vortex_model::abi::isa::{disasm, Instr, Op, REG_NONE};
+use vortex_model::core::decode::operand_widths;
+
+pub(crate) type Label = u32;
+
+/// Registers a kernel may use. The ISA's operand field is 16 bits (`0xFFFF` is "none"); half
+/// of that, plus at most `types::MAX_VALUE_REGS` of offset into a value, never overflows.
+pub(crate) const MAX_REGS: u32 = 32 * 1024;
+
+/// Largest kernel, in instructions (the device decoder accepts 4M).
+const MAX_INSTRS: usize = 1 << 22;
+
+const N: u16 = REG_NONE;
+
+struct Block {
+    name: String,
+    code: Vec<Instr>,
+    placed: bool,
+}
+
+/// Provenance of a register range, for dumps.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RegName {
+    pub first: u16,
+    pub count: u16,
+    pub name: String,
+}
+
+/// The assembled program.
+pub(crate) struct Assembled {
+    pub code: Vec<Instr>,
+    /// (first instruction, block name) in layout order.
+    pub blocks: Vec<(u32, String)>,
+}
+
+pub(crate) struct Emitter {
+    blocks: Vec<Block>,
+    order: Vec<Label>,
+    cur: Label,
+    num_regs: u32,
+    total: usize,
+    pub reg_names: Vec<RegName>,
+}
+
+impl Emitter {
+    pub fn new() -> Emitter {
+        Emitter { blocks: Vec::new(), order: Vec::new(), cur: 0, num_regs: 0, total: 0, reg_names: Vec::new() }
+    }
+
+    /// A new, not yet placed block.
+    pub fn label(&mut self, name: impl Into<String>) -> Label {
+        self.blocks.push(Block { name: name.into(), code: Vec::new(), placed: false });
+        (self.blocks.len() - 1) as Label
+    }
+
+    /// Appends `l` to the layout and makes it current.
+    pub fn place(&mut self, l: Label) -> Result<()> {
+        let b = self.blocks.get_mut(l as usize).ok_or_else(|| invalid!("internal: unknown label {l}"))?;
+        if b.placed {
+            return Err(invalid!("internal: block `{}` placed twice", b.name));
+        }
+        b.placed = true;
+        self.order.push(l);
+        self.cur = l;
+        Ok(())
+    }
+
+    /// Makes `l` current without placing it (to append to an earlier block, e.g. the
+    /// prologue); returns the previous current block.
+    pub fn switch_to(&mut self, l: Label) -> Label {
+        std::mem::replace(&mut self.cur, l)
+    }
+
+    pub fn push(&mut self, i: Instr) {
+        self.total += 1;
+        if let Some(b) = self.blocks.get_mut(self.cur as usize) {
+            b.code.push(i);
+        }
+    }
+
+    pub fn alloc(&mut self, n: u32) -> Result<u16> {
+        let r = self.num_regs;
+        if r.saturating_add(n) > MAX_REGS {
+            return Err(limit!("the kernel needs more than {MAX_REGS} registers"));
+        }
+        self.num_regs += n;
+        Ok(r as u16)
+    }
+
+    pub fn num_regs(&self) -> u32 {
+        self.num_regs
+    }
+
+    pub fn name_regs(&mut self, first: u16, count: u32, name: String) {
+        self.reg_names.push(RegName { first, count: count.min(u16::MAX as u32) as u16, name });
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub fn ins(&mut self, op: Op, m: u8, dst: u16, a: u16, b: u16, c: u16, d: u16, imm: u32) {
+        self.push(Instr::r(op, m, dst, a, b, c, d, imm));
+    }
+
+    /// `dst = op(a)` into a fresh register.
+    pub fn op1(&mut self, op: Op, m: u8, a: u16) -> Result<u16> {
+        let d = self.alloc(1)?;
+        self.ins(op, m, d, a, N, N, N, 0);
+        Ok(d)
+    }
+
+    pub fn op2(&mut self, op: Op, m: u8, a: u16, b: u16) -> Result<u16> {
+        let d = self.alloc(1)?;
+        self.ins(op, m, d, a, b, N, N, 0);
+        Ok(d)
+    }
+
+    pub fn op3(&mut self, op: Op, m: u8, a: u16, b: u16, c: u16) -> Result<u16> {
+        let d = self.alloc(1)?;
+        self.ins(op, m, d, a, b, c, N, 0);
+        Ok(d)
+    }
+
+    /// A 64-bit op on register pairs into a fresh pair.
+    pub fn op64(&mut self, op: Op, m: u8, a: u16, b: u16) -> Result<u16> {
+        let d = self.alloc(2)?;
+        self.ins(op, m, d, a, b, N, N, 0);
+        Ok(d)
+    }
+
+    pub fn mov(&mut self, dst: u16, src: u16) {
+        if dst != src {
+            self.ins(Op::Mov, 0, dst, src, N, N, N, 0);
+        }
+    }
+
+    pub fn movi(&mut self, dst: u16, imm: u32) {
+        self.ins(Op::Movi, 0, dst, N, N, N, N, imm);
+    }
+
+    pub fn jmp(&mut self, target: Label) {
+        self.ins(Op::Jmp, 0, N, N, N, N, N, target);
+    }
+
+    pub fn bra(&mut self, pred: u16, taken: Label, not_taken: Label, reconv: Label) {
+        self.push(Instr::bra(pred, taken, not_taken, reconv));
+    }
+
+    /// Copies `src -> dst` for every pair *as if simultaneously* (phi semantics): a move
+    /// waits while its destination is still to be read; cycles are broken through a
+    /// fresh temporary.
+    pub fn parallel_copy(&mut self, moves: &[(u16, u16)]) -> Result<()> {
+        let mut pending: Vec<(u16, u16)> = moves.iter().copied().filter(|(d, s)| d != s).collect();
+        while !pending.is_empty() {
+            let ready = pending.iter().position(|&(d, _)| !pending.iter().any(|&(_, s)| s == d));
+            match ready {
+                Some(k) => {
+                    let (d, s) = pending.swap_remove(k);
+                    self.mov(d, s);
+                }
+                None => {
+                    // Every destination is still a source: save one and redirect its readers.
+                    let (d, _) = pending[0];
+                    let t = self.alloc(1)?;
+                    self.mov(t, d);
+                    for m in pending.iter_mut() {
+                        if m.1 == d {
+                            m.1 = t;
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Lays the placed blocks out, drops jumps to the next block, and resolves labels.
+    pub fn assemble(self) -> Result<Assembled> {
+        if self.total > MAX_INSTRS {
+            return Err(limit!("the kernel has more than {MAX_INSTRS} instructions"));
+        }
+        let mut blocks = self.blocks;
+        // Elide `JMP next`.
+        for w in self.order.windows(2) {
+            let b = &mut blocks[w[0] as usize];
+            if let Some(last) = b.code.last() {
+                if last.op == Op::Jmp && last.imm == w[1] {
+                    b.code.pop();
+                }
+            }
+        }
+        let mut start = vec![u32::MAX; blocks.len()];
+        let mut pc = 0u32;
+        for &l in &self.order {
+            start[l as usize] = pc;
+            pc += blocks[l as usize].code.len() as u32;
+        }
+        let resolve = |l: u32| -> Result<u32> {
+            match start.get(l as usize) {
+                Some(&s) if s != u32::MAX => Ok(s),
+                _ => Err(invalid!("internal: branch to a block that was never placed")),
+            }
+        };
+        let mut code = Vec::with_capacity(pc as usize);
+        let mut names = Vec::with_capacity(self.order.len());
+        for &l in &self.order {
+            let b = &blocks[l as usize];
+            names.push((start[l as usize], b.name.clone()));
+            for i in &b.code {
+                let mut i = *i;
+                match i.op {
+                    Op::Jmp => i.imm = resolve(i.imm)?,
+                    Op::Bra => {
+                        i.imm = resolve(i.imm)?;
+                        i.imm2 = resolve(i.imm2)?;
+                        i.imm3 = resolve(i.imm3)?;
+                    }
+                    _ => {}
+                }
+                code.push(i);
+            }
+        }
+        match code.last().map(|i| i.op) {
+            Some(Op::Exit | Op::Jmp | Op::Bra | Op::Trap) => {}
+            _ => return Err(invalid!("internal: the last block does not end the kernel")),
+        }
+        // The device decoder's operand rules, checked here so an inconsistency (or a hostile
+        // module that slipped past the checks) is a compile error, never a kernel the device
+        // refuses.
+        for (pc, i) in code.iter().enumerate() {
+            for (r, width) in operand_widths(i) {
+                if r == REG_NONE || r as u32 + width > self.num_regs.max(1) {
+                    return Err(invalid!("internal: instruction {pc} `{}` has a bad register operand", disasm(i)));
+                }
+            }
+        }
+        Ok(Assembled { code, blocks: names })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs a straight-line sequence of MOVs on a register file.
+    fn run(code: &[Instr], regs: &mut [u32]) {
+        for i in code {
+            assert_eq!(i.op, Op::Mov);
+            regs[i.dst as usize] = regs[i.a as usize];
+        }
+    }
+
+    fn check(moves: &[(u16, u16)]) {
+        let mut e = Emitter::new();
+        e.alloc(16).unwrap();
+        let l = e.label("b");
+        e.place(l).unwrap();
+        e.parallel_copy(moves).unwrap();
+        let code = e.blocks[0].code.clone();
+        let mut regs: Vec<u32> = (0..32).map(|r| 100 + r).collect();
+        let before = regs.clone();
+        run(&code, &mut regs);
+        for &(d, s) in moves {
+            assert_eq!(regs[d as usize], before[s as usize], "{moves:?} -> {code:?}");
+        }
+    }
+
+    #[test]
+    fn parallel_copies_swap_rotate_and_fan_out() {
+        check(&[(0, 1), (1, 0)]);
+        check(&[(0, 1), (1, 2), (2, 0)]);
+        check(&[(0, 1), (2, 1), (1, 3)]);
+        check(&[(0, 0), (1, 2)]);
+        check(&[(0, 1), (1, 0), (2, 3), (3, 2), (4, 0)]);
+    }
+
+    #[test]
+    fn assembly_resolves_labels_and_elides_fallthrough() {
+        let mut e = Emitter::new();
+        let a = e.label("a");
+        let b = e.label("b");
+        let c = e.label("c");
+        e.place(a).unwrap();
+        e.movi(0, 1);
+        e.jmp(b);
+        e.place(b).unwrap();
+        e.bra(0, c, b, c);
+        e.place(c).unwrap();
+        e.ins(Op::Exit, 0, N, N, N, N, N, 0);
+        let out = e.assemble().unwrap();
+        assert_eq!(out.code.len(), 3, "the jump to the next block is gone");
+        assert_eq!((out.code[1].imm, out.code[1].imm2, out.code[1].imm3), (2, 1, 2));
+        assert_eq!(out.blocks, vec![(0, "a".to_string()), (1, "b".to_string()), (2, "c".to_string())]);
+    }
+}

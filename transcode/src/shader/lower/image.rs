@@ -1,0 +1,122 @@
+//! Storage images. An image value is its descriptor's address (a register pair); `ILD`,
+//! `IST` and `IATOM` read the descriptor themselves and convert texels per its format, so
+//! `SignExtend`/`ZeroExtend` need no code: the format already says how to extend.
+
+use super::mem::{Ptr, PtrKind};
+use super::Lowerer;
+use crate::shader::error::{invalid, unsupported, Result};
+use crate::shader::module::InstExt;
+use crate::shader::types::Type;
+use rspirv::dr::{Instruction, Operand};
+use spirv::{Dim, ImageOperands, Op};
+use vortex_model::abi::isa::{MemSize, Op as Vx, REG_NONE as N};
+use vortex_model::abi::kernel::desc;
+
+impl<'m> Lowerer<'m> {
+    pub(super) fn image_inst(&mut self, inst: &Instruction) -> Result<()> {
+        match inst.class.opcode {
+            Op::ImageRead => {
+                self.image_operands(inst, 2)?;
+                let image = self.regs(inst.id(0)?)?;
+                let coords = self.coords3(inst.id(1)?)?;
+                let t = self.e.alloc(4)?;
+                self.e.ins(Vx::Ild, 0, t, image, coords, N, N, 0);
+                let rty = inst.rty()?;
+                if self.m.types.regs(rty)? > 4 {
+                    return Err(invalid!("{} reads more than 4 components", inst.name()));
+                }
+                self.define(inst.rid()?, t, rty);
+                Ok(())
+            }
+            Op::ImageWrite => {
+                self.image_operands(inst, 3)?;
+                let image = self.regs(inst.id(0)?)?;
+                let coords = self.coords3(inst.id(1)?)?;
+                let texel = self.pad(inst.id(2)?, 4)?;
+                self.e.ins(Vx::Ist, 0, N, image, coords, texel, N, 0);
+                Ok(())
+            }
+            Op::ImageQuerySize => {
+                let img = inst.id(0)?;
+                let (image, ty) = (self.regs(img)?, self.type_of(img)?);
+                let Type::Image { dim, arrayed, .. } = *self.m.types.get(ty)? else {
+                    return Err(invalid!("{} on a non-image", inst.name()));
+                };
+                let mut fields = match dim {
+                    Dim::Dim1D => vec![desc::IMG_WIDTH],
+                    Dim::Dim2D => vec![desc::IMG_WIDTH, desc::IMG_HEIGHT],
+                    Dim::Dim3D => vec![desc::IMG_WIDTH, desc::IMG_HEIGHT, desc::IMG_DEPTH],
+                    d => return Err(unsupported!("OpImageQuerySize on a {d:?} image")),
+                };
+                if arrayed {
+                    fields.push(desc::IMG_LAYERS);
+                }
+                let rty = inst.rty()?;
+                if self.m.types.regs(rty)? as usize != fields.len() {
+                    return Err(invalid!("{}: result has the wrong component count", inst.name()));
+                }
+                let d = self.e.alloc(fields.len() as u32)?;
+                for (k, f) in fields.into_iter().enumerate() {
+                    self.e.ins(Vx::Ldg, MemSize::B32 as u8, d + k as u16, image, N, N, N, f as u32);
+                }
+                self.define(inst.rid()?, d, rty);
+                Ok(())
+            }
+            Op::ImageTexelPointer => {
+                let p = self.ptr(inst.id(0)?)?;
+                let PtrKind::Desc { addr, .. } = p.kind else {
+                    return Err(invalid!("{} on something other than an image variable", inst.name()));
+                };
+                if !matches!(self.m.types.get(p.ty)?, Type::Image { .. }) {
+                    return Err(invalid!("{} on a non-image", inst.name()));
+                }
+                let coords = self.coords3(inst.id(1)?)?;
+                let (_, ty) = self.m.types.pointee(inst.rty()?)?;
+                self.define_ptr(inst.rid()?, Ptr { ty, kind: PtrKind::Texel { image: addr, coords } });
+                Ok(())
+            }
+            _ => Err(unsupported!("SPIR-V instruction Op{}", inst.class.opname)),
+        }
+    }
+
+    /// Accepts the image operands a storage-image access may carry, refusing the rest.
+    fn image_operands(&self, inst: &Instruction, at: usize) -> Result<()> {
+        let Some(o) = inst.operands.get(at) else { return Ok(()) };
+        let Operand::ImageOperands(flags) = o else {
+            return Err(invalid!("{} operand {at} is not an image-operands mask", inst.name()));
+        };
+        let ok = ImageOperands::SIGN_EXTEND
+            | ImageOperands::ZERO_EXTEND
+            | ImageOperands::NONTEMPORAL
+            | ImageOperands::MAKE_TEXEL_AVAILABLE
+            | ImageOperands::MAKE_TEXEL_VISIBLE
+            | ImageOperands::NON_PRIVATE_TEXEL
+            | ImageOperands::VOLATILE_TEXEL;
+        if !ok.contains(*flags) {
+            return Err(unsupported!("image operands {:?} on {}", *flags - ok, inst.name()));
+        }
+        Ok(())
+    }
+
+    /// Coordinates as the 3 registers `ILD`/`IST` take (x, y, z-or-layer), zero-filled.
+    fn coords3(&mut self, id: u32) -> Result<u16> {
+        self.pad(id, 3)
+    }
+
+    /// `id`'s components in `n` consecutive registers, missing ones zero.
+    fn pad(&mut self, id: u32, n: u32) -> Result<u16> {
+        let (r, sh) = self.operand(id)?;
+        if sh.n == n {
+            return Ok(r);
+        }
+        if sh.n > n {
+            return Err(invalid!("%{id} has {} components, at most {n} expected", sh.n));
+        }
+        let zero = self.imm(0)?;
+        let d = self.e.alloc(n)?;
+        for k in 0..n as u16 {
+            self.e.mov(d + k, if (k as u32) < sh.n { r + k } else { zero });
+        }
+        Ok(d)
+    }
+}

@@ -1,0 +1,1015 @@
+//! Variables, pointers, loads and stores, atomics, barriers, built-ins and descriptors.
+//!
+//! Where each storage class lives:
+//! - `Function`/`Private`: in registers when every access chain into the variable uses
+//!   constant indices (and it is small), else in per-lane private memory (`LDP`/`STP`);
+//!   ray queries are query slots ([`PtrKind::Query`]).
+//! - `Workgroup`: LMEM at `CTA_LMEM_ADDR + offset` (`LDL`/`STL`/`ATOML`).
+//! - `StorageBuffer`/`Uniform`: the buffer address from the descriptor (plus the dynamic
+//!   offset for dynamic buffers), explicit layout, `LDG`/`STG`/`ATOMG`.
+//! - `PushConstant`: the kernel-argument block's push-constant area.
+//! - `UniformConstant` images and acceleration structures: the descriptor's address.
+//! - `Input`: compute built-ins, computed in the prologue.
+
+use super::{Lowerer, Val};
+use crate::shader::descriptor_type as vkdt;
+use crate::shader::error::{interface, invalid, limit, unsupported, Result};
+use crate::shader::module::InstExt;
+use crate::shader::types::{Id, Scalar, Type};
+use rspirv::dr::Instruction;
+use spirv::{BuiltIn, Op, StorageClass};
+use std::collections::HashMap;
+use vortex_model::abi::csr;
+use vortex_model::abi::isa::{AtomicOp, IntCond, MemSize, Op as Vx, BAR_MEM_GLOBAL, BAR_MEM_LMEM, REG_NONE as N};
+use vortex_model::abi::kernel::{desc, kargs};
+
+/// Alignment the runtime guarantees for buffer base addresses and dynamic offsets (it
+/// reports `min*BufferOffsetAlignment` >= this), and for the kernel-argument block.
+pub(crate) const BUFFER_ALIGN: u32 = 16;
+
+/// Largest Function/Private variable kept in registers.
+const PROMOTE_REGS: u32 = 64;
+
+/// Per-lane private memory and per-CTA LMEM the compiler will allocate.
+const MAX_PRIVATE_BYTES: u32 = 64 * 1024;
+const MAX_LMEM_BYTES: u32 = 64 * 1024;
+
+/// Layout context of a global pointer: matrix decorations travel from the struct member
+/// down through arrays to the matrix, and a row-major matrix's column is strided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Lay {
+    Plain,
+    Matrix {
+        stride: u32,
+        row_major: bool,
+    },
+    /// A vector whose components are `stride` bytes apart (a row-major matrix's column).
+    Column {
+        stride: u32,
+    },
+}
+
+/// Memory in the register image layout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Space {
+    /// A promoted variable: registers themselves.
+    Regs,
+    /// Registers never written after the prologue (built-in inputs): loads alias them.
+    Fixed,
+    Lmem,
+    Private,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) enum PtrKind {
+    /// Explicit-layout memory at register pair `base` + `off`; the dynamic part of the
+    /// address is a multiple of `align`. `desc` is the buffer descriptor's address (for
+    /// `OpArrayLength`).
+    Global { base: u16, off: u32, align: u32, lay: Lay, desc: Option<u16> },
+    /// `Regs`: `base` is the variable's first register and `off` counts registers.
+    /// `Lmem`/`Private`: `base` holds a byte offset and `off` adds bytes.
+    Flat { space: Space, base: u16, off: u32 },
+    /// Ray query slot(s): `slot` holds the first slot number.
+    Query { slot: u16 },
+    /// Descriptor(s) at address pair `addr`. For dynamic buffers, `dynamic` is the dynamic
+    /// offset index of the binding's first descriptor and `elem` the element index.
+    Desc { addr: u16, dynamic: Option<u32>, elem: Option<u16> },
+    /// A storage-image texel: image descriptor address pair and 3 coordinate registers.
+    Texel { image: u16, coords: u16 },
+}
+
+/// A compile-time pointer to a value of type `ty`.
+#[derive(Clone, Debug)]
+pub(crate) struct Ptr {
+    pub ty: Id,
+    pub kind: PtrKind,
+}
+
+/// Prologue values computed on first use.
+#[derive(Default)]
+pub(crate) struct Cache {
+    kargs: Option<u16>,
+    lmem_base: Option<u16>,
+    sets: HashMap<u32, u16>,
+}
+
+fn eff_align(align: u32, off: u32) -> u32 {
+    if off == 0 {
+        align
+    } else {
+        align.min(1 << off.trailing_zeros())
+    }
+}
+
+fn add_off(off: u32, more: u64) -> Result<u32> {
+    let v = off as u64 + more;
+    if v > i32::MAX as u64 {
+        return Err(limit!("constant offset {v} does not fit an instruction immediate"));
+    }
+    Ok(v as u32)
+}
+
+impl<'m> Lowerer<'m> {
+    pub(super) fn mem_inst(&mut self, inst: &Instruction) -> Result<()> {
+        match inst.class.opcode {
+            Op::Variable => {
+                let (sc, ty) = self.m.types.pointee(inst.rty()?)?;
+                if sc != StorageClass::Function {
+                    return Err(invalid!("{} in a function has storage class {sc:?}", inst.name()));
+                }
+                let init = if inst.operands.len() > 1 { Some(inst.id(1)?) } else { None };
+                let id = inst.rid()?;
+                let p = self.var_storage(id, ty, init, false)?;
+                self.define_ptr(id, p);
+                Ok(())
+            }
+            Op::Load => {
+                let p = self.ptr(inst.id(0)?)?;
+                let (rid, rty) = (inst.rid()?, inst.rty()?);
+                let v = self.load_val(&p, rty)?;
+                match v {
+                    Val::Regs { r, ty } => self.define(rid, r, ty),
+                    v => {
+                        self.vals.insert(rid, v);
+                    }
+                }
+                Ok(())
+            }
+            Op::Store => {
+                let p = self.ptr(inst.id(0)?)?;
+                let v = inst.id(1)?;
+                let (src, vty) = (self.regs(v)?, self.type_of(v)?);
+                if self.m.types.regs(vty)? != self.m.types.regs(p.ty)? {
+                    return Err(invalid!(
+                        "OpStore of {} through a pointer to {}",
+                        self.m.types.describe(vty),
+                        self.m.types.describe(p.ty)
+                    ));
+                }
+                self.store(&p, p.ty, src)
+            }
+            Op::CopyMemory => {
+                let dst = self.ptr(inst.id(0)?)?;
+                let src = self.ptr(inst.id(1)?)?;
+                let ty = src.ty;
+                let r = self.load(&src, ty)?;
+                self.store(&dst, dst.ty, r)
+            }
+            Op::AccessChain | Op::InBoundsAccessChain => {
+                let base = self.ptr(inst.id(0)?)?;
+                let idx = (1..inst.operands.len()).map(|i| inst.id(i)).collect::<Result<Vec<_>>>()?;
+                let p = self.chain(base, &idx)?;
+                self.define_ptr(inst.rid()?, p);
+                Ok(())
+            }
+            Op::ArrayLength => self.array_length(inst),
+            Op::ControlBarrier => {
+                let scope = self.const_operand(inst, 0)?;
+                let sem = self.const_operand(inst, 2)?;
+                match scope {
+                    2 => {
+                        let mut m = 0;
+                        if sem & 0x100 != 0 {
+                            m |= BAR_MEM_LMEM;
+                        }
+                        if sem & (0x40 | 0x200 | 0x800) != 0 {
+                            m |= BAR_MEM_GLOBAL;
+                        }
+                        self.e.ins(Vx::Bar, m, N, N, N, N, N, 0);
+                    }
+                    // A subgroup is a warp, which executes in lockstep: ordering suffices.
+                    3 => self.e.ins(Vx::Fence, 0, N, N, N, N, N, 0),
+                    s => return Err(unsupported!("OpControlBarrier with execution scope {s}")),
+                }
+                Ok(())
+            }
+            Op::MemoryBarrier => {
+                self.e.ins(Vx::Fence, 0, N, N, N, N, N, 0);
+                Ok(())
+            }
+            _ => self.atomic(inst),
+        }
+    }
+
+    fn const_operand(&self, inst: &Instruction, i: usize) -> Result<u32> {
+        let id = inst.id(i)?;
+        self.m.const_u32(id).ok_or_else(|| unsupported!("{} with non-constant operand %{id}", inst.name()))
+    }
+
+    // ---- variables ----------------------------------------------------------------------
+
+    /// Storage for a Function or Private variable (or a built-in input's copy).
+    fn var_storage(&mut self, id: Id, ty: Id, init: Option<Id>, prologue: bool) -> Result<Ptr> {
+        if self.m.types.queries(ty)? > 0 {
+            let base = *self.query_base.get(&id).ok_or_else(|| invalid!("ray query %{id} has no slot"))?;
+            if init.is_some() {
+                return Err(invalid!("ray query variable %{id} with an initializer"));
+            }
+            let slot = self.imm(base)?;
+            return Ok(Ptr { ty, kind: PtrKind::Query { slot } });
+        }
+        if self.m.types.is_opaque(ty) {
+            return Err(unsupported!(
+                "variable %{id} of opaque type {} outside UniformConstant",
+                self.m.types.describe(ty)
+            ));
+        }
+        let n = self.m.types.regs(ty)?;
+        let p = if !self.dynamic_vars.contains(&id) && n <= PROMOTE_REGS {
+            let r = self.e.alloc(n)?;
+            self.e.name_regs(r, n, self.m.label(id));
+            Ptr { ty, kind: PtrKind::Flat { space: Space::Regs, base: r, off: 0 } }
+        } else {
+            let off = self.private_bytes;
+            self.private_bytes = off
+                .checked_add(4 * n)
+                .filter(|&b| b <= MAX_PRIVATE_BYTES)
+                .ok_or_else(|| limit!("private variables need more than {MAX_PRIVATE_BYTES} bytes per invocation"))?;
+            let zero = self.imm(0)?;
+            Ptr { ty, kind: PtrKind::Flat { space: Space::Private, base: zero, off } }
+        };
+        if let Some(init) = init {
+            let emit = |l: &mut Self| -> Result<()> {
+                let src = l.regs(init)?;
+                l.store(&p, ty, src)
+            };
+            if prologue {
+                self.in_prologue(emit)?;
+            } else {
+                emit(self)?;
+            }
+        }
+        Ok(p)
+    }
+
+    /// A module-scope variable, on first reference.
+    pub(super) fn global_var(&mut self, id: Id) -> Result<Ptr> {
+        let g = self.m.globals.get(&id).cloned().ok_or_else(|| invalid!("%{id} is not a variable"))?;
+        match g.sc {
+            StorageClass::Private => self.var_storage(id, g.ty, g.init, true),
+            StorageClass::Workgroup => {
+                if g.init.is_some() {
+                    return Err(unsupported!("initialized Workgroup variable %{id}"));
+                }
+                let n = self.m.types.regs(g.ty)?;
+                let off = self.lmem_bytes.div_ceil(16) * 16;
+                self.lmem_bytes = off
+                    .checked_add(4 * n)
+                    .filter(|&b| b <= MAX_LMEM_BYTES)
+                    .ok_or_else(|| limit!("Workgroup variables need more than {MAX_LMEM_BYTES} bytes"))?;
+                let base = self.lmem_base()?;
+                Ok(Ptr { ty: g.ty, kind: PtrKind::Flat { space: Space::Lmem, base, off } })
+            }
+            StorageClass::Input => self.builtin_var(id, g.ty),
+            StorageClass::PushConstant => {
+                let base = self.kargs()?;
+                let align = eff_align(BUFFER_ALIGN, kargs::PUSH as u32);
+                let kind = PtrKind::Global { base, off: kargs::PUSH as u32, align, lay: Lay::Plain, desc: None };
+                Ok(Ptr { ty: g.ty, kind })
+            }
+            StorageClass::Uniform | StorageClass::StorageBuffer | StorageClass::UniformConstant => {
+                self.resource_var(id, g.sc, g.ty)
+            }
+            sc => Err(unsupported!("{sc:?} variable %{id} in a compute shader")),
+        }
+    }
+
+    fn builtin_var(&mut self, id: Id, ty: Id) -> Result<Ptr> {
+        let b = self.m.decos(id).builtin.ok_or_else(|| unsupported!("Input variable %{id} that is not a built-in"))?;
+        let n = self.m.types.regs(ty)?;
+        let r = self.in_prologue(|l| l.builtin(b, n))?;
+        self.e.name_regs(r, n, format!("{b:?}"));
+        if self.dynamic_vars.contains(&id) {
+            // Indexed dynamically: keep a copy in private memory.
+            let init_regs = r;
+            let p = self.var_storage(id, ty, None, true)?;
+            self.in_prologue(|l| l.store(&p, ty, init_regs))?;
+            return Ok(p);
+        }
+        Ok(Ptr { ty, kind: PtrKind::Flat { space: Space::Fixed, base: r, off: 0 } })
+    }
+
+    /// Computes built-in `b` (of `n` registers) into fresh registers; runs in the prologue.
+    fn builtin(&mut self, b: BuiltIn, n: u32) -> Result<u16> {
+        let vec3 = matches!(
+            b,
+            BuiltIn::LocalInvocationId
+                | BuiltIn::WorkgroupId
+                | BuiltIn::NumWorkgroups
+                | BuiltIn::GlobalInvocationId
+                | BuiltIn::WorkgroupSize
+        );
+        if n != if vec3 { 3 } else { 1 } {
+            return Err(invalid!("built-in {b:?} declared with {n} components"));
+        }
+        let csr = |l: &mut Self, c: u32| -> Result<u16> {
+            let r = l.e.alloc(1)?;
+            l.e.ins(Vx::Csr, 0, r, N, N, N, N, c);
+            Ok(r)
+        };
+        let tid = [csr::CTA_THREAD_ID_X, csr::CTA_THREAD_ID_Y, csr::CTA_THREAD_ID_Z];
+        let size = self.m.entry.local_size;
+        let d = self.e.alloc(n)?;
+        match b {
+            BuiltIn::LocalInvocationId => {
+                for k in 0..3 {
+                    self.e.ins(Vx::Csr, 0, d + k, N, N, N, N, tid[k as usize]);
+                }
+            }
+            BuiltIn::WorkgroupId | BuiltIn::GlobalInvocationId => {
+                let kargs = self.kargs()?;
+                let bid = [csr::CTA_BLOCK_ID_X, csr::CTA_BLOCK_ID_Y, csr::CTA_BLOCK_ID_Z];
+                for k in 0..3u16 {
+                    let c = csr(self, bid[k as usize])?;
+                    let base = self.e.alloc(1)?;
+                    self.e.ins(
+                        Vx::Ldg,
+                        MemSize::B32 as u8,
+                        base,
+                        kargs,
+                        N,
+                        N,
+                        N,
+                        kargs::BASE_GROUP as u32 + 4 * k as u32,
+                    );
+                    if b == BuiltIn::WorkgroupId {
+                        self.e.ins(Vx::Iadd, 0, d + k, c, base, N, N, 0);
+                    } else {
+                        let wg = self.e.op2(Vx::Iadd, 0, c, base)?;
+                        let t = csr(self, tid[k as usize])?;
+                        let scaled = self.scale(wg, size[k as usize])?;
+                        self.e.ins(Vx::Iadd, 0, d + k, scaled, t, N, N, 0);
+                    }
+                }
+            }
+            BuiltIn::NumWorkgroups => {
+                let kargs = self.kargs()?;
+                for k in 0..3u16 {
+                    self.e.ins(
+                        Vx::Ldg,
+                        MemSize::B32 as u8,
+                        d + k,
+                        kargs,
+                        N,
+                        N,
+                        N,
+                        kargs::NUM_GROUPS as u32 + 4 * k as u32,
+                    );
+                }
+            }
+            BuiltIn::WorkgroupSize => {
+                for k in 0..3u16 {
+                    self.e.movi(d + k, size[k as usize]);
+                }
+            }
+            BuiltIn::LocalInvocationIndex => {
+                // x + sx * (y + sy * z)
+                let (x, y, z) = (csr(self, tid[0])?, csr(self, tid[1])?, csr(self, tid[2])?);
+                let (sx, sy) = (self.imm(size[0])?, self.imm(size[1])?);
+                let t = self.e.op2(Vx::Imul, 0, z, sy)?;
+                let t = self.e.op2(Vx::Iadd, 0, t, y)?;
+                let t = self.e.op2(Vx::Imul, 0, t, sx)?;
+                self.e.ins(Vx::Iadd, 0, d, t, x, N, N, 0);
+            }
+            BuiltIn::SubgroupSize => self.e.ins(Vx::Csr, 0, d, N, N, N, N, csr::NUM_THREADS),
+            BuiltIn::SubgroupLocalInvocationId => self.e.ins(Vx::Csr, 0, d, N, N, N, N, csr::LANE_ID),
+            BuiltIn::SubgroupId => self.e.ins(Vx::Csr, 0, d, N, N, N, N, csr::CTA_RANK),
+            BuiltIn::NumSubgroups => self.e.ins(Vx::Csr, 0, d, N, N, N, N, csr::CTA_SIZE),
+            b => return Err(unsupported!("built-in {b:?} in a compute shader")),
+        }
+        Ok(d)
+    }
+
+    /// Buffers, images and acceleration structures: a pointer to the binding's descriptor(s);
+    /// a single buffer is resolved to its memory right away (in the prologue).
+    fn resource_var(&mut self, id: Id, sc: StorageClass, ty: Id) -> Result<Ptr> {
+        let d = self.m.decos(id);
+        let (set, binding) = match (d.set, d.binding) {
+            (Some(s), Some(b)) => (s, b),
+            _ => return Err(invalid!("resource variable {} without DescriptorSet/Binding", self.m.label(id))),
+        };
+        // What the shader needs first: an unsupported resource type is the better message.
+        let (expected, what) = self.descriptor_kind(id, sc, ty)?;
+        let b = self.opts.layout.bindings.iter().find(|b| b.set == set && b.binding == binding).cloned().ok_or_else(
+            || {
+                interface!(
+                    "the shader uses set {set} binding {binding} ({}), which the pipeline layout does not declare",
+                    self.m.label(id)
+                )
+            },
+        )?;
+        if !expected.contains(&b.descriptor_type) {
+            return Err(interface!(
+                "set {} binding {} is a {what} in the shader but descriptor type {} in the pipeline layout",
+                b.set,
+                b.binding,
+                b.descriptor_type
+            ));
+        }
+        let is_dynamic = matches!(b.descriptor_type, vkdt::UNIFORM_BUFFER_DYNAMIC | vkdt::STORAGE_BUFFER_DYNAMIC);
+        if is_dynamic != b.dynamic_index.is_some() {
+            return Err(interface!(
+                "set {} binding {}: dynamic buffers (and only they) need a dynamic-offset index",
+                b.set,
+                b.binding
+            ));
+        }
+        if b.set as usize >= kargs::MAX_SETS {
+            return Err(interface!("descriptor set {} (at most {} sets)", b.set, kargs::MAX_SETS));
+        }
+        let is_array = matches!(self.m.types.get(ty)?, Type::Array { .. } | Type::RuntimeArray { .. });
+        let dynamic = b.dynamic_index;
+        self.in_prologue(|l| {
+            let set_addr = l.set_addr(set)?;
+            let addr = l.global_addr(set_addr, b.offset)?;
+            let elem = match (dynamic, is_array) {
+                (Some(_), true) => Some(l.imm(0)?),
+                _ => None,
+            };
+            let p = Ptr { ty, kind: PtrKind::Desc { addr, dynamic, elem } };
+            if !is_array && l.is_block(ty) {
+                l.desc_to_global(&p)
+            } else {
+                Ok(p)
+            }
+        })
+    }
+
+    /// Descriptor types that can back a resource variable (its type with arrays stripped),
+    /// and what to call it in messages.
+    fn descriptor_kind(&self, id: Id, sc: StorageClass, ty: Id) -> Result<(&'static [u32], &'static str)> {
+        let mut t = ty;
+        while let Type::Array { elem, .. } | Type::RuntimeArray { elem } = self.m.types.get(t)? {
+            t = *elem;
+        }
+        let buffer_block = self.m.decos(t).buffer_block;
+        Ok(match (sc, self.m.types.get(t)?) {
+            (StorageClass::StorageBuffer, _) => {
+                (&[vkdt::STORAGE_BUFFER, vkdt::STORAGE_BUFFER_DYNAMIC], "storage buffer")
+            }
+            (StorageClass::Uniform, _) if buffer_block => {
+                (&[vkdt::STORAGE_BUFFER, vkdt::STORAGE_BUFFER_DYNAMIC], "storage buffer")
+            }
+            (StorageClass::Uniform, _) => (&[vkdt::UNIFORM_BUFFER, vkdt::UNIFORM_BUFFER_DYNAMIC], "uniform buffer"),
+            (StorageClass::UniformConstant, Type::AccelStruct) => {
+                (&[vkdt::ACCELERATION_STRUCTURE], "acceleration structure")
+            }
+            (StorageClass::UniformConstant, Type::Image { dim, ms, .. }) => {
+                if *dim == spirv::Dim::DimBuffer || *dim == spirv::Dim::DimSubpassData || *ms {
+                    return Err(unsupported!("image {} of dimension {dim:?}", self.m.label(id)));
+                }
+                (&[vkdt::STORAGE_IMAGE], "storage image")
+            }
+            (_, t) => return Err(unsupported!("resource {} of type {t:?}", self.m.label(id))),
+        })
+    }
+
+    fn is_block(&self, ty: Id) -> bool {
+        matches!(self.m.types.get(ty), Ok(Type::Struct { .. })) && {
+            let d = self.m.decos(ty);
+            d.block || d.buffer_block
+        }
+    }
+
+    /// A buffer descriptor pointer -> a pointer to the buffer's memory (loads the address,
+    /// adds the dynamic offset). Emits at the current point.
+    fn desc_to_global(&mut self, p: &Ptr) -> Result<Ptr> {
+        let PtrKind::Desc { addr, dynamic, elem } = p.kind else {
+            return Err(invalid!("internal: not a descriptor pointer"));
+        };
+        let mut base = self.e.alloc(2)?;
+        self.e.ins(Vx::Ldg, MemSize::B64 as u8, base, addr, N, N, N, desc::BUF_ADDR as u32);
+        if let Some(first) = dynamic {
+            let kargs = self.kargs()?;
+            let at = kargs::DYN_OFFSETS as u32 + 4 * first;
+            let off = self.e.alloc(1)?;
+            match elem {
+                None => self.e.ins(Vx::Ldg, MemSize::B32 as u8, off, kargs, N, N, N, at),
+                Some(e) => {
+                    let byte = self.scale(e, 4)?;
+                    let a = self.add64(kargs, byte)?;
+                    self.e.ins(Vx::Ldg, MemSize::B32 as u8, off, a, N, N, N, at);
+                }
+            }
+            base = self.add64(base, off)?;
+        }
+        let kind = PtrKind::Global { base, off: 0, align: BUFFER_ALIGN, lay: Lay::Plain, desc: Some(addr) };
+        Ok(Ptr { ty: p.ty, kind })
+    }
+
+    pub(super) fn kargs(&mut self) -> Result<u16> {
+        if let Some(r) = self.cache.kargs {
+            return Ok(r);
+        }
+        let r = self.in_prologue(|l| {
+            let r = l.e.alloc(2)?;
+            l.e.ins(Vx::Csr, 0, r, N, N, N, N, csr::PARAM_LO);
+            l.e.ins(Vx::Csr, 0, r + 1, N, N, N, N, csr::PARAM_HI);
+            Ok(r)
+        })?;
+        self.e.name_regs(r, 2, "kargs".into());
+        self.cache.kargs = Some(r);
+        Ok(r)
+    }
+
+    fn lmem_base(&mut self) -> Result<u16> {
+        if let Some(r) = self.cache.lmem_base {
+            return Ok(r);
+        }
+        let r = self.in_prologue(|l| {
+            let r = l.e.alloc(1)?;
+            l.e.ins(Vx::Csr, 0, r, N, N, N, N, csr::CTA_LMEM_ADDR);
+            Ok(r)
+        })?;
+        self.e.name_regs(r, 1, "lmem".into());
+        self.cache.lmem_base = Some(r);
+        Ok(r)
+    }
+
+    fn set_addr(&mut self, set: u32) -> Result<u16> {
+        if let Some(&r) = self.cache.sets.get(&set) {
+            return Ok(r);
+        }
+        let kargs = self.kargs()?;
+        let r = self.in_prologue(|l| {
+            let r = l.e.alloc(2)?;
+            l.e.ins(Vx::Ldg, MemSize::B64 as u8, r, kargs, N, N, N, kargs::SET_ADDR as u32 + 8 * set);
+            Ok(r)
+        })?;
+        self.e.name_regs(r, 2, format!("set{set}"));
+        self.cache.sets.insert(set, r);
+        Ok(r)
+    }
+
+    // ---- address arithmetic -------------------------------------------------------------
+
+    /// `pair + r` (r a 32-bit register, zero-extended) into a fresh pair.
+    pub(super) fn add64(&mut self, pair: u16, r: u16) -> Result<u16> {
+        let d = self.e.alloc(2)?;
+        self.e.ins(Vx::Iaddc, 0, d, pair, r, N, N, 0);
+        self.e.ins(Vx::Iadd, 0, d + 1, pair + 1, d + 1, N, N, 0);
+        Ok(d)
+    }
+
+    /// `idx * k` (k a compile-time constant) into a register.
+    pub(super) fn scale(&mut self, idx: u16, k: u32) -> Result<u16> {
+        match k {
+            0 => self.imm(0),
+            1 => Ok(idx),
+            k if k.is_power_of_two() => {
+                let s = self.imm(k.trailing_zeros())?;
+                self.e.op2(Vx::Shl, 0, idx, s)
+            }
+            k => {
+                let s = self.imm(k)?;
+                self.e.op2(Vx::Imul, 0, idx, s)
+            }
+        }
+    }
+
+    /// Address pair of a global pointer (`base + off`).
+    fn global_addr(&mut self, base: u16, off: u32) -> Result<u16> {
+        if off == 0 {
+            return Ok(base);
+        }
+        let o = self.imm64(off as u64)?;
+        self.e.op64(Vx::Iadd64, 0, base, o)
+    }
+
+    // ---- access chains ------------------------------------------------------------------
+
+    fn chain(&mut self, mut p: Ptr, idx: &[Id]) -> Result<Ptr> {
+        for &i in idx {
+            if matches!(p.kind, PtrKind::Desc { .. }) && self.is_block(p.ty) {
+                p = self.desc_to_global(&p)?;
+            }
+            let c = self.m.const_u32(i);
+            let t = self.m.types.get(p.ty)?.clone();
+            p = match t {
+                Type::Struct { .. } => {
+                    let k = c.ok_or_else(|| invalid!("struct index %{i} is not a constant"))?;
+                    self.step_member(p, k)?
+                }
+                Type::Array { elem, .. } | Type::RuntimeArray { elem } => {
+                    let stride = self.m.decos(p.ty).array_stride;
+                    self.step_elem(p, elem, i, c, stride, false)?
+                }
+                Type::Vector { elem, .. } => self.step_elem(p, elem, i, c, None, false)?,
+                Type::Matrix { col, .. } => self.step_elem(p, col, i, c, None, true)?,
+                _ => return Err(invalid!("access chain into %{} ({})", p.ty, self.m.types.describe(p.ty))),
+            };
+        }
+        if matches!(p.kind, PtrKind::Desc { .. }) && self.is_block(p.ty) {
+            p = self.desc_to_global(&p)?;
+        }
+        Ok(p)
+    }
+
+    fn step_member(&mut self, p: Ptr, k: u32) -> Result<Ptr> {
+        let (reg_off, mty) = self.m.types.member(p.ty, k)?;
+        let kind = match p.kind {
+            PtrKind::Global { base, off, align, desc, .. } => {
+                let md = self.m.member_decos(p.ty, k);
+                let mo = md.offset.ok_or_else(|| {
+                    invalid!("member {k} of struct %{} in buffer memory has no Offset decoration", p.ty)
+                })?;
+                let lay = match md.matrix_stride {
+                    Some(stride) => Lay::Matrix { stride, row_major: md.row_major },
+                    None => Lay::Plain,
+                };
+                PtrKind::Global { base, off: add_off(off, mo as u64)?, align, lay, desc }
+            }
+            PtrKind::Flat { space: space @ (Space::Regs | Space::Fixed), base, off } => {
+                PtrKind::Flat { space, base, off: add_off(off, reg_off as u64)? }
+            }
+            PtrKind::Flat { space, base, off } => PtrKind::Flat { space, base, off: add_off(off, 4 * reg_off as u64)? },
+            _ => return Err(invalid!("member access through a {:?} pointer", p.kind)),
+        };
+        Ok(Ptr { ty: mty, kind })
+    }
+
+    /// Element `i` (constant `c` if known) of an array, vector or matrix (`column`).
+    fn step_elem(&mut self, p: Ptr, elem: Id, i: Id, c: Option<u32>, stride: Option<u32>, column: bool) -> Result<Ptr> {
+        let er = self.m.types.regs(elem).unwrap_or(0);
+        let kind = match p.kind {
+            PtrKind::Global { base, off, align, lay, desc } => {
+                let comp_bytes = |l: &Self| -> Result<u32> {
+                    Ok(if l.m.types.shape(elem).map(|s| s.scalar) == Ok(Scalar::I64) { 8 } else { 4 })
+                };
+                let (stride, lay) = if column {
+                    match lay {
+                        Lay::Matrix { stride, row_major: false } => (stride, Lay::Plain),
+                        Lay::Matrix { stride, row_major: true } => (4, Lay::Column { stride }),
+                        _ => return Err(invalid!("matrix %{} in buffer memory without MatrixStride", p.ty)),
+                    }
+                } else if let Some(s) = stride {
+                    (s, lay)
+                } else if let Lay::Column { stride } = lay {
+                    (stride, Lay::Plain)
+                } else if matches!(self.m.types.get(p.ty)?, Type::Vector { .. }) {
+                    (comp_bytes(self)?, Lay::Plain)
+                } else {
+                    return Err(invalid!("array %{} in buffer memory without ArrayStride", p.ty));
+                };
+                match c {
+                    Some(c) => PtrKind::Global { base, off: add_off(off, c as u64 * stride as u64)?, align, lay, desc },
+                    None => {
+                        let idx = self.regs(i)?;
+                        let t = self.scale(idx, stride)?;
+                        let base = self.add64(base, t)?;
+                        PtrKind::Global { base, off, align: eff_align(align, stride), lay, desc }
+                    }
+                }
+            }
+            PtrKind::Flat { space: space @ (Space::Regs | Space::Fixed), base, off } => {
+                let c = c.ok_or_else(|| invalid!("internal: dynamic index into register variable"))?;
+                PtrKind::Flat { space, base, off: add_off(off, c as u64 * er as u64)? }
+            }
+            PtrKind::Flat { space, base, off } => match c {
+                Some(c) => PtrKind::Flat { space, base, off: add_off(off, 4 * c as u64 * er as u64)? },
+                None => {
+                    let idx = self.regs(i)?;
+                    let t = self.scale(idx, 4 * er)?;
+                    let base = self.e.op2(Vx::Iadd, 0, base, t)?;
+                    PtrKind::Flat { space, base, off }
+                }
+            },
+            PtrKind::Query { slot } => {
+                let n = self.m.types.queries(elem)?;
+                let t = match c {
+                    Some(c) => self.imm(c.saturating_mul(n))?,
+                    None => {
+                        let idx = self.regs(i)?;
+                        self.scale(idx, n)?
+                    }
+                };
+                PtrKind::Query { slot: self.e.op2(Vx::Iadd, 0, slot, t)? }
+            }
+            PtrKind::Desc { addr, dynamic, elem: cur } => {
+                let per = self.descriptors_in(elem)?;
+                let idx = match c {
+                    Some(c) => self.imm(c)?,
+                    None => self.regs(i)?,
+                };
+                let bytes = self.scale(idx, per.saturating_mul(desc::BYTES as u32))?;
+                let addr = self.add64(addr, bytes)?;
+                let elem_idx = match cur {
+                    Some(e) => {
+                        let t = self.scale(idx, per)?;
+                        Some(self.e.op2(Vx::Iadd, 0, e, t)?)
+                    }
+                    None => None,
+                };
+                PtrKind::Desc { addr, dynamic, elem: elem_idx }
+            }
+            PtrKind::Texel { .. } => return Err(invalid!("access chain through an image texel pointer")),
+        };
+        Ok(Ptr { ty: elem, kind })
+    }
+
+    /// Descriptors in one element of a (possibly nested) descriptor array.
+    fn descriptors_in(&self, ty: Id) -> Result<u32> {
+        Ok(match self.m.types.get(ty)? {
+            Type::Array { elem, len } => len.saturating_mul(self.descriptors_in(*elem)?),
+            _ => 1,
+        })
+    }
+
+    // ---- loads and stores ---------------------------------------------------------------
+
+    /// `OpLoad`: queries and descriptors load as handles, everything else as its register
+    /// image.
+    fn load_val(&mut self, p: &Ptr, rty: Id) -> Result<Val> {
+        match p.kind {
+            // A loaded ray query is the same query: its slot.
+            PtrKind::Query { slot } => Ok(Val::Regs { r: slot, ty: rty }),
+            PtrKind::Desc { addr, .. } => match self.m.types.get(p.ty)? {
+                Type::Image { .. } => Ok(Val::Regs { r: addr, ty: rty }),
+                Type::AccelStruct => {
+                    let r = self.e.alloc(2)?;
+                    self.e.ins(Vx::Ldg, MemSize::B64 as u8, r, addr, N, N, N, desc::AS_ADDR as u32);
+                    Ok(Val::Regs { r, ty: rty })
+                }
+                _ => Err(unsupported!("loading a whole descriptor array %{}", p.ty)),
+            },
+            PtrKind::Flat { space: Space::Fixed, base, off } => Ok(Val::Regs { r: base + off as u16, ty: p.ty }),
+            _ => {
+                if self.m.types.regs(rty)? != self.m.types.regs(p.ty)? {
+                    return Err(invalid!(
+                        "OpLoad of {} as {}",
+                        self.m.types.describe(p.ty),
+                        self.m.types.describe(rty)
+                    ));
+                }
+                let r = self.load(p, p.ty)?;
+                Ok(Val::Regs { r, ty: rty })
+            }
+        }
+    }
+
+    /// Loads a value of type `ty` through `p` into fresh registers.
+    pub(super) fn load(&mut self, p: &Ptr, ty: Id) -> Result<u16> {
+        let n = self.m.types.regs(ty)?;
+        let r = self.e.alloc(n)?;
+        self.access(p, ty, r, n, false)?;
+        Ok(r)
+    }
+
+    /// Stores the register image at `src` (of type `ty`) through `p`.
+    pub(super) fn store(&mut self, p: &Ptr, ty: Id, src: u16) -> Result<()> {
+        let n = self.m.types.regs(ty)?;
+        self.access(p, ty, src, n, true)
+    }
+
+    fn access(&mut self, p: &Ptr, ty: Id, r: u16, n: u32, store: bool) -> Result<()> {
+        match p.kind {
+            PtrKind::Global { base, off, align, lay, .. } => self.global_access(store, base, off, align, lay, ty, r),
+            PtrKind::Flat { space: Space::Fixed, .. } if store => Err(invalid!("store to a built-in input variable")),
+            PtrKind::Flat { space: Space::Regs | Space::Fixed, base, off } => {
+                let v = base as u32 + off;
+                if v + n > self.e.num_regs() {
+                    return Err(invalid!("internal: register variable access out of range"));
+                }
+                for k in 0..n as u16 {
+                    if store {
+                        self.e.mov(v as u16 + k, r + k);
+                    } else {
+                        self.e.mov(r + k, v as u16 + k);
+                    }
+                }
+                Ok(())
+            }
+            PtrKind::Flat { space, base, off } => {
+                let op = match (space, store) {
+                    (Space::Lmem, false) => Vx::Ldl,
+                    (Space::Lmem, true) => Vx::Stl,
+                    (_, false) => Vx::Ldp,
+                    (_, true) => Vx::Stp,
+                };
+                for k in 0..n as u16 {
+                    let imm = add_off(off, 4 * k as u64)?;
+                    if store {
+                        self.e.ins(op, MemSize::B32 as u8, N, base, r + k, N, N, imm);
+                    } else {
+                        self.e.ins(op, MemSize::B32 as u8, r + k, base, N, N, N, imm);
+                    }
+                }
+                Ok(())
+            }
+            _ => Err(unsupported!("{} through a {:?} pointer", if store { "store" } else { "load" }, p.kind)),
+        }
+    }
+
+    /// Loads or stores a value of type `ty` at `base + off` in explicit layout.
+    #[allow(clippy::too_many_arguments)]
+    fn global_access(&mut self, store: bool, base: u16, off: u32, align: u32, lay: Lay, ty: Id, r: u16) -> Result<()> {
+        let t = self.m.types.get(ty)?.clone();
+        match t {
+            Type::Bool => {
+                if store {
+                    self.e.ins(Vx::Stg, MemSize::B32 as u8, N, base, r, N, N, off);
+                } else {
+                    // Booleans are stored as 32-bit words; any non-zero word is true.
+                    let w = self.e.alloc(1)?;
+                    self.e.ins(Vx::Ldg, MemSize::B32 as u8, w, base, N, N, N, off);
+                    let zero = self.imm(0)?;
+                    self.e.ins(Vx::Icmp, IntCond::Ne as u8, r, w, zero, N, N, 0);
+                }
+                Ok(())
+            }
+            Type::Int { width: 64, .. } => self.words(store, base, off, align, r, 2),
+            Type::Int { .. } | Type::Float { .. } => self.words(store, base, off, align, r, 1),
+            Type::Vector { elem, n } => {
+                let er = self.m.types.regs(elem)?;
+                let eb = 4 * er;
+                let strided = if let Lay::Column { stride } = lay { Some(stride) } else { None };
+                if strided.is_some() || matches!(self.m.types.get(elem)?, Type::Bool) {
+                    let stride = strided.unwrap_or(eb);
+                    for k in 0..n {
+                        let o = add_off(off, k as u64 * stride as u64)?;
+                        self.global_access(store, base, o, align, Lay::Plain, elem, r + (k * er) as u16)?;
+                    }
+                    Ok(())
+                } else {
+                    self.words(store, base, off, align, r, n * er)
+                }
+            }
+            Type::Matrix { col, cols } => {
+                let Lay::Matrix { stride, row_major } = lay else {
+                    return Err(invalid!("matrix %{ty} in buffer memory without MatrixStride"));
+                };
+                let cr = self.m.types.regs(col)?;
+                for c in 0..cols {
+                    let (o, l) = if row_major {
+                        (add_off(off, 4 * c as u64)?, Lay::Column { stride })
+                    } else {
+                        (add_off(off, c as u64 * stride as u64)?, Lay::Plain)
+                    };
+                    self.global_access(store, base, o, align, l, col, r + (c * cr) as u16)?;
+                }
+                Ok(())
+            }
+            Type::Array { elem, len } => {
+                let stride = self
+                    .m
+                    .decos(ty)
+                    .array_stride
+                    .ok_or_else(|| invalid!("array %{ty} in buffer memory without ArrayStride"))?;
+                let er = self.m.types.regs(elem)?;
+                for i in 0..len {
+                    let o = add_off(off, i as u64 * stride as u64)?;
+                    self.global_access(store, base, o, align, lay, elem, r + (i * er) as u16)?;
+                }
+                Ok(())
+            }
+            Type::Struct { members } => {
+                let mut reg = 0u32;
+                for (k, &m) in members.iter().enumerate() {
+                    let md = self.m.member_decos(ty, k as u32);
+                    let mo = md.offset.ok_or_else(|| {
+                        invalid!("member {k} of struct %{ty} in buffer memory has no Offset decoration")
+                    })?;
+                    let l = match md.matrix_stride {
+                        Some(stride) => Lay::Matrix { stride, row_major: md.row_major },
+                        None => Lay::Plain,
+                    };
+                    self.global_access(store, base, add_off(off, mo as u64)?, align, l, m, r + reg as u16)?;
+                    reg += self.m.types.regs(m)?;
+                }
+                Ok(())
+            }
+            _ => Err(unsupported!("{} in buffer memory", self.m.types.describe(ty))),
+        }
+    }
+
+    /// `n` consecutive 32-bit words at `base + off`, in the widest accesses the known
+    /// alignment allows.
+    fn words(&mut self, store: bool, base: u16, off: u32, align: u32, r: u16, n: u32) -> Result<()> {
+        let mut k = 0;
+        while k < n {
+            let o = add_off(off, 4 * k as u64)?;
+            let a = eff_align(align, o);
+            let (size, w) = if n - k >= 4 && a >= 16 {
+                (MemSize::B128, 4)
+            } else if n - k >= 2 && a >= 8 {
+                (MemSize::B64, 2)
+            } else {
+                (MemSize::B32, 1)
+            };
+            if store {
+                self.e.ins(Vx::Stg, size as u8, N, base, r + k as u16, N, N, o);
+            } else {
+                self.e.ins(Vx::Ldg, size as u8, r + k as u16, base, N, N, N, o);
+            }
+            k += w;
+        }
+        Ok(())
+    }
+
+    /// Elements in a buffer's trailing runtime array: (range - offset) / stride.
+    fn array_length(&mut self, inst: &Instruction) -> Result<()> {
+        let p = self.ptr(inst.id(0)?)?;
+        let member = inst.lit(1)?;
+        let PtrKind::Global { off, desc: Some(d), .. } = p.kind else {
+            return Err(invalid!("OpArrayLength on something other than a storage buffer block"));
+        };
+        let (_, mty) = self.m.types.member(p.ty, member)?;
+        let mo = self.m.member_decos(p.ty, member).offset.ok_or_else(|| invalid!("runtime array without Offset"))?;
+        let stride = self.m.decos(mty).array_stride.ok_or_else(|| invalid!("runtime array without ArrayStride"))?;
+        if stride == 0 {
+            return Err(invalid!("runtime array with ArrayStride 0"));
+        }
+        let range = self.e.alloc(1)?;
+        self.e.ins(Vx::Ldg, MemSize::B32 as u8, range, d, N, N, N, desc::BUF_RANGE as u32);
+        let start = self.imm(add_off(off, mo as u64)?)?;
+        let t = self.e.op2(Vx::Imax, 0, range, start)?;
+        let t = self.e.op2(Vx::Isub, 0, t, start)?;
+        let s = self.imm(stride)?;
+        let len = self.e.op2(Vx::Udiv, 0, t, s)?;
+        self.define(inst.rid()?, len, inst.rty()?);
+        Ok(())
+    }
+
+    // ---- atomics ------------------------------------------------------------------------
+
+    fn atomic(&mut self, inst: &Instruction) -> Result<()> {
+        use Op::*;
+        let op = inst.class.opcode;
+        let p = self.ptr(inst.id(0)?)?;
+        let wide = self.m.types.scalar(p.ty)? == Scalar::I64;
+        let imm = |l: &mut Self, v: u64| if wide { l.imm64(v) } else { l.imm(v as u32) };
+        let (aop, value) = match op {
+            AtomicLoad => (AtomicOp::Load, None),
+            AtomicStore => (AtomicOp::Store, Some(self.regs(inst.id(3)?)?)),
+            AtomicExchange => (AtomicOp::Xchg, Some(self.regs(inst.id(3)?)?)),
+            AtomicCompareExchange => (AtomicOp::CmpXchg, Some(self.regs(inst.id(4)?)?)),
+            AtomicIIncrement => (AtomicOp::Add, Some(imm(self, 1)?)),
+            AtomicIDecrement => (AtomicOp::Add, Some(imm(self, u64::MAX)?)),
+            AtomicIAdd => (AtomicOp::Add, Some(self.regs(inst.id(3)?)?)),
+            AtomicISub => {
+                let v = self.regs(inst.id(3)?)?;
+                let neg = if wide {
+                    let z = self.imm64(0)?;
+                    self.e.op64(Vx::Isub64, 0, z, v)?
+                } else {
+                    self.e.op1(Vx::Ineg, 0, v)?
+                };
+                (AtomicOp::Add, Some(neg))
+            }
+            AtomicSMin => (AtomicOp::Smin, Some(self.regs(inst.id(3)?)?)),
+            AtomicUMin => (AtomicOp::Umin, Some(self.regs(inst.id(3)?)?)),
+            AtomicSMax => (AtomicOp::Smax, Some(self.regs(inst.id(3)?)?)),
+            AtomicUMax => (AtomicOp::Umax, Some(self.regs(inst.id(3)?)?)),
+            AtomicAnd => (AtomicOp::And, Some(self.regs(inst.id(3)?)?)),
+            AtomicOr => (AtomicOp::Or, Some(self.regs(inst.id(3)?)?)),
+            AtomicXor => (AtomicOp::Xor, Some(self.regs(inst.id(3)?)?)),
+            AtomicFAddEXT => (AtomicOp::Fadd, Some(self.regs(inst.id(3)?)?)),
+            _ => return Err(unsupported!("SPIR-V instruction Op{}", inst.class.opname)),
+        };
+        let cmp = if op == AtomicCompareExchange { Some(self.regs(inst.id(5)?)?) } else { None };
+        let dst = if op == AtomicStore { N } else { self.e.alloc(if wide { 2 } else { 1 })? };
+        let (b, c) = (value.unwrap_or(N), cmp.unwrap_or(N));
+        match p.kind {
+            PtrKind::Global { base, off, .. } => {
+                let a = self.global_addr(base, off)?;
+                self.e.ins(Vx::Atomg, aop as u8, dst, a, b, c, N, wide as u32);
+            }
+            PtrKind::Flat { space: Space::Lmem, base, off } => {
+                let a = if off == 0 {
+                    base
+                } else {
+                    let o = self.imm(off)?;
+                    self.e.op2(Vx::Iadd, 0, base, o)?
+                };
+                self.e.ins(Vx::Atoml, aop as u8, dst, a, b, c, N, wide as u32);
+            }
+            PtrKind::Texel { image, coords } => {
+                if wide {
+                    return Err(unsupported!("64-bit image atomics"));
+                }
+                let b = if b == N { self.imm(0)? } else { b };
+                self.e.ins(Vx::Iatom, aop as u8, dst, image, coords, b, c, 0);
+            }
+            ref k => return Err(unsupported!("atomics on {k:?} memory")),
+        }
+        if op != AtomicStore {
+            self.define(inst.rid()?, dst, inst.rty()?);
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn alignment_of_offsets() {
+        assert_eq!(eff_align(16, 0), 16);
+        assert_eq!(eff_align(16, 4), 4);
+        assert_eq!(eff_align(16, 8), 8);
+        assert_eq!(eff_align(16, 48), 16);
+        assert_eq!(eff_align(4, 16), 4);
+        assert!(add_off(0x7FFF_FFF0, 0x100).is_err());
+    }
+}

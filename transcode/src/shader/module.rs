@@ -1,0 +1,625 @@
+//! Front of the pipeline: binary checks, `rspirv` parsing, the capability/extension gate, and
+//! collection of everything module-scoped (decorations, names, types, constants, global
+//! variables, the entry point and its workgroup size).
+
+use super::consts::{self, Const};
+use super::error::{interface, invalid, limit, unsupported, CompileError, Result};
+use super::types::{Id, Type, Types};
+use super::CompileOptions;
+use rspirv::dr::{self, Instruction, Operand};
+use spirv::{BuiltIn, Capability, Decoration, ExecutionMode, ExecutionModel, Op, StorageClass};
+use std::collections::{HashMap, HashSet};
+
+/// Largest id bound accepted (keeps every per-id table small).
+const MAX_BOUND: u32 = 1 << 22;
+
+/// Capabilities the compiler implements. Anything else is refused by name.
+const CAPABILITIES: &[Capability] = &[
+    Capability::Shader,
+    Capability::Matrix,
+    Capability::Int64,
+    Capability::Int64Atomics,
+    Capability::Image1D,
+    Capability::ImageQuery,
+    Capability::StorageImageExtendedFormats,
+    Capability::StorageImageReadWithoutFormat,
+    Capability::StorageImageWriteWithoutFormat,
+    Capability::RayQueryKHR,
+    // Skip-triangles/AABBs and the micromap 2-state flag are ordinary run-time ray flags here.
+    Capability::RayTraversalPrimitiveCullingKHR,
+    Capability::RayTracingOpacityMicromapEXT,
+    // Only the subgroup built-ins (size, lane id, ids); group instructions are refused one by one.
+    Capability::GroupNonUniform,
+    Capability::ShaderNonUniform,
+    Capability::RuntimeDescriptorArray,
+    Capability::UniformBufferArrayDynamicIndexing,
+    Capability::StorageBufferArrayDynamicIndexing,
+    Capability::StorageImageArrayDynamicIndexing,
+    Capability::UniformBufferArrayNonUniformIndexing,
+    Capability::StorageBufferArrayNonUniformIndexing,
+    Capability::StorageImageArrayNonUniformIndexing,
+    Capability::AtomicFloat32AddEXT,
+    Capability::VulkanMemoryModel,
+    Capability::VulkanMemoryModelDeviceScope,
+];
+
+const EXTENSIONS: &[&str] = &[
+    "SPV_KHR_ray_query",
+    "SPV_EXT_descriptor_indexing",
+    "SPV_KHR_storage_buffer_storage_class",
+    "SPV_KHR_vulkan_memory_model",
+    "SPV_KHR_non_semantic_info",
+    "SPV_KHR_relaxed_extended_instruction",
+    "SPV_KHR_terminate_invocation",
+    "SPV_EXT_shader_atomic_float_add",
+    "SPV_EXT_opacity_micromap",
+    "SPV_GOOGLE_decorate_string",
+    "SPV_GOOGLE_hlsl_functionality1",
+    "SPV_GOOGLE_user_type",
+];
+
+/// Decorations the compiler acts on; all others are semantically irrelevant here (precision,
+/// aliasing and access qualifiers, interpolation) and are ignored.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct Decos {
+    pub builtin: Option<BuiltIn>,
+    pub spec_id: Option<u32>,
+    pub offset: Option<u32>,
+    pub array_stride: Option<u32>,
+    pub matrix_stride: Option<u32>,
+    pub row_major: bool,
+    pub block: bool,
+    pub buffer_block: bool,
+    pub set: Option<u32>,
+    pub binding: Option<u32>,
+}
+
+impl Decos {
+    fn merge(&mut self, o: &Decos) {
+        self.builtin = self.builtin.or(o.builtin);
+        self.spec_id = self.spec_id.or(o.spec_id);
+        self.offset = self.offset.or(o.offset);
+        self.array_stride = self.array_stride.or(o.array_stride);
+        self.matrix_stride = self.matrix_stride.or(o.matrix_stride);
+        self.row_major |= o.row_major;
+        self.block |= o.block;
+        self.buffer_block |= o.buffer_block;
+        self.set = self.set.or(o.set);
+        self.binding = self.binding.or(o.binding);
+    }
+}
+
+/// A module-scope `OpVariable`.
+#[derive(Clone, Debug)]
+pub(crate) struct GlobalVar {
+    pub sc: StorageClass,
+    /// Pointee type.
+    pub ty: Id,
+    pub init: Option<Id>,
+}
+
+/// The compiled entry point.
+#[derive(Clone, Debug)]
+pub(crate) struct EntryPoint {
+    pub func: Id,
+    pub name: String,
+    pub local_size: [u32; 3],
+}
+
+/// Everything module-scoped, resolved against the specialization constants.
+pub(crate) struct Module {
+    pub raw: dr::Module,
+    pub bound: u32,
+    pub types: Types,
+    pub consts: HashMap<Id, Const>,
+    pub globals: HashMap<Id, GlobalVar>,
+    pub decos: HashMap<Id, Decos>,
+    pub member_decos: HashMap<(Id, u32), Decos>,
+    pub names: HashMap<Id, String>,
+    /// The `GLSL.std.450` import, if any.
+    pub glsl: Option<Id>,
+    /// `NonSemantic.*` imports: their `OpExtInst`s are ignored.
+    pub nonsemantic: HashSet<Id>,
+    pub funcs: HashMap<Id, usize>,
+    pub entry: EntryPoint,
+}
+
+/// Operand access on `rspirv` instructions that reports malformed operands as errors.
+pub(crate) trait InstExt {
+    fn name(&self) -> String;
+    fn rid(&self) -> Result<Id>;
+    fn rty(&self) -> Result<Id>;
+    fn id(&self, i: usize) -> Result<Id>;
+    fn lit(&self, i: usize) -> Result<u32>;
+    fn operand(&self, i: usize) -> Result<&Operand>;
+}
+
+impl InstExt for Instruction {
+    fn name(&self) -> String {
+        match self.result_id {
+            Some(r) => format!("Op{} %{r}", self.class.opname),
+            None => format!("Op{}", self.class.opname),
+        }
+    }
+    fn rid(&self) -> Result<Id> {
+        self.result_id.ok_or_else(|| invalid!("{} has no result id", self.name()))
+    }
+    fn rty(&self) -> Result<Id> {
+        self.result_type.ok_or_else(|| invalid!("{} has no result type", self.name()))
+    }
+    fn operand(&self, i: usize) -> Result<&Operand> {
+        self.operands.get(i).ok_or_else(|| invalid!("{} lacks operand {i}", self.name()))
+    }
+    fn id(&self, i: usize) -> Result<Id> {
+        match self.operand(i)? {
+            Operand::IdRef(r) | Operand::IdScope(r) | Operand::IdMemorySemantics(r) => Ok(*r),
+            o => Err(invalid!("{} operand {i} is {o:?}, not an id", self.name())),
+        }
+    }
+    fn lit(&self, i: usize) -> Result<u32> {
+        match self.operand(i)? {
+            Operand::LiteralBit32(v) | Operand::LiteralExtInstInteger(v) => Ok(*v),
+            o => Err(invalid!("{} operand {i} is {o:?}, not a 32-bit literal", self.name())),
+        }
+    }
+}
+
+/// Checks the header and instruction framing, and strips module-scope `NonSemantic.*`
+/// `OpExtInst`s (debug info), which `rspirv`'s loader cannot place.
+fn prepass(words: &[u32]) -> Result<Vec<u32>> {
+    let parse = |m: String| CompileError::Parse(m);
+    if words.len() < 5 {
+        return Err(parse(format!("module is {} words long, shorter than the 5-word header", words.len())));
+    }
+    if words[0] != spirv::MAGIC_NUMBER {
+        if words[0] == spirv::MAGIC_NUMBER.swap_bytes() {
+            return Err(parse("big-endian SPIR-V is not supported".into()));
+        }
+        return Err(parse(format!("bad magic number {:#010x} (expected {:#010x})", words[0], spirv::MAGIC_NUMBER)));
+    }
+    let (major, minor) = ((words[1] >> 16) & 0xFF, (words[1] >> 8) & 0xFF);
+    if major != 1 || minor > 6 {
+        return Err(unsupported!("SPIR-V version {major}.{minor}"));
+    }
+    if words[3] == 0 || words[3] > MAX_BOUND {
+        return Err(parse(format!("id bound {} out of range (1..={MAX_BOUND})", words[3])));
+    }
+    let mut out = Vec::with_capacity(words.len());
+    out.extend_from_slice(&words[..5]);
+    let mut nonsemantic = HashSet::new();
+    let mut in_block = false;
+    let mut i = 5;
+    while i < words.len() {
+        let (wc, op) = ((words[i] >> 16) as usize, words[i] & 0xFFFF);
+        if wc == 0 {
+            return Err(parse(format!("instruction at word {i} (opcode {op}) has word count 0")));
+        }
+        if i + wc > words.len() {
+            return Err(parse(format!(
+                "module truncated: instruction at word {i} (opcode {op}) needs {wc} words, {} left",
+                words.len() - i
+            )));
+        }
+        let inst = &words[i..i + wc];
+        let mut keep = true;
+        match op {
+            x if x == Op::ExtInstImport as u32 && wc >= 3 && decode_string(&inst[2..]).starts_with("NonSemantic.") => {
+                nonsemantic.insert(inst[1]);
+            }
+            x if x == Op::ExtInst as u32 && wc >= 4 => keep = in_block || !nonsemantic.contains(&inst[3]),
+            x if x == Op::Label as u32 => in_block = true,
+            x if is_terminator(x) => in_block = false,
+            _ => {}
+        }
+        if keep {
+            out.extend_from_slice(inst);
+        }
+        i += wc;
+    }
+    Ok(out)
+}
+
+fn is_terminator(op: u32) -> bool {
+    [Op::Branch, Op::BranchConditional, Op::Switch, Op::Kill, Op::Return, Op::ReturnValue, Op::Unreachable]
+        .iter()
+        .any(|o| *o as u32 == op)
+        || op == Op::TerminateInvocation as u32
+}
+
+/// A SPIR-V literal string: UTF-8 bytes, little-endian in words, NUL-terminated.
+fn decode_string(words: &[u32]) -> String {
+    let mut bytes = Vec::new();
+    'outer: for w in words {
+        for b in w.to_le_bytes() {
+            if b == 0 {
+                break 'outer;
+            }
+            bytes.push(b);
+        }
+    }
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+fn load(words: &[u32]) -> Result<dr::Module> {
+    // rspirv is third-party code: a panic inside it on some hostile input must still become an
+    // error, never cross into the driver.
+    let loaded = std::panic::catch_unwind(|| rspirv::dr::load_words(words));
+    match loaded {
+        Ok(Ok(m)) => Ok(m),
+        Ok(Err(e)) => Err(CompileError::Parse(e.to_string())),
+        Err(_) => Err(CompileError::Parse("the SPIR-V parser rejected the module".into())),
+    }
+}
+
+impl Module {
+    pub fn parse(words: &[u32], opts: &CompileOptions) -> Result<Module> {
+        let words = prepass(words)?;
+        let raw = load(&words)?;
+        let bound = raw.header.as_ref().map(|h| h.bound).unwrap_or(0);
+        let mut m = Module {
+            raw,
+            bound,
+            types: Types::default(),
+            consts: HashMap::new(),
+            globals: HashMap::new(),
+            decos: HashMap::new(),
+            member_decos: HashMap::new(),
+            names: HashMap::new(),
+            glsl: None,
+            nonsemantic: HashSet::new(),
+            funcs: HashMap::new(),
+            entry: EntryPoint { func: 0, name: String::new(), local_size: [1, 1, 1] },
+        };
+        m.check_features()?;
+        m.collect_decorations()?;
+        m.collect_names();
+        m.collect_types_and_values(opts)?;
+        for (i, f) in m.raw.functions.iter().enumerate() {
+            let def = f.def.as_ref().ok_or_else(|| invalid!("function without OpFunction"))?;
+            m.funcs.insert(def.rid()?, i);
+        }
+        m.entry = m.find_entry(&opts.entry_point)?;
+        Ok(m)
+    }
+
+    fn check_features(&mut self) -> Result<()> {
+        for inst in &self.raw.capabilities {
+            match inst.operand(0)? {
+                Operand::Capability(c) if CAPABILITIES.contains(c) => {}
+                Operand::Capability(c) => return Err(unsupported!("SPIR-V capability {c:?}")),
+                o => return Err(invalid!("OpCapability with operand {o:?}")),
+            }
+        }
+        for inst in &self.raw.extensions {
+            match inst.operand(0)? {
+                Operand::LiteralString(s) if EXTENSIONS.contains(&s.as_str()) => {}
+                Operand::LiteralString(s) => return Err(unsupported!("SPIR-V extension {s}")),
+                o => return Err(invalid!("OpExtension with operand {o:?}")),
+            }
+        }
+        for inst in &self.raw.ext_inst_imports {
+            let id = inst.rid()?;
+            match inst.operand(0)? {
+                Operand::LiteralString(s) if s == "GLSL.std.450" => self.glsl = Some(id),
+                Operand::LiteralString(s) if s.starts_with("NonSemantic.") => {
+                    self.nonsemantic.insert(id);
+                }
+                Operand::LiteralString(s) => return Err(unsupported!("extended instruction set {s}")),
+                o => return Err(invalid!("OpExtInstImport with operand {o:?}")),
+            }
+        }
+        if let Some(mm) = &self.raw.memory_model {
+            match mm.operand(0)? {
+                Operand::AddressingModel(spirv::AddressingModel::Logical) => {}
+                Operand::AddressingModel(a) => return Err(unsupported!("addressing model {a:?}")),
+                o => return Err(invalid!("OpMemoryModel with operand {o:?}")),
+            }
+        }
+        Ok(())
+    }
+
+    fn collect_decorations(&mut self) -> Result<()> {
+        fn apply(d: &mut Decos, inst: &Instruction, at: usize) -> Result<()> {
+            let lit = |i: usize| inst.lit(i);
+            match inst.operand(at)? {
+                Operand::Decoration(dec) => match dec {
+                    Decoration::BuiltIn => match inst.operand(at + 1)? {
+                        Operand::BuiltIn(b) => d.builtin = Some(*b),
+                        o => return Err(invalid!("BuiltIn decoration with operand {o:?}")),
+                    },
+                    Decoration::SpecId => d.spec_id = Some(lit(at + 1)?),
+                    Decoration::Offset => d.offset = Some(lit(at + 1)?),
+                    Decoration::ArrayStride => d.array_stride = Some(lit(at + 1)?),
+                    Decoration::MatrixStride => d.matrix_stride = Some(lit(at + 1)?),
+                    Decoration::RowMajor => d.row_major = true,
+                    Decoration::Block => d.block = true,
+                    Decoration::BufferBlock => d.buffer_block = true,
+                    Decoration::DescriptorSet => d.set = Some(lit(at + 1)?),
+                    Decoration::Binding => d.binding = Some(lit(at + 1)?),
+                    _ => {}
+                },
+                o => return Err(invalid!("{} with operand {o:?}", inst.name())),
+            }
+            Ok(())
+        }
+        let mut groups: HashMap<Id, Decos> = HashMap::new();
+        for inst in &self.raw.annotations {
+            match inst.class.opcode {
+                Op::Decorate | Op::DecorateId => {
+                    let t = inst.id(0)?;
+                    apply(self.decos.entry(t).or_default(), inst, 1)?;
+                }
+                Op::MemberDecorate => {
+                    let (t, mi) = (inst.id(0)?, inst.lit(1)?);
+                    apply(self.member_decos.entry((t, mi)).or_default(), inst, 2)?;
+                }
+                Op::DecorationGroup => {
+                    groups.insert(inst.rid()?, Decos::default());
+                }
+                _ => {}
+            }
+        }
+        // Decoration groups: the group id collected its decorations above like any target.
+        for inst in &self.raw.annotations {
+            match inst.class.opcode {
+                Op::GroupDecorate => {
+                    let g = self.decos.get(&inst.id(0)?).cloned().unwrap_or_default();
+                    for i in 1..inst.operands.len() {
+                        self.decos.entry(inst.id(i)?).or_default().merge(&g);
+                    }
+                }
+                Op::GroupMemberDecorate => {
+                    let g = self.decos.get(&inst.id(0)?).cloned().unwrap_or_default();
+                    let mut i = 1;
+                    while i + 1 < inst.operands.len() {
+                        let key = (inst.id(i)?, inst.lit(i + 1)?);
+                        self.member_decos.entry(key).or_default().merge(&g);
+                        i += 2;
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    fn collect_names(&mut self) {
+        for inst in &self.raw.debug_names {
+            if let (Op::Name, Some(Operand::IdRef(t)), Some(Operand::LiteralString(s))) =
+                (inst.class.opcode, inst.operands.first(), inst.operands.get(1))
+            {
+                if !s.is_empty() {
+                    self.names.insert(*t, s.clone());
+                }
+            }
+        }
+    }
+
+    /// Types, constants and global variables, in declaration order (each may refer only to
+    /// earlier ones, which is what keeps the type graph acyclic).
+    fn collect_types_and_values(&mut self, opts: &CompileOptions) -> Result<()> {
+        let insts = std::mem::take(&mut self.raw.types_global_values);
+        let r = insts.iter().try_for_each(|inst| self.global_inst(inst, opts));
+        self.raw.types_global_values = insts;
+        r
+    }
+
+    fn global_inst(&mut self, inst: &Instruction, opts: &CompileOptions) -> Result<()> {
+        use Op::*;
+        let op = inst.class.opcode;
+        if let Some(id) = inst.result_id {
+            if self.types.contains(id) || self.consts.contains_key(&id) || self.globals.contains_key(&id) {
+                return Err(invalid!("%{id} is defined more than once"));
+            }
+        }
+        let ty = |m: &Module, i: usize| -> Result<Id> {
+            let t = inst.id(i)?;
+            if m.types.contains(t) {
+                Ok(t)
+            } else {
+                Err(invalid!("{} refers to %{t}, which is not a previously declared type", inst.name()))
+            }
+        };
+        let t = match op {
+            TypeVoid => Type::Void,
+            TypeBool => Type::Bool,
+            TypeInt => {
+                let (width, signed) = (inst.lit(0)?, inst.lit(1)? != 0);
+                if width != 32 && width != 64 {
+                    return Err(unsupported!("{width}-bit integers"));
+                }
+                Type::Int { width, signed }
+            }
+            TypeFloat => {
+                let width = inst.lit(0)?;
+                if width != 32 {
+                    return Err(unsupported!("{width}-bit floats"));
+                }
+                Type::Float { width }
+            }
+            TypeVector => {
+                let n = inst.lit(1)?;
+                if !(2..=4).contains(&n) {
+                    return Err(unsupported!("{n}-component vectors"));
+                }
+                Type::Vector { elem: ty(self, 0)?, n }
+            }
+            TypeMatrix => Type::Matrix { col: ty(self, 0)?, cols: inst.lit(1)? },
+            TypeArray => {
+                let elem = ty(self, 0)?;
+                let len_id = inst.id(1)?;
+                let len = self
+                    .const_u32(len_id)
+                    .ok_or_else(|| invalid!("{}: array length %{len_id} is not an integer constant", inst.name()))?;
+                if len == 0 {
+                    return Err(invalid!("{}: zero-length array", inst.name()));
+                }
+                Type::Array { elem, len }
+            }
+            TypeRuntimeArray => Type::RuntimeArray { elem: ty(self, 0)? },
+            TypeStruct => {
+                let mut members = Vec::new();
+                for i in 0..inst.operands.len() {
+                    members.push(ty(self, i)?);
+                }
+                Type::Struct { members }
+            }
+            TypePointer => {
+                let sc = match inst.operand(0)? {
+                    Operand::StorageClass(sc) => *sc,
+                    o => return Err(invalid!("{} with storage class {o:?}", inst.name())),
+                };
+                // Pointee may be forward-declared only for physical pointers, which are refused.
+                Type::Pointer { sc, pointee: ty(self, 1)? }
+            }
+            TypeFunction => Type::Function,
+            TypeImage => {
+                let dim = match inst.operand(1)? {
+                    Operand::Dim(d) => *d,
+                    o => return Err(invalid!("{} with dim {o:?}", inst.name())),
+                };
+                let format = match inst.operand(6)? {
+                    Operand::ImageFormat(f) => *f,
+                    o => return Err(invalid!("{} with format {o:?}", inst.name())),
+                };
+                Type::Image { sampled: ty(self, 0)?, dim, arrayed: inst.lit(3)? != 0, ms: inst.lit(4)? != 0, format }
+            }
+            TypeSampler => Type::Sampler,
+            TypeSampledImage => Type::SampledImage,
+            TypeAccelerationStructureKHR => Type::AccelStruct,
+            TypeRayQueryKHR => Type::RayQuery,
+            ConstantTrue
+            | ConstantFalse
+            | Constant
+            | ConstantComposite
+            | ConstantNull
+            | SpecConstantTrue
+            | SpecConstantFalse
+            | SpecConstant
+            | SpecConstantComposite
+            | SpecConstantOp
+            | Undef => {
+                let c = consts::eval(self, inst, &opts.specialization)?;
+                self.consts.insert(inst.rid()?, c);
+                return Ok(());
+            }
+            Variable => {
+                let (sc, pointee) = self.types.pointee(inst.rty()?)?;
+                let init = if inst.operands.len() > 1 { Some(inst.id(1)?) } else { None };
+                self.globals.insert(inst.rid()?, GlobalVar { sc, ty: pointee, init });
+                return Ok(());
+            }
+            Line | NoLine | Nop => return Ok(()),
+            TypeForwardPointer => return Err(unsupported!("OpTypeForwardPointer (physical pointers)")),
+            _ => return Err(unsupported!("module-scope instruction {}", inst.name())),
+        };
+        self.types.insert(inst.rid()?, t)
+    }
+
+    /// Value of a 32-bit (or smaller-valued 64-bit) integer constant, if `id` is one.
+    pub fn const_u32(&self, id: Id) -> Option<u32> {
+        let c = self.consts.get(&id)?;
+        match self.types.get(c.ty).ok()? {
+            Type::Int { width: 32, .. } => c.words.first().copied(),
+            Type::Int { width: 64, .. } if c.words.get(1) == Some(&0) => c.words.first().copied(),
+            _ => None,
+        }
+    }
+
+    fn find_entry(&self, name: &str) -> Result<EntryPoint> {
+        let mut seen = Vec::new();
+        let mut found = None;
+        for ep in &self.raw.entry_points {
+            let model = match ep.operand(0)? {
+                Operand::ExecutionModel(m) => *m,
+                o => return Err(invalid!("OpEntryPoint with model {o:?}")),
+            };
+            let ep_name = match ep.operand(2)? {
+                Operand::LiteralString(s) => s.clone(),
+                o => return Err(invalid!("OpEntryPoint with name {o:?}")),
+            };
+            if ep_name == name {
+                if model != ExecutionModel::GLCompute {
+                    return Err(unsupported!("entry point `{name}` is a {model:?} shader; only compute is supported"));
+                }
+                found = Some(ep.id(1)?);
+            }
+            seen.push(format!("{ep_name} ({model:?})"));
+        }
+        let func =
+            found.ok_or_else(|| interface!("entry point `{name}` not found (the module has: {})", seen.join(", ")))?;
+        if !self.funcs.contains_key(&func) {
+            return Err(invalid!("entry point `{name}` names %{func}, which is not a function"));
+        }
+        Ok(EntryPoint { func, name: name.to_string(), local_size: self.local_size(func)? })
+    }
+
+    /// Workgroup size: a `WorkgroupSize` built-in constant wins over `LocalSizeId`, which wins
+    /// over `LocalSize` (SPIR-V 2.16 / Vulkan 15.6).
+    fn local_size(&self, func: Id) -> Result<[u32; 3]> {
+        let mut size = None;
+        for em in &self.raw.execution_modes {
+            if em.id(0)? != func {
+                continue;
+            }
+            let mode = match em.operand(1)? {
+                Operand::ExecutionMode(m) => *m,
+                o => return Err(invalid!("OpExecutionMode with mode {o:?}")),
+            };
+            match mode {
+                ExecutionMode::LocalSize => size = Some([em.lit(2)?, em.lit(3)?, em.lit(4)?]),
+                ExecutionMode::LocalSizeId => {
+                    let mut s = [0; 3];
+                    for (k, v) in s.iter_mut().enumerate() {
+                        let id = em.id(2 + k)?;
+                        *v = self
+                            .const_u32(id)
+                            .ok_or_else(|| invalid!("LocalSizeId operand %{id} is not an integer constant"))?;
+                    }
+                    size = Some(s);
+                }
+                ExecutionMode::LocalSizeHint
+                | ExecutionMode::LocalSizeHintId
+                | ExecutionMode::DenormPreserve
+                | ExecutionMode::DenormFlushToZero
+                | ExecutionMode::SignedZeroInfNanPreserve
+                | ExecutionMode::RoundingModeRTE => {}
+                m => return Err(unsupported!("execution mode {m:?}")),
+            }
+        }
+        for (id, d) in &self.decos {
+            if d.builtin == Some(BuiltIn::WorkgroupSize) {
+                if let Some(c) = self.consts.get(id) {
+                    if c.words.len() == 3 {
+                        size = Some([c.words[0], c.words[1], c.words[2]]);
+                    }
+                }
+            }
+        }
+        let size = size.ok_or_else(|| invalid!("compute entry point without a workgroup size"))?;
+        if size.contains(&0) {
+            return Err(invalid!("workgroup size {size:?} has a zero dimension"));
+        }
+        let total = size.iter().fold(1u64, |a, &d| a.saturating_mul(d as u64));
+        if total > 1 << 16 {
+            return Err(limit!("workgroup size {size:?} ({total} invocations)"));
+        }
+        Ok(size)
+    }
+
+    pub fn decos(&self, id: Id) -> Decos {
+        self.decos.get(&id).cloned().unwrap_or_default()
+    }
+
+    pub fn member_decos(&self, id: Id, member: u32) -> Decos {
+        self.member_decos.get(&(id, member)).cloned().unwrap_or_default()
+    }
+
+    /// `%id` plus its debug name, for messages and dumps.
+    pub fn label(&self, id: Id) -> String {
+        match self.names.get(&id) {
+            Some(n) => format!("%{id} \"{n}\""),
+            None => format!("%{id}"),
+        }
+    }
+}
