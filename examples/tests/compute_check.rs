@@ -22,7 +22,6 @@ fn compute_path_on_lavapipe() {
 }
 
 #[test]
-#[ignore = "needs the SPIR-V front end (being merged)"]
 fn compute_path_on_vortex() {
     run("vortex");
 }
