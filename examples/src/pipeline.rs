@@ -127,7 +127,11 @@ impl ComputePipeline {
     }
 
     pub fn bind_acceleration_structure(&self, binding: u32, accel: &AccelerationStructure) {
-        let handles = [accel.handle()];
+        self.bind_acceleration_structure_handle(binding, accel.handle());
+    }
+
+    pub fn bind_acceleration_structure_handle(&self, binding: u32, handle: vk::AccelerationStructureKHR) {
+        let handles = [handle];
         let mut as_write = vk::WriteDescriptorSetAccelerationStructureKHR::default().acceleration_structures(&handles);
         let mut write = vk::WriteDescriptorSet::default()
             .dst_set(self.set)
