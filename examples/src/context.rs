@@ -204,6 +204,11 @@ impl Context {
         Ok(())
     }
 
+    /// The queue every submission of this context goes to.
+    pub fn queue(&self) -> vk::Queue {
+        self.shared.queue
+    }
+
     /// The acceleration-structure entry points of this device.
     pub fn accel(&self) -> &ash::khr::acceleration_structure::Device {
         &self.shared.accel

@@ -145,11 +145,19 @@ impl ComputePipeline {
     }
 
     pub fn bind_storage_buffer(&self, binding: u32, buffer: &Buffer) {
+        self.bind_buffer(binding, buffer, vk::DescriptorType::STORAGE_BUFFER);
+    }
+
+    pub fn bind_uniform_buffer(&self, binding: u32, buffer: &Buffer) {
+        self.bind_buffer(binding, buffer, vk::DescriptorType::UNIFORM_BUFFER);
+    }
+
+    fn bind_buffer(&self, binding: u32, buffer: &Buffer, ty: vk::DescriptorType) {
         let infos = [vk::DescriptorBufferInfo { buffer: buffer.handle(), offset: 0, range: vk::WHOLE_SIZE }];
         let write = vk::WriteDescriptorSet::default()
             .dst_set(self.set)
             .dst_binding(binding)
-            .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+            .descriptor_type(ty)
             .buffer_info(&infos);
         // SAFETY: as in bind_acceleration_structure.
         unsafe { self.shared.device.update_descriptor_sets(&[write], &[]) };
