@@ -303,6 +303,7 @@ fn check_suitable(instance: &ash::Instance, physical: vk::PhysicalDevice, info: 
     }
     for (name, present) in [
         ("bufferDeviceAddress", v12.buffer_device_address),
+        ("timelineSemaphore", v12.timeline_semaphore),
         ("accelerationStructure", accel.acceleration_structure),
         ("rayQuery", rq.ray_query),
     ] {
@@ -323,7 +324,7 @@ fn create_device(instance: &ash::Instance, physical: vk::PhysicalDevice, family:
     let priorities = [1.0];
     let queues = [vk::DeviceQueueCreateInfo::default().queue_family_index(family).queue_priorities(&priorities)];
     let extensions = DEVICE_EXTENSIONS.map(CStr::as_ptr);
-    let mut v12 = vk::PhysicalDeviceVulkan12Features::default().buffer_device_address(true);
+    let mut v12 = vk::PhysicalDeviceVulkan12Features::default().buffer_device_address(true).timeline_semaphore(true);
     let mut accel = vk::PhysicalDeviceAccelerationStructureFeaturesKHR::default().acceleration_structure(true);
     let mut rq = vk::PhysicalDeviceRayQueryFeaturesKHR::default().ray_query(true);
     let info = vk::DeviceCreateInfo::default()
