@@ -303,3 +303,28 @@ fn unreachable_and_kill_trap() {
     let traps: Vec<u32> = k.code.iter().filter(|i| i.op == Op::Trap).map(|i| i.imm).collect();
     assert_eq!(traps, vec![TrapCode::Unreachable as u32, TrapCode::Kill as u32]);
 }
+
+/// `LocalSizeId` as the spec writes it: `OpExecutionModeId`, with a specialization constant.
+#[test]
+fn execution_mode_id_local_size() {
+    let src = r#"
+               OpCapability Shader
+               OpMemoryModel Logical GLSL450
+               OpEntryPoint GLCompute %main "main"
+               OpExecutionModeId %main LocalSizeId %one %two %one
+               OpDecorate %two SpecId 4
+       %void = OpTypeVoid
+        %fnv = OpTypeFunction %void
+       %uint = OpTypeInt 32 0
+        %one = OpConstant %uint 1
+        %two = OpSpecConstant %uint 2
+       %main = OpFunction %void None %fnv
+          %l = OpLabel
+               OpReturn
+               OpFunctionEnd
+"#;
+    let Some(words) = spvasm(src, "spv1.4") else { return };
+    assert_eq!(build(&words, &[], 0, &[]).unwrap().local_size, [1, 2, 1]);
+    let spec = [(4, 64u32.to_le_bytes().to_vec())];
+    assert_eq!(build(&words, &[], 0, &spec).unwrap().local_size, [1, 64, 1]);
+}

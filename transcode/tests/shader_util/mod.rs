@@ -108,6 +108,15 @@ pub enum Res {
     Accel(Vec<u64>),
     /// A TLAS built from the scene into device memory, bound as an acceleration structure.
     Tlas(Scene),
+    /// An array of acceleration structures; `None` is a null descriptor.
+    TlasArray(Vec<Option<Scene>>),
+    /// An array of storage images of one format, view type and extent, with their contents.
+    ImageArray {
+        format: u32,
+        view: u32,
+        extent: [u32; 3],
+        data: Vec<Vec<u8>>,
+    },
     /// A storage buffer whose first 8 bytes are the device address of the TLAS built from the
     /// scene (as a `uvec2`), followed by `extra` zero bytes.
     TlasAddress(Scene, usize),
@@ -224,7 +233,8 @@ impl Res {
             Res::Storage(_) | Res::StorageArray(_) => dt::STORAGE_BUFFER,
             Res::Uniform(_) => dt::UNIFORM_BUFFER,
             Res::TlasAddress(..) => dt::STORAGE_BUFFER,
-            Res::Tlas(_) => dt::ACCELERATION_STRUCTURE,
+            Res::Tlas(_) | Res::TlasArray(_) => dt::ACCELERATION_STRUCTURE,
+            Res::ImageArray { .. } => dt::STORAGE_IMAGE,
             Res::StorageDynamic(..) => dt::STORAGE_BUFFER_DYNAMIC,
             Res::Image { .. } => dt::STORAGE_IMAGE,
             Res::Accel(_) => dt::ACCELERATION_STRUCTURE,
@@ -234,6 +244,8 @@ impl Res {
         match self {
             Res::StorageArray(v) => v.len() as u32,
             Res::Accel(v) => v.len() as u32,
+            Res::TlasArray(v) => v.len() as u32,
+            Res::ImageArray { data, .. } => data.len() as u32,
             _ => 1,
         }
     }
@@ -431,26 +443,25 @@ pub fn run_words(
                 }
             }
             Res::Image { format: f, view, extent, data } => {
-                let fmt = format::lookup(*f).unwrap();
-                let tb = fmt.texel_bytes();
-                let (w, h, d) = (extent[0], extent[1].max(1), extent[2].max(1));
                 let a = alloc(data);
-                let is_array = matches!(*view, format::view_type::TYPE_1D_ARRAY | format::view_type::TYPE_2D_ARRAY);
-                let desc = ImageDesc {
-                    addr: a,
-                    format: *f,
-                    view_type: *view,
-                    width: w,
-                    height: h,
-                    depth: if is_array { 1 } else { d },
-                    layers: if is_array { d } else { 1 },
-                    row_pitch: w * tb,
-                    slice_pitch: w * h * tb,
-                    layer_pitch: if *view == format::view_type::TYPE_1D_ARRAY { w * tb } else { w * h * tb },
-                    texel_bytes: tb,
-                };
-                desc.write(&mut set[at(0)..at(0) + desc::BYTES]);
+                image_desc(*f, *view, *extent, a).write(&mut set[at(0)..at(0) + desc::BYTES]);
                 locs.push((a, data.len()));
+            }
+            Res::ImageArray { format: f, view, extent, data } => {
+                for (i, d) in data.iter().enumerate() {
+                    let a = alloc(d);
+                    let o = at(i as u32);
+                    image_desc(*f, *view, *extent, a).write(&mut set[o..o + desc::BYTES]);
+                    locs.push((a, d.len()));
+                }
+            }
+            Res::TlasArray(scenes) => {
+                for (i, scene) in scenes.iter().enumerate() {
+                    let addr = scene.as_ref().map(|s| build_scene(&mem, s)).unwrap_or(0);
+                    let o = at(i as u32);
+                    set[o..o + 8].copy_from_slice(&addr.to_le_bytes());
+                }
+                locs.push((0, 0));
             }
             Res::Accel(v) => {
                 for (i, addr) in v.iter().enumerate() {
@@ -524,6 +535,26 @@ pub fn run_words(
         }
     }
     Run { kernel, data }
+}
+
+/// A storage-image descriptor for an image of `extent` (w, h, depth-or-layers) at `addr`.
+fn image_desc(f: u32, view: u32, extent: [u32; 3], addr: u64) -> ImageDesc {
+    let tb = format::lookup(f).unwrap().texel_bytes();
+    let (w, h, d) = (extent[0], extent[1].max(1), extent[2].max(1));
+    let is_array = matches!(view, format::view_type::TYPE_1D_ARRAY | format::view_type::TYPE_2D_ARRAY);
+    ImageDesc {
+        addr,
+        format: f,
+        view_type: view,
+        width: w,
+        height: h,
+        depth: if is_array { 1 } else { d },
+        layers: if is_array { d } else { 1 },
+        row_pitch: w * tb,
+        slice_pitch: w * h * tb,
+        layer_pitch: if view == format::view_type::TYPE_1D_ARRAY { w * tb } else { w * h * tb },
+        texel_bytes: tb,
+    }
 }
 
 /// GLSL convenience: `None` when glslang is unavailable.
