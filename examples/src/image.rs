@@ -69,7 +69,7 @@ impl StorageImage {
         let barrier = vk::ImageMemoryBarrier::default()
             .old_layout(vk::ImageLayout::UNDEFINED)
             .new_layout(vk::ImageLayout::GENERAL)
-            .dst_access_mask(vk::AccessFlags::TRANSFER_WRITE | vk::AccessFlags::SHADER_WRITE)
+            .dst_access_mask(vk::AccessFlags::TRANSFER_WRITE)
             .image(self.image)
             .subresource_range(color_range());
         // SAFETY: cmd is recording; the image belongs to this device.

@@ -20,7 +20,7 @@ pub use icd::Icd;
 pub use image::StorageImage;
 pub use math::Mat3x4;
 pub use obj::{parse_obj, Mesh};
-pub use pipeline::ComputePipeline;
+pub use pipeline::{memory_barrier, ComputePipeline};
 
 /// The Stanford bunny (low-resolution, 3674 triangles), as OBJ text.
 pub const BUNNY_OBJ: &str = include_str!("../data/bunny.obj");

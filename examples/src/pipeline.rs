@@ -166,6 +166,22 @@ impl ComputePipeline {
         unsafe { self.shared.device.update_descriptor_sets(&[write], &[]) };
     }
 
+    /// Records an indirect dispatch whose group counts are read from `args` (three u32) when
+    /// the device executes it, followed by the same host barrier as [`Self::record_dispatch`].
+    pub fn record_dispatch_indirect(&self, cmd: vk::CommandBuffer, push_constants: &[u8], args: &Buffer) {
+        let device = &self.shared.device;
+        // SAFETY: cmd is recording; the pipeline, layout, set and buffer belong to this device.
+        unsafe {
+            device.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, self.pipeline);
+            device.cmd_bind_descriptor_sets(cmd, vk::PipelineBindPoint::COMPUTE, self.layout, 0, &[self.set], &[]);
+            if !push_constants.is_empty() {
+                device.cmd_push_constants(cmd, self.layout, vk::ShaderStageFlags::COMPUTE, 0, push_constants);
+            }
+            device.cmd_dispatch_indirect(cmd, args.handle(), 0);
+        }
+        memory_barrier(device, cmd, vk::PipelineStageFlags::COMPUTE_SHADER, vk::PipelineStageFlags::HOST);
+    }
+
     /// Records a dispatch of `groups` workgroups, followed by a barrier that makes the
     /// shader's writes visible to the host once the submission has finished.
     pub fn record_dispatch(&self, cmd: vk::CommandBuffer, push_constants: &[u8], groups: [u32; 3]) {
@@ -205,4 +221,18 @@ impl Drop for ComputePipeline {
             device.destroy_descriptor_set_layout(self.set_layout, None);
         }
     }
+}
+
+/// A global memory barrier between two stages (writes of the first visible to the second).
+pub fn memory_barrier(
+    device: &ash::Device,
+    cmd: vk::CommandBuffer,
+    src: vk::PipelineStageFlags,
+    dst: vk::PipelineStageFlags,
+) {
+    let b = vk::MemoryBarrier::default()
+        .src_access_mask(vk::AccessFlags::MEMORY_WRITE)
+        .dst_access_mask(vk::AccessFlags::MEMORY_READ | vk::AccessFlags::MEMORY_WRITE);
+    // SAFETY: cmd is recording on `device`.
+    unsafe { device.cmd_pipeline_barrier(cmd, src, dst, vk::DependencyFlags::empty(), &[b], &[], &[]) };
 }

@@ -6,7 +6,6 @@
 use std::process::Command;
 
 #[test]
-#[ignore = "needs the SPIR-V front end (being merged)"]
 fn bad_input_is_contained_on_vortex() {
     let out = Command::new(env!("CARGO_BIN_EXE_robustness"))
         .args(["--icd", "vortex"])

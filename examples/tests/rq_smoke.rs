@@ -27,7 +27,6 @@ fn every_ray_matches_on_lavapipe() {
 }
 
 #[test]
-#[ignore = "our ICD is not built yet"]
 fn every_ray_matches_on_vortex() {
     assert_every_ray_matches(&rq_smoke("vortex"));
 }

@@ -379,9 +379,50 @@ pub unsafe fn fill_properties(gpu: &Gpu, chain: *mut c_void) {
             unsafe { &mut *($p as *mut $t) }
         };
     }
+    // The Vulkan 1.2 aggregate structures and the per-extension ones carry the same fields;
+    // each group is written by one macro so the two can never disagree.
+    macro_rules! descriptor_indexing {
+        ($q:ident) => {
+            let n = 1 << 20;
+            $q.max_update_after_bind_descriptors_in_all_pools = n;
+            $q.shader_uniform_buffer_array_non_uniform_indexing_native = T;
+            $q.shader_sampled_image_array_non_uniform_indexing_native = T;
+            $q.shader_storage_buffer_array_non_uniform_indexing_native = T;
+            $q.shader_storage_image_array_non_uniform_indexing_native = T;
+            $q.max_per_stage_descriptor_update_after_bind_samplers = n;
+            $q.max_per_stage_descriptor_update_after_bind_uniform_buffers = n;
+            $q.max_per_stage_descriptor_update_after_bind_storage_buffers = n;
+            $q.max_per_stage_descriptor_update_after_bind_sampled_images = n;
+            $q.max_per_stage_descriptor_update_after_bind_storage_images = n;
+            $q.max_per_stage_update_after_bind_resources = n;
+            $q.max_descriptor_set_update_after_bind_samplers = n;
+            $q.max_descriptor_set_update_after_bind_uniform_buffers = n;
+            $q.max_descriptor_set_update_after_bind_uniform_buffers_dynamic = (kargs::MAX_DYNAMIC / 2) as u32;
+            $q.max_descriptor_set_update_after_bind_storage_buffers = n;
+            $q.max_descriptor_set_update_after_bind_storage_buffers_dynamic = (kargs::MAX_DYNAMIC / 2) as u32;
+            $q.max_descriptor_set_update_after_bind_sampled_images = n;
+            $q.max_descriptor_set_update_after_bind_storage_images = n;
+        };
+    }
+    macro_rules! float_controls {
+        ($q:ident) => {
+            $q.denorm_behavior_independence = vk::ShaderFloatControlsIndependence::ALL;
+            $q.rounding_mode_independence = vk::ShaderFloatControlsIndependence::ALL;
+            $q.shader_denorm_preserve_float32 = T;
+            $q.shader_rounding_mode_rte_float32 = T;
+            $q.shader_signed_zero_inf_nan_preserve_float32 = T;
+        };
+    }
+    macro_rules! driver_identity {
+        ($q:ident) => {
+            // Not a registered driver: no VkDriverId value names it.
+            $q.driver_id = vk::DriverId::from_raw(0);
+            write_name(&mut $q.driver_name, "vortex-rt");
+            write_name(&mut $q.driver_info, concat!("Vortex RT ", env!("CARGO_PKG_VERSION"), " (modelled GPU)"));
+        };
+    }
     let subgroup_stages = vk::ShaderStageFlags::COMPUTE;
     let subgroup_ops = vk::SubgroupFeatureFlags::BASIC;
-    let denorm = vk::ShaderFloatControlsIndependence::ALL;
     let fill = |ty: vk::StructureType, p: *mut c_void| match ty {
         vk::StructureType::PHYSICAL_DEVICE_PROPERTIES_2 => {
             at!(p, vk::PhysicalDeviceProperties2).properties = properties10(gpu)
@@ -426,36 +467,12 @@ pub unsafe fn fill_properties(gpu: &Gpu, chain: *mut c_void) {
         }
         vk::StructureType::PHYSICAL_DEVICE_VULKAN_1_2_PROPERTIES => {
             let q = at!(p, vk::PhysicalDeviceVulkan12Properties);
-            q.driver_id = vk::DriverId::from_raw(0);
-            write_name(&mut q.driver_name, "vortex-rt");
-            write_name(&mut q.driver_info, concat!("Vortex RT ", env!("CARGO_PKG_VERSION"), " (modelled GPU)"));
+            driver_identity!(q);
             q.conformance_version = vk::ConformanceVersion::default();
-            q.denorm_behavior_independence = denorm;
-            q.rounding_mode_independence = denorm;
-            q.shader_denorm_preserve_float32 = T;
-            q.shader_rounding_mode_rte_float32 = T;
-            q.shader_signed_zero_inf_nan_preserve_float32 = T;
-            q.max_update_after_bind_descriptors_in_all_pools = 1 << 20;
-            q.shader_uniform_buffer_array_non_uniform_indexing_native = T;
-            q.shader_sampled_image_array_non_uniform_indexing_native = T;
-            q.shader_storage_buffer_array_non_uniform_indexing_native = T;
-            q.shader_storage_image_array_non_uniform_indexing_native = T;
+            float_controls!(q);
             q.robust_buffer_access_update_after_bind = 0;
             q.quad_divergent_implicit_lod = 0;
-            let n = 1 << 20;
-            q.max_per_stage_descriptor_update_after_bind_samplers = n;
-            q.max_per_stage_descriptor_update_after_bind_uniform_buffers = n;
-            q.max_per_stage_descriptor_update_after_bind_storage_buffers = n;
-            q.max_per_stage_descriptor_update_after_bind_sampled_images = n;
-            q.max_per_stage_descriptor_update_after_bind_storage_images = n;
-            q.max_per_stage_update_after_bind_resources = n;
-            q.max_descriptor_set_update_after_bind_samplers = n;
-            q.max_descriptor_set_update_after_bind_uniform_buffers = n;
-            q.max_descriptor_set_update_after_bind_uniform_buffers_dynamic = (kargs::MAX_DYNAMIC / 2) as u32;
-            q.max_descriptor_set_update_after_bind_storage_buffers = n;
-            q.max_descriptor_set_update_after_bind_storage_buffers_dynamic = (kargs::MAX_DYNAMIC / 2) as u32;
-            q.max_descriptor_set_update_after_bind_sampled_images = n;
-            q.max_descriptor_set_update_after_bind_storage_images = n;
+            descriptor_indexing!(q);
             q.supported_depth_resolve_modes = vk::ResolveModeFlags::NONE;
             q.supported_stencil_resolve_modes = vk::ResolveModeFlags::NONE;
             q.filter_minmax_single_component_formats = 0;
@@ -464,39 +481,15 @@ pub unsafe fn fill_properties(gpu: &Gpu, chain: *mut c_void) {
         }
         vk::StructureType::PHYSICAL_DEVICE_DRIVER_PROPERTIES => {
             let q = at!(p, vk::PhysicalDeviceDriverProperties);
-            q.driver_id = vk::DriverId::from_raw(0);
-            write_name(&mut q.driver_name, "vortex-rt");
-            write_name(&mut q.driver_info, concat!("Vortex RT ", env!("CARGO_PKG_VERSION"), " (modelled GPU)"));
+            driver_identity!(q);
         }
         vk::StructureType::PHYSICAL_DEVICE_FLOAT_CONTROLS_PROPERTIES => {
             let q = at!(p, vk::PhysicalDeviceFloatControlsProperties);
-            q.denorm_behavior_independence = denorm;
-            q.rounding_mode_independence = denorm;
-            q.shader_denorm_preserve_float32 = T;
-            q.shader_rounding_mode_rte_float32 = T;
-            q.shader_signed_zero_inf_nan_preserve_float32 = T;
+            float_controls!(q);
         }
         vk::StructureType::PHYSICAL_DEVICE_DESCRIPTOR_INDEXING_PROPERTIES => {
             let q = at!(p, vk::PhysicalDeviceDescriptorIndexingProperties);
-            let n = 1 << 20;
-            q.max_update_after_bind_descriptors_in_all_pools = n;
-            q.shader_uniform_buffer_array_non_uniform_indexing_native = T;
-            q.shader_sampled_image_array_non_uniform_indexing_native = T;
-            q.shader_storage_buffer_array_non_uniform_indexing_native = T;
-            q.shader_storage_image_array_non_uniform_indexing_native = T;
-            q.max_per_stage_descriptor_update_after_bind_samplers = n;
-            q.max_per_stage_descriptor_update_after_bind_uniform_buffers = n;
-            q.max_per_stage_descriptor_update_after_bind_storage_buffers = n;
-            q.max_per_stage_descriptor_update_after_bind_sampled_images = n;
-            q.max_per_stage_descriptor_update_after_bind_storage_images = n;
-            q.max_per_stage_update_after_bind_resources = n;
-            q.max_descriptor_set_update_after_bind_samplers = n;
-            q.max_descriptor_set_update_after_bind_uniform_buffers = n;
-            q.max_descriptor_set_update_after_bind_uniform_buffers_dynamic = (kargs::MAX_DYNAMIC / 2) as u32;
-            q.max_descriptor_set_update_after_bind_storage_buffers = n;
-            q.max_descriptor_set_update_after_bind_storage_buffers_dynamic = (kargs::MAX_DYNAMIC / 2) as u32;
-            q.max_descriptor_set_update_after_bind_sampled_images = n;
-            q.max_descriptor_set_update_after_bind_storage_images = n;
+            descriptor_indexing!(q);
         }
         vk::StructureType::PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_PROPERTIES => {
             at!(p, vk::PhysicalDeviceTimelineSemaphoreProperties).max_timeline_semaphore_value_difference =

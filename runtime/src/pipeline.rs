@@ -7,7 +7,7 @@ use crate::device::Device;
 use crate::memory::Memory;
 use crate::{vk, VkResult};
 use std::sync::Arc;
-use vortex_model::abi::kernel::{build_image, kargs, KernelHeader};
+use vortex_model::abi::kernel::kargs;
 
 pub struct ShaderModule {
     pub words: Vec<u32>,
@@ -51,8 +51,6 @@ pub struct Pipeline {
     pub local_size: [u32; 3],
     pub lmem_bytes: u32,
     pub name: String,
-    /// Readable disassembly, kept for `VORTEX_DUMP=kernels`.
-    pub listing: String,
 }
 
 impl Pipeline {
@@ -63,22 +61,8 @@ impl Pipeline {
         spec: &Specialization,
         layout: Arc<PipelineLayout>,
     ) -> VkResult<Pipeline> {
-        let k = crate::stream::compile_kernel(device, &module.words, entry, spec, &layout)?;
-        let header = KernelHeader {
-            flags: 0,
-            kernel_id: device.kernel_id(),
-            num_instrs: 0,
-            num_regs: k.num_regs,
-            num_queries: k.num_queries,
-            private_bytes: k.private_bytes,
-            lmem_bytes: k.lmem_bytes,
-            local_size: k.local_size,
-            entry: 0,
-            code_offset: 0,
-            name_offset: 0,
-            name_len: 0,
-        };
-        let image = build_image(header, &k.code, &k.name);
+        let k = crate::stream::compile_kernel(&module.words, entry, spec, &layout)?;
+        let image = k.image(device.kernel_id());
         let kernel = Memory::allocate(&device.space, image.len() as u64)?;
         device.space.snapshot().write(kernel.address(0), &image).map_err(|_| vk::Result::ERROR_UNKNOWN)?;
         let max = device.config.max_block_threads();
@@ -98,27 +82,20 @@ impl Pipeline {
             return Err(vk::Result::ERROR_UNKNOWN);
         }
         if std::env::var("VORTEX_DUMP").is_ok_and(|v| v.split(',').any(|x| x.trim() == "kernels")) {
-            let path = format!("vortex-kernel-{}-{}.vxs", sanitize(&k.name), kernel.address(0));
-            match std::fs::write(&path, &k.listing) {
+            let path = format!("vortex-kernel-{}-{:x}.vxs", sanitize(&k.entry_name), kernel.address(0));
+            match std::fs::write(&path, k.disassemble()) {
                 Ok(()) => tracing::info!("VORTEX_DUMP: wrote {path}"),
                 Err(e) => tracing::warn!("VORTEX_DUMP: cannot write {path}: {e}"),
             }
         }
         tracing::debug!(
             "compiled '{}': {} instructions, {} registers, {} ray queries",
-            k.name,
+            k.entry_name,
             k.code.len(),
             k.num_regs,
             k.num_queries
         );
-        Ok(Pipeline {
-            layout,
-            kernel,
-            local_size: k.local_size,
-            lmem_bytes: k.lmem_bytes,
-            name: k.name,
-            listing: k.listing,
-        })
+        Ok(Pipeline { layout, kernel, local_size: k.local_size, lmem_bytes: k.lmem_bytes, name: k.entry_name })
     }
 
     pub fn kernel_address(&self) -> u64 {

@@ -14,18 +14,20 @@ use crate::{vk, VkResult};
 use std::any::Any;
 use std::sync::Arc;
 use vortex_model::abi::dcr;
-use vortex_model::abi::isa::Instr;
 use vortex_model::abi::kernel::kargs;
 use vortex_model::device::{Device as Model, DispatchReport};
 use vortex_model::fault::Fault;
 use vortex_model::mem::MemoryMap;
+use vortex_transcode::shader;
 
 /// One acceleration-structure build, resolved at record time except for addresses that
 /// depend on memory binding (the AS's own), which resolve when the job runs.
 pub struct AccelBuildJob {
     pub dst: Arc<AccelStruct>,
     pub src: Option<Arc<AccelStruct>>,
-    pub input: crate::accel::BuildInput,
+    /// The build as recorded; `dst`, `dst_size` and the update source are filled in when
+    /// the job runs.
+    pub request: vortex_transcode::accel::BuildRequest,
 }
 
 pub enum StreamOp {
@@ -121,29 +123,37 @@ impl Recording {
     }
 }
 
-/// What a compiled kernel looks like to the runtime.
-pub struct KernelBuild {
-    pub code: Vec<Instr>,
-    pub num_regs: u32,
-    pub num_queries: u32,
-    pub private_bytes: u32,
-    pub lmem_bytes: u32,
-    pub local_size: [u32; 3],
-    pub name: String,
-    pub listing: String,
-}
-
-/// Compiles SPIR-V for this device (through `transcode::shader`).
+/// Compiles SPIR-V for this device: the pipeline layout becomes the resource layout the
+/// kernel reads its descriptors through.
 pub fn compile_kernel(
-    _device: &Device,
     words: &[u32],
     entry: &str,
     spec: &Specialization,
     layout: &PipelineLayout,
-) -> VkResult<KernelBuild> {
-    let _ = (words, spec, layout);
-    tracing::error!("cannot compile '{entry}': the SPIR-V front end is not linked into this build yet");
-    Err(vk::Result::ERROR_UNKNOWN)
+) -> VkResult<shader::CompiledKernel> {
+    let mut bindings = Vec::new();
+    for (set, l) in layout.sets.iter().enumerate() {
+        let Some(l) = l else { continue };
+        for b in &l.bindings {
+            bindings.push(shader::BindingLayout {
+                set: set as u32,
+                binding: b.binding,
+                descriptor_type: b.ty.as_raw() as u32,
+                count: b.count,
+                offset: b.offset,
+                dynamic_index: b.dynamic_index.map(|i| i + layout.dynamic_base[set]),
+            });
+        }
+    }
+    let opts = shader::CompileOptions {
+        entry_point: entry.to_string(),
+        specialization: spec.iter().cloned().collect(),
+        layout: shader::ResourceLayout { bindings, push_constant_bytes: layout.push_bytes },
+    };
+    shader::compile(words, &opts).map_err(|e| {
+        tracing::error!("cannot compile compute shader '{entry}': {e}");
+        vk::Result::ERROR_UNKNOWN
+    })
 }
 
 /// The DCR writes of one dispatch (everything but the grid, which `grid_dcrs` adds).
@@ -264,7 +274,7 @@ fn run_accel_build(m: &MemoryMap, job: &AccelBuildJob, width: u32) -> Result<(),
             "build into an acceleration structure whose buffer has no memory",
         ));
     }
-    let req = job.input.request(&job.dst, job.src.as_deref());
+    let req = crate::accel::resolve(job.request.clone(), &job.dst, job.src.as_deref());
     let t = std::time::Instant::now();
     match vortex_transcode::accel::build(m, &req, width) {
         Ok(s) => {

@@ -8,9 +8,10 @@ use crate::handle::{guard, guard_result, guard_void, nd, nd_destroy, nd_new, nd_
 use crate::util::slice;
 use ash::vk;
 use std::sync::Arc;
-use vortex_runtime::accel::{AccelStruct, BuildInput, BuildRange, GeometryInput};
+use vortex_runtime::accel::AccelStruct;
 use vortex_runtime::buffer::Buffer;
 use vortex_runtime::stream::AccelBuildJob;
+use vortex_transcode::accel::{BuildRange, BuildRequest, Geometry, GeometryInput, GeometryKind, Mode};
 
 /// Vertex formats the transcoder reads for triangle geometry.
 pub fn vertex_format_supported(f: vk::Format) -> bool {
@@ -58,38 +59,33 @@ pub unsafe extern "system" fn get_acceleration_structure_device_address(
     })
 }
 
-/// Reads one geometry description. Host addresses are not accepted (no host builds).
+/// Reads one geometry description (device addresses: host builds are not offered).
 ///
 /// # Safety
 /// `g` must be a valid geometry structure.
-unsafe fn geometry(g: &vk::AccelerationStructureGeometryKHR<'_>) -> Result<GeometryInput, vk::Result> {
+unsafe fn geometry(g: &vk::AccelerationStructureGeometryKHR<'_>) -> Result<Geometry, vk::Result> {
     // SAFETY: the union member matches geometry_type.
     unsafe {
         Ok(match g.geometry_type {
             vk::GeometryTypeKHR::TRIANGLES => {
                 let t = &g.geometry.triangles;
-                GeometryInput::Triangles {
-                    vertex_format: t.vertex_format,
+                Geometry::Triangles {
+                    vertex_format: t.vertex_format.as_raw() as u32,
                     vertex_data: t.vertex_data.device_address,
                     vertex_stride: t.vertex_stride,
                     max_vertex: t.max_vertex,
-                    index_type: t.index_type,
+                    index_type: t.index_type.as_raw() as u32,
                     index_data: t.index_data.device_address,
                     transform_data: t.transform_data.device_address,
-                    flags: g.flags,
                 }
             }
             vk::GeometryTypeKHR::AABBS => {
                 let a = &g.geometry.aabbs;
-                GeometryInput::Aabbs { data: a.data.device_address, stride: a.stride, flags: g.flags }
+                Geometry::Aabbs { data: a.data.device_address, stride: a.stride }
             }
             vk::GeometryTypeKHR::INSTANCES => {
                 let i = &g.geometry.instances;
-                GeometryInput::Instances {
-                    data: i.data.device_address,
-                    array_of_pointers: i.array_of_pointers != 0,
-                    flags: g.flags,
-                }
+                Geometry::Instances { data: i.data.device_address, array_of_pointers: i.array_of_pointers != 0 }
             }
             other => {
                 tracing::error!("geometry type {other:?} is not supported");
@@ -134,21 +130,30 @@ pub unsafe extern "system" fn get_acceleration_structure_build_sizes(
         let info = unsafe { &*p_info };
         let geos = unsafe { geometries(info) };
         let counts = unsafe { slice(p_max_counts, info.geometry_count) };
+        let mut kinds = Vec::new();
         let mut inputs = Vec::new();
         for (k, g) in geos.iter().enumerate() {
             // SAFETY: a valid geometry.
-            match unsafe { geometry(g) } {
-                Ok(gi) => inputs.push((gi, counts.get(k).copied().unwrap_or(0))),
-                Err(_) => return,
-            }
+            let Ok(geometry) = (unsafe { geometry(g) }) else { return };
+            let count = counts.get(k).copied().unwrap_or(0);
+            kinds.push((
+                match geometry {
+                    Geometry::Triangles { .. } => GeometryKind::Triangles,
+                    Geometry::Aabbs { .. } => GeometryKind::Aabbs,
+                    Geometry::Instances { .. } => GeometryKind::Instances,
+                },
+                count,
+            ));
+            inputs.push(GeometryInput { geometry, flags: g.flags.as_raw(), range: BuildRange::default() });
         }
         let Ok(dev) = device(d) else { return };
-        let s = vortex_runtime::accel::build_sizes(info.ty, info.flags, &inputs, dev.rt.config.rtu.bvh_width);
+        let level = vortex_runtime::accel::level(info.ty, &inputs);
+        let s = vortex_transcode::accel::build_sizes(level, &kinds, info.flags.as_raw(), dev.rt.config.rtu.bvh_width);
         // SAFETY: valid output pointer.
         unsafe {
-            (*p_sizes).acceleration_structure_size = s.0;
-            (*p_sizes).build_scratch_size = s.1;
-            (*p_sizes).update_scratch_size = s.2;
+            (*p_sizes).acceleration_structure_size = s.as_size;
+            (*p_sizes).build_scratch_size = s.build_scratch;
+            (*p_sizes).update_scratch_size = s.update_scratch;
         }
     })
 }
@@ -179,17 +184,19 @@ pub unsafe extern "system" fn cmd_build_acceleration_structures(
                         first_vertex: r.first_vertex,
                         transform_offset: r.transform_offset,
                     };
-                    list.push((unsafe { geometry(g)? }, range));
+                    list.push(GeometryInput { geometry: unsafe { geometry(g)? }, flags: g.flags.as_raw(), range });
                 }
-                let input = BuildInput {
-                    ty: info.ty,
-                    flags: info.flags,
-                    update,
+                let request = BuildRequest {
+                    level: vortex_runtime::accel::level(info.ty, &list),
+                    flags: info.flags.as_raw(),
+                    mode: if update { Mode::Update { src: 0 } } else { Mode::Build },
+                    dst: 0,
+                    dst_size: 0,
                     // SAFETY: reading the device-address member of the union.
                     scratch: unsafe { info.scratch_data.device_address },
                     geometries: list,
                 };
-                Ok(AccelBuildJob { dst, src, input })
+                Ok(AccelBuildJob { dst, src, request })
             })();
             match r {
                 Ok(j) => jobs.push(j),

@@ -223,11 +223,13 @@ impl Core {
         if let Some(d) = ctx.deadline {
             if Instant::now() >= d {
                 ctx.stop.store(true, Ordering::Relaxed);
-                return Err(Fault::new(
+                let mut f = Fault::new(
                     FaultKind::Watchdog { limit_ms: ctx.watchdog_ms },
                     format!("dispatch still running after {} ms (kernel never ends?)", ctx.watchdog_ms),
-                )
-                .at(&ctx.kernel.name, 0, self.id, 0, None));
+                );
+                f.kernel = Some(ctx.kernel.name.clone());
+                f.core = Some(self.id);
+                return Err(f);
             }
         }
         Ok(())

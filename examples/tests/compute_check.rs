@@ -1,0 +1,27 @@
+//! The compute path (buffers, storage images of every dimensionality and five formats,
+//! shared memory, atomics, specialization constants, indirect dispatch) on both ICDs.
+
+use std::process::Command;
+use vortex_examples::icd::LAVAPIPE_MANIFEST;
+
+fn run(icd: &str) {
+    let out = Command::new(env!("CARGO_BIN_EXE_compute_check")).args(["--icd", icd]).output().expect("start");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "compute_check on {icd} failed ({}):\n{stdout}\n{stderr}", out.status);
+    assert!(stdout.contains("7/7 compute checks passed"), "{stdout}");
+}
+
+#[test]
+fn compute_path_on_lavapipe() {
+    if !std::path::Path::new(LAVAPIPE_MANIFEST).is_file() {
+        eprintln!("skipped: lavapipe's manifest {LAVAPIPE_MANIFEST} is absent");
+        return;
+    }
+    run("lavapipe");
+}
+
+#[test]
+fn compute_path_on_vortex() {
+    run("vortex");
+}
