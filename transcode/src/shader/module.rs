@@ -450,7 +450,13 @@ impl Module {
                 }
                 Type::Vector { elem: ty(self, 0)?, n }
             }
-            TypeMatrix => Type::Matrix { col: ty(self, 0)?, cols: inst.lit(1)? },
+            TypeMatrix => {
+                let cols = inst.lit(1)?;
+                if !(2..=4).contains(&cols) {
+                    return Err(invalid!("{}: matrix with {cols} columns", inst.name()));
+                }
+                Type::Matrix { col: ty(self, 0)?, cols }
+            }
             TypeArray => {
                 let elem = ty(self, 0)?;
                 let len_id = inst.id(1)?;
