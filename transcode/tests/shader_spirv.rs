@@ -156,6 +156,7 @@ const RQ_HEADER: &str = r#"
      %rq_arr = OpTypeArray %rq %uint_4
  %ptr_rq_arr = OpTypePointer Private %rq_arr
      %ptr_rq = OpTypePointer Private %rq
+  %ptr_fn_rq = OpTypePointer Function %rq
         %rqs = OpVariable %ptr_rq_arr Private
     %float_0 = OpConstant %float 0
     %float_1 = OpConstant %float 1
@@ -166,19 +167,22 @@ const RQ_HEADER: &str = r#"
    %fn_step = OpTypeFunction %bool %ptr_rq %rq
 "#;
 
-/// dEQP `using_wrapper_function`: the helper proceeds through the pointer and reads the
-/// result through the bare value, which must alias the same query. The query array lives in
+/// dEQP `using_wrapper_function`: the helper proceeds through the pointer and confirms
+/// through the bare value, which must alias the same query — here after storing it into a
+/// local query variable, which must then name that query too. The query array lives in
 /// Private storage and is indexed with OpInBoundsAccessChain by a run-time value.
 const RQ_BODY: &str = r#"
        %step = OpFunction %bool None %fn_step
           %qp = OpFunctionParameter %ptr_rq
           %qv = OpFunctionParameter %rq
          %sl = OpLabel
+      %local = OpVariable %ptr_fn_rq Function
          %pr = OpRayQueryProceedKHR %bool %qp
                OpSelectionMerge %sm None
                OpBranchConditional %pr %conf %sm
        %conf = OpLabel
-               OpRayQueryConfirmIntersectionKHR %qv
+               OpStore %local %qv
+               OpRayQueryConfirmIntersectionKHR %local
                OpBranch %sm
          %sm = OpLabel
                OpReturnValue %pr
@@ -238,7 +242,7 @@ fn query_pointer_and_bare_value_alias_through_a_function() {
     };
     let bindings = [b(0, 0, Res::Tlas(scene)), b(0, 1, Res::Storage(vec![0; 64 * 4]))];
     let k = build(&words, &bindings, 0, &[]).unwrap();
-    assert_eq!((k.num_queries, k.local_size), (4, [1, 1, 1]));
+    assert_eq!((k.num_queries, k.local_size), (5, [1, 1, 1]), "4 in the array, 1 local");
     // LocalSizeId takes the specialized value.
     let k2 = build(&words, &bindings, 0, &[(9, 2u32.to_le_bytes().to_vec())]).unwrap();
     assert_eq!(k2.local_size, [2, 2, 2]);
