@@ -332,3 +332,83 @@ fn execution_mode_id_local_size() {
     let spec = [(4, 64u32.to_le_bytes().to_vec())];
     assert_eq!(build(&words, &[], 0, &spec).unwrap().local_size, [1, 64, 1]);
 }
+
+/// Acceleration-structure handles in Function variables and as bare parameters.
+#[test]
+fn acceleration_structure_handles_in_variables() {
+    let src = r#"
+               OpCapability Shader
+               OpCapability RayQueryKHR
+               OpExtension "SPV_KHR_ray_query"
+               OpMemoryModel Logical GLSL450
+               OpEntryPoint GLCompute %main "main" %out %tlas
+               OpExecutionMode %main LocalSize 1 1 1
+               OpDecorate %out DescriptorSet 0
+               OpDecorate %out Binding 1
+               OpDecorate %tlas DescriptorSet 0
+               OpDecorate %tlas Binding 0
+               OpDecorate %Out Block
+               OpMemberDecorate %Out 0 Offset 0
+               OpDecorate %arr ArrayStride 4
+       %void = OpTypeVoid
+       %bool = OpTypeBool
+        %fnv = OpTypeFunction %void
+       %uint = OpTypeInt 32 0
+      %float = OpTypeFloat 32
+        %v3f = OpTypeVector %float 3
+        %arr = OpTypeRuntimeArray %uint
+        %Out = OpTypeStruct %arr
+    %ptr_out = OpTypePointer StorageBuffer %Out
+      %ptr_u = OpTypePointer StorageBuffer %uint
+        %out = OpVariable %ptr_out StorageBuffer
+         %as = OpTypeAccelerationStructureKHR
+     %ptr_as = OpTypePointer UniformConstant %as
+  %ptr_fn_as = OpTypePointer Function %as
+       %tlas = OpVariable %ptr_as UniformConstant
+         %rq = OpTypeRayQueryKHR
+  %ptr_fn_rq = OpTypePointer Function %rq
+     %uint_0 = OpConstant %uint 0
+     %uint_1 = OpConstant %uint 1
+     %uint_4 = OpConstant %uint 4
+   %uint_255 = OpConstant %uint 255
+    %float_0 = OpConstant %float 0
+    %float_1 = OpConstant %float 1
+   %float_m1 = OpConstant %float -1
+   %float_03 = OpConstant %float 0.3
+  %float_1_3 = OpConstant %float 1.3
+   %float_05 = OpConstant %float 0.5
+        %dir = OpConstantComposite %v3f %float_0 %float_0 %float_m1
+       %orig = OpConstantComposite %v3f %float_1_3 %float_03 %float_05
+    %fn_type = OpTypeFunction %uint %as
+      %trace = OpFunction %uint None %fn_type
+          %a = OpFunctionParameter %as
+         %tl = OpLabel
+          %q = OpVariable %ptr_fn_rq Function
+               OpRayQueryInitializeKHR %q %a %uint_4 %uint_255 %orig %float_0 %dir %float_1
+         %pr = OpRayQueryProceedKHR %bool %q
+         %ty = OpRayQueryGetIntersectionTypeKHR %uint %q %uint_1
+               OpReturnValue %ty
+               OpFunctionEnd
+       %main = OpFunction %void None %fnv
+      %entry = OpLabel
+          %v = OpVariable %ptr_fn_as Function
+          %h = OpLoad %as %tlas
+               OpStore %v %h
+         %h2 = OpLoad %as %v
+          %r = OpFunctionCall %uint %trace %h2
+         %op = OpAccessChain %ptr_u %out %uint_0 %uint_0
+               OpStore %op %r
+               OpReturn
+               OpFunctionEnd
+"#;
+    let Some(words) = spvasm(src, "spv1.4") else { return };
+    // One opaque triangle under the ray at (1.3, 0.3).
+    let tris = vec![[[1.0, 0.0, 0.0], [2.0, 0.0, 0.0], [1.0, 1.0, 0.0]]];
+    let scene = Scene {
+        blases: vec![Blas { tris, aabbs: vec![], flags: 1 }],
+        instances: vec![Inst { blas: 0, o2w: IDENTITY, custom: 0, flags: 0 }],
+    };
+    let bindings = [b(0, 0, Res::Tlas(scene)), b(0, 1, Res::Storage(vec![0; 4]))];
+    let r = run_words(&words, &bindings, [1, 1, 1], &[], &[], 8);
+    assert_eq!(r.u32s(1), vec![1], "a committed triangle through the stored handle");
+}

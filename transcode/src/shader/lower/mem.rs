@@ -232,11 +232,10 @@ impl<'m> Lowerer<'m> {
             let slot = self.imm(base)?;
             return Ok(Ptr { ty, kind: PtrKind::Query { slot, var: false } });
         }
-        if self.m.types.is_opaque(ty) {
-            return Err(unsupported!(
-                "variable %{id} of opaque type {} outside UniformConstant",
-                self.m.types.describe(ty)
-            ));
+        // Image and acceleration-structure handles are plain 64-bit values here, so variables
+        // holding them are ordinary; samplers have no representation at all.
+        if matches!(self.m.types.get(ty)?, Type::Sampler | Type::SampledImage) {
+            return Err(unsupported!("variable %{id} of type {}", self.m.types.describe(ty)));
         }
         let n = self.m.types.regs(ty)?;
         let p = if !self.dynamic_vars.contains(&id) && n <= PROMOTE_REGS {
