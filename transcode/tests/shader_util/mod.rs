@@ -35,6 +35,12 @@ fn have(tool: &str) -> bool {
 /// Compiles a GLSL compute shader; `None` (with a printed reason) if glslangValidator is
 /// missing. Panics with glslang's log if the GLSL does not compile.
 pub fn glsl(src: &str) -> Option<Vec<u32>> {
+    glsl_for(src, "vulkan1.2")
+}
+
+/// Same for another target environment (`vulkan1.3` emits SPIR-V 1.6: `OpExecutionModeId
+/// LocalSizeId`, `OpTerminateInvocation`, ...).
+pub fn glsl_for(src: &str, env: &str) -> Option<Vec<u32>> {
     if !have("glslangValidator") {
         eprintln!("skipped: glslangValidator not installed");
         return None;
@@ -42,7 +48,7 @@ pub fn glsl(src: &str) -> Option<Vec<u32>> {
     let (input, output) = (tmp("comp"), tmp("spv"));
     std::fs::write(&input, src).unwrap();
     let out = Command::new("glslangValidator")
-        .args(["--target-env", "vulkan1.2", "-V", "-o"])
+        .args(["--target-env", env, "-V", "-o"])
         .arg(&output)
         .arg(&input)
         .output()
@@ -563,12 +569,15 @@ pub fn run(src: &str, bindings: &[Binding], grid: [u32; 3], push: &[u8]) -> Opti
     Some(run_words(&w, bindings, grid, push, &[], 8))
 }
 
-/// Runs `src` as glslang emits it and after `spirv-opt -O`, on 8- and 32-lane warps; calls
-/// `check` on each run with a label.
+/// Runs `src` as glslang emits it (for Vulkan 1.2 and 1.3) and after `spirv-opt -O`, on 8-
+/// and 32-lane warps; calls `check` on each run with a label.
 pub fn run_variants(src: &str, bindings: &[Binding], grid: [u32; 3], push: &[u8], check: impl Fn(&str, &Run)) {
     let Some(plain) = glsl(src) else { return };
     for threads in [8, 32] {
         check(&format!("glslang, {threads} lanes"), &run_words(&plain, bindings, grid, push, &[], threads));
+    }
+    if let Some(v13) = glsl_for(src, "vulkan1.3") {
+        check("glslang for Vulkan 1.3 (SPIR-V 1.6)", &run_words(&v13, bindings, grid, push, &[], 8));
     }
     if let Some(opt) = glsl_opt(src) {
         for threads in [8, 32] {
