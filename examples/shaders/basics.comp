@@ -11,10 +11,12 @@ struct Result {
     uint collatz;    // divergent loop trip count
     uint bits;       // bitfield and bit-count results
     float f;         // float math through a function
+    uint ubo;        // values read from a std140 uniform block
 };
 
 layout(std430, binding = 0) buffer Results { Result results[]; };
 layout(std430, binding = 1) buffer Counter { uint total; uint maximum; uint groups_seen; };
+layout(std140, binding = 2) uniform Table { uvec4 factors[4]; float offsets[4]; };
 layout(push_constant) uniform Params { uint n; float bias; };
 
 shared uint scratch[1024];
@@ -60,5 +62,6 @@ void main() {
     r.collatz = collatz_steps(gid + 1u);
     r.bits = bitCount(gid) | (findMSB(gid + 1u) << 8) | (bitfieldExtract(gid, 2, 3) << 16);
     r.f = whole * 10.0 + frac + sqrt(float(gid));
+    r.ubo = factors[lid % 4u].y * 1000u + uint(offsets[lid % 4u]);
     results[gid] = r;
 }

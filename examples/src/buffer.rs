@@ -73,6 +73,14 @@ impl Buffer {
         out
     }
 
+    /// Overwrites the start of the buffer with `data` (through the host mapping).
+    pub fn write<T: bytemuck::NoUninit>(&self, data: &[T]) {
+        let bytes: &[u8] = bytemuck::cast_slice(data);
+        assert!(bytes.len() as u64 <= self.size, "write of {} bytes into a {}-byte buffer", bytes.len(), self.size);
+        // SAFETY: the mapping holds `size` >= bytes.len() bytes and does not alias `data`.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.mapped, bytes.len()) };
+    }
+
     pub fn handle(&self) -> vk::Buffer {
         self.handle
     }

@@ -135,21 +135,47 @@ impl Context {
     /// Records commands with `record` into a fresh command buffer, submits it, and waits
     /// for it to finish.
     pub fn submit_once<R>(&self, record: impl FnOnce(vk::CommandBuffer) -> R) -> Result<R> {
+        let cmd = self.begin_commands()?;
+        let out = record(cmd);
+        self.submit_and_wait(cmd)?;
+        Ok(out)
+    }
+
+    /// A fresh primary command buffer in the recording state; hand it to
+    /// [`Context::submit_and_wait`] when done. Between the two the application may change
+    /// what the commands will read: the device reads it when it executes them.
+    pub fn begin_commands(&self) -> Result<vk::CommandBuffer> {
         let s = &*self.shared;
         let alloc = vk::CommandBufferAllocateInfo::default()
             .command_pool(s.command_pool)
             .level(vk::CommandBufferLevel::PRIMARY)
             .command_buffer_count(1);
-        // SAFETY (this function): the pool, queue and fence are used from this thread only
-        // (Context is not Send); cmd and fence are freed only when the device is done
-        // with them or never got them.
+        // SAFETY: the pool is used from this thread only (Context is not Send).
         let cmd = unsafe { s.device.allocate_command_buffers(&alloc) }.vk("vkAllocateCommandBuffers")?[0];
+        let begin = vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
+        // SAFETY: cmd is a fresh primary command buffer.
+        if let Err(e) = unsafe { s.device.begin_command_buffer(cmd, &begin) }.vk("vkBeginCommandBuffer") {
+            unsafe { s.device.free_command_buffers(s.command_pool, &[cmd]) };
+            return Err(e);
+        }
+        Ok(cmd)
+    }
+
+    /// Ends `cmd` (from [`Context::begin_commands`]), submits it, waits for it, and frees it.
+    pub fn submit_and_wait(&self, cmd: vk::CommandBuffer) -> Result<()> {
+        let s = &*self.shared;
+        // SAFETY (this function): the pool, queue and fence are used from this thread only;
+        // cmd and fence are freed only when the device is done with them or never got them.
         let release = |fence: Option<vk::Fence>| unsafe {
             s.device.free_command_buffers(s.command_pool, &[cmd]);
             if let Some(fence) = fence {
                 s.device.destroy_fence(fence, None);
             }
         };
+        if let Err(e) = unsafe { s.device.end_command_buffer(cmd) }.vk("vkEndCommandBuffer") {
+            release(None);
+            return Err(e);
+        }
         let fence = match unsafe { s.device.create_fence(&vk::FenceCreateInfo::default(), None) } {
             Ok(fence) => fence,
             Err(result) => {
@@ -157,13 +183,12 @@ impl Context {
                 return Err(Error::Vulkan { call: "vkCreateFence", result });
             }
         };
-        let out = match self.record_and_submit(cmd, fence, record) {
-            Ok(out) => out,
-            Err(e) => {
-                release(Some(fence));
-                return Err(e);
-            }
-        };
+        let cmds = [cmd];
+        let submit = vk::SubmitInfo::default().command_buffers(&cmds);
+        if let Err(e) = unsafe { s.device.queue_submit(s.queue, &[submit], fence) }.vk("vkQueueSubmit") {
+            release(Some(fence));
+            return Err(e);
+        }
         let timeout = FENCE_TIMEOUT.as_nanos() as u64;
         if let Err(result) = unsafe { s.device.wait_for_fences(&[fence], true, timeout) } {
             // The submission may still be running: leak its command buffer and fence
@@ -176,25 +201,26 @@ impl Context {
             });
         }
         release(Some(fence));
-        Ok(out)
+        Ok(())
     }
 
-    fn record_and_submit<R>(
-        &self,
-        cmd: vk::CommandBuffer,
-        fence: vk::Fence,
-        record: impl FnOnce(vk::CommandBuffer) -> R,
-    ) -> Result<R> {
-        let device = &self.shared.device;
-        let begin = vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
-        // SAFETY: cmd is a fresh primary command buffer; the fence is unsignalled.
-        unsafe { device.begin_command_buffer(cmd, &begin) }.vk("vkBeginCommandBuffer")?;
-        let out = record(cmd);
-        unsafe { device.end_command_buffer(cmd) }.vk("vkEndCommandBuffer")?;
-        let cmds = [cmd];
-        let submit = vk::SubmitInfo::default().command_buffers(&cmds);
-        unsafe { device.queue_submit(self.shared.queue, &[submit], fence) }.vk("vkQueueSubmit")?;
-        Ok(out)
+    /// The queue every submission of this context goes to.
+    pub fn queue(&self) -> vk::Queue {
+        self.shared.queue
+    }
+
+    /// The acceleration-structure entry points of this device.
+    pub fn accel(&self) -> &ash::khr::acceleration_structure::Device {
+        &self.shared.accel
+    }
+
+    /// Memory type index for `bits` (from memory requirements) with host-visible memory.
+    pub fn memory_type(&self, bits: u32) -> Option<u32> {
+        let m = &self.shared.memory_properties;
+        (0..m.memory_type_count).find(|&i| {
+            bits & (1 << i) != 0
+                && m.memory_types[i as usize].property_flags.contains(vk::MemoryPropertyFlags::HOST_VISIBLE)
+        })
     }
 }
 
@@ -277,6 +303,7 @@ fn check_suitable(instance: &ash::Instance, physical: vk::PhysicalDevice, info: 
     }
     for (name, present) in [
         ("bufferDeviceAddress", v12.buffer_device_address),
+        ("timelineSemaphore", v12.timeline_semaphore),
         ("accelerationStructure", accel.acceleration_structure),
         ("rayQuery", rq.ray_query),
     ] {
@@ -297,7 +324,7 @@ fn create_device(instance: &ash::Instance, physical: vk::PhysicalDevice, family:
     let priorities = [1.0];
     let queues = [vk::DeviceQueueCreateInfo::default().queue_family_index(family).queue_priorities(&priorities)];
     let extensions = DEVICE_EXTENSIONS.map(CStr::as_ptr);
-    let mut v12 = vk::PhysicalDeviceVulkan12Features::default().buffer_device_address(true);
+    let mut v12 = vk::PhysicalDeviceVulkan12Features::default().buffer_device_address(true).timeline_semaphore(true);
     let mut accel = vk::PhysicalDeviceAccelerationStructureFeaturesKHR::default().acceleration_structure(true);
     let mut rq = vk::PhysicalDeviceRayQueryFeaturesKHR::default().ray_query(true);
     let info = vk::DeviceCreateInfo::default()

@@ -127,7 +127,11 @@ impl ComputePipeline {
     }
 
     pub fn bind_acceleration_structure(&self, binding: u32, accel: &AccelerationStructure) {
-        let handles = [accel.handle()];
+        self.bind_acceleration_structure_handle(binding, accel.handle());
+    }
+
+    pub fn bind_acceleration_structure_handle(&self, binding: u32, handle: vk::AccelerationStructureKHR) {
+        let handles = [handle];
         let mut as_write = vk::WriteDescriptorSetAccelerationStructureKHR::default().acceleration_structures(&handles);
         let mut write = vk::WriteDescriptorSet::default()
             .dst_set(self.set)
@@ -141,11 +145,19 @@ impl ComputePipeline {
     }
 
     pub fn bind_storage_buffer(&self, binding: u32, buffer: &Buffer) {
+        self.bind_buffer(binding, buffer, vk::DescriptorType::STORAGE_BUFFER);
+    }
+
+    pub fn bind_uniform_buffer(&self, binding: u32, buffer: &Buffer) {
+        self.bind_buffer(binding, buffer, vk::DescriptorType::UNIFORM_BUFFER);
+    }
+
+    fn bind_buffer(&self, binding: u32, buffer: &Buffer, ty: vk::DescriptorType) {
         let infos = [vk::DescriptorBufferInfo { buffer: buffer.handle(), offset: 0, range: vk::WHOLE_SIZE }];
         let write = vk::WriteDescriptorSet::default()
             .dst_set(self.set)
             .dst_binding(binding)
-            .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+            .descriptor_type(ty)
             .buffer_info(&infos);
         // SAFETY: as in bind_acceleration_structure.
         unsafe { self.shared.device.update_descriptor_sets(&[write], &[]) };

@@ -51,6 +51,20 @@ fn vulkaninfo_lists_the_vortex_device_and_its_extensions() {
     }
     assert!(out.contains("apiVersion") && out.contains("1.2."), "API version 1.2 not reported");
     assert!(out.contains("accelerationStructure") && out.contains("rayQuery"), "AS / ray-query features missing");
+    // The limits conformance tests rely on.
+    let after = |key: &str| -> Vec<u64> {
+        let at = out.find(key).unwrap_or_else(|| panic!("{key} missing"));
+        out[at..].lines().skip(1).take(3).map(|l| l.trim().parse().unwrap_or_else(|_| panic!("{key}: {l:?}"))).collect()
+    };
+    assert!(after("maxComputeWorkGroupCount:")[0] >= 65_536);
+    assert_eq!(after("maxComputeWorkGroupSize:")[0], 1024);
+    let as_line = out.lines().find(|l| l.contains("maxPerStageDescriptorAccelerationStructures")).expect("AS limits");
+    let n: u64 = as_line.rsplit('=').next().unwrap().trim().parse().unwrap();
+    assert!(n >= 500, "{as_line}");
+    // One queue family, compute + transfer, no graphics.
+    let families: Vec<&str> = out.lines().filter(|l| l.contains("queueFlags")).collect();
+    assert_eq!(families.len(), 1, "one queue family: {families:?}");
+    assert!(families[0].ends_with("= QUEUE_COMPUTE | QUEUE_TRANSFER"), "{families:?}");
     // Our ICD logs its own errors with "ERROR"; vulkaninfo's own complaints about the
     // missing display are not ours.
     assert!(!err.contains(" ERROR "), "the ICD logged errors:\n{err}");

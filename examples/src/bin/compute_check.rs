@@ -194,6 +194,97 @@ fn image_transfers(ctx: &Context) -> Check {
     Ok(())
 }
 
+/// Three submissions ordered only by semaphores: a binary one between the first two, a
+/// timeline the host signals to release the third, and a timeline the host waits on.
+fn semaphores(ctx: &Context) -> Check {
+    let d = ctx.device();
+    let usage = vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST;
+    let (a, b, c) = (
+        Buffer::new(ctx, 256, usage).map_err(err)?,
+        Buffer::new(ctx, 256, usage).map_err(err)?,
+        Buffer::new(ctx, 256, usage).map_err(err)?,
+    );
+    let mut tl = vk::SemaphoreTypeCreateInfo::default().semaphore_type(vk::SemaphoreType::TIMELINE);
+    // SAFETY (this function): valid device; every object is destroyed after the final wait.
+    unsafe {
+        let binary = d.create_semaphore(&vk::SemaphoreCreateInfo::default(), None).map_err(err)?;
+        let done = d.create_semaphore(&vk::SemaphoreCreateInfo::default().push_next(&mut tl), None).map_err(err)?;
+        let mut tl2 = vk::SemaphoreTypeCreateInfo::default().semaphore_type(vk::SemaphoreType::TIMELINE);
+        let gate = d.create_semaphore(&vk::SemaphoreCreateInfo::default().push_next(&mut tl2), None).map_err(err)?;
+        let pool =
+            d.create_command_pool(&vk::CommandPoolCreateInfo::default().queue_family_index(0), None).map_err(err)?;
+        let alloc = vk::CommandBufferAllocateInfo::default().command_pool(pool).command_buffer_count(3);
+        let cmds = d.allocate_command_buffers(&alloc).map_err(err)?;
+        let begin = vk::CommandBufferBeginInfo::default();
+        for (i, &cmd) in cmds.iter().enumerate() {
+            d.begin_command_buffer(cmd, &begin).map_err(err)?;
+            match i {
+                0 => d.cmd_fill_buffer(cmd, a.handle(), 0, 256, 0x1234_5678),
+                1 => d.cmd_copy_buffer(
+                    cmd,
+                    a.handle(),
+                    b.handle(),
+                    &[vk::BufferCopy { src_offset: 0, dst_offset: 0, size: 256 }],
+                ),
+                _ => d.cmd_copy_buffer(
+                    cmd,
+                    b.handle(),
+                    c.handle(),
+                    &[vk::BufferCopy { src_offset: 0, dst_offset: 0, size: 256 }],
+                ),
+            }
+            memory_barrier(
+                d,
+                cmd,
+                vk::PipelineStageFlags::TRANSFER,
+                vk::PipelineStageFlags::TRANSFER | vk::PipelineStageFlags::HOST,
+            );
+            d.end_command_buffer(cmd).map_err(err)?;
+        }
+        let stage = [vk::PipelineStageFlags::TRANSFER];
+        let first = [cmds[0]];
+        let second = [cmds[1]];
+        let third = [cmds[2]];
+        let sig_binary = [binary];
+        let s0 = vk::SubmitInfo::default().command_buffers(&first).signal_semaphores(&sig_binary);
+        let s1 =
+            vk::SubmitInfo::default().command_buffers(&second).wait_semaphores(&sig_binary).wait_dst_stage_mask(&stage);
+        d.queue_submit(ctx.queue(), &[s0, s1], vk::Fence::null()).map_err(err)?;
+        // The third waits for the host to open the gate, then signals `done` = 5.
+        let gate_sems = [gate];
+        let gate_vals = [1u64];
+        let done_sems = [done];
+        let done_vals = [5u64];
+        let mut values = vk::TimelineSemaphoreSubmitInfo::default()
+            .wait_semaphore_values(&gate_vals)
+            .signal_semaphore_values(&done_vals);
+        let s2 = vk::SubmitInfo::default()
+            .command_buffers(&third)
+            .wait_semaphores(&gate_sems)
+            .wait_dst_stage_mask(&stage)
+            .signal_semaphores(&done_sems)
+            .push_next(&mut values);
+        d.queue_submit(ctx.queue(), &[s2], vk::Fence::null()).map_err(err)?;
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let early = d.get_semaphore_counter_value(done).map_err(err)?;
+        d.signal_semaphore(&vk::SemaphoreSignalInfo::default().semaphore(gate).value(1)).map_err(err)?;
+        let wait = vk::SemaphoreWaitInfo::default().semaphores(&done_sems).values(&done_vals);
+        d.wait_semaphores(&wait, 10_000_000_000).map_err(err)?;
+        d.queue_wait_idle(ctx.queue()).map_err(err)?;
+        d.destroy_command_pool(pool, None);
+        for sem in [binary, done, gate] {
+            d.destroy_semaphore(sem, None);
+        }
+        if early != 0 {
+            return Err(format!("the timeline reached {early} before the host opened the gate"));
+        }
+    }
+    if c.read::<u32>().iter().any(|&v| v != 0x1234_5678) {
+        return Err("the chained copies did not carry the fill through".into());
+    }
+    Ok(())
+}
+
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 struct BasicsResult {
@@ -202,6 +293,8 @@ struct BasicsResult {
     collatz: u32,
     bits: u32,
     f: f32,
+    ubo: u32,
+    _pad: [u32; 3],
 }
 
 fn collatz(mut x: u32) -> u32 {
@@ -223,13 +316,22 @@ fn basics(ctx: &Context, indirect: bool) -> Check {
     let bias = 0.125f32;
     let groups = n.div_ceil(WG);
     let results =
-        Buffer::new(ctx, groups as u64 * WG as u64 * 32, vk::BufferUsageFlags::STORAGE_BUFFER).map_err(err)?;
+        Buffer::new(ctx, groups as u64 * WG as u64 * 48, vk::BufferUsageFlags::STORAGE_BUFFER).map_err(err)?;
+    // std140: uvec4 factors[4] (16-byte stride), then float offsets[4] (16-byte stride too).
+    let mut table = [0u32; 32];
+    for k in 0..4 {
+        table[4 * k..4 * k + 4].copy_from_slice(&[k as u32, 10 + k as u32, 20, 30]);
+        table[16 + 4 * k] = (7.5 * k as f32).to_bits();
+    }
+    let ubo = Buffer::with_data(ctx, &table, vk::BufferUsageFlags::UNIFORM_BUFFER).map_err(err)?;
     let counters = Buffer::new(ctx, 16, vk::BufferUsageFlags::STORAGE_BUFFER).map_err(err)?;
     let args = Buffer::with_data(ctx, &[groups, 1, 1], vk::BufferUsageFlags::INDIRECT_BUFFER).map_err(err)?;
-    let bindings = [vk::DescriptorType::STORAGE_BUFFER; 2];
+    let bindings =
+        [vk::DescriptorType::STORAGE_BUFFER, vk::DescriptorType::STORAGE_BUFFER, vk::DescriptorType::UNIFORM_BUFFER];
     let pipe = ComputePipeline::with_specialization(ctx, BASICS, &bindings, 8, &[(0, WG), (1, SCALE)]).map_err(err)?;
     pipe.bind_storage_buffer(0, &results);
     pipe.bind_storage_buffer(1, &counters);
+    pipe.bind_uniform_buffer(2, &ubo);
     let push: Vec<u8> = n.to_le_bytes().into_iter().chain(bias.to_le_bytes()).collect();
     ctx.submit_once(|cmd| {
         if indirect {
@@ -250,9 +352,12 @@ fn basics(ctx: &Context, indirect: bool) -> Check {
             collatz: collatz(gid + 1),
             bits: gid.count_ones() | ((31 - (gid + 1).leading_zeros()) << 8) | (((gid >> 2) & 7) << 16),
             f: whole * 10.0 + (x - whole) + (gid as f32).sqrt(),
+            ubo: (10 + lid % 4) * 1000 + (7.5 * (lid % 4) as f32) as u32,
+            _pad: [0; 3],
         };
         let g = got[gid as usize];
-        let same = BasicsResult { f: want.f, ..g } == want && near(g.f, want.f, 1e-4 * want.f.abs().max(1.0));
+        let same =
+            BasicsResult { f: want.f, _pad: [0; 3], ..g } == want && near(g.f, want.f, 1e-4 * want.f.abs().max(1.0));
         if !same {
             return Err(format!("invocation {gid}: got {g:?}, want {want:?}"));
         }
@@ -294,6 +399,7 @@ fn main() {
         ("3D storage images", Box::new(|c| images(c, 3))),
         ("shared memory, atomics, spec constants", Box::new(|c| basics(c, false))),
         ("indirect dispatch", Box::new(|c| basics(c, true))),
+        ("binary and timeline semaphores", Box::new(semaphores)),
     ];
     let mut failed = 0;
     for (name, check) in &checks {

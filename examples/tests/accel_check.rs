@@ -1,0 +1,27 @@
+//! Acceleration-structure behaviour (inputs read at execution, creation before memory,
+//! inactive geometry) on both ICDs.
+
+use std::process::Command;
+use vortex_examples::icd::LAVAPIPE_MANIFEST;
+
+fn run(icd: &str) {
+    let out = Command::new(env!("CARGO_BIN_EXE_accel_check")).args(["--icd", icd]).output().expect("start");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "accel_check on {icd} failed ({}):\n{stdout}\n{stderr}", out.status);
+    assert!(stdout.contains("3/3 acceleration-structure checks passed"), "{stdout}");
+}
+
+#[test]
+fn acceleration_structures_on_lavapipe() {
+    if !std::path::Path::new(LAVAPIPE_MANIFEST).is_file() {
+        eprintln!("skipped: lavapipe's manifest {LAVAPIPE_MANIFEST} is absent");
+        return;
+    }
+    run("lavapipe");
+}
+
+#[test]
+fn acceleration_structures_on_vortex() {
+    run("vortex");
+}
