@@ -305,3 +305,138 @@ void main() {
     ];
     close(&got, &want, 1e-4);
 }
+
+#[test]
+fn int64_math() {
+    let src = r#"#version 450
+#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
+layout(local_size_x = 8) in;
+layout(std430, set = 0, binding = 0) buffer B { uint64_t a[16]; int64_t s[16]; uint64_t r[]; } b;
+void main() {
+    uint n = gl_GlobalInvocationID.x;
+    uint64_t a = b.a[n];
+    int64_t s = b.s[n];
+    uint base = n * 12u;
+    b.r[base + 0u] = a + 0x100000001ul;
+    b.r[base + 1u] = a * 3ul - uint64_t(n);
+    b.r[base + 2u] = a >> 7;
+    b.r[base + 3u] = uint64_t(s >> 3);
+    b.r[base + 4u] = a << (n + 1u);
+    b.r[base + 5u] = (a ^ 0xFFFF0000FFFF0000ul) | 1ul;
+    b.r[base + 6u] = uint64_t(s / int64_t(n + 1u));
+    b.r[base + 7u] = a % uint64_t(n + 7u);
+    b.r[base + 8u] = uint64_t(a > 0x80000000ul) + uint64_t(s < 0l) * 2ul;
+    b.r[base + 9u] = uint64_t(int64_t(int(n) - 4));   // SConvert
+    b.r[base + 10u] = uint64_t(uint(a));               // truncate, then UConvert
+    uvec2 parts = unpackUint2x32(a);
+    b.r[base + 11u] = packUint2x32(parts.yx) + uint64_t(float(s) < 0.0 ? 1u : 0u);
+}"#;
+    let a: Vec<u64> = (0..16u64).map(|i| 0x1234_5678_9ABC_DEF0u64.rotate_left(i as u32 * 5) ^ (i * 977)).collect();
+    let s: Vec<i64> = (0..16i64).map(|i| (i - 8) * 0x1_0000_0003 + i).collect();
+    let mut input: Vec<u8> = a.iter().flat_map(|v| v.to_le_bytes()).collect();
+    input.extend(s.iter().flat_map(|v| v.to_le_bytes()));
+    input.extend(vec![0u8; 16 * 12 * 8]);
+    let Some(r) = run(src, &[b(0, 0, Res::Storage(input))], [2, 1, 1], &[]) else { return };
+    let out: Vec<u64> = r.data[0][256..].chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect();
+    for n in 0..16usize {
+        let (a, s) = (a[n], s[n]);
+        let want = [
+            a.wrapping_add(0x1_0000_0001),
+            a.wrapping_mul(3).wrapping_sub(n as u64),
+            a >> 7,
+            (s >> 3) as u64,
+            a << (n + 1),
+            (a ^ 0xFFFF_0000_FFFF_0000) | 1,
+            (s / (n as i64 + 1)) as u64,
+            a % (n as u64 + 7),
+            (a > 0x8000_0000) as u64 + 2 * (s < 0) as u64,
+            (n as i64 - 4) as u64,
+            a as u32 as u64,
+            a.rotate_left(32) + ((s as f32) < 0.0) as u64,
+        ];
+        assert_eq!(&out[n * 12..n * 12 + 12], &want, "invocation {n}");
+    }
+}
+
+#[test]
+fn packing_and_rarer_glsl_functions() {
+    let src = r#"#version 450
+layout(local_size_x = 8) in;
+layout(std430, set = 0, binding = 0) buffer Out { float r[]; } o;
+void main() {
+    uint n = gl_GlobalInvocationID.x;
+    float x = (float(n) - 3.5) * 0.37;
+    vec4 v = vec4(x, -x * 0.5, 0.25, 1.5);
+    uint base = n * 16u;
+    o.r[base + 0u] = uintBitsToFloat(packUnorm4x8(v));
+    o.r[base + 1u] = uintBitsToFloat(packSnorm4x8(v));
+    o.r[base + 2u] = uintBitsToFloat(packHalf2x16(v.xy));
+    vec4 u = unpackUnorm4x8(0x80FF4001u + n);
+    o.r[base + 3u] = u.x + u.y * 10.0 + u.w * 100.0;
+    vec2 h = unpackHalf2x16(packHalf2x16(vec2(x, 2.0 * x)));
+    o.r[base + 4u] = h.x;
+    o.r[base + 5u] = unpackSnorm2x16(packSnorm2x16(vec2(x, -0.25))).x;
+    float whole;
+    o.r[base + 6u] = modf(x * 3.0, whole);
+    o.r[base + 7u] = whole;
+    int e;
+    float m = frexp(x * 100.0 + 0.125, e);
+    o.r[base + 8u] = m;
+    o.r[base + 9u] = float(e);
+    o.r[base + 10u] = ldexp(1.5, int(n) - 3);
+    vec3 rf = refract(normalize(vec3(x, -1.0, 0.0)), vec3(0.0, 1.0, 0.0), 0.66);
+    o.r[base + 11u] = rf.x;
+    o.r[base + 12u] = faceforward(vec2(1.0, 0.0), vec2(x, 1.0), vec2(1.0, 0.0)).x;
+    o.r[base + 13u] = float(isnan((x - x) / (x - x)) ? 1 : 0) + float(isinf(1.0 / (x - x)) ? 10 : 0);
+    o.r[base + 14u] = atanh(x * 0.2) + acos(x * 0.2) + cosh(x);
+    o.r[base + 15u] = clamp(x, 0.0, 1.0) + float(clamp(int(n) - 4, -1, 2));
+}"#;
+    let Some(r) = run(src, &[b(0, 0, Res::Storage(vec![0; 8 * 16 * 4]))], [1, 1, 1], &[]) else { return };
+    let got = r.f32s(0);
+    let bits = |v: u32| f32::from_bits(v);
+    for n in 0..8usize {
+        let x = (n as f32 - 3.5) * 0.37;
+        let v = [x, -x * 0.5, 0.25, 1.5];
+        let unorm = |f: f32| (f.clamp(0.0, 1.0) * 255.0).round_ties_even() as u32;
+        let snorm = |f: f32| ((f.clamp(-1.0, 1.0) * 127.0).round_ties_even() as i32 as u32) & 0xFF;
+        let pu: u32 = (0..4).map(|k| unorm(v[k]) << (8 * k)).sum();
+        let ps: u32 = (0..4).map(|k| snorm(v[k]) << (8 * k)).sum();
+        let half = |f: f32| half::f16::from_f32(f).to_bits() as u32;
+        let p = 0x80FF_4001u32 + n as u32;
+        let un = |k: u32| ((p >> (8 * k)) & 0xFF) as f32 / 255.0;
+        let (mut e, mut m) = (0i32, x * 100.0 + 0.125);
+        while m.abs() >= 1.0 {
+            m /= 2.0;
+            e += 1;
+        }
+        while m.abs() < 0.5 {
+            m *= 2.0;
+            e -= 1;
+        }
+        let i = [x, -1.0f32, 0.0];
+        let len = (x * x + 1.0).sqrt();
+        let i = [i[0] / len, i[1] / len];
+        let d = i[1]; // dot(N, I) with N = +y
+        let k = 1.0 - 0.66 * 0.66 * (1.0 - d * d);
+        let rfx = if k < 0.0 { 0.0 } else { 0.66 * i[0] };
+        let want = [
+            bits(pu),
+            bits(ps),
+            bits(half(x) | half(-x * 0.5) << 16),
+            un(0) + un(1) * 10.0 + un(3) * 100.0,
+            half::f16::from_f32(x).to_f32(),
+            ((x.clamp(-1.0, 1.0) * 32767.0).round_ties_even()) / 32767.0,
+            (x * 3.0).fract(),
+            (x * 3.0).trunc(),
+            m,
+            e as f32,
+            1.5 * 2f32.powi(n as i32 - 3),
+            rfx,
+            if x < 0.0 { 1.0 } else { -1.0 },
+            1.0 + 10.0,
+            (x * 0.2).atanh() + (x * 0.2).acos() + x.cosh(),
+            x.clamp(0.0, 1.0) + (n as i32 - 4).clamp(-1, 2) as f32,
+        ];
+        close(&got[n * 16..n * 16 + 16], &want, 2e-5);
+    }
+}

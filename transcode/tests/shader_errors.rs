@@ -214,3 +214,36 @@ fn fuzz_never_panics() {
     eprintln!("fuzz: {} compiled, {} refused", outcomes[1], outcomes[0]);
     assert!(outcomes[0] > 0);
 }
+
+/// Shader debug info (`NonSemantic.Shader.DebugInfo.100`, module-scope OpExtInst) is ignored.
+#[test]
+fn nonsemantic_debug_info_is_ignored() {
+    let src = "#version 450\nlayout(local_size_x = 4) in;\nlayout(std430, binding = 0) buffer O { uint v[]; } o;\nuint sq(uint x) { return x * x; }\nvoid main() { uint i = gl_GlobalInvocationID.x; if (i > 1u) o.v[i] = sq(i); }";
+    if glsl(src).is_none() {
+        return;
+    }
+    let path = std::env::temp_dir().join(format!("vx-dbg-{}.comp", std::process::id()));
+    let out = path.with_extension("spv");
+    std::fs::write(&path, src).unwrap();
+    let ok = std::process::Command::new("glslangValidator")
+        .args(["--target-env", "vulkan1.2", "-V", "-gV", "-o"])
+        .arg(&out)
+        .arg(&path)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        eprintln!("skipped: glslangValidator -gV unavailable");
+        return;
+    }
+    let bytes = std::fs::read(&out).unwrap();
+    let _ = (std::fs::remove_file(&path), std::fs::remove_file(&out));
+    let r = run_words(
+        &bytes.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect::<Vec<_>>(),
+        &[b(0, 0, Res::Storage(vec![0; 16]))],
+        [1, 1, 1],
+        &[],
+        &[],
+        8,
+    );
+    assert_eq!(r.u32s(0), vec![0, 0, 4, 9]);
+}

@@ -64,3 +64,35 @@ void main() {
         assert_eq!(r.u32s(4), vec![32, 32], "image atomics");
     }
 }
+
+#[test]
+fn image_arrays_nonuniform_and_texel_atomics() {
+    let src = r#"#version 450
+#extension GL_EXT_nonuniform_qualifier : require
+layout(local_size_x = 16) in;
+layout(r32ui, set = 0, binding = 0) uniform uimage2D imgs[3];
+void main() {
+    uint i = gl_LocalInvocationID.x;
+    uint k = i % 3u;
+    imageStore(imgs[nonuniformEXT(k)], ivec2(i / 3u, 0), uvec4(i + 100u));
+    imageAtomicAdd(imgs[nonuniformEXT(k)], ivec2(7, 0), i);
+    imageAtomicMax(imgs[2], ivec2(6, 0), i * 3u);
+}"#;
+    let data = vec![vec![0u8; 8 * 4]; 3];
+    let bindings = [b(0, 0, Res::ImageArray { format: format::R32_UINT, view: vt::TYPE_2D, extent: [8, 1, 1], data })];
+    let Some(w) = glsl(src) else { return };
+    for threads in [8, 32] {
+        let r = run_words(&w, &bindings, [1, 1, 1], &[], &[], threads);
+        for k in 0..3usize {
+            let got = r.u32s(k);
+            for (x, &v) in got.iter().take(6).enumerate() {
+                let i = 3 * x + k;
+                let want = if i < 16 { i as u32 + 100 } else { 0 };
+                assert_eq!(v, want, "image {k} texel {x}, {threads} lanes");
+            }
+            let sum: u32 = (0..16u32).filter(|i| (*i as usize) % 3 == k).sum();
+            assert_eq!(got[7], sum, "image {k} atomic sum");
+        }
+        assert_eq!(r.u32s(2)[6], 45, "atomic max");
+    }
+}

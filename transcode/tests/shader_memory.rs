@@ -275,3 +275,45 @@ void main() {
         },
     );
 }
+
+#[test]
+fn bool_arrays_and_struct_copies() {
+    let src = r#"#version 450
+layout(local_size_x = 8) in;
+struct S { vec2 a; bool f; uint k[3]; };
+layout(std430, set = 0, binding = 0) buffer B { bool flags[8]; S src; S dst[8]; } bb;
+void main() {
+    uint i = gl_LocalInvocationID.x;
+    bool local[4];
+    for (int k = 0; k < 4; k++) local[k] = (k % 2) == int(i % 2u);
+    bb.flags[i] = local[i % 4u] && !bb.flags[i];
+    S s = bb.src;                       // whole-struct load
+    s.k[i % 3u] += i;
+    s.f = local[(i + 1u) % 4u];
+    bb.dst[i] = s;                      // whole-struct store
+}"#;
+    // flags: 8 words; src: vec2 @32 (align 8), f @40, k @44..56 -> S is 24 bytes, align 8.
+    let mut buf = vec![0u8; 32 + 24 + 8 * 24];
+    for i in 0..8 {
+        put_u32(&mut buf, 4 * i, (i % 3 == 0) as u32 * 7);
+    }
+    put_f32(&mut buf, 32, 1.5);
+    put_f32(&mut buf, 36, -2.0);
+    put_u32(&mut buf, 40, 1);
+    for k in 0..3 {
+        put_u32(&mut buf, 44 + 4 * k, 10 * (k as u32 + 1));
+    }
+    run_variants(src, &[b(0, 0, Res::Storage(buf.clone()))], [1, 1, 1], &[], |what, r| {
+        let u = r.u32s(0);
+        for i in 0..8usize {
+            let local = |k: usize| (k % 2) == (i % 2);
+            assert_eq!(u[i], (local(i % 4) && i % 3 != 0) as u32, "{what}: flags[{i}]");
+            let d = 14 + 6 * i; // word index of dst[i]
+            assert_eq!((f32::from_bits(u[d]), f32::from_bits(u[d + 1])), (1.5, -2.0), "{what}: dst[{i}].a");
+            assert_eq!(u[d + 2], local((i + 1) % 4) as u32, "{what}: dst[{i}].f");
+            let mut k = [10u32, 20, 30];
+            k[i % 3] += i as u32;
+            assert_eq!(&u[d + 3..d + 6], &k, "{what}: dst[{i}].k");
+        }
+    });
+}

@@ -269,3 +269,52 @@ void main() {
         assert_eq!(&got[2..], &want[..], "{what}");
     });
 }
+
+/// dEQP dynamic_indexing (AS): an array of acceleration structures (one null) indexed with
+/// non-uniform values, each passed to a helper that traces it.
+#[test]
+fn acceleration_structure_arrays_and_parameters() {
+    let src = r#"#version 460
+#extension GL_EXT_ray_query : require
+#extension GL_EXT_nonuniform_qualifier : require
+layout(local_size_x = 16) in;
+layout(set = 0, binding = 0) uniform accelerationStructureEXT tl[3];
+layout(std430, set = 0, binding = 1) buffer Out { uint r[]; } o;
+uint trace_in(accelerationStructureEXT as_, vec3 orig) {
+    rayQueryEXT q;
+    rayQueryInitializeEXT(q, as_, gl_RayFlagsOpaqueEXT, 0xFF, orig, 0.0, vec3(0.0, 0.0, -1.0), 1.0);
+    while (rayQueryProceedEXT(q)) {}
+    return rayQueryGetIntersectionTypeEXT(q, true);
+}
+void main() {
+    uint i = gl_LocalInvocationID.x;
+    vec3 orig = vec3(float(i % 8u) + 0.3, float(i / 8u) + 0.3, 0.5);
+    o.r[i] = trace_in(tl[nonuniformEXT(i % 3u)], orig) + 10u * trace_in(tl[2], orig);
+}"#;
+    let (board, prim) = checkerboard(1);
+    let full = Scene {
+        blases: vec![Blas {
+            tris: vec![[[0.0, 0.0, 0.0], [40.0, 0.0, 0.0], [0.0, 40.0, 0.0]]],
+            aabbs: vec![],
+            flags: 1,
+        }],
+        instances: vec![Inst { blas: 0, o2w: IDENTITY, custom: 0, flags: 0 }],
+    };
+    let bindings =
+        [b(0, 0, Res::TlasArray(vec![Some(board), None, Some(full)])), b(0, 1, Res::Storage(vec![0; 16 * 4]))];
+    let Some(w) = glsl(src) else { return };
+    for threads in [8, 32] {
+        let r = run_words(&w, &bindings, [1, 1, 1], &[], &[], threads);
+        let want: Vec<u32> = (0..16usize)
+            .map(|i| {
+                let own = match i % 3 {
+                    0 => prim[i].is_some() as u32,
+                    1 => 0,
+                    _ => 1,
+                };
+                own + 10
+            })
+            .collect();
+        assert_eq!(r.u32s(1), want, "{threads} lanes");
+    }
+}

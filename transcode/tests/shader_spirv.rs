@@ -156,6 +156,7 @@ const RQ_HEADER: &str = r#"
      %rq_arr = OpTypeArray %rq %uint_4
  %ptr_rq_arr = OpTypePointer Private %rq_arr
      %ptr_rq = OpTypePointer Private %rq
+  %ptr_fn_rq = OpTypePointer Function %rq
         %rqs = OpVariable %ptr_rq_arr Private
     %float_0 = OpConstant %float 0
     %float_1 = OpConstant %float 1
@@ -166,19 +167,22 @@ const RQ_HEADER: &str = r#"
    %fn_step = OpTypeFunction %bool %ptr_rq %rq
 "#;
 
-/// dEQP `using_wrapper_function`: the helper proceeds through the pointer and reads the
-/// result through the bare value, which must alias the same query. The query array lives in
+/// dEQP `using_wrapper_function`: the helper proceeds through the pointer and confirms
+/// through the bare value, which must alias the same query — here after storing it into a
+/// local query variable, which must then name that query too. The query array lives in
 /// Private storage and is indexed with OpInBoundsAccessChain by a run-time value.
 const RQ_BODY: &str = r#"
        %step = OpFunction %bool None %fn_step
           %qp = OpFunctionParameter %ptr_rq
           %qv = OpFunctionParameter %rq
          %sl = OpLabel
+      %local = OpVariable %ptr_fn_rq Function
          %pr = OpRayQueryProceedKHR %bool %qp
                OpSelectionMerge %sm None
                OpBranchConditional %pr %conf %sm
        %conf = OpLabel
-               OpRayQueryConfirmIntersectionKHR %qv
+               OpStore %local %qv
+               OpRayQueryConfirmIntersectionKHR %local
                OpBranch %sm
          %sm = OpLabel
                OpReturnValue %pr
@@ -238,7 +242,7 @@ fn query_pointer_and_bare_value_alias_through_a_function() {
     };
     let bindings = [b(0, 0, Res::Tlas(scene)), b(0, 1, Res::Storage(vec![0; 64 * 4]))];
     let k = build(&words, &bindings, 0, &[]).unwrap();
-    assert_eq!((k.num_queries, k.local_size), (4, [1, 1, 1]));
+    assert_eq!((k.num_queries, k.local_size), (5, [1, 1, 1]), "4 in the array, 1 local");
     // LocalSizeId takes the specialized value.
     let k2 = build(&words, &bindings, 0, &[(9, 2u32.to_le_bytes().to_vec())]).unwrap();
     assert_eq!(k2.local_size, [2, 2, 2]);
@@ -302,4 +306,109 @@ fn unreachable_and_kill_trap() {
     let k = build(&words, &[b(0, 0, Res::Storage(vec![0; 16]))], 0, &[]).unwrap();
     let traps: Vec<u32> = k.code.iter().filter(|i| i.op == Op::Trap).map(|i| i.imm).collect();
     assert_eq!(traps, vec![TrapCode::Unreachable as u32, TrapCode::Kill as u32]);
+}
+
+/// `LocalSizeId` as the spec writes it: `OpExecutionModeId`, with a specialization constant.
+#[test]
+fn execution_mode_id_local_size() {
+    let src = r#"
+               OpCapability Shader
+               OpMemoryModel Logical GLSL450
+               OpEntryPoint GLCompute %main "main"
+               OpExecutionModeId %main LocalSizeId %one %two %one
+               OpDecorate %two SpecId 4
+       %void = OpTypeVoid
+        %fnv = OpTypeFunction %void
+       %uint = OpTypeInt 32 0
+        %one = OpConstant %uint 1
+        %two = OpSpecConstant %uint 2
+       %main = OpFunction %void None %fnv
+          %l = OpLabel
+               OpReturn
+               OpFunctionEnd
+"#;
+    let Some(words) = spvasm(src, "spv1.4") else { return };
+    assert_eq!(build(&words, &[], 0, &[]).unwrap().local_size, [1, 2, 1]);
+    let spec = [(4, 64u32.to_le_bytes().to_vec())];
+    assert_eq!(build(&words, &[], 0, &spec).unwrap().local_size, [1, 64, 1]);
+}
+
+/// Acceleration-structure handles in Function variables and as bare parameters.
+#[test]
+fn acceleration_structure_handles_in_variables() {
+    let src = r#"
+               OpCapability Shader
+               OpCapability RayQueryKHR
+               OpExtension "SPV_KHR_ray_query"
+               OpMemoryModel Logical GLSL450
+               OpEntryPoint GLCompute %main "main" %out %tlas
+               OpExecutionMode %main LocalSize 1 1 1
+               OpDecorate %out DescriptorSet 0
+               OpDecorate %out Binding 1
+               OpDecorate %tlas DescriptorSet 0
+               OpDecorate %tlas Binding 0
+               OpDecorate %Out Block
+               OpMemberDecorate %Out 0 Offset 0
+               OpDecorate %arr ArrayStride 4
+       %void = OpTypeVoid
+       %bool = OpTypeBool
+        %fnv = OpTypeFunction %void
+       %uint = OpTypeInt 32 0
+      %float = OpTypeFloat 32
+        %v3f = OpTypeVector %float 3
+        %arr = OpTypeRuntimeArray %uint
+        %Out = OpTypeStruct %arr
+    %ptr_out = OpTypePointer StorageBuffer %Out
+      %ptr_u = OpTypePointer StorageBuffer %uint
+        %out = OpVariable %ptr_out StorageBuffer
+         %as = OpTypeAccelerationStructureKHR
+     %ptr_as = OpTypePointer UniformConstant %as
+  %ptr_fn_as = OpTypePointer Function %as
+       %tlas = OpVariable %ptr_as UniformConstant
+         %rq = OpTypeRayQueryKHR
+  %ptr_fn_rq = OpTypePointer Function %rq
+     %uint_0 = OpConstant %uint 0
+     %uint_1 = OpConstant %uint 1
+     %uint_4 = OpConstant %uint 4
+   %uint_255 = OpConstant %uint 255
+    %float_0 = OpConstant %float 0
+    %float_1 = OpConstant %float 1
+   %float_m1 = OpConstant %float -1
+   %float_03 = OpConstant %float 0.3
+  %float_1_3 = OpConstant %float 1.3
+   %float_05 = OpConstant %float 0.5
+        %dir = OpConstantComposite %v3f %float_0 %float_0 %float_m1
+       %orig = OpConstantComposite %v3f %float_1_3 %float_03 %float_05
+    %fn_type = OpTypeFunction %uint %as
+      %trace = OpFunction %uint None %fn_type
+          %a = OpFunctionParameter %as
+         %tl = OpLabel
+          %q = OpVariable %ptr_fn_rq Function
+               OpRayQueryInitializeKHR %q %a %uint_4 %uint_255 %orig %float_0 %dir %float_1
+         %pr = OpRayQueryProceedKHR %bool %q
+         %ty = OpRayQueryGetIntersectionTypeKHR %uint %q %uint_1
+               OpReturnValue %ty
+               OpFunctionEnd
+       %main = OpFunction %void None %fnv
+      %entry = OpLabel
+          %v = OpVariable %ptr_fn_as Function
+          %h = OpLoad %as %tlas
+               OpStore %v %h
+         %h2 = OpLoad %as %v
+          %r = OpFunctionCall %uint %trace %h2
+         %op = OpAccessChain %ptr_u %out %uint_0 %uint_0
+               OpStore %op %r
+               OpReturn
+               OpFunctionEnd
+"#;
+    let Some(words) = spvasm(src, "spv1.4") else { return };
+    // One opaque triangle under the ray at (1.3, 0.3).
+    let tris = vec![[[1.0, 0.0, 0.0], [2.0, 0.0, 0.0], [1.0, 1.0, 0.0]]];
+    let scene = Scene {
+        blases: vec![Blas { tris, aabbs: vec![], flags: 1 }],
+        instances: vec![Inst { blas: 0, o2w: IDENTITY, custom: 0, flags: 0 }],
+    };
+    let bindings = [b(0, 0, Res::Tlas(scene)), b(0, 1, Res::Storage(vec![0; 4]))];
+    let r = run_words(&words, &bindings, [1, 1, 1], &[], &[], 8);
+    assert_eq!(r.u32s(1), vec![1], "a committed triangle through the stored handle");
 }

@@ -51,9 +51,10 @@ impl Cfg {
         for b in &flat.blocks {
             let term = b.insts.last().ok_or_else(|| invalid!("empty block %{}", b.label))?;
             let mut s = Vec::new();
+            let mut seen = std::collections::HashSet::new();
             for l in successors(term)? {
                 let i = *index.get(&l).ok_or_else(|| invalid!("branch from %{} to unknown block %{l}", b.label))?;
-                if !s.contains(&i) {
+                if seen.insert(i) {
                     s.push(i);
                 }
             }

@@ -51,8 +51,10 @@ pub(crate) fn eval(m: &Module, inst: &Instruction, spec: &BTreeMap<u32, Vec<u8>>
             words
         }
         Op::ConstantNull | Op::Undef => {
-            if m.types.is_opaque(ty) {
-                return Err(unsupported!("{} of opaque type {}", inst.name(), m.types.describe(ty)));
+            // A null image or acceleration-structure handle is address 0 (a null AS misses);
+            // a query constant would alias slot 0.
+            if m.types.queries(ty)? > 0 {
+                return Err(unsupported!("{} of a ray-query type", inst.name()));
             }
             vec![0; regs as usize]
         }

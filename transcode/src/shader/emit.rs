@@ -6,6 +6,7 @@
 //! instruction index.
 
 use super::error::{invalid, limit, Result};
+use std::collections::HashMap;
 use vortex_model::abi::isa::{disasm, Instr, Op, REG_NONE};
 use vortex_model::core::decode::operand_widths;
 
@@ -152,30 +153,61 @@ impl Emitter {
         self.push(Instr::bra(pred, taken, not_taken, reconv));
     }
 
-    /// Copies `src -> dst` for every pair *as if simultaneously* (phi semantics): a move
-    /// waits while its destination is still to be read; cycles are broken through a
-    /// fresh temporary.
+    /// Copies `src -> dst` for every pair *as if simultaneously* (phi semantics): a move is
+    /// emitted once nothing still pending reads its destination; when only cycles remain,
+    /// one destination is saved to a fresh temporary and its readers redirected. Linear in
+    /// the number of moves (a phi of a large aggregate moves thousands of registers).
+    /// Destinations must be distinct.
     pub fn parallel_copy(&mut self, moves: &[(u16, u16)]) -> Result<()> {
-        let mut pending: Vec<(u16, u16)> = moves.iter().copied().filter(|(d, s)| d != s).collect();
-        while !pending.is_empty() {
-            let ready = pending.iter().position(|&(d, _)| !pending.iter().any(|&(_, s)| s == d));
-            match ready {
-                Some(k) => {
-                    let (d, s) = pending.swap_remove(k);
-                    self.mov(d, s);
+        let mut mv: Vec<(u16, u16)> = moves.iter().copied().filter(|(d, s)| d != s).collect();
+        let mut readers: HashMap<u16, Vec<usize>> = HashMap::new();
+        let mut by_dst: HashMap<u16, usize> = HashMap::new();
+        for (k, &(d, s)) in mv.iter().enumerate() {
+            readers.entry(s).or_default().push(k);
+            if by_dst.insert(d, k).is_some() {
+                return Err(invalid!("internal: parallel copy writes r{d} twice"));
+            }
+        }
+        let pending_reads = |readers: &HashMap<u16, Vec<usize>>, r: u16| readers.get(&r).map_or(0, Vec::len);
+        let mut done = vec![false; mv.len()];
+        let mut ready: Vec<usize> = (0..mv.len()).filter(|&k| pending_reads(&readers, mv[k].0) == 0).collect();
+        let mut left = mv.len();
+        let mut next_cycle = 0;
+        while left > 0 {
+            while let Some(k) = ready.pop() {
+                if done[k] {
+                    continue;
                 }
-                None => {
-                    // Every destination is still a source: save one and redirect its readers.
-                    let (d, _) = pending[0];
-                    let t = self.alloc(1)?;
-                    self.mov(t, d);
-                    for m in pending.iter_mut() {
-                        if m.1 == d {
-                            m.1 = t;
+                let (d, s) = mv[k];
+                self.mov(d, s);
+                done[k] = true;
+                left -= 1;
+                if let Some(rs) = readers.get_mut(&s) {
+                    rs.retain(|&j| j != k);
+                    // The move that overwrites `s` may now go.
+                    if rs.is_empty() {
+                        if let Some(&w) = by_dst.get(&s) {
+                            ready.push(w);
                         }
                     }
                 }
             }
+            if left == 0 {
+                break;
+            }
+            // Only cycles remain: save one destination and redirect its readers.
+            while done[next_cycle] {
+                next_cycle += 1;
+            }
+            let d = mv[next_cycle].0;
+            let t = self.alloc(1)?;
+            self.mov(t, d);
+            let rs = readers.remove(&d).unwrap_or_default();
+            for &j in &rs {
+                mv[j].1 = t;
+            }
+            readers.insert(t, rs);
+            ready.push(next_cycle);
         }
         Ok(())
     }
@@ -278,6 +310,15 @@ mod tests {
         check(&[(0, 1), (2, 1), (1, 3)]);
         check(&[(0, 0), (1, 2)]);
         check(&[(0, 1), (1, 0), (2, 3), (3, 2), (4, 0)]);
+        check(&[(1, 0), (2, 1), (3, 2), (0, 3), (5, 0), (6, 6)]);
+        // A big rotation is emitted in linear time.
+        let big: Vec<(u16, u16)> = (0..3000u16).map(|i| (i, (i + 1) % 3000)).collect();
+        let mut e = Emitter::new();
+        e.alloc(3000).unwrap();
+        let l = e.label("b");
+        e.place(l).unwrap();
+        e.parallel_copy(&big).unwrap();
+        assert_eq!(e.blocks[0].code.len(), 3001, "one temporary for the single cycle");
     }
 
     #[test]

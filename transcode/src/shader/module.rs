@@ -164,8 +164,10 @@ impl InstExt for Instruction {
     }
 }
 
-/// Checks the header and instruction framing, and strips module-scope `NonSemantic.*`
-/// `OpExtInst`s (debug info), which `rspirv`'s loader cannot place.
+/// Checks the header and instruction framing, and works around two gaps in `rspirv`'s loader:
+/// module-scope `NonSemantic.*` `OpExtInst`s (debug info) are stripped, and
+/// `OpExecutionModeId` is re-encoded as `OpExecutionMode` (whose mode parameters the grammar
+/// types per mode, so `LocalSizeId`'s operands still parse as ids).
 fn prepass(words: &[u32]) -> Result<Vec<u32>> {
     let parse = |m: String| CompileError::Parse(m);
     if words.len() < 5 {
@@ -212,7 +214,11 @@ fn prepass(words: &[u32]) -> Result<Vec<u32>> {
             _ => {}
         }
         if keep {
+            let at = out.len();
             out.extend_from_slice(inst);
+            if op == Op::ExecutionModeId as u32 {
+                out[at] = (out[at] & 0xFFFF_0000) | Op::ExecutionMode as u32;
+            }
         }
         i += wc;
     }
@@ -444,7 +450,13 @@ impl Module {
                 }
                 Type::Vector { elem: ty(self, 0)?, n }
             }
-            TypeMatrix => Type::Matrix { col: ty(self, 0)?, cols: inst.lit(1)? },
+            TypeMatrix => {
+                let cols = inst.lit(1)?;
+                if !(2..=4).contains(&cols) {
+                    return Err(invalid!("{}: matrix with {cols} columns", inst.name()));
+                }
+                Type::Matrix { col: ty(self, 0)?, cols }
+            }
             TypeArray => {
                 let elem = ty(self, 0)?;
                 let len_id = inst.id(1)?;

@@ -214,16 +214,6 @@ impl Types {
         })
     }
 
-    /// True if values of this type contain a descriptor-like handle (image, AS, query) that has
-    /// no memory representation.
-    pub fn is_opaque(&self, id: Id) -> bool {
-        match self.map.get(&id) {
-            Some(Type::Image { .. } | Type::AccelStruct | Type::RayQuery | Type::Sampler | Type::SampledImage) => true,
-            Some(Type::Array { elem, .. } | Type::RuntimeArray { elem }) => self.is_opaque(*elem),
-            _ => false,
-        }
-    }
-
     /// Short human-readable description for messages.
     pub fn describe(&self, id: Id) -> String {
         match self.map.get(&id) {

@@ -35,6 +35,12 @@ fn have(tool: &str) -> bool {
 /// Compiles a GLSL compute shader; `None` (with a printed reason) if glslangValidator is
 /// missing. Panics with glslang's log if the GLSL does not compile.
 pub fn glsl(src: &str) -> Option<Vec<u32>> {
+    glsl_for(src, "vulkan1.2")
+}
+
+/// Same for another target environment (`vulkan1.3` emits SPIR-V 1.6: `OpExecutionModeId
+/// LocalSizeId`, `OpTerminateInvocation`, ...).
+pub fn glsl_for(src: &str, env: &str) -> Option<Vec<u32>> {
     if !have("glslangValidator") {
         eprintln!("skipped: glslangValidator not installed");
         return None;
@@ -42,7 +48,7 @@ pub fn glsl(src: &str) -> Option<Vec<u32>> {
     let (input, output) = (tmp("comp"), tmp("spv"));
     std::fs::write(&input, src).unwrap();
     let out = Command::new("glslangValidator")
-        .args(["--target-env", "vulkan1.2", "-V", "-o"])
+        .args(["--target-env", env, "-V", "-o"])
         .arg(&output)
         .arg(&input)
         .output()
@@ -108,6 +114,15 @@ pub enum Res {
     Accel(Vec<u64>),
     /// A TLAS built from the scene into device memory, bound as an acceleration structure.
     Tlas(Scene),
+    /// An array of acceleration structures; `None` is a null descriptor.
+    TlasArray(Vec<Option<Scene>>),
+    /// An array of storage images of one format, view type and extent, with their contents.
+    ImageArray {
+        format: u32,
+        view: u32,
+        extent: [u32; 3],
+        data: Vec<Vec<u8>>,
+    },
     /// A storage buffer whose first 8 bytes are the device address of the TLAS built from the
     /// scene (as a `uvec2`), followed by `extra` zero bytes.
     TlasAddress(Scene, usize),
@@ -224,7 +239,8 @@ impl Res {
             Res::Storage(_) | Res::StorageArray(_) => dt::STORAGE_BUFFER,
             Res::Uniform(_) => dt::UNIFORM_BUFFER,
             Res::TlasAddress(..) => dt::STORAGE_BUFFER,
-            Res::Tlas(_) => dt::ACCELERATION_STRUCTURE,
+            Res::Tlas(_) | Res::TlasArray(_) => dt::ACCELERATION_STRUCTURE,
+            Res::ImageArray { .. } => dt::STORAGE_IMAGE,
             Res::StorageDynamic(..) => dt::STORAGE_BUFFER_DYNAMIC,
             Res::Image { .. } => dt::STORAGE_IMAGE,
             Res::Accel(_) => dt::ACCELERATION_STRUCTURE,
@@ -234,6 +250,8 @@ impl Res {
         match self {
             Res::StorageArray(v) => v.len() as u32,
             Res::Accel(v) => v.len() as u32,
+            Res::TlasArray(v) => v.len() as u32,
+            Res::ImageArray { data, .. } => data.len() as u32,
             _ => 1,
         }
     }
@@ -431,26 +449,25 @@ pub fn run_words(
                 }
             }
             Res::Image { format: f, view, extent, data } => {
-                let fmt = format::lookup(*f).unwrap();
-                let tb = fmt.texel_bytes();
-                let (w, h, d) = (extent[0], extent[1].max(1), extent[2].max(1));
                 let a = alloc(data);
-                let is_array = matches!(*view, format::view_type::TYPE_1D_ARRAY | format::view_type::TYPE_2D_ARRAY);
-                let desc = ImageDesc {
-                    addr: a,
-                    format: *f,
-                    view_type: *view,
-                    width: w,
-                    height: h,
-                    depth: if is_array { 1 } else { d },
-                    layers: if is_array { d } else { 1 },
-                    row_pitch: w * tb,
-                    slice_pitch: w * h * tb,
-                    layer_pitch: if *view == format::view_type::TYPE_1D_ARRAY { w * tb } else { w * h * tb },
-                    texel_bytes: tb,
-                };
-                desc.write(&mut set[at(0)..at(0) + desc::BYTES]);
+                image_desc(*f, *view, *extent, a).write(&mut set[at(0)..at(0) + desc::BYTES]);
                 locs.push((a, data.len()));
+            }
+            Res::ImageArray { format: f, view, extent, data } => {
+                for (i, d) in data.iter().enumerate() {
+                    let a = alloc(d);
+                    let o = at(i as u32);
+                    image_desc(*f, *view, *extent, a).write(&mut set[o..o + desc::BYTES]);
+                    locs.push((a, d.len()));
+                }
+            }
+            Res::TlasArray(scenes) => {
+                for (i, scene) in scenes.iter().enumerate() {
+                    let addr = scene.as_ref().map(|s| build_scene(&mem, s)).unwrap_or(0);
+                    let o = at(i as u32);
+                    set[o..o + 8].copy_from_slice(&addr.to_le_bytes());
+                }
+                locs.push((0, 0));
             }
             Res::Accel(v) => {
                 for (i, addr) in v.iter().enumerate() {
@@ -526,18 +543,41 @@ pub fn run_words(
     Run { kernel, data }
 }
 
+/// A storage-image descriptor for an image of `extent` (w, h, depth-or-layers) at `addr`.
+fn image_desc(f: u32, view: u32, extent: [u32; 3], addr: u64) -> ImageDesc {
+    let tb = format::lookup(f).unwrap().texel_bytes();
+    let (w, h, d) = (extent[0], extent[1].max(1), extent[2].max(1));
+    let is_array = matches!(view, format::view_type::TYPE_1D_ARRAY | format::view_type::TYPE_2D_ARRAY);
+    ImageDesc {
+        addr,
+        format: f,
+        view_type: view,
+        width: w,
+        height: h,
+        depth: if is_array { 1 } else { d },
+        layers: if is_array { d } else { 1 },
+        row_pitch: w * tb,
+        slice_pitch: w * h * tb,
+        layer_pitch: if view == format::view_type::TYPE_1D_ARRAY { w * tb } else { w * h * tb },
+        texel_bytes: tb,
+    }
+}
+
 /// GLSL convenience: `None` when glslang is unavailable.
 pub fn run(src: &str, bindings: &[Binding], grid: [u32; 3], push: &[u8]) -> Option<Run> {
     let w = glsl(src)?;
     Some(run_words(&w, bindings, grid, push, &[], 8))
 }
 
-/// Runs `src` as glslang emits it and after `spirv-opt -O`, on 8- and 32-lane warps; calls
-/// `check` on each run with a label.
+/// Runs `src` as glslang emits it (for Vulkan 1.2 and 1.3) and after `spirv-opt -O`, on 8-
+/// and 32-lane warps; calls `check` on each run with a label.
 pub fn run_variants(src: &str, bindings: &[Binding], grid: [u32; 3], push: &[u8], check: impl Fn(&str, &Run)) {
     let Some(plain) = glsl(src) else { return };
     for threads in [8, 32] {
         check(&format!("glslang, {threads} lanes"), &run_words(&plain, bindings, grid, push, &[], threads));
+    }
+    if let Some(v13) = glsl_for(src, "vulkan1.3") {
+        check("glslang for Vulkan 1.3 (SPIR-V 1.6)", &run_words(&v13, bindings, grid, push, &[], 8));
     }
     if let Some(opt) = glsl_opt(src) {
         for threads in [8, 32] {

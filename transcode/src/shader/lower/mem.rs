@@ -69,8 +69,10 @@ pub(crate) enum PtrKind {
     /// `Regs`: `base` is the variable's first register and `off` counts registers.
     /// `Lmem`/`Private`: `base` holds a byte offset and `off` adds bytes.
     Flat { space: Space, base: u16, off: u32 },
-    /// Ray query slot(s): `slot` holds the first slot number.
-    Query { slot: u16 },
+    /// Ray query slot(s): `slot` holds the first slot number. A single query variable owns
+    /// its register (`var`): storing a query value into the variable rebinds it to that
+    /// query, as handles are copied by reference.
+    Query { slot: u16, var: bool },
     /// Descriptor(s) at address pair `addr`. For dynamic buffers, `dynamic` is the dynamic
     /// offset index of the binding's first descriptor and `elem` the element index.
     Desc { addr: u16, dynamic: Option<u32>, elem: Option<u16> },
@@ -139,6 +141,14 @@ impl<'m> Lowerer<'m> {
                 let p = self.ptr(inst.id(0)?)?;
                 let v = inst.id(1)?;
                 let (src, vty) = (self.regs(v)?, self.type_of(v)?);
+                if let PtrKind::Query { slot, var } = p.kind {
+                    // Storing a query handle rebinds the variable to that query.
+                    if !var || !matches!(self.m.types.get(vty)?, Type::RayQuery) {
+                        return Err(unsupported!("storing a ray query into an array element"));
+                    }
+                    self.e.mov(slot, src);
+                    return Ok(());
+                }
                 if self.m.types.regs(vty)? != self.m.types.regs(p.ty)? {
                     return Err(invalid!(
                         "OpStore of {} through a pointer to {}",
@@ -205,14 +215,27 @@ impl<'m> Lowerer<'m> {
             if init.is_some() {
                 return Err(invalid!("ray query variable %{id} with an initializer"));
             }
+            if matches!(self.m.types.get(ty)?, Type::RayQuery) {
+                let slot = self.e.alloc(1)?;
+                self.e.name_regs(slot, 1, self.m.label(id));
+                let set = |l: &mut Self| -> Result<()> {
+                    l.e.movi(slot, base);
+                    Ok(())
+                };
+                if prologue {
+                    self.in_prologue(set)?;
+                } else {
+                    set(self)?;
+                }
+                return Ok(Ptr { ty, kind: PtrKind::Query { slot, var: true } });
+            }
             let slot = self.imm(base)?;
-            return Ok(Ptr { ty, kind: PtrKind::Query { slot } });
+            return Ok(Ptr { ty, kind: PtrKind::Query { slot, var: false } });
         }
-        if self.m.types.is_opaque(ty) {
-            return Err(unsupported!(
-                "variable %{id} of opaque type {} outside UniformConstant",
-                self.m.types.describe(ty)
-            ));
+        // Image and acceleration-structure handles are plain 64-bit values here, so variables
+        // holding them are ordinary; samplers have no representation at all.
+        if matches!(self.m.types.get(ty)?, Type::Sampler | Type::SampledImage) {
+            return Err(unsupported!("variable %{id} of type {}", self.m.types.describe(ty)));
         }
         let n = self.m.types.regs(ty)?;
         let p = if !self.dynamic_vars.contains(&id) && n <= PROMOTE_REGS {
@@ -674,7 +697,7 @@ impl<'m> Lowerer<'m> {
                     PtrKind::Flat { space, base, off }
                 }
             },
-            PtrKind::Query { slot } => {
+            PtrKind::Query { slot, .. } => {
                 let n = self.m.types.queries(elem)?;
                 let t = match c {
                     Some(c) => self.imm(c.saturating_mul(n))?,
@@ -683,7 +706,7 @@ impl<'m> Lowerer<'m> {
                         self.scale(idx, n)?
                     }
                 };
-                PtrKind::Query { slot: self.e.op2(Vx::Iadd, 0, slot, t)? }
+                PtrKind::Query { slot: self.e.op2(Vx::Iadd, 0, slot, t)?, var: false }
             }
             PtrKind::Desc { addr, dynamic, elem: cur } => {
                 let per = self.descriptors_in(elem)?;
@@ -721,8 +744,14 @@ impl<'m> Lowerer<'m> {
     /// image.
     fn load_val(&mut self, p: &Ptr, rty: Id) -> Result<Val> {
         match p.kind {
-            // A loaded ray query is the same query: its slot.
-            PtrKind::Query { slot } => Ok(Val::Regs { r: slot, ty: rty }),
+            // A loaded ray query is the same query: its slot (copied if the variable can be
+            // rebound later, so this value keeps naming the query it named when loaded).
+            PtrKind::Query { slot, var: false } => Ok(Val::Regs { r: slot, ty: rty }),
+            PtrKind::Query { slot, var: true } => {
+                let r = self.e.alloc(1)?;
+                self.e.mov(r, slot);
+                Ok(Val::Regs { r, ty: rty })
+            }
             PtrKind::Desc { addr, .. } => match self.m.types.get(p.ty)? {
                 Type::Image { .. } => Ok(Val::Regs { r: addr, ty: rty }),
                 Type::AccelStruct => {

@@ -522,6 +522,7 @@ impl<'m> Lowerer<'m> {
         let (sel_id, default) = (inst.id(0)?, inst.id(1)?);
         let (sel, shape) = self.operand(sel_id)?;
         let mut groups: Vec<(Id, Vec<u64>)> = Vec::new();
+        let mut group_of: HashMap<Id, usize> = HashMap::new();
         let mut i = 2;
         while i + 1 < inst.operands.len() {
             let lit = match &inst.operands[i] {
@@ -531,10 +532,11 @@ impl<'m> Lowerer<'m> {
             };
             let target = inst.id(i + 1)?;
             if target != default {
-                match groups.iter_mut().find(|g| g.0 == target) {
-                    Some(g) => g.1.push(lit),
-                    None => groups.push((target, vec![lit])),
-                }
+                let g = *group_of.entry(target).or_insert_with(|| {
+                    groups.push((target, Vec::new()));
+                    groups.len() - 1
+                });
+                groups[g].1.push(lit);
             }
             i += 2;
         }

@@ -131,7 +131,9 @@ impl<'m> Lowerer<'m> {
     fn query_slot(&mut self, id: Id) -> Result<u16> {
         match self.val(id)? {
             super::Val::Ptr(p) => match p.kind {
-                super::mem::PtrKind::Query { slot } if matches!(self.m.types.get(p.ty)?, Type::RayQuery) => Ok(slot),
+                super::mem::PtrKind::Query { slot, .. } if matches!(self.m.types.get(p.ty)?, Type::RayQuery) => {
+                    Ok(slot)
+                }
                 _ => Err(invalid!("%{id} is not a ray query")),
             },
             super::Val::Regs { r, ty } if matches!(self.m.types.get(ty)?, Type::RayQuery) => Ok(r),
