@@ -110,8 +110,8 @@ pub struct TriHit {
 /// Whether a hit is front-facing before instance flags: Vulkan's rule is that a triangle is
 /// front-facing when its vertices appear clockwise seen from the ray origin, in object
 /// space (the DXR wording adds "in a left-handed coordinate system"), which is the case
-/// when the normal `(v1-v0) x (v2-v0)` points back at the origin. Kept as one line so the
-/// sign can be flipped if lavapipe disagrees.
+/// when the normal `(v1-v0) x (v2-v0)` points back at the origin (`dot(dir, n) < 0`).
+/// lavapipe agrees: `rq_smoke` compares the front-face bit of every ray on both drivers.
 #[inline(always)]
 pub fn geometric_front(h: &TriHit) -> bool {
     h.det_positive
