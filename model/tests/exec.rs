@@ -65,27 +65,8 @@ impl Harness {
         let mut k = vec![0u8; kargs::BYTES];
         k[kargs::PUSH..kargs::PUSH + params.len()].copy_from_slice(params);
         let param = self.alloc(&k);
-        let block = h.local_size;
-        let nt = self.dev.config().num_threads;
-        let ws = warp_step(nt, block);
-        let writes = [
-            (KMU_PC_LO, pc as u32),
-            (KMU_PC_HI, (pc >> 32) as u32),
-            (KMU_PARAM_LO, param as u32),
-            (KMU_PARAM_HI, (param >> 32) as u32),
-            (KMU_GRID_DIM_X, grid[0]),
-            (KMU_GRID_DIM_Y, grid[1]),
-            (KMU_GRID_DIM_Z, grid[2]),
-            (KMU_BLOCK_DIM_X, block[0]),
-            (KMU_BLOCK_DIM_Y, block[1]),
-            (KMU_BLOCK_DIM_Z, block[2]),
-            (KMU_BLOCK_SIZE, block.iter().product()),
-            (KMU_LMEM_SIZE, h.lmem_bytes),
-            (KMU_WARP_STEP_X, ws[0]),
-            (KMU_WARP_STEP_Y, ws[1]),
-            (KMU_WARP_STEP_Z, ws[2]),
-        ];
-        for (a, v) in writes {
+        let launch = Launch { pc, param, grid, block: h.local_size, lmem_bytes: h.lmem_bytes, cluster: [1, 1, 1] };
+        for (a, v) in launch.kmu_writes(self.dev.config().num_threads) {
             self.dev.dcr_write(a, v).unwrap();
         }
         self.dev.start()

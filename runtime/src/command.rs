@@ -8,7 +8,7 @@ use crate::descriptor::DescriptorSet;
 use crate::device::Device;
 use crate::image::Image;
 use crate::pipeline::Pipeline;
-use crate::stream::{grid_dcrs, launch_dcrs, AccelBuildJob, Recording, StreamOp};
+use crate::stream::{launch_dcrs, AccelBuildJob, Recording, StreamOp};
 use crate::{vk, VkResult};
 use parking_lot::Mutex;
 use std::sync::Arc;
@@ -232,16 +232,20 @@ impl CommandBuffer {
         let mut used = i.arena_used;
         let ka = i.rec.stash(dev, &block, &mut used)?;
         i.arena_used = used;
-        let ops = launch_dcrs(dev, p.kernel_address(), ka, p.local_size, p.lmem_bytes);
-        i.rec.ops.extend(ops);
+        let launch = vortex_model::abi::dcr::Launch {
+            pc: p.kernel_address(),
+            param: ka,
+            grid: count.unwrap_or([0; 3]),
+            block: p.local_size,
+            lmem_bytes: p.lmem_bytes,
+            cluster: [1, 1, 1],
+        };
+        i.rec.ops.extend(launch_dcrs(dev, &launch, count.is_none()));
         let kernel: Arc<str> = p.name.as_str().into();
-        match count {
-            Some(c) => {
-                i.rec.ops.extend(grid_dcrs(c));
-                i.rec.ops.push(StreamOp::Start { kernel });
-            }
-            None => i.rec.ops.push(StreamOp::DispatchIndirect { src: indirect, kargs: ka, kernel }),
-        }
+        i.rec.ops.push(match count {
+            Some(_) => StreamOp::Start { kernel },
+            None => StreamOp::DispatchIndirect { src: indirect, kargs: ka, kernel },
+        });
         i.rec.keep.push(p);
         for s in i.sets.iter().flatten() {
             i.rec.keep.push(s.clone());

@@ -156,49 +156,19 @@ pub fn compile_kernel(
     })
 }
 
-/// The DCR writes of one dispatch (everything but the grid, which `grid_dcrs` adds).
-pub fn launch_dcrs(
-    device: &Device,
-    kernel_addr: u64,
-    kargs_addr: u64,
-    local_size: [u32; 3],
-    lmem_bytes: u32,
-) -> Vec<StreamOp> {
-    let nt = device.config.num_threads;
-    let step = dcr::warp_step(nt, local_size);
+/// The DCR writes of one dispatch: the KMU launch state, then the RTU configuration.
+/// With `grid` = None (indirect dispatch) the grid DCRs are left for the command
+/// processor, which writes them when it reads the group counts.
+pub fn launch_dcrs(device: &Device, launch: &dcr::Launch, indirect: bool) -> Vec<StreamOp> {
     let rtu = dcr::rtu_config(dcr::RTU_SCENE_CWBVH, device.config.rtu.bvh_width, 0);
-    [
-        (dcr::KMU_PC_LO, kernel_addr as u32),
-        (dcr::KMU_PC_HI, (kernel_addr >> 32) as u32),
-        (dcr::KMU_ENTRY_LO, 0),
-        (dcr::KMU_ENTRY_HI, 0),
-        (dcr::KMU_PARAM_LO, kargs_addr as u32),
-        (dcr::KMU_PARAM_HI, (kargs_addr >> 32) as u32),
-        (dcr::KMU_BLOCK_DIM_X, local_size[0]),
-        (dcr::KMU_BLOCK_DIM_Y, local_size[1]),
-        (dcr::KMU_BLOCK_DIM_Z, local_size[2]),
-        (dcr::KMU_BLOCK_SIZE, local_size.iter().product()),
-        (dcr::KMU_LMEM_SIZE, lmem_bytes),
-        (dcr::KMU_WARP_STEP_X, step[0]),
-        (dcr::KMU_WARP_STEP_Y, step[1]),
-        (dcr::KMU_WARP_STEP_Z, step[2]),
-        (dcr::KMU_CLUSTER_DIM_X, 1),
-        (dcr::KMU_CLUSTER_DIM_Y, 1),
-        (dcr::KMU_CLUSTER_DIM_Z, 1),
-        (dcr::RTU_CONFIG, rtu),
-        (dcr::RTU_STATS_RESET, 1),
-    ]
-    .into_iter()
-    .map(|(addr, value)| StreamOp::Dcr { addr, value })
-    .collect()
-}
-
-pub fn grid_dcrs(grid: [u32; 3]) -> [StreamOp; 3] {
-    [
-        StreamOp::Dcr { addr: dcr::KMU_GRID_DIM_X, value: grid[0] },
-        StreamOp::Dcr { addr: dcr::KMU_GRID_DIM_Y, value: grid[1] },
-        StreamOp::Dcr { addr: dcr::KMU_GRID_DIM_Z, value: grid[2] },
-    ]
+    let grid = [dcr::KMU_GRID_DIM_X, dcr::KMU_GRID_DIM_Y, dcr::KMU_GRID_DIM_Z];
+    launch
+        .kmu_writes(device.config.num_threads)
+        .into_iter()
+        .filter(|(a, _)| !(indirect && grid.contains(a)))
+        .chain([(dcr::RTU_CONFIG, rtu), (dcr::RTU_STATS_RESET, 1)])
+        .map(|(addr, value)| StreamOp::Dcr { addr, value })
+        .collect()
 }
 
 /// The command processor: plays one stream into the model. The first device fault stops
@@ -231,10 +201,9 @@ pub fn play(model: &mut Model, ops: &[StreamOp], reports: &mut Vec<DispatchRepor
                 for (i, v) in g.iter().enumerate() {
                     m.write_u32(*ka + kargs::NUM_GROUPS as u64 + 4 * i as u64, *v)?;
                 }
-                for op in grid_dcrs(g) {
-                    if let StreamOp::Dcr { addr, value } = op {
-                        model.dcr_write(addr, value)?;
-                    }
+                for (addr, value) in [dcr::KMU_GRID_DIM_X, dcr::KMU_GRID_DIM_Y, dcr::KMU_GRID_DIM_Z].into_iter().zip(g)
+                {
+                    model.dcr_write(addr, value)?;
                 }
                 let r = model.start()?;
                 tracing::debug!("indirect dispatch '{kernel}' {g:?}: {} CTAs", r.totals.ctas);

@@ -84,6 +84,51 @@ pub fn warp_step(num_threads: u32, block: [u32; 3]) -> [u32; 3] {
     [num_threads % bx, (num_threads / bx) % by, (num_threads / (bx * by)) % bz]
 }
 
+/// What the host programs for one launch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Launch {
+    /// Kernel image address.
+    pub pc: u64,
+    /// Kernel-argument block address.
+    pub param: u64,
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    /// LMEM bytes per CTA.
+    pub lmem_bytes: u32,
+    pub cluster: [u32; 3],
+}
+
+impl Launch {
+    /// The KMU DCR writes of this launch, in address order (the start pulse follows them),
+    /// with the host-computed fields (block size, warp step) filled in for a device of
+    /// `num_threads` lanes per warp.
+    pub fn kmu_writes(&self, num_threads: u32) -> [(u32, u32); 20] {
+        let step = warp_step(num_threads, self.block);
+        [
+            (KMU_PC_LO, self.pc as u32),
+            (KMU_PC_HI, (self.pc >> 32) as u32),
+            (KMU_ENTRY_LO, 0),
+            (KMU_ENTRY_HI, 0),
+            (KMU_PARAM_LO, self.param as u32),
+            (KMU_PARAM_HI, (self.param >> 32) as u32),
+            (KMU_GRID_DIM_X, self.grid[0]),
+            (KMU_GRID_DIM_Y, self.grid[1]),
+            (KMU_GRID_DIM_Z, self.grid[2]),
+            (KMU_BLOCK_DIM_X, self.block[0]),
+            (KMU_BLOCK_DIM_Y, self.block[1]),
+            (KMU_BLOCK_DIM_Z, self.block[2]),
+            (KMU_BLOCK_SIZE, self.block.iter().product()),
+            (KMU_LMEM_SIZE, self.lmem_bytes),
+            (KMU_WARP_STEP_X, step[0]),
+            (KMU_WARP_STEP_Y, step[1]),
+            (KMU_WARP_STEP_Z, step[2]),
+            (KMU_CLUSTER_DIM_X, self.cluster[0]),
+            (KMU_CLUSTER_DIM_Y, self.cluster[1]),
+            (KMU_CLUSTER_DIM_Z, self.cluster[2]),
+        ]
+    }
+}
+
 /// Human-readable DCR name for logs and stream dumps.
 pub fn name(addr: u32) -> &'static str {
     match addr {
@@ -141,6 +186,25 @@ mod tests {
         // 32 lanes over a 64-wide row: x advances by 32.
         assert_eq!(warp_step(32, [64, 1, 1]), [32, 0, 0]);
         assert_eq!(warp_step(4, [1, 1, 1]), [0, 0, 0]);
+    }
+
+    #[test]
+    fn launch_writes_cover_the_kmu_block_in_order() {
+        let l = Launch {
+            pc: 0x1_0000_0040,
+            param: 0x2_0000_0000,
+            grid: [3, 2, 1],
+            block: [8, 8, 1],
+            lmem_bytes: 256,
+            cluster: [1, 1, 1],
+        };
+        let w = l.kmu_writes(32);
+        let addrs: Vec<u32> = w.iter().map(|x| x.0).collect();
+        assert_eq!(addrs, (KMU_STATE_BEGIN..=KMU_STATE_END).collect::<Vec<_>>());
+        assert_eq!(w[0], (KMU_PC_LO, 0x40));
+        assert_eq!(w[1], (KMU_PC_HI, 1));
+        assert_eq!(w[12], (KMU_BLOCK_SIZE, 64));
+        assert_eq!([w[14].1, w[15].1, w[16].1], warp_step(32, [8, 8, 1]));
     }
 
     #[test]

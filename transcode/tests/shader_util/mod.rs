@@ -502,28 +502,9 @@ pub fn run_words(
     k[kargs::PUSH..kargs::PUSH + push.len()].copy_from_slice(push);
     let param = alloc(&k);
     let pc = alloc(&kernel.image(1));
-    let block = kernel.local_size;
-    let ws = warp_step(threads, block);
-    for (a, v) in [
-        (KMU_PC_LO, pc as u32),
-        (KMU_PC_HI, (pc >> 32) as u32),
-        (KMU_PARAM_LO, param as u32),
-        (KMU_PARAM_HI, (param >> 32) as u32),
-        (KMU_GRID_DIM_X, grid[0]),
-        (KMU_GRID_DIM_Y, grid[1]),
-        (KMU_GRID_DIM_Z, grid[2]),
-        (KMU_BLOCK_DIM_X, block[0]),
-        (KMU_BLOCK_DIM_Y, block[1]),
-        (KMU_BLOCK_DIM_Z, block[2]),
-        (KMU_BLOCK_SIZE, block.iter().product()),
-        (KMU_LMEM_SIZE, kernel.lmem_bytes),
-        (KMU_WARP_STEP_X, ws[0]),
-        (KMU_WARP_STEP_Y, ws[1]),
-        (KMU_WARP_STEP_Z, ws[2]),
-        (KMU_CLUSTER_DIM_X, 1),
-        (KMU_CLUSTER_DIM_Y, 1),
-        (KMU_CLUSTER_DIM_Z, 1),
-    ] {
+    let launch =
+        Launch { pc, param, grid, block: kernel.local_size, lmem_bytes: kernel.lmem_bytes, cluster: [1, 1, 1] };
+    for (a, v) in launch.kmu_writes(threads) {
         dev.dcr_write(a, v).unwrap();
     }
     if let Err(f) = dev.start() {
