@@ -13,20 +13,7 @@ fn r(op: Op, m: u8, d: u16, a: u16, b: u16, c: u16, imm: u32) -> Instr {
 }
 
 fn header(num_regs: u32, local: [u32; 3]) -> KernelHeader {
-    KernelHeader {
-        flags: 0,
-        kernel_id: 0,
-        num_instrs: 0,
-        num_regs,
-        num_queries: 0,
-        private_bytes: 16,
-        lmem_bytes: 0,
-        local_size: local,
-        entry: 0,
-        code_offset: 0,
-        name_offset: 0,
-        name_len: 0,
-    }
+    KernelHeader { private_bytes: 16, ..KernelHeader::new(num_regs, local) }
 }
 
 struct Harness {

@@ -26,20 +26,7 @@ fn counting_pipeline(device: &Device, local: [u32; 3]) -> Pipeline {
         r(Op::Atomg, AtomicOp::Add as u8, N, 2, 4, 0),
         r(Op::Exit, 0, N, N, N, 0),
     ];
-    let header = KernelHeader {
-        flags: 0,
-        kernel_id: device.kernel_id(),
-        num_instrs: 0,
-        num_regs: 5,
-        num_queries: 0,
-        private_bytes: 0,
-        lmem_bytes: 0,
-        local_size: local,
-        entry: 0,
-        code_offset: 0,
-        name_offset: 0,
-        name_len: 0,
-    };
+    let header = KernelHeader { kernel_id: device.kernel_id(), ..KernelHeader::new(5, local) };
     let image = build_image(header, &code, "count");
     let kernel = Memory::allocate(&device.space, image.len() as u64).unwrap();
     device.space.snapshot().write(kernel.address(0), &image).unwrap();

@@ -53,6 +53,25 @@ pub struct KernelHeader {
 }
 
 impl KernelHeader {
+    /// A header for a kernel using `num_regs` registers with workgroup size `local_size`;
+    /// everything else (id, counts, offsets) zero, for the caller or `build_image` to set.
+    pub fn new(num_regs: u32, local_size: [u32; 3]) -> KernelHeader {
+        KernelHeader {
+            flags: 0,
+            kernel_id: 0,
+            num_instrs: 0,
+            num_regs,
+            num_queries: 0,
+            private_bytes: 0,
+            lmem_bytes: 0,
+            local_size,
+            entry: 0,
+            code_offset: 0,
+            name_offset: 0,
+            name_len: 0,
+        }
+    }
+
     pub fn parse(b: &[u8]) -> Result<KernelHeader, String> {
         if b.len() < image::HEADER_BYTES {
             return Err("kernel image shorter than its header".into());

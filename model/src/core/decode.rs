@@ -143,20 +143,7 @@ mod tests {
     use crate::mem::AddressSpace;
 
     fn header(num_regs: u32) -> KernelHeader {
-        KernelHeader {
-            flags: 0,
-            kernel_id: 1,
-            num_instrs: 0,
-            num_regs,
-            num_queries: 0,
-            private_bytes: 0,
-            lmem_bytes: 0,
-            local_size: [1, 1, 1],
-            entry: 0,
-            code_offset: 0,
-            name_offset: 0,
-            name_len: 0,
-        }
+        KernelHeader { kernel_id: 1, ..KernelHeader::new(num_regs, [1, 1, 1]) }
     }
 
     #[test]

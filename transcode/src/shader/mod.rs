@@ -111,18 +111,12 @@ impl CompiledKernel {
     /// The kernel image header (entry at instruction 0).
     pub fn header(&self, kernel_id: u64) -> KernelHeader {
         KernelHeader {
-            flags: 0,
             kernel_id,
             num_instrs: self.code.len() as u32,
-            num_regs: self.num_regs,
             num_queries: self.num_queries,
             private_bytes: self.private_bytes,
             lmem_bytes: self.lmem_bytes,
-            local_size: self.local_size,
-            entry: 0,
-            code_offset: 0,
-            name_offset: 0,
-            name_len: 0,
+            ..KernelHeader::new(self.num_regs, self.local_size)
         }
     }
 
