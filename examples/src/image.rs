@@ -93,16 +93,21 @@ impl StorageImage {
         }
     }
 
-    /// Copies the whole image into `buffer` (tightly packed).
-    pub fn record_copy_to_buffer(&self, cmd: vk::CommandBuffer, buffer: &Buffer) {
-        let region = vk::BufferImageCopy::default()
+    /// The whole image, tightly packed in a buffer.
+    fn whole(&self) -> vk::BufferImageCopy {
+        vk::BufferImageCopy::default()
             .image_subresource(vk::ImageSubresourceLayers {
                 aspect_mask: vk::ImageAspectFlags::COLOR,
                 mip_level: 0,
                 base_array_layer: 0,
                 layer_count: 1,
             })
-            .image_extent(self.extent);
+            .image_extent(self.extent)
+    }
+
+    /// Copies the whole image into `buffer` (tightly packed).
+    pub fn record_copy_to_buffer(&self, cmd: vk::CommandBuffer, buffer: &Buffer) {
+        let region = self.whole();
         // SAFETY: cmd is recording; image and buffer belong to this device.
         unsafe {
             self.shared.device.cmd_copy_image_to_buffer(
@@ -117,14 +122,7 @@ impl StorageImage {
 
     /// Copies `buffer` (tightly packed) into the whole image.
     pub fn record_copy_from_buffer(&self, cmd: vk::CommandBuffer, buffer: &Buffer) {
-        let region = vk::BufferImageCopy::default()
-            .image_subresource(vk::ImageSubresourceLayers {
-                aspect_mask: vk::ImageAspectFlags::COLOR,
-                mip_level: 0,
-                base_array_layer: 0,
-                layer_count: 1,
-            })
-            .image_extent(self.extent);
+        let region = self.whole();
         // SAFETY: cmd is recording; image and buffer belong to this device.
         unsafe {
             self.shared.device.cmd_copy_buffer_to_image(

@@ -309,6 +309,26 @@ fn region(r: &vk::BufferImageCopy) -> BufferImageCopy {
     }
 }
 
+/// Both buffer <-> image copies: `to_image` picks the direction.
+unsafe fn copy_buffer_image(
+    name: &str,
+    h: vk::CommandBuffer,
+    buffer: vk::Buffer,
+    image: vk::Image,
+    count: u32,
+    p: *const vk::BufferImageCopy,
+    to_image: bool,
+) {
+    cmd(name, h, |cb| {
+        // SAFETY: live handles and region array.
+        let (b, i) = unsafe { (nd::<_, Buffer>(buffer)?, nd::<_, Image>(image)?) };
+        let regions: Vec<_> = unsafe { slice(p, count) }.iter().map(region).collect();
+        cb.copy_buffer_image(b.address_at(0)?, &i, &regions, to_image);
+        cb.keep_alive(name, b);
+        Ok(())
+    })
+}
+
 pub unsafe extern "system" fn cmd_copy_buffer_to_image(
     h: vk::CommandBuffer,
     src: vk::Buffer,
@@ -317,14 +337,8 @@ pub unsafe extern "system" fn cmd_copy_buffer_to_image(
     count: u32,
     p: *const vk::BufferImageCopy,
 ) {
-    cmd("vkCmdCopyBufferToImage", h, |cb| {
-        // SAFETY: live handles and region array.
-        let (b, i) = unsafe { (nd::<_, Buffer>(src)?, nd::<_, Image>(dst)?) };
-        let regions: Vec<_> = unsafe { slice(p, count) }.iter().map(region).collect();
-        cb.copy_buffer_image(b.address_at(0)?, &i, &regions, true);
-        cb.keep_alive("vkCmdCopyBufferToImage", b);
-        Ok(())
-    })
+    // SAFETY: forwarded arguments.
+    unsafe { copy_buffer_image("vkCmdCopyBufferToImage", h, src, dst, count, p, true) }
 }
 
 pub unsafe extern "system" fn cmd_copy_image_to_buffer(
@@ -335,14 +349,8 @@ pub unsafe extern "system" fn cmd_copy_image_to_buffer(
     count: u32,
     p: *const vk::BufferImageCopy,
 ) {
-    cmd("vkCmdCopyImageToBuffer", h, |cb| {
-        // SAFETY: live handles and region array.
-        let (i, b) = unsafe { (nd::<_, Image>(src)?, nd::<_, Buffer>(dst)?) };
-        let regions: Vec<_> = unsafe { slice(p, count) }.iter().map(region).collect();
-        cb.copy_buffer_image(b.address_at(0)?, &i, &regions, false);
-        cb.keep_alive("vkCmdCopyImageToBuffer", b);
-        Ok(())
-    })
+    // SAFETY: forwarded arguments.
+    unsafe { copy_buffer_image("vkCmdCopyImageToBuffer", h, dst, src, count, p, false) }
 }
 
 pub unsafe extern "system" fn cmd_copy_image(

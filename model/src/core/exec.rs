@@ -285,115 +285,70 @@ fn store_bytes(buf: &mut [u8], off: usize, size: MemSize, v: &[u32; 4]) {
     }
 }
 
-/// A 32-bit atomic read-modify-write on a plain word (LMEM: the core executes its warps one
-/// at a time, so a plain update is atomic there). Returns the old value.
-fn rmw32(op: AtomicOp, old: u32, b: u32, c: u32) -> u32 {
-    match op {
-        AtomicOp::Add => old.wrapping_add(b),
-        AtomicOp::Smin => (old as i32).min(b as i32) as u32,
-        AtomicOp::Umin => old.min(b),
-        AtomicOp::Smax => (old as i32).max(b as i32) as u32,
-        AtomicOp::Umax => old.max(b),
-        AtomicOp::And => old & b,
-        AtomicOp::Or => old | b,
-        AtomicOp::Xor => old ^ b,
-        AtomicOp::Xchg | AtomicOp::Store => b,
-        AtomicOp::CmpXchg => {
-            if old == c {
-                b
-            } else {
-                old
+/// The atomics, for one word width: a plain read-modify-write (LMEM: the core executes its
+/// warps one at a time, so a plain update is atomic there) and a device atomic on global
+/// memory (real host atomics, so cores on other host threads see each update). Both return
+/// the old value; `b` is the operand, `c` the compare-exchange comparator.
+macro_rules! atomics {
+    ($rmw:ident, $global:ident, $u:ty, $s:ty, $f:ty, $atomic_s:ident, $map:ident) => {
+        fn $rmw(op: AtomicOp, old: $u, b: $u, c: $u) -> $u {
+            match op {
+                AtomicOp::Add => old.wrapping_add(b),
+                AtomicOp::Smin => (old as $s).min(b as $s) as $u,
+                AtomicOp::Umin => old.min(b),
+                AtomicOp::Smax => (old as $s).max(b as $s) as $u,
+                AtomicOp::Umax => old.max(b),
+                AtomicOp::And => old & b,
+                AtomicOp::Or => old | b,
+                AtomicOp::Xor => old ^ b,
+                AtomicOp::Xchg | AtomicOp::Store => b,
+                AtomicOp::CmpXchg => {
+                    if old == c {
+                        b
+                    } else {
+                        old
+                    }
+                }
+                AtomicOp::Fadd => (<$f>::from_bits(old) + <$f>::from_bits(b)).to_bits(),
+                AtomicOp::Load => old,
             }
         }
-        AtomicOp::Fadd => u(f(old) + f(b)),
-        AtomicOp::Load => old,
-    }
+
+        fn $global(mem: &MemoryMap, addr: u64, op: AtomicOp, b: $u, c: $u) -> Result<$u, MemFault> {
+            let a = mem.$map(addr)?;
+            let o = Ordering::AcqRel;
+            Ok(match op {
+                AtomicOp::Add => a.fetch_add(b, o),
+                AtomicOp::And => a.fetch_and(b, o),
+                AtomicOp::Or => a.fetch_or(b, o),
+                AtomicOp::Xor => a.fetch_xor(b, o),
+                AtomicOp::Umin => a.fetch_min(b, o),
+                AtomicOp::Umax => a.fetch_max(b, o),
+                AtomicOp::Smin | AtomicOp::Smax => {
+                    // SAFETY: the same aligned, live word viewed as signed; the signed and
+                    // unsigned atomics have the same layout.
+                    let s = unsafe { $atomic_s::from_ptr(a.as_ptr() as *mut $s) };
+                    (if op == AtomicOp::Smin { s.fetch_min(b as $s, o) } else { s.fetch_max(b as $s, o) }) as $u
+                }
+                AtomicOp::Xchg => a.swap(b, o),
+                AtomicOp::Store => {
+                    a.store(b, Ordering::Release);
+                    0
+                }
+                AtomicOp::Load => a.load(Ordering::Acquire),
+                AtomicOp::CmpXchg => match a.compare_exchange(c, b, o, Ordering::Acquire) {
+                    Ok(v) | Err(v) => v,
+                },
+                AtomicOp::Fadd => match a.fetch_update(o, Ordering::Acquire, |x| Some($rmw(AtomicOp::Fadd, x, b, 0))) {
+                    Ok(v) | Err(v) => v,
+                },
+            })
+        }
+    };
 }
 
-fn rmw64(op: AtomicOp, old: u64, b: u64, c: u64) -> u64 {
-    match op {
-        AtomicOp::Add => old.wrapping_add(b),
-        AtomicOp::Smin => (old as i64).min(b as i64) as u64,
-        AtomicOp::Umin => old.min(b),
-        AtomicOp::Smax => (old as i64).max(b as i64) as u64,
-        AtomicOp::Umax => old.max(b),
-        AtomicOp::And => old & b,
-        AtomicOp::Or => old | b,
-        AtomicOp::Xor => old ^ b,
-        AtomicOp::Xchg | AtomicOp::Store => b,
-        AtomicOp::CmpXchg => {
-            if old == c {
-                b
-            } else {
-                old
-            }
-        }
-        AtomicOp::Fadd => (f64::from_bits(old) + f64::from_bits(b)).to_bits(),
-        AtomicOp::Load => old,
-    }
-}
-
-/// A 32-bit device atomic on global memory.
-fn global_atomic32(mem: &MemoryMap, addr: u64, op: AtomicOp, b: u32, c: u32) -> Result<u32, MemFault> {
-    let a = mem.atomic_u32(addr)?;
-    let o = Ordering::AcqRel;
-    Ok(match op {
-        AtomicOp::Add => a.fetch_add(b, o),
-        AtomicOp::And => a.fetch_and(b, o),
-        AtomicOp::Or => a.fetch_or(b, o),
-        AtomicOp::Xor => a.fetch_xor(b, o),
-        AtomicOp::Umin => a.fetch_min(b, o),
-        AtomicOp::Umax => a.fetch_max(b, o),
-        AtomicOp::Smin | AtomicOp::Smax => {
-            // SAFETY: same aligned, live word viewed as signed; AtomicI32 has the same
-            // layout as AtomicU32.
-            let s = unsafe { AtomicI32::from_ptr(a.as_ptr() as *mut i32) };
-            (if op == AtomicOp::Smin { s.fetch_min(b as i32, o) } else { s.fetch_max(b as i32, o) }) as u32
-        }
-        AtomicOp::Xchg => a.swap(b, o),
-        AtomicOp::Store => {
-            a.store(b, Ordering::Release);
-            0
-        }
-        AtomicOp::Load => a.load(Ordering::Acquire),
-        AtomicOp::CmpXchg => match a.compare_exchange(c, b, o, Ordering::Acquire) {
-            Ok(v) | Err(v) => v,
-        },
-        AtomicOp::Fadd => match a.fetch_update(o, Ordering::Acquire, |x| Some(u(f(x) + f(b)))) {
-            Ok(v) | Err(v) => v,
-        },
-    })
-}
-
-fn global_atomic64(mem: &MemoryMap, addr: u64, op: AtomicOp, b: u64, c: u64) -> Result<u64, MemFault> {
-    let a = mem.atomic_u64(addr)?;
-    let o = Ordering::AcqRel;
-    Ok(match op {
-        AtomicOp::Add => a.fetch_add(b, o),
-        AtomicOp::And => a.fetch_and(b, o),
-        AtomicOp::Or => a.fetch_or(b, o),
-        AtomicOp::Xor => a.fetch_xor(b, o),
-        AtomicOp::Umin => a.fetch_min(b, o),
-        AtomicOp::Umax => a.fetch_max(b, o),
-        AtomicOp::Smin | AtomicOp::Smax => {
-            // SAFETY: same aligned, live word viewed as signed; identical layout.
-            let s = unsafe { AtomicI64::from_ptr(a.as_ptr() as *mut i64) };
-            (if op == AtomicOp::Smin { s.fetch_min(b as i64, o) } else { s.fetch_max(b as i64, o) }) as u64
-        }
-        AtomicOp::Xchg => a.swap(b, o),
-        AtomicOp::Store => {
-            a.store(b, Ordering::Release);
-            0
-        }
-        AtomicOp::Load => a.load(Ordering::Acquire),
-        AtomicOp::CmpXchg => match a.compare_exchange(c, b, o, Ordering::Acquire) {
-            Ok(v) | Err(v) => v,
-        },
-        AtomicOp::Fadd => match a.fetch_update(o, Ordering::Acquire, |x| Some(rmw64(AtomicOp::Fadd, x, b, 0))) {
-            Ok(v) | Err(v) => v,
-        },
-    })
-}
+atomics!(rmw32, global_atomic32, u32, i32, f32, AtomicI32, atomic_u32);
+atomics!(rmw64, global_atomic64, u64, i64, f64, AtomicI64, atomic_u64);
 
 /// Reads the image descriptor at `addr`, checking its format.
 fn image_desc(mem: &MemoryMap, addr: u64, i: &Instr) -> Result<(ImageDesc, &'static format::Format), Fault> {
