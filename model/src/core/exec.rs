@@ -122,37 +122,29 @@ fn binary64(regs: &mut [u32], nt: usize, mask: u32, i: &Instr, op: impl Fn(u64, 
     });
 }
 
-fn int_cond(c: IntCond, a: u32, b: u32) -> bool {
-    let (sa, sb) = (a as i32, b as i32);
-    match c {
-        IntCond::Eq => a == b,
-        IntCond::Ne => a != b,
-        IntCond::Ult => a < b,
-        IntCond::Ule => a <= b,
-        IntCond::Ugt => a > b,
-        IntCond::Uge => a >= b,
-        IntCond::Slt => sa < sb,
-        IntCond::Sle => sa <= sb,
-        IntCond::Sgt => sa > sb,
-        IntCond::Sge => sa >= sb,
-    }
+/// Integer comparisons for one word width.
+macro_rules! int_cond {
+    ($name:ident, $u:ty, $s:ty) => {
+        fn $name(c: IntCond, a: $u, b: $u) -> bool {
+            let (sa, sb) = (a as $s, b as $s);
+            match c {
+                IntCond::Eq => a == b,
+                IntCond::Ne => a != b,
+                IntCond::Ult => a < b,
+                IntCond::Ule => a <= b,
+                IntCond::Ugt => a > b,
+                IntCond::Uge => a >= b,
+                IntCond::Slt => sa < sb,
+                IntCond::Sle => sa <= sb,
+                IntCond::Sgt => sa > sb,
+                IntCond::Sge => sa >= sb,
+            }
+        }
+    };
 }
 
-fn int_cond64(c: IntCond, a: u64, b: u64) -> bool {
-    let (sa, sb) = (a as i64, b as i64);
-    match c {
-        IntCond::Eq => a == b,
-        IntCond::Ne => a != b,
-        IntCond::Ult => a < b,
-        IntCond::Ule => a <= b,
-        IntCond::Ugt => a > b,
-        IntCond::Uge => a >= b,
-        IntCond::Slt => sa < sb,
-        IntCond::Sle => sa <= sb,
-        IntCond::Sgt => sa > sb,
-        IntCond::Sge => sa >= sb,
-    }
-}
+int_cond!(int_cond, u32, i32);
+int_cond!(int_cond64, u64, i64);
 
 fn float_cond(c: FloatCond, a: f32, b: f32) -> bool {
     let uno = a.is_nan() || b.is_nan();
