@@ -586,3 +586,129 @@ pub fn queue_family() -> vk::QueueFamilyProperties {
         min_image_transfer_granularity: vk::Extent3D { width: 1, height: 1, depth: 1 },
     }
 }
+
+/// The first feature requested in a `VkDeviceCreateInfo` chain that the device does not
+/// report, named by its structure and field position; `None` when every request is
+/// supported. Structures we do not know are ignored, as the spec requires.
+///
+/// # Safety
+/// `chain` must be a valid input structure chain.
+pub unsafe fn unsupported_feature(chain: *const c_void) -> Option<String> {
+    macro_rules! known {
+        ($($sty:ident => $t:ty),* $(,)?) => {
+            |ty: vk::StructureType| -> Option<(usize, &'static str)> {
+                match ty {
+                    $( vk::StructureType::$sty => Some((std::mem::size_of::<$t>(), stringify!($t))), )*
+                    _ => None,
+                }
+            }
+        };
+    }
+    let size_of = known! {
+        PHYSICAL_DEVICE_FEATURES_2 => vk::PhysicalDeviceFeatures2,
+        PHYSICAL_DEVICE_VULKAN_1_1_FEATURES => vk::PhysicalDeviceVulkan11Features,
+        PHYSICAL_DEVICE_VULKAN_1_2_FEATURES => vk::PhysicalDeviceVulkan12Features,
+        PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES => vk::PhysicalDevice16BitStorageFeatures,
+        PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES => vk::PhysicalDevice8BitStorageFeatures,
+        PHYSICAL_DEVICE_MULTIVIEW_FEATURES => vk::PhysicalDeviceMultiviewFeatures,
+        PHYSICAL_DEVICE_VARIABLE_POINTERS_FEATURES => vk::PhysicalDeviceVariablePointersFeatures,
+        PHYSICAL_DEVICE_PROTECTED_MEMORY_FEATURES => vk::PhysicalDeviceProtectedMemoryFeatures,
+        PHYSICAL_DEVICE_SAMPLER_YCBCR_CONVERSION_FEATURES => vk::PhysicalDeviceSamplerYcbcrConversionFeatures,
+        PHYSICAL_DEVICE_SHADER_DRAW_PARAMETERS_FEATURES => vk::PhysicalDeviceShaderDrawParametersFeatures,
+        PHYSICAL_DEVICE_SHADER_ATOMIC_INT64_FEATURES => vk::PhysicalDeviceShaderAtomicInt64Features,
+        PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES => vk::PhysicalDeviceShaderFloat16Int8Features,
+        PHYSICAL_DEVICE_DESCRIPTOR_INDEXING_FEATURES => vk::PhysicalDeviceDescriptorIndexingFeatures,
+        PHYSICAL_DEVICE_SCALAR_BLOCK_LAYOUT_FEATURES => vk::PhysicalDeviceScalarBlockLayoutFeatures,
+        PHYSICAL_DEVICE_IMAGELESS_FRAMEBUFFER_FEATURES => vk::PhysicalDeviceImagelessFramebufferFeatures,
+        PHYSICAL_DEVICE_UNIFORM_BUFFER_STANDARD_LAYOUT_FEATURES => vk::PhysicalDeviceUniformBufferStandardLayoutFeatures,
+        PHYSICAL_DEVICE_SHADER_SUBGROUP_EXTENDED_TYPES_FEATURES => vk::PhysicalDeviceShaderSubgroupExtendedTypesFeatures,
+        PHYSICAL_DEVICE_SEPARATE_DEPTH_STENCIL_LAYOUTS_FEATURES => vk::PhysicalDeviceSeparateDepthStencilLayoutsFeatures,
+        PHYSICAL_DEVICE_HOST_QUERY_RESET_FEATURES => vk::PhysicalDeviceHostQueryResetFeatures,
+        PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES => vk::PhysicalDeviceTimelineSemaphoreFeatures,
+        PHYSICAL_DEVICE_BUFFER_DEVICE_ADDRESS_FEATURES => vk::PhysicalDeviceBufferDeviceAddressFeatures,
+        PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES => vk::PhysicalDeviceVulkanMemoryModelFeatures,
+        PHYSICAL_DEVICE_ACCELERATION_STRUCTURE_FEATURES_KHR => vk::PhysicalDeviceAccelerationStructureFeaturesKHR,
+        PHYSICAL_DEVICE_RAY_QUERY_FEATURES_KHR => vk::PhysicalDeviceRayQueryFeaturesKHR,
+    };
+    // Every feature structure is sType, pNext, then Bool32 words.
+    const HEADER: usize = std::mem::size_of::<vk::BaseInStructure>();
+    let mut found = None;
+    // SAFETY: forwarded contract; each structure is read within its own size.
+    unsafe {
+        crate::util::walk_in(chain, |ty, p| {
+            let Some((size, name)) = size_of(ty) else { return };
+            if found.is_some() {
+                return;
+            }
+            // Fill our answer twice, over zeros and over ones: the words that come out equal
+            // are the fields we report; the others are padding, never read from the
+            // application's structure.
+            let words = (size - HEADER) / 4;
+            let mut zeros = vec![0u32; size / 4];
+            let mut ones = vec![u32::MAX; size / 4];
+            for ours in [&mut zeros, &mut ones] {
+                ours[0] = ty.as_raw() as u32;
+                ours[1] = 0;
+                ours[2] = 0;
+                ours[3] = 0;
+                fill_features(ours.as_mut_ptr().cast());
+            }
+            let want = std::slice::from_raw_parts((p as *const u8).add(HEADER) as *const u32, words);
+            let bad = (0..words).find(|&i| {
+                let (z, o) = (zeros[HEADER / 4 + i], ones[HEADER / 4 + i]);
+                z == o && z == 0 && want[i] != 0
+            });
+            if let Some(i) = bad {
+                found = Some(format!("{name} field #{i}"));
+            }
+        })
+    };
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn feature_requests_are_checked_field_by_field() {
+        let mut rq = vk::PhysicalDeviceRayQueryFeaturesKHR::default().ray_query(true);
+        let mut v12 =
+            vk::PhysicalDeviceVulkan12Features::default().buffer_device_address(true).timeline_semaphore(true);
+        let chain = vk::PhysicalDeviceFeatures2::default().push_next(&mut rq).push_next(&mut v12);
+        // SAFETY: a valid chain built above.
+        assert_eq!(unsafe { unsupported_feature(&chain as *const _ as *const c_void) }, None);
+
+        let mut f16 = vk::PhysicalDeviceShaderFloat16Int8Features::default().shader_float16(true);
+        let chain = vk::PhysicalDeviceFeatures2::default().push_next(&mut f16);
+        // SAFETY: as above.
+        let what = unsafe { unsupported_feature(&chain as *const _ as *const c_void) }.unwrap();
+        assert!(what.contains("Float16Int8") && what.contains("#0"), "{what}");
+
+        let core = vk::PhysicalDeviceFeatures2::default()
+            .features(vk::PhysicalDeviceFeatures { geometry_shader: vk::TRUE, ..Default::default() });
+        // SAFETY: as above.
+        assert!(unsafe { unsupported_feature(&core as *const _ as *const c_void) }.is_some());
+    }
+
+    #[test]
+    fn every_reported_feature_struct_round_trips() {
+        // What fill_features reports must itself pass the check.
+        let mut v11 = vk::PhysicalDeviceVulkan11Features::default();
+        let mut v12 = vk::PhysicalDeviceVulkan12Features::default();
+        let mut accel = vk::PhysicalDeviceAccelerationStructureFeaturesKHR::default();
+        let mut rq = vk::PhysicalDeviceRayQueryFeaturesKHR::default();
+        let mut f2 = vk::PhysicalDeviceFeatures2::default()
+            .push_next(&mut v11)
+            .push_next(&mut v12)
+            .push_next(&mut accel)
+            .push_next(&mut rq);
+        // SAFETY: a valid, writable chain.
+        unsafe { fill_features(&mut f2 as *mut _ as *mut c_void) };
+        // SAFETY: the same chain, now read.
+        assert_eq!(unsafe { unsupported_feature(&f2 as *const _ as *const c_void) }, None);
+        drop(f2);
+        assert_eq!(accel.acceleration_structure, vk::TRUE);
+        assert_eq!(accel.acceleration_structure_host_commands, vk::FALSE);
+    }
+}

@@ -60,14 +60,28 @@ impl Device {
     pub fn new(gpu: &Gpu) -> VkResult<Arc<Device>> {
         let space = Arc::new(AddressSpace::new());
         let config = gpu.config.clone();
-        Ok(Arc::new_cyclic(|weak| Device {
-            queue: Queue::new(weak.clone(), config.clone(), space.clone()),
-            config,
-            space,
-            lost: AtomicBool::new(false),
-            lost_reason: Mutex::new(None),
-            next_kernel_id: AtomicU64::new(1),
-        }))
+        let mut spawn_error = None;
+        let device = Arc::new_cyclic(|weak| {
+            let queue = Queue::new(weak.clone(), config.clone(), space.clone()).unwrap_or_else(|e| {
+                spawn_error = Some(e);
+                Queue::dead()
+            });
+            Device {
+                queue,
+                config,
+                space,
+                lost: AtomicBool::new(false),
+                lost_reason: Mutex::new(None),
+                next_kernel_id: AtomicU64::new(1),
+            }
+        });
+        match spawn_error {
+            None => Ok(device),
+            Some(e) => {
+                tracing::error!("vkCreateDevice: cannot start the queue thread: {e}");
+                Err(vk::Result::ERROR_INITIALIZATION_FAILED)
+            }
+        }
     }
 
     /// Marks the device lost; the first reason is logged and kept.

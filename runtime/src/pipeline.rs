@@ -62,9 +62,6 @@ impl Pipeline {
         layout: Arc<PipelineLayout>,
     ) -> VkResult<Pipeline> {
         let k = crate::stream::compile_kernel(&module.words, entry, spec, &layout)?;
-        let image = k.image(device.kernel_id());
-        let kernel = Memory::allocate(&device.space, image.len() as u64)?;
-        device.space.snapshot().write(kernel.address(0), &image).map_err(|_| vk::Result::ERROR_UNKNOWN)?;
         let max = device.config.max_block_threads();
         let threads: u32 = k.local_size.iter().product();
         if threads == 0 || threads > max {
@@ -81,6 +78,9 @@ impl Pipeline {
             );
             return Err(vk::Result::ERROR_UNKNOWN);
         }
+        let image = k.image(device.kernel_id());
+        let kernel = Memory::allocate(&device.space, image.len() as u64)?;
+        device.space.snapshot().write(kernel.address(0), &image).map_err(|_| vk::Result::ERROR_UNKNOWN)?;
         if std::env::var("VORTEX_DUMP").is_ok_and(|v| v.split(',').any(|x| x.trim() == "kernels")) {
             let path = format!("vortex-kernel-{}-{:x}.vxs", sanitize(&k.entry_name), kernel.address(0));
             match std::fs::write(&path, k.disassemble()) {

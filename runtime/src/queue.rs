@@ -36,7 +36,7 @@ pub struct Queue {
 }
 
 impl Queue {
-    pub fn new(device: Weak<Device>, config: DeviceConfig, space: Arc<AddressSpace>) -> Arc<Queue> {
+    pub fn new(device: Weak<Device>, config: DeviceConfig, space: Arc<AddressSpace>) -> std::io::Result<Arc<Queue>> {
         let (tx, rx) = mpsc::channel::<Work>();
         let q = Arc::new(Queue {
             tx: Mutex::new(Some(tx)),
@@ -47,10 +47,20 @@ impl Queue {
         let weak_q = Arc::downgrade(&q);
         let handle = std::thread::Builder::new()
             .name("vortex-queue".into())
-            .spawn(move || command_processor(rx, device, weak_q, config, space))
-            .expect("spawning the queue thread");
+            .spawn(move || command_processor(rx, device, weak_q, config, space))?;
         *q.thread.lock() = Some(handle);
-        q
+        Ok(q)
+    }
+
+    /// A queue without a command processor (its thread could not start): every submission
+    /// fails with DEVICE_LOST.
+    pub fn dead() -> Arc<Queue> {
+        Arc::new(Queue {
+            tx: Mutex::new(None),
+            thread: Mutex::new(None),
+            in_flight: Mutex::new(0),
+            idle: Condvar::new(),
+        })
     }
 
     pub fn submit(&self, s: Submission) -> VkResult<()> {

@@ -68,10 +68,9 @@ pub unsafe extern "system" fn create_device(
             check_features10(unsafe { &*info.p_enabled_features })?;
         }
         // SAFETY: the create info's pNext chain.
-        if let Some(f2) = unsafe {
-            find_in::<vk::PhysicalDeviceFeatures2>(info.p_next, vk::StructureType::PHYSICAL_DEVICE_FEATURES_2)
-        } {
-            check_features10(&f2.features)?;
+        if let Some(what) = unsafe { caps::unsupported_feature(info.p_next) } {
+            tracing::warn!("vkCreateDevice: {what} is requested but not supported");
+            return Err(vk::Result::ERROR_FEATURE_NOT_PRESENT);
         }
         let rt = vortex_runtime::device::Device::new(gpu)?;
         let queue: vk::Queue = dispatchable(Queue { rt: rt.clone() });
