@@ -707,7 +707,7 @@ mod tests {
         unsafe { fill_features(&mut f2 as *mut _ as *mut c_void) };
         // SAFETY: the same chain, now read.
         assert_eq!(unsafe { unsupported_feature(&f2 as *const _ as *const c_void) }, None);
-        drop(f2);
+        let _ = f2;
         assert_eq!(accel.acceleration_structure, vk::TRUE);
         assert_eq!(accel.acceleration_structure_host_commands, vk::FALSE);
     }
