@@ -245,7 +245,7 @@ fn run_accel_build(m: &MemoryMap, job: &AccelBuildJob, width: u32) -> Result<(),
     }
     let req = crate::accel::resolve(job.request.clone(), &job.dst, job.src.as_deref());
     let t = std::time::Instant::now();
-    match vortex_transcode::accel::build(m, &req, width) {
+    match vortex_transcode::accel::build(m, &req, &vortex_transcode::accel::Options::new(width)) {
         Ok(s) => {
             tracing::debug!(
                 "AS build at {:#x}: {} primitives, {} nodes, {} leaves, {} bytes, SAH cost {:.2}, {:.3} ms",

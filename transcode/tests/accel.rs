@@ -16,7 +16,7 @@ use vortex_transcode::accel::input::Aabb;
 use vortex_transcode::accel::testkit::{translate, Device, InstanceDesc, R32G32B32_SFLOAT};
 use vortex_transcode::accel::{
     build, build_sizes, index_type, BuildError, BuildRange, BuildRequest, Geometry, GeometryInput, GeometryKind, Level,
-    Mode,
+    Mode, Options,
 };
 
 type Tri = [[f32; 3]; 3];
@@ -535,7 +535,7 @@ fn errors_are_reported_not_panicked() {
         scratch: 0,
         geometries: vec![g],
     };
-    assert!(matches!(build(&dev.mem(), &req, 4), Err(BuildError::DoesNotFit { available: 200, .. })));
+    assert!(matches!(build(&dev.mem(), &req, &Options::new(4)), Err(BuildError::DoesNotFit { available: 200, .. })));
     assert_eq!(dev.mem().read_u32(dst).unwrap(), 0, "nothing written when it does not fit");
     // Geometry kind vs level.
     let g = dev.triangles(&[[[0.0; 3], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]], 1);
@@ -580,7 +580,7 @@ fn update_rebuilds_in_place() {
         scratch: 0,
         geometries: vec![g],
     };
-    build(&dev.mem(), &req, 4).unwrap();
+    build(&dev.mem(), &req, &Options::new(4)).unwrap();
     assert_eq!(trace_one(&dev, b.addr, [0.25, 0.25, 1.0], [0.0, 0.0, -1.0]).unwrap().t, 2.0);
 }
 
@@ -590,7 +590,14 @@ fn update_rebuilds_in_place() {
 fn throughput() {
     let mut rng = Rng::new(1234);
     let n = 1_000_000;
-    let dev = Device::new(4);
+    let mut opts = Options::new(4);
+    if let Some(l) = std::env::var("LEAF").ok().and_then(|v| v.parse().ok()) {
+        opts.max_leaf = l;
+    }
+    if std::env::var("FAST").is_ok() {
+        opts.builder = Some(vortex_transcode::accel::Builder::Fast);
+    }
+    let dev = Device::with_options(opts);
     let tris = random_tris(&mut rng, n, 100.0, 0.5);
     let g = dev.triangles(&tris, 1);
     let t0 = std::time::Instant::now();
@@ -665,4 +672,443 @@ fn throughput() {
         cam.len() as f64 / dt / 1e6,
         h.unit.stats()
     );
+}
+
+/// Build speed and quality of each builder on 1M triangles (run with `--release --ignored
+/// --nocapture`): warm builds into the same destination and scratch, phase times, SAH cost
+/// against the full-sweep reference.
+#[test]
+#[ignore]
+fn builders() {
+    use vortex_transcode::accel::{build_sizes, Builder, GeometryKind};
+    let n: usize = std::env::var("N").ok().and_then(|v| v.parse().ok()).unwrap_or(1_000_000);
+    let mut rng = Rng::new(77);
+    let tris = match std::env::var("SCENE").as_deref() {
+        // Dense blobs of small triangles at many scales, over a coarse ground of large ones:
+        // far from uniform, which is where SAH and Morton splits differ.
+        Ok("blobs") => {
+            let mut t = Vec::with_capacity(n);
+            let blobs: Vec<([f32; 3], f32)> = (0..64)
+                .map(|_| {
+                    let c = [rng.range(-100.0, 100.0), rng.range(0.0, 20.0), rng.range(-100.0, 100.0)];
+                    (c, 10f32.powf(rng.range(-1.0, 1.2)))
+                })
+                .collect();
+            while t.len() < n * 9 / 10 {
+                let (c, r) = blobs[rng.below(64) as usize];
+                let p: [f32; 3] = std::array::from_fn(|a| c[a] + rng.range(-r, r) * rng.range(0.0, 1.0));
+                let e = r * 0.02;
+                t.push(std::array::from_fn(|_| std::array::from_fn(|a| p[a] + rng.range(-e, e))));
+            }
+            while t.len() < n {
+                let p = [rng.range(-100.0, 100.0), 0.0, rng.range(-100.0, 100.0)];
+                t.push([p, [p[0] + rng.range(0.5, 8.0), 0.0, p[2]], [p[0], 0.0, p[2] + rng.range(0.5, 8.0)]]);
+            }
+            t
+        }
+        _ => random_tris(&mut rng, n, 100.0, 0.5),
+    };
+    let mut opts = Options::new(4);
+    if let Some(l) = std::env::var("LEAF").ok().and_then(|v| v.parse().ok()) {
+        opts.max_leaf = l;
+    }
+    if let Some(c) = std::env::var("CLUSTER").ok().and_then(|v| v.parse().ok()) {
+        opts.cluster = c;
+    }
+    let dev = Device::new(4);
+    let g = dev.triangles(&tris, 1);
+    let s = build_sizes(Level::Bottom, &[(GeometryKind::Triangles, n as u32)], 0, 4);
+    let dst = dev.alloc(s.as_size);
+    let scratch = dev.alloc(s.build_scratch);
+    let mut reference = None;
+    let list: &[Builder] = match std::env::var("ONLY").as_deref() {
+        Ok("fast") => &[Builder::Fast],
+        Ok("sah") => &[Builder::Sah],
+        _ if std::env::var("SWEEP").is_ok() => &[Builder::FullSweep, Builder::Sah, Builder::Fast],
+        _ => &[Builder::Sah, Builder::Fast],
+    };
+    for &b in list {
+        opts.builder = Some(b);
+        for rep in 0..std::env::var("REPS").ok().and_then(|v| v.parse().ok()).unwrap_or(3) {
+            let req = BuildRequest {
+                level: Level::Bottom,
+                flags: 0,
+                mode: Mode::Build,
+                dst,
+                dst_size: s.as_size,
+                scratch,
+                geometries: vec![g],
+            };
+            let t0 = std::time::Instant::now();
+            let c0 = cpu_seconds();
+            let st = build(&dev.mem(), &req, &opts).unwrap();
+            let dt = t0.elapsed().as_secs_f64();
+            let cpu = cpu_seconds() - c0;
+            if b == Builder::FullSweep {
+                reference = Some(st.sah_cost);
+            }
+            let ratio = reference.map_or(f64::NAN, |r| st.sah_cost / r);
+            eprintln!(
+                "{b:?} rep {rep}: {:.1} ms (cpu {:.1} ms) = {:.2} M tris/s; sah {:.2} (x{ratio:.3} of full sweep); {:.1} B/tri; phases ms {:.1} {:.1} {:.1} {:.1} {:.1}",
+                dt * 1e3,
+                cpu * 1e3,
+                n as f64 / dt / 1e6,
+                st.sah_cost,
+                st.bytes as f64 / n as f64,
+                st.phases.gather * 1e3,
+                st.phases.sort * 1e3,
+                st.phases.permute * 1e3,
+                st.phases.tree * 1e3,
+                st.phases.write * 1e3
+            );
+            if b == Builder::FullSweep {
+                break;
+            }
+        }
+    }
+}
+
+#[test]
+#[ignore]
+fn tri_reader_speed() {
+    use vortex_transcode::accel::input::TriReader;
+    let n = 1_000_000;
+    let mut rng = Rng::new(77);
+    let tris = random_tris(&mut rng, n, 100.0, 0.5);
+    let dev = Device::new(4);
+    let g = dev.triangles(&tris, 1);
+    let mem = dev.mem();
+    let r = TriReader::new(&*mem, &g, 0).unwrap();
+    for _ in 0..5 {
+        let t0 = std::time::Instant::now();
+        let mut acc = 0.0f32;
+        for i in 0..n as u32 {
+            let v = r.tri(i).unwrap().unwrap();
+            acc += v[0][0] + v[2][2];
+        }
+        eprintln!("{:.1} ms ({acc})", t0.elapsed().as_secs_f64() * 1e3);
+    }
+}
+
+/// CPU time of the whole process (all threads), in seconds.
+fn cpu_seconds() -> f64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: a valid timespec to fill.
+    unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+}
+
+/// Checks every ray against the RTU's own triangle test by brute force (bit-identical t)
+/// and the independent f64 oracle; returns the number of hits. `geoms` are the triangle
+/// lists of the BLAS's geometries, in order.
+fn check_blas_rays(dev: &Device, addr: u64, geoms: &[Vec<Tri>], rays: &[TraceRay]) -> usize {
+    assert!(rays.iter().all(|r| r.accel == addr));
+    let mut harness = Harness::new(&RtuConfig { bvh_width: dev.width, ..RtuConfig::default() }, 32, 1);
+    let rows = harness.run(&dev.mem(), rays, |_, _| panic!("opaque scene yields nothing")).unwrap();
+    let refs: Vec<Vec<RefTri>> = geoms.iter().enumerate().map(|(g, t)| ref_tris(t, g as u32)).collect();
+    let all: Vec<RefTri> = refs.iter().flatten().copied().collect();
+    let mut hits = 0;
+    for (r, row) in rays.iter().zip(&rows) {
+        let got = row.hit();
+        let p = RayPrep::new(r.origin, r.dir);
+        let mut best: Option<f32> = None;
+        for t in &all {
+            let lim = best.unwrap_or(r.tmax);
+            if let Some(h) = isect::triangle(&p, t.v[0], t.v[1], t.v[2], r.tmin, lim) {
+                if best.is_none_or(|b| h.t < b) {
+                    best = Some(h.t);
+                }
+            }
+        }
+        match (got, best) {
+            (None, None) => {}
+            (Some(g), Some(t)) => {
+                assert_eq!(g.t.to_bits(), t.to_bits(), "ray {r:?}");
+                let tt = &geoms[g.geom as usize][g.prim as usize];
+                assert_eq!(isect::triangle(&p, tt[0], tt[1], tt[2], r.tmin, r.tmax).unwrap().t, t, "ray {r:?}");
+                hits += 1;
+            }
+            (g, e) => panic!("ray {r:?}: RTU {g:?} vs brute force {e:?}"),
+        }
+        check_closest(std::slice::from_ref(&all), &[], &ref_ray(r), got, Tolerance::default())
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    hits
+}
+
+/// Geometry flags by geometry index, read from every triangle leaf (which must agree).
+fn leaf_flags(mem: &MemoryMap, base: u64) -> Vec<u32> {
+    let h = bvh::Header::parse(&read(mem, base, header::BYTES)).unwrap();
+    let mut flags: HashMap<u32, u32> = HashMap::new();
+    let mut stack = vec![h.root];
+    while let Some(w) = stack.pop() {
+        let off = bvh::child_offset(w);
+        if bvh::child_is_leaf(w) {
+            let b = read(mem, base + off, 16);
+            let (g, f) = (rd_u32(&b, tri::GEOM_INDEX), rd_u32(&b, tri::GEOM_FLAGS));
+            assert_eq!(*flags.entry(g).or_insert(f), f);
+        } else {
+            let b = read(mem, base + off, bvh::node_bytes(h.width));
+            for k in 0..b[node::COUNT] as usize {
+                stack.push(rd_u32(&b, node::CHILD + 4 * k));
+            }
+        }
+    }
+    let mut v: Vec<(u32, u32)> = flags.into_iter().collect();
+    v.sort();
+    v.into_iter().map(|p| p.1).collect()
+}
+
+/// Every builder, both widths, single and multi-triangle leaves, several geometries with
+/// their own flags: structure invariants and the brute-force oracle.
+#[test]
+fn every_builder_width_and_leaf_size_matches_brute_force() {
+    use vortex_transcode::accel::Builder;
+    let mut seed = 300;
+    for builder in [Builder::Sah, Builder::Fast, Builder::FullSweep] {
+        for width in [4u32, 6] {
+            for leaf in [1u32, 3, 8] {
+                seed += 1;
+                let mut rng = Rng::new(seed);
+                let dev =
+                    Device::with_options(Options { max_leaf: leaf, builder: Some(builder), ..Options::new(width) });
+                let geoms: Vec<Vec<Tri>> = (0..3).map(|g| random_tris(&mut rng, 500 + 300 * g, 1.0, 0.1)).collect();
+                // All opaque; the middle one also NO_DUPLICATE_ANY_HIT.
+                let inputs =
+                    geoms.iter().enumerate().map(|(g, t)| dev.triangles(t, 1 | if g == 1 { 2 } else { 0 })).collect();
+                let b = dev.build(Level::Bottom, inputs).unwrap();
+                assert_eq!(b.stats.builder, Some(builder));
+                let (h, c) = check_structure(&dev.mem(), b.addr);
+                assert_eq!(c.prims.len(), geoms.iter().map(Vec::len).sum::<usize>());
+                assert_eq!(h.width, width);
+                if leaf > 1 {
+                    assert!(c.leaves < h.prim_count, "{builder:?} leaf {leaf}: {} leaves", c.leaves);
+                } else {
+                    assert_eq!(c.leaves, h.prim_count);
+                }
+                for (g, _) in c.prims.keys() {
+                    assert!(*g < 3);
+                }
+                assert_eq!(leaf_flags(&dev.mem(), b.addr), vec![1, 3, 1], "each leaf keeps its geometry's flags");
+                let rays = random_rays(&mut rng, 600, 1.0, b.addr, false);
+                let hits = check_blas_rays(&dev, b.addr, &geoms, &rays);
+                assert!(hits > 150, "{builder:?} w{width} leaf {leaf}: {hits} hits");
+            }
+        }
+    }
+}
+
+/// Multi-primitive procedural leaves, and the SAH builder's quality against the full sweep.
+#[test]
+fn aabb_leaves_and_sah_quality() {
+    use vortex_transcode::accel::Builder;
+    let mut rng = Rng::new(55);
+    let boxes: Vec<([f32; 3], [f32; 3])> = (0..3000)
+        .map(|_| {
+            let c = [rng.range(-10.0, 10.0), rng.range(-10.0, 10.0), rng.range(-10.0, 10.0)];
+            (c, [c[0] + rng.range(0.0, 0.3), c[1] + rng.range(0.0, 0.3), c[2] + rng.range(0.0, 0.3)])
+        })
+        .collect();
+    let dev = Device::with_options(Options { max_leaf: 4, ..Options::new(6) });
+    let b = dev.build(Level::Bottom, vec![dev.aabbs(&boxes, 0)]).unwrap();
+    let (h, c) = check_structure(&dev.mem(), b.addr);
+    assert_eq!(c.prims.len(), 3000);
+    assert!(c.leaves < 1500 && h.leaf_count == c.leaves);
+
+    let tris = random_tris(&mut rng, 20_000, 10.0, 0.2);
+    let mut costs = Vec::new();
+    for builder in [Builder::FullSweep, Builder::Sah, Builder::Fast] {
+        let dev = Device::with_options(Options { builder: Some(builder), ..Options::new(4) });
+        costs.push(dev.build(Level::Bottom, vec![dev.triangles(&tris, 1)]).unwrap().stats.sah_cost);
+    }
+    assert!(costs[1] <= costs[0] * 1.08, "SAH builder {} vs full sweep {}", costs[1], costs[0]);
+    assert!(costs[2] <= costs[0] * 1.3, "fast builder {} vs full sweep {}", costs[2], costs[0]);
+}
+
+/// The application's scratch memory is what the build works in.
+#[test]
+fn scratch_is_used() {
+    let dev = Device::new(4);
+    let mut rng = Rng::new(9);
+    let tris = random_tris(&mut rng, 1000, 1.0, 0.1);
+    let g = dev.triangles(&tris, 1);
+    let s = build_sizes(Level::Bottom, &[(GeometryKind::Triangles, 1000)], 0, 4);
+    let dst = dev.alloc(s.as_size);
+    let scratch = dev.upload(&vec![0xA5u8; s.build_scratch as usize]);
+    let req = BuildRequest {
+        level: Level::Bottom,
+        flags: 0,
+        mode: Mode::Build,
+        dst,
+        dst_size: s.as_size,
+        scratch,
+        geometries: vec![g],
+    };
+    build(&dev.mem(), &req, &Options::new(4)).unwrap();
+    let mut sb = vec![0u8; s.build_scratch as usize];
+    dev.mem().read(scratch, &mut sb).unwrap();
+    let touched = sb.iter().filter(|&&b| b != 0xA5).count();
+    assert!(touched > sb.len() / 4, "only {touched} of {} scratch bytes written", sb.len());
+    check_structure(&dev.mem(), dst);
+}
+
+/// Updates refit in place (src == dst) and into another structure (src != dst, the source
+/// untouched); the result is a valid structure over the new positions.
+#[test]
+fn updates_refit_bottom_levels() {
+    for (width, leaf, in_place) in [(4u32, 1u32, true), (6, 4, false), (4, 3, false), (6, 1, true)] {
+        let mut rng = Rng::new(70 + width as u64 + leaf as u64);
+        let dev = Device::with_options(Options { max_leaf: leaf, ..Options::new(width) });
+        let tris = random_tris(&mut rng, 2000, 1.0, 0.1);
+        let g = dev.triangles(&tris, 1);
+        let b = dev.build(Level::Bottom, vec![g]).unwrap();
+        let before = read(&dev.mem(), b.addr, b.stats.bytes as usize);
+        // New positions: every triangle moves and deforms.
+        let moved: Vec<Tri> =
+            tris.iter().map(|t| t.map(|v| v.map(|x| x * 1.5 + rng.range(-0.05, 0.05) + 0.3))).collect();
+        let Geometry::Triangles { vertex_data, .. } = g.geometry else { unreachable!() };
+        let bytes: Vec<u8> = moved.iter().flatten().flatten().flat_map(|v| v.to_le_bytes()).collect();
+        dev.mem().write(vertex_data, &bytes).unwrap();
+        let s = build_sizes(Level::Bottom, &[(GeometryKind::Triangles, 2000)], 1, width);
+        let dst = if in_place { b.addr } else { dev.alloc(s.as_size) };
+        let req = BuildRequest {
+            level: Level::Bottom,
+            flags: 1,
+            mode: Mode::Update { src: b.addr },
+            dst,
+            dst_size: s.as_size,
+            scratch: 0,
+            geometries: vec![g],
+        };
+        let st = build(&dev.mem(), &req, &dev.opts).unwrap();
+        assert_eq!(st.builder, None);
+        let (h, c) = check_structure(&dev.mem(), dst);
+        assert_eq!(c.prims.len(), 2000);
+        assert_eq!(h.size, b.stats.bytes, "a refit keeps the size");
+        if !in_place {
+            assert_eq!(read(&dev.mem(), b.addr, before.len()), before, "the source is untouched");
+        }
+        let rays = random_rays(&mut rng, 800, 2.0, dst, false);
+        let hits = check_blas_rays(&dev, dst, &[moved], &rays);
+        assert!(hits > 200, "{hits}");
+    }
+}
+
+/// A top-level update follows moved instances and a changed BLAS reference.
+#[test]
+fn updates_refit_top_levels() {
+    let mut rng = Rng::new(91);
+    let dev = Device::new(4);
+    let meshes: Vec<Vec<Tri>> = (0..2).map(|_| random_tris(&mut rng, 1500, 1.0, 0.2)).collect();
+    let blases: Vec<u64> = meshes.iter().map(|m| dev.blas(&[(m, 1)]).addr).collect();
+    let descs: Vec<InstanceDesc> = (0..20)
+        .map(|i| InstanceDesc { custom: i, ..InstanceDesc::new(blases[0], translate(3.0 * i as f32, 0.0, 0.0)) })
+        .collect();
+    let g = dev.instances(&descs);
+    let t = dev.build(Level::Top, vec![g]).unwrap();
+    // Move every instance up by 10 and point the odd ones at the second BLAS.
+    let moved: Vec<InstanceDesc> = descs
+        .iter()
+        .enumerate()
+        .map(|(i, d)| InstanceDesc { blas: blases[i % 2], o2w: translate(3.0 * i as f32, 10.0, 0.0), ..*d })
+        .collect();
+    let Geometry::Instances { data, .. } = g.geometry else { unreachable!() };
+    dev.mem().write(data, &moved.iter().flat_map(|d| d.bytes()).collect::<Vec<_>>()).unwrap();
+    let req = BuildRequest {
+        level: Level::Top,
+        flags: 1,
+        mode: Mode::Update { src: t.addr },
+        dst: t.addr,
+        dst_size: t.stats.bytes,
+        scratch: 0,
+        geometries: vec![g],
+    };
+    build(&dev.mem(), &req, &dev.opts).unwrap();
+    let (h, c) = check_structure(&dev.mem(), t.addr);
+    assert_eq!((c.prims.len(), h.blas_count), (20, 2));
+    let refs: Vec<RefInstance> = moved
+        .iter()
+        .enumerate()
+        .map(|(i, d)| RefInstance { o2w: d.o2w, blas: i % 2, mask: 0xff, custom: d.custom, index: i as u32 })
+        .collect();
+    let ref_meshes: Vec<Vec<RefTri>> = meshes.iter().map(|m| ref_tris(m, 0)).collect();
+    let rays: Vec<TraceRay> = (0..400)
+        .map(|i| TraceRay {
+            origin: [rng.range(-1.0, 60.0), rng.range(9.0, 11.0), 5.0],
+            dir: [rng.range(-0.1, 0.1), rng.range(-0.1, 0.1), -1.0],
+            tmin: 0.0,
+            tmax: if i % 7 == 0 { 4.5 } else { f32::INFINITY },
+            flags: 0,
+            cull_mask: 0xff,
+            accel: t.addr,
+        })
+        .collect();
+    let mut harness = Harness::new(&RtuConfig::default(), 32, 1);
+    let rows = harness.run(&dev.mem(), &rays, |_, _| panic!("opaque")).unwrap();
+    let mut hits = 0;
+    for (r, row) in rays.iter().zip(&rows) {
+        hits += row.hit().is_some() as usize;
+        check_closest(&ref_meshes, &refs, &ref_ray(r), row.hit(), Tolerance::default())
+            .unwrap_or_else(|e| panic!("ray {r:?}: {e}"));
+    }
+    assert!(hits > 100, "{hits}");
+}
+
+/// Serialize, deserialize (relocating the BLAS references through the handle list), and
+/// the post-build properties.
+#[test]
+fn serialization_round_trips() {
+    use vortex_transcode::accel::serial;
+    let uuid = *b"0123456789abcdef";
+    let mut rng = Rng::new(33);
+    let dev = Device::new(6);
+    let mesh = random_tris(&mut rng, 300, 1.0, 0.15);
+    let blas = dev.blas(&[(&mesh, 1)]);
+    let p = serial::properties(&dev.mem(), blas.addr).unwrap();
+    assert_eq!(p.compacted, blas.stats.bytes);
+    assert_eq!((p.blas_pointers, p.size), (0, blas.stats.bytes));
+    assert_eq!(p.serialized, 56 + blas.stats.bytes);
+    let tlas = dev.tlas(&[
+        InstanceDesc::new(blas.addr, translate(0.0, 0.0, 0.0)),
+        InstanceDesc::new(blas.addr, translate(5.0, 0.0, 0.0)),
+    ]);
+    let p = serial::properties(&dev.mem(), tlas.addr).unwrap();
+    assert_eq!(p.blas_pointers, 1);
+    assert_eq!(p.serialized, 56 + 8 + tlas.stats.bytes);
+    let mut blob = vec![0u8; p.serialized as usize];
+    assert_eq!(serial::serialize(&dev.mem(), tlas.addr, &mut blob, &uuid).unwrap(), p.serialized);
+    assert_eq!(&blob[..16], &uuid);
+    assert_eq!(&blob[16..32], &serial::COMPAT_UUID);
+    assert_eq!(rd_u64(&blob, 32), p.serialized);
+    assert_eq!(rd_u64(&blob, 40), tlas.stats.bytes, "the host reads the deserialized size here");
+    assert_eq!((rd_u64(&blob, 48), rd_u64(&blob, 56)), (1, blas.addr));
+    assert!(serial::compatible(&blob, &uuid) && !serial::compatible(&blob, b"another driver!!"));
+
+    // Deserialize as is: the copy references the original BLAS.
+    let dst = dev.alloc(tlas.stats.bytes);
+    serial::deserialize(&blob, &dev.mem(), dst, tlas.stats.bytes, &uuid).unwrap();
+    let probe = |addr: u64| -> Vec<Option<f32>> {
+        (0..200)
+            .map(|i| {
+                let (x, y) = ((i % 20) as f32 * 0.35 - 1.0, (i / 20) as f32 * 0.2 - 1.0);
+                trace_one(&dev, addr, [x + 5.0 * (i % 2) as f32, y, 3.0], [0.0, 0.0, -1.0]).map(|h| h.t)
+            })
+            .collect()
+    };
+    let want = probe(tlas.addr);
+    assert!(want.iter().filter(|h| h.is_some()).count() > 20);
+    assert_eq!(probe(dst), want);
+    // Relocated: the BLAS cloned elsewhere, the handle list rewritten, the original wiped.
+    let bytes = read(&dev.mem(), blas.addr, blas.stats.bytes as usize);
+    let moved = dev.upload(&bytes);
+    blob[56..64].copy_from_slice(&moved.to_le_bytes());
+    let dst2 = dev.alloc(tlas.stats.bytes);
+    serial::deserialize(&blob, &dev.mem(), dst2, tlas.stats.bytes, &uuid).unwrap();
+    dev.mem().write(blas.addr, &vec![0u8; bytes.len()]).unwrap();
+    let (h, _) = check_structure(&dev.mem(), dst2);
+    assert_eq!(dev.mem().read_u64(dst2 + h.blas_table as u64 * 16).unwrap(), moved);
+    assert_eq!(probe(dst2), want, "the relocated TLAS finds the moved BLAS");
+    // Refused: another driver, too small a destination.
+    assert!(serial::deserialize(&blob, &dev.mem(), dst2, tlas.stats.bytes, b"another driver!!").is_err());
+    assert!(matches!(serial::deserialize(&blob, &dev.mem(), dst2, 100, &uuid), Err(BuildError::DoesNotFit { .. })));
 }

@@ -1,11 +1,12 @@
-//! Reading build inputs from memory: vertex formats, index types, geometry transforms,
-//! AABBs and instances, exactly as `VkAccelerationStructureBuildRangeInfoKHR` places them.
+//! Reading build inputs: vertex formats, index types, geometry transforms, AABBs and
+//! instances, exactly as `VkAccelerationStructureBuildRangeInfoKHR` places them. Inputs are
+//! read in place where the memory allows it ([`InputMemory::view`]), else copied once.
 
 use super::{BuildError, Geometry, GeometryInput, InputMemory};
 use std::collections::HashMap;
 use vortex_model::abi::bvh;
 use vortex_model::abi::format as fmt;
-use vortex_model::mem::MemoryMap;
+use vortex_model::mem::{MemFault, MemFaultKind, MemoryMap};
 
 /// An axis-aligned box.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -17,11 +18,13 @@ pub struct Aabb {
 impl Aabb {
     pub const EMPTY: Aabb = Aabb { lo: [f32::INFINITY; 3], hi: [f32::NEG_INFINITY; 3] };
 
+    /// Grows to contain `o`. Boxes here never hold NaN (inactive primitives are left out
+    /// before any box is made), so plain comparisons do.
     #[inline]
     pub fn grow(&mut self, o: &Aabb) {
         for a in 0..3 {
-            self.lo[a] = self.lo[a].min(o.lo[a]);
-            self.hi[a] = self.hi[a].max(o.hi[a]);
+            self.lo[a] = if o.lo[a] < self.lo[a] { o.lo[a] } else { self.lo[a] };
+            self.hi[a] = if o.hi[a] > self.hi[a] { o.hi[a] } else { self.hi[a] };
         }
     }
 
@@ -31,14 +34,23 @@ impl Aabb {
         self
     }
 
+    #[inline]
+    pub fn point(p: [f32; 3]) -> Aabb {
+        Aabb { lo: p, hi: p }
+    }
+
     /// Half the surface area (the SAH only needs ratios); 0 for an empty box.
     #[inline]
     pub fn half_area(&self) -> f32 {
         let d = [self.hi[0] - self.lo[0], self.hi[1] - self.lo[1], self.hi[2] - self.lo[2]];
-        if d[0] < 0.0 {
+        if d[0].is_nan() || d[0] < 0.0 {
             return 0.0;
         }
         d[0] * d[1] + d[1] * d[2] + d[2] * d[0]
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.lo[0].is_nan() || self.hi[0].is_nan() || self.lo[0] > self.hi[0]
     }
 
     pub fn contains(&self, o: &Aabb) -> bool {
@@ -46,21 +58,33 @@ impl Aabb {
     }
 }
 
-/// A triangle as its leaf stores it.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct TriData {
-    pub v: [[f32; 3]; 3],
+/// One primitive as the builder sees it: its exact box and where it came from. For
+/// instances `prim` indexes [`Source::insts`]. An inactive primitive has an empty box.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct PrimRef {
+    pub lo: [f32; 3],
+    pub hi: [f32; 3],
     pub geom: u32,
     pub prim: u32,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct AabbData {
-    pub b: Aabb,
-    pub geom: u32,
-    pub prim: u32,
+impl PrimRef {
+    pub const INACTIVE: PrimRef =
+        PrimRef { lo: [f32::INFINITY; 3], hi: [f32::NEG_INFINITY; 3], geom: u32::MAX, prim: u32::MAX };
+
+    #[inline]
+    pub fn aabb(&self) -> Aabb {
+        Aabb { lo: self.lo, hi: self.hi }
+    }
+
+    #[inline]
+    pub fn active(&self) -> bool {
+        self.lo[0] <= self.hi[0]
+    }
 }
 
+/// An instance as its leaf stores it.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct InstData {
     pub index: u32,
@@ -69,19 +93,6 @@ pub struct InstData {
     pub w2o: [f32; 12],
     pub o2w: [f32; 12],
     pub blas: u64,
-}
-
-/// Every active primitive of a build, by kind. A primitive's id in the builder is its index
-/// in `tris ++ aabbs ++ insts`.
-#[derive(Default)]
-pub struct Prims {
-    pub tris: Vec<TriData>,
-    pub aabbs: Vec<AabbData>,
-    pub insts: Vec<InstData>,
-    /// Distinct BLAS addresses referenced by active instances, in first-seen order.
-    pub blas_table: Vec<u64>,
-    /// Geometry flags by geometry index.
-    pub geom_flags: Vec<u32>,
 }
 
 /// How a vertex format's components are stored.
@@ -112,17 +123,20 @@ struct VertexFormat {
 /// `VkFormat` numbers of vertex formats that are not storage-image formats (so not in
 /// `abi::format`); Vulkan constants, host side only.
 mod vk {
+    pub const R8G8B8_SNORM: u32 = 24;
     pub const R16G16B16_SNORM: u32 = 85;
     pub const R16G16B16_SFLOAT: u32 = 90;
     pub const R32G32B32_SFLOAT: u32 = 106;
     pub const R64G64_SFLOAT: u32 = 115;
     pub const R64G64B64_SFLOAT: u32 = 118;
+    pub const R64G64B64A64_SFLOAT: u32 = 121;
     pub const A2B10G10R10_UNORM_PACK32: u32 = 64;
 }
 
 const VERTEX_FORMATS: &[VertexFormat] = &[
     VertexFormat { vk: vk::R32G32B32_SFLOAT, comps: 3, comp: Comp::F32, bytes: 12 },
     VertexFormat { vk: fmt::R32G32_SFLOAT, comps: 2, comp: Comp::F32, bytes: 8 },
+    VertexFormat { vk: fmt::R32G32B32A32_SFLOAT, comps: 3, comp: Comp::F32, bytes: 12 },
     VertexFormat { vk: fmt::R16G16_SFLOAT, comps: 2, comp: Comp::F16, bytes: 4 },
     VertexFormat { vk: fmt::R16G16B16A16_SFLOAT, comps: 3, comp: Comp::F16, bytes: 6 },
     VertexFormat { vk: vk::R16G16B16_SFLOAT, comps: 3, comp: Comp::F16, bytes: 6 },
@@ -132,11 +146,13 @@ const VERTEX_FORMATS: &[VertexFormat] = &[
     VertexFormat { vk: fmt::R16G16_UNORM, comps: 2, comp: Comp::Unorm16, bytes: 4 },
     VertexFormat { vk: fmt::R16G16B16A16_UNORM, comps: 3, comp: Comp::Unorm16, bytes: 6 },
     VertexFormat { vk: fmt::R8G8_SNORM, comps: 2, comp: Comp::Snorm8, bytes: 2 },
+    VertexFormat { vk: vk::R8G8B8_SNORM, comps: 3, comp: Comp::Snorm8, bytes: 3 },
     VertexFormat { vk: fmt::R8G8B8A8_SNORM, comps: 3, comp: Comp::Snorm8, bytes: 3 },
     VertexFormat { vk: fmt::R8G8_UNORM, comps: 2, comp: Comp::Unorm8, bytes: 2 },
     VertexFormat { vk: fmt::R8G8B8A8_UNORM, comps: 3, comp: Comp::Unorm8, bytes: 3 },
     VertexFormat { vk: vk::R64G64_SFLOAT, comps: 2, comp: Comp::F64, bytes: 16 },
     VertexFormat { vk: vk::R64G64B64_SFLOAT, comps: 3, comp: Comp::F64, bytes: 24 },
+    VertexFormat { vk: vk::R64G64B64A64_SFLOAT, comps: 3, comp: Comp::F64, bytes: 24 },
     VertexFormat { vk: vk::A2B10G10R10_UNORM_PACK32, comps: 3, comp: Comp::Unorm10Pack, bytes: 4 },
 ];
 
@@ -147,9 +163,15 @@ pub fn vertex_formats() -> impl Iterator<Item = u32> {
 }
 
 impl VertexFormat {
-    #[inline]
+    #[inline(always)]
     fn decode(&self, b: &[u8]) -> [f32; 3] {
         let mut p = [0.0f32; 3];
+        if self.comp == Comp::F32 {
+            for (c, v) in p.iter_mut().enumerate().take(self.comps) {
+                *v = f32::from_le_bytes([b[4 * c], b[4 * c + 1], b[4 * c + 2], b[4 * c + 3]]);
+            }
+            return p;
+        }
         if self.comp == Comp::Unorm10Pack {
             let w = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
             for (c, v) in p.iter_mut().enumerate() {
@@ -159,7 +181,6 @@ impl VertexFormat {
         }
         for (c, v) in p.iter_mut().enumerate().take(self.comps) {
             *v = match self.comp {
-                Comp::F32 => f32::from_le_bytes([b[4 * c], b[4 * c + 1], b[4 * c + 2], b[4 * c + 3]]),
                 Comp::F16 => half::f16::from_bits(u16::from_le_bytes([b[2 * c], b[2 * c + 1]])).to_f32(),
                 Comp::F64 => {
                     let mut w = [0u8; 8];
@@ -170,7 +191,7 @@ impl VertexFormat {
                 Comp::Unorm16 => u16::from_le_bytes([b[2 * c], b[2 * c + 1]]) as f32 / 65535.0,
                 Comp::Snorm8 => (b[c] as i8 as f32 / 127.0).max(-1.0),
                 Comp::Unorm8 => b[c] as f32 / 255.0,
-                Comp::Unorm10Pack => unreachable!(),
+                Comp::F32 | Comp::Unorm10Pack => unreachable!(),
             };
         }
         p
@@ -185,27 +206,49 @@ pub mod index_type {
     pub const UINT8_KHR: u32 = 1_000_265_000;
 }
 
-fn mem_err(what: String) -> impl FnOnce(vortex_model::mem::MemFault) -> BuildError {
+fn mem_err(what: String) -> impl FnOnce(MemFault) -> BuildError {
     move |fault| BuildError::Memory { what, fault }
 }
 
-/// Reads `[addr, addr + len)` in one piece.
-fn read_vec(
-    input: &dyn InputMemory,
+fn unmapped(what: String, addr: u64, size: u64) -> BuildError {
+    BuildError::Memory { what, fault: MemFault { addr, size, kind: MemFaultKind::Unmapped } }
+}
+
+/// Input bytes: read in place, or copied when the memory cannot lend them.
+pub enum Bytes<'a> {
+    View(&'a [u8]),
+    Owned(Vec<u8>),
+}
+
+impl std::ops::Deref for Bytes<'_> {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Bytes::View(v) => v,
+            Bytes::Owned(v) => v,
+        }
+    }
+}
+
+/// `[addr, addr + len)` in one piece: lent by the memory if it can, else copied.
+pub fn bytes<'a>(
+    input: &'a dyn InputMemory,
     addr: u64,
     len: u64,
     what: impl FnOnce() -> String,
-) -> Result<Vec<u8>, BuildError> {
-    let end = addr.checked_add(len);
-    if end.is_none() || len > usize::MAX as u64 || !input.covers(addr, len) {
-        return Err(BuildError::Memory {
-            what: what(),
-            fault: vortex_model::mem::MemFault { addr, size: len, kind: vortex_model::mem::MemFaultKind::Unmapped },
-        });
+) -> Result<Bytes<'a>, BuildError> {
+    if len == 0 {
+        return Ok(Bytes::Owned(Vec::new()));
+    }
+    if let Some(v) = input.view(addr, len) {
+        return Ok(Bytes::View(v));
+    }
+    if addr.checked_add(len).is_none() || len > isize::MAX as u64 || !input.covers(addr, len) {
+        return Err(unmapped(what(), addr, len));
     }
     let mut v = vec![0u8; len as usize];
     input.read(addr, &mut v).map_err(mem_err(what()))?;
-    Ok(v)
+    Ok(Bytes::Owned(v))
 }
 
 fn read_matrix(input: &dyn InputMemory, addr: u64, what: impl FnOnce() -> String) -> Result<[f32; 12], BuildError> {
@@ -215,144 +258,296 @@ fn read_matrix(input: &dyn InputMemory, addr: u64, what: impl FnOnce() -> String
 }
 
 /// `m * (p, 1)` in f64.
+#[inline]
 fn apply_f64(m: &[f64; 12], p: [f64; 3]) -> [f64; 3] {
     std::array::from_fn(|r| m[4 * r] * p[0] + m[4 * r + 1] * p[1] + m[4 * r + 2] * p[2] + m[4 * r + 3])
 }
 
+#[inline]
 fn finite3(p: &[f32; 3]) -> bool {
     p.iter().all(|v| v.is_finite())
 }
 
-/// Reads the triangles of geometry `gi` into `out`. Inactive triangles (a NaN or infinite
-/// coordinate) are left out.
-pub fn read_triangles(
-    input: &dyn InputMemory,
-    g: &GeometryInput,
+enum Index<'a> {
+    /// Three consecutive vertices per triangle.
+    None,
+    U8(Bytes<'a>),
+    U16(Bytes<'a>),
+    U32(Bytes<'a>),
+}
+
+/// The triangles of one geometry: corner indices, vertex fetch and decode, transform. A
+/// triangle with a NaN or infinite coordinate (after the transform) is inactive.
+pub struct TriReader<'a> {
+    input: &'a dyn InputMemory,
+    fmt: VertexFormat,
     gi: u32,
-    out: &mut Vec<TriData>,
-) -> Result<(), BuildError> {
-    let Geometry::Triangles {
-        vertex_format, vertex_data, vertex_stride, index_type, index_data, transform_data, ..
-    } = g.geometry
-    else {
-        unreachable!()
-    };
-    let r = &g.range;
-    let n = r.primitive_count as u64;
-    if n == 0 {
-        return Ok(());
+    pub count: u32,
+    index: Index<'a>,
+    /// Address of vertex k (k counted after firstVertex) is `vbase + k * stride`.
+    vbase: u64,
+    stride: u64,
+    first: u64,
+    /// Vertices `[win_lo, win_lo + win_len)` are in `verts`; others are read one by one.
+    verts: Bytes<'a>,
+    win_lo: u64,
+    win_len: u64,
+    xf: Option<[f64; 12]>,
+    /// Set when every triangle is three consecutive R32G32B32_SFLOAT vertices in the
+    /// window with no transform: the common case, read without decoding.
+    plain: bool,
+}
+
+impl<'a> TriReader<'a> {
+    pub fn new(input: &'a dyn InputMemory, g: &GeometryInput, gi: u32) -> Result<TriReader<'a>, BuildError> {
+        let Geometry::Triangles {
+            vertex_format,
+            vertex_data,
+            vertex_stride,
+            max_vertex,
+            index_type,
+            index_data,
+            transform_data,
+        } = g.geometry
+        else {
+            return Err(BuildError::BadRequest(format!("geometry {gi} is not triangles")));
+        };
+        let r = &g.range;
+        let n = r.primitive_count as u64;
+        let fmt = *VERTEX_FORMATS
+            .iter()
+            .find(|f| f.vk == vertex_format)
+            .ok_or(BuildError::UnsupportedVertexFormat(vertex_format))?;
+        let ibase = index_data.wrapping_add(r.primitive_offset as u64);
+        let what = || format!("index buffer of geometry {gi}");
+        let index = match index_type {
+            _ if n == 0 => Index::None,
+            index_type::NONE_KHR => Index::None,
+            index_type::UINT8_KHR => Index::U8(bytes(input, ibase, 3 * n, what)?),
+            index_type::UINT16 => Index::U16(bytes(input, ibase, 6 * n, what)?),
+            index_type::UINT32 => Index::U32(bytes(input, ibase, 12 * n, what)?),
+            other => return Err(BuildError::UnsupportedIndexType(other)),
+        };
+        let vbase = if index_type == index_type::NONE_KHR {
+            vertex_data.wrapping_add(r.primitive_offset as u64)
+        } else {
+            vertex_data
+        };
+        let xf = if transform_data != 0 && n > 0 {
+            let m = read_matrix(input, transform_data.wrapping_add(r.transform_offset as u64), || {
+                format!("transform of geometry {gi}")
+            })?;
+            Some(m.map(|x| x as f64))
+        } else {
+            None
+        };
+        let mut t = TriReader {
+            input,
+            fmt,
+            gi,
+            count: r.primitive_count,
+            index,
+            vbase,
+            stride: vertex_stride,
+            first: r.first_vertex as u64,
+            verts: Bytes::Owned(Vec::new()),
+            win_lo: 0,
+            win_len: 0,
+            xf,
+            plain: false,
+        };
+        if n > 0 {
+            t.map_vertices(max_vertex)?;
+        }
+        t.plain = n > 0
+            && t.fmt.comp == Comp::F32
+            && t.fmt.comps == 3
+            && t.xf.is_none()
+            && matches!(t.index, Index::None)
+            && t.win_lo == t.first
+            && t.win_len >= 3 * n;
+        Ok(t)
     }
-    let vf = *VERTEX_FORMATS
-        .iter()
-        .find(|f| f.vk == vertex_format)
-        .ok_or(BuildError::UnsupportedVertexFormat(vertex_format))?;
-    // Vertex indices (before firstVertex) of every corner.
-    let idx: Vec<u64> = match index_type {
-        index_type::NONE_KHR => (0..3 * n).collect(),
-        index_type::UINT16 | index_type::UINT32 | index_type::UINT8_KHR => {
-            let isz = match index_type {
-                index_type::UINT16 => 2,
-                index_type::UINT32 => 4,
-                _ => 1,
-            };
-            let base = index_data.wrapping_add(r.primitive_offset as u64);
-            let b = read_vec(input, base, 3 * n * isz, || format!("index buffer of geometry {gi}"))?;
-            match isz {
-                1 => b.iter().map(|&x| x as u64).collect(),
-                2 => b.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]]) as u64).collect(),
-                _ => b.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]) as u64).collect(),
+
+    /// Finds a window of vertices to read in one piece: the range `maxVertex` promises,
+    /// else the range the indices actually use.
+    fn map_vertices(&mut self, max_vertex: u32) -> Result<(), BuildError> {
+        let n = self.count as u64;
+        let span = |lo: u64, len: u64| -> Option<(u64, u64)> {
+            let bytes = (len - 1).checked_mul(self.stride)?.checked_add(self.fmt.bytes as u64)?;
+            Some((self.vbase.checked_add(lo.checked_mul(self.stride)?)?, bytes))
+        };
+        let promised = match self.index {
+            Index::None => (self.first, 3 * n),
+            _ => (self.first, max_vertex as u64 + 1),
+        };
+        if let Some((addr, len)) = span(promised.0, promised.1) {
+            if let Some(v) = self.input.view(addr, len) {
+                (self.verts, self.win_lo, self.win_len) = (Bytes::View(v), promised.0, promised.1);
+                return Ok(());
             }
         }
-        other => return Err(BuildError::UnsupportedIndexType(other)),
-    };
-    // Address of vertex `k` (after firstVertex) is vbase + k * stride.
-    let vbase = if index_type == index_type::NONE_KHR {
-        vertex_data.wrapping_add(r.primitive_offset as u64)
-    } else {
-        vertex_data
-    };
-    let first = r.first_vertex as u64;
-    let (kmin, kmax) = idx.iter().fold((u64::MAX, 0), |(a, b), &i| (a.min(i + first), b.max(i + first)));
-    let stride = vertex_stride;
-    let span = (kmax - kmin).checked_mul(stride).and_then(|s| s.checked_add(vf.bytes as u64));
-    let what = || format!("vertex buffer of geometry {gi}");
-    // One read of the vertex range when it is not much larger than what is used.
-    let dense = span.filter(|&s| s <= 3 * n * stride.max(vf.bytes as u64) * 4 + (1 << 20));
-    let lo_addr = vbase.wrapping_add(kmin.wrapping_mul(stride));
-    let verts: Option<Vec<u8>> = match dense {
-        Some(s) => Some(read_vec(input, lo_addr, s, what)?),
-        None => None,
-    };
-    let mut one = [0u8; 24];
-    let mut fetch = |k: u64| -> Result<[f32; 3], BuildError> {
-        match &verts {
-            Some(v) => {
-                let o = ((k - kmin) * stride) as usize;
-                Ok(vf.decode(&v[o..o + vf.bytes]))
-            }
-            None => {
-                let addr = vbase.wrapping_add(k.wrapping_mul(stride));
-                input.read(addr, &mut one[..vf.bytes]).map_err(mem_err(format!("vertex {k} of geometry {gi}")))?;
-                Ok(vf.decode(&one[..vf.bytes]))
+        // The indices' own range (maxVertex may be wrong, or the memory cannot lend it).
+        let (mut kmin, mut kmax) = (u64::MAX, 0u64);
+        for i in 0..n {
+            for c in self.corners(i as u32) {
+                kmin = kmin.min(c);
+                kmax = kmax.max(c);
             }
         }
-    };
-    let xf = if transform_data != 0 {
-        let m = read_matrix(input, transform_data.wrapping_add(r.transform_offset as u64), || {
-            format!("transform of geometry {gi}")
-        })?;
-        Some(m.map(|x| x as f64))
-    } else {
-        None
-    };
-    out.reserve(n as usize);
-    for i in 0..n as usize {
+        let (lo, len) = (kmin + self.first, kmax - kmin + 1);
+        let Some((addr, bytes_len)) = span(lo, len) else { return Ok(()) };
+        // Copy the range once when it is not much larger than what is used.
+        let used = 3 * n * self.stride.max(self.fmt.bytes as u64);
+        if let Some(v) = self.input.view(addr, bytes_len) {
+            (self.verts, self.win_lo, self.win_len) = (Bytes::View(v), lo, len);
+        } else if bytes_len <= used * 4 + (1 << 20) {
+            let gi = self.gi;
+            self.verts = bytes(self.input, addr, bytes_len, || format!("vertex buffer of geometry {gi}"))?;
+            (self.win_lo, self.win_len) = (lo, len);
+        }
+        Ok(())
+    }
+
+    /// Vertex indices (before firstVertex) of triangle `i`'s corners.
+    #[inline]
+    fn corners(&self, i: u32) -> [u64; 3] {
+        let i = i as usize;
+        match &self.index {
+            Index::None => {
+                let b = 3 * i as u64;
+                [b, b + 1, b + 2]
+            }
+            Index::U8(b) => [b[3 * i] as u64, b[3 * i + 1] as u64, b[3 * i + 2] as u64],
+            Index::U16(b) => {
+                std::array::from_fn(|k| u16::from_le_bytes([b[6 * i + 2 * k], b[6 * i + 2 * k + 1]]) as u64)
+            }
+            Index::U32(b) => std::array::from_fn(|k| {
+                let o = 12 * i + 4 * k;
+                u32::from_le_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]]) as u64
+            }),
+        }
+    }
+
+    #[inline]
+    fn vertex(&self, k: u64) -> Result<[f32; 3], BuildError> {
+        let rel = k.wrapping_sub(self.win_lo);
+        if rel < self.win_len {
+            let o = (rel * self.stride) as usize;
+            return Ok(self.fmt.decode(&self.verts[o..o + self.fmt.bytes]));
+        }
+        let mut one = [0u8; 32];
+        let addr = self.vbase.wrapping_add(k.wrapping_mul(self.stride));
+        self.input
+            .read(addr, &mut one[..self.fmt.bytes])
+            .map_err(mem_err(format!("vertex {k} of geometry {}", self.gi)))?;
+        Ok(self.fmt.decode(&one[..self.fmt.bytes]))
+    }
+
+    /// Hints that triangle `i` will be read soon (its first vertex, or its indices).
+    #[inline]
+    pub fn prefetch(&self, i: u32) {
+        let at = match &self.index {
+            Index::None => {
+                let rel = (3 * i as u64 + self.first).wrapping_sub(self.win_lo);
+                if rel >= self.win_len {
+                    return;
+                }
+                self.verts[(rel * self.stride) as usize..].as_ptr()
+            }
+            Index::U8(b) => b[3 * i as usize..].as_ptr(),
+            Index::U16(b) => b[6 * i as usize..].as_ptr(),
+            Index::U32(b) => b[12 * i as usize..].as_ptr(),
+        };
+        prefetch(at);
+    }
+
+    /// Triangle `i` (its primitive index in the geometry), or `None` if it is inactive.
+    /// True when [`TriReader::tri_plain`] may be used.
+    pub fn plain(&self) -> bool {
+        self.plain
+    }
+
+    /// Triangle `i` of a plain reader (three consecutive R32G32B32_SFLOAT vertices, no
+    /// transform), or `None` if it is inactive.
+    #[inline(always)]
+    pub fn tri_plain(&self, i: u32) -> Option<[[f32; 3]; 3]> {
+        let v: &[u8] = match &self.verts {
+            Bytes::View(v) => v,
+            Bytes::Owned(v) => v,
+        };
+        let s = self.stride as usize;
+        let o = 3 * i as usize * s;
+        let rd = |o: usize| -> [f32; 3] {
+            let b: &[u8; 12] = v[o..o + 12].try_into().expect("12 bytes");
+            std::array::from_fn(|a| f32::from_le_bytes([b[4 * a], b[4 * a + 1], b[4 * a + 2], b[4 * a + 3]]))
+        };
+        let t = [rd(o), rd(o + s), rd(o + 2 * s)];
+        t.iter().all(finite3).then_some(t)
+    }
+
+    #[inline]
+    pub fn tri(&self, i: u32) -> Result<Option<[[f32; 3]; 3]>, BuildError> {
+        if self.plain && i < self.count {
+            return Ok(self.tri_plain(i));
+        }
+        let c = self.corners(i);
         let mut v = [[0.0f32; 3]; 3];
-        for (k, vk) in v.iter_mut().enumerate() {
-            *vk = fetch(idx[3 * i + k] + first)?;
+        for k in 0..3 {
+            v[k] = self.vertex(c[k].wrapping_add(self.first))?;
         }
-        if let Some(m) = &xf {
+        if let Some(m) = &self.xf {
             for vk in v.iter_mut() {
                 *vk = apply_f64(m, vk.map(|x| x as f64)).map(|x| x as f32);
             }
         }
-        if v.iter().all(finite3) {
-            out.push(TriData { v, geom: gi, prim: i as u32 });
-        }
+        Ok(v.iter().all(finite3).then_some(v))
     }
-    Ok(())
 }
 
-/// Reads the AABBs of geometry `gi` (`VkAabbPositionsKHR`). A box with a NaN coordinate or
-/// min > max is inactive; infinite coordinates are clamped to the largest finite float.
-pub fn read_aabbs(
-    input: &dyn InputMemory,
-    g: &GeometryInput,
-    gi: u32,
-    out: &mut Vec<AabbData>,
-) -> Result<(), BuildError> {
-    let Geometry::Aabbs { data, stride } = g.geometry else { unreachable!() };
-    let n = g.range.primitive_count as u64;
-    if n == 0 {
-        return Ok(());
+/// Box of a triangle.
+#[inline]
+pub fn tri_box(v: &[[f32; 3]; 3]) -> Aabb {
+    Aabb {
+        lo: std::array::from_fn(|a| v[0][a].min(v[1][a]).min(v[2][a])),
+        hi: std::array::from_fn(|a| v[0][a].max(v[1][a]).max(v[2][a])),
     }
-    let base = data.wrapping_add(g.range.primitive_offset as u64);
-    let span = (n - 1).checked_mul(stride).and_then(|s| s.checked_add(24)).unwrap_or(u64::MAX);
-    let b = read_vec(input, base, span, || format!("AABB buffer of geometry {gi}"))?;
-    out.reserve(n as usize);
-    for i in 0..n as usize {
-        let o = i * stride as usize;
+}
+
+/// The AABBs of one geometry (`VkAabbPositionsKHR`). A box with a NaN coordinate or
+/// min > max is inactive; infinite coordinates are clamped to the largest finite float.
+pub struct AabbReader<'a> {
+    data: Bytes<'a>,
+    stride: usize,
+    pub count: u32,
+}
+
+impl<'a> AabbReader<'a> {
+    pub fn new(input: &'a dyn InputMemory, g: &GeometryInput, gi: u32) -> Result<AabbReader<'a>, BuildError> {
+        let Geometry::Aabbs { data, stride } = g.geometry else {
+            return Err(BuildError::BadRequest(format!("geometry {gi} is not AABBs")));
+        };
+        let n = g.range.primitive_count as u64;
+        let base = data.wrapping_add(g.range.primitive_offset as u64);
+        let span =
+            if n == 0 { 0 } else { (n - 1).checked_mul(stride).and_then(|s| s.checked_add(24)).unwrap_or(u64::MAX) };
+        let data = bytes(input, base, span, || format!("AABB buffer of geometry {gi}"))?;
+        Ok(AabbReader { data, stride: stride as usize, count: g.range.primitive_count })
+    }
+
+    #[inline]
+    pub fn aabb(&self, i: u32) -> Option<Aabb> {
+        let o = i as usize * self.stride;
+        let b = &self.data[o..o + 24];
         let f: [f32; 6] = std::array::from_fn(|k| {
-            let p = o + 4 * k;
-            f32::from_le_bytes([b[p], b[p + 1], b[p + 2], b[p + 3]]).clamp(f32::MIN, f32::MAX)
+            f32::from_le_bytes([b[4 * k], b[4 * k + 1], b[4 * k + 2], b[4 * k + 3]]).clamp(f32::MIN, f32::MAX)
         });
         let bx = Aabb { lo: [f[0], f[1], f[2]], hi: [f[3], f[4], f[5]] };
         if f.iter().any(|x| x.is_nan()) || (0..3).any(|a| bx.lo[a] > bx.hi[a]) {
-            continue;
+            return None;
         }
-        out.push(AabbData { b: bx, geom: gi, prim: i as u32 });
+        Some(bx)
     }
-    Ok(())
 }
 
 /// Inverse of a 3x4 affine, computed in f64 (`None` if singular or not finite).
@@ -399,105 +594,153 @@ pub fn instance_box(o2w: &[f32; 12], lo: [f32; 3], hi: [f32; 3]) -> Aabb {
     b
 }
 
-/// Reads the instances of geometry `gi`. Instances with a null reference, a zero mask or a
-/// singular transform are inactive; those referencing an empty BLAS are left out too.
-#[allow(clippy::too_many_arguments)]
-pub fn read_instances(
-    input: &dyn InputMemory,
-    mem: &MemoryMap,
-    g: &GeometryInput,
-    gi: u32,
-    out: &mut Vec<InstData>,
-    boxes: &mut Vec<Aabb>,
-    blas_table: &mut Vec<u64>,
-    headers: &mut HashMap<u64, Option<bvh::Header>>,
-) -> Result<(), BuildError> {
-    let Geometry::Instances { data, array_of_pointers } = g.geometry else { unreachable!() };
-    let n = g.range.primitive_count as u64;
-    if n == 0 {
-        return Ok(());
+/// Headers of the BLASes instances reference, looked up once per build.
+pub struct BlasHeaders<'a> {
+    mem: &'a MemoryMap,
+    /// Header, and whether the address is in `table` yet.
+    seen: HashMap<u64, (bvh::Header, bool)>,
+    /// Distinct BLAS addresses referenced by active instances, in first-seen order.
+    pub table: Vec<u64>,
+}
+
+impl<'a> BlasHeaders<'a> {
+    pub fn new(mem: &'a MemoryMap) -> BlasHeaders<'a> {
+        BlasHeaders { mem, seen: HashMap::new(), table: Vec::new() }
     }
-    let base = data.wrapping_add(g.range.primitive_offset as u64);
-    let (records, ptrs) = if array_of_pointers {
-        (None, Some(read_vec(input, base, 8 * n, || format!("instance pointer array of geometry {gi}"))?))
-    } else {
-        (Some(read_vec(input, base, 64 * n, || format!("instance array of geometry {gi}"))?), None)
-    };
-    let mut one = [0u8; 64];
-    for i in 0..n as usize {
-        let rec: &[u8] = match (&records, &ptrs) {
-            (Some(r), _) => &r[64 * i..64 * i + 64],
-            (_, Some(p)) => {
-                let mut w = [0u8; 8];
-                w.copy_from_slice(&p[8 * i..8 * i + 8]);
-                let addr = u64::from_le_bytes(w);
-                input
-                    .read(addr, &mut one)
-                    .map_err(mem_err(format!("instance {i} of geometry {gi} (through its pointer)")))?;
-                &one
+
+    /// The header of the BLAS at `blas` (reached through `reference` by instance `i`).
+    pub fn get(&mut self, blas: u64, reference: u64, i: u32) -> Result<bvh::Header, BuildError> {
+        if let Some(h) = self.seen.get(&blas) {
+            return Ok(h.0);
+        }
+        let bad = |reason: String| BuildError::BadInstance { instance: i, reference, reason };
+        let mut hb = [0u8; bvh::header::BYTES];
+        self.mem.read(blas, &mut hb).map_err(|f| bad(format!("cannot read its header: {f}")))?;
+        let h = bvh::Header::parse(&hb).map_err(|e| bad(e.to_string()))?;
+        if h.kind != bvh::KIND_BOTTOM {
+            return Err(bad("it is a top-level structure".into()));
+        }
+        if h.root != 0 && !(finite3(&h.bounds_min) && finite3(&h.bounds_max)) {
+            return Err(bad("its bounds are not finite".into()));
+        }
+        self.seen.insert(blas, (h, false));
+        Ok(h)
+    }
+
+    /// Lists `blas` (already looked up) in the table: an active instance references it.
+    pub fn list(&mut self, blas: u64) {
+        if let Some(e) = self.seen.get_mut(&blas) {
+            if !e.1 {
+                e.1 = true;
+                self.table.push(blas);
             }
-            _ => unreachable!(),
-        };
+        }
+    }
+}
+
+/// One `VkAccelerationStructureInstanceKHR`, decoded.
+pub struct InstanceRecord {
+    pub o2w: [f32; 12],
+    pub custom_mask: u32,
+    pub sbt_flags: u32,
+    pub reference: u64,
+}
+
+impl InstanceRecord {
+    pub fn parse(rec: &[u8]) -> InstanceRecord {
         let w32 = |o: usize| u32::from_le_bytes([rec[o], rec[o + 1], rec[o + 2], rec[o + 3]]);
-        let o2w: [f32; 12] = std::array::from_fn(|k| f32::from_bits(w32(4 * k)));
-        let custom_mask = w32(48);
-        let sbt_flags = w32(52);
         let mut rw = [0u8; 8];
         rw.copy_from_slice(&rec[56..64]);
-        let reference = u64::from_le_bytes(rw);
-        if reference == 0 || custom_mask >> 24 == 0 {
-            continue;
+        InstanceRecord {
+            o2w: std::array::from_fn(|k| f32::from_bits(w32(4 * k))),
+            custom_mask: w32(48),
+            sbt_flags: w32(52),
+            reference: u64::from_le_bytes(rw),
         }
-        let blas = input.blas_address(reference);
-        let h = match headers.get(&blas) {
-            Some(h) => *h,
-            None => {
-                let mut hb = [0u8; bvh::header::BYTES];
-                mem.read(blas, &mut hb).map_err(|fault| BuildError::BadInstance {
-                    instance: i as u32,
-                    reference,
-                    reason: format!("cannot read its header: {fault}"),
-                })?;
-                let h = bvh::Header::parse(&hb).map_err(|e| BuildError::BadInstance {
-                    instance: i as u32,
-                    reference,
-                    reason: e.to_string(),
-                })?;
-                if h.kind != bvh::KIND_BOTTOM {
-                    return Err(BuildError::BadInstance {
-                        instance: i as u32,
-                        reference,
-                        reason: "it is a top-level structure".into(),
-                    });
-                }
-                let finite = finite3(&h.bounds_min) && finite3(&h.bounds_max);
-                if h.root != 0 && !finite {
-                    return Err(BuildError::BadInstance {
-                        instance: i as u32,
-                        reference,
-                        reason: "its bounds are not finite".into(),
-                    });
-                }
-                blas_table.push(blas);
-                let h = Some(h);
-                headers.insert(blas, h);
-                h
-            }
-        };
-        let Some(h) = h else { continue };
-        if h.root == 0 {
-            continue;
-        }
-        let Some(inv) = invert_3x4(&o2w) else { continue };
-        if !o2w.iter().all(|x| x.is_finite()) {
-            continue;
-        }
-        let w2o = inv.map(|x| x as f32);
-        if !w2o.iter().all(|x| x.is_finite()) {
-            continue;
-        }
-        boxes.push(instance_box(&o2w, h.bounds_min, h.bounds_max));
-        out.push(InstData { index: i as u32, custom_mask, sbt_flags, w2o, o2w, blas });
     }
-    Ok(())
+}
+
+/// The instances of one geometry, as records in place or through an array of pointers.
+pub struct InstanceReader<'a> {
+    input: &'a dyn InputMemory,
+    records: Option<Bytes<'a>>,
+    pointers: Option<Bytes<'a>>,
+    gi: u32,
+    pub count: u32,
+}
+
+impl<'a> InstanceReader<'a> {
+    pub fn new(input: &'a dyn InputMemory, g: &GeometryInput, gi: u32) -> Result<InstanceReader<'a>, BuildError> {
+        let Geometry::Instances { data, array_of_pointers } = g.geometry else {
+            return Err(BuildError::BadRequest(format!("geometry {gi} is not instances")));
+        };
+        let n = g.range.primitive_count as u64;
+        let base = data.wrapping_add(g.range.primitive_offset as u64);
+        let (records, pointers) = if array_of_pointers {
+            (None, Some(bytes(input, base, 8 * n, || format!("instance pointer array of geometry {gi}"))?))
+        } else {
+            (Some(bytes(input, base, 64 * n, || format!("instance array of geometry {gi}"))?), None)
+        };
+        Ok(InstanceReader { input, records, pointers, gi, count: g.range.primitive_count })
+    }
+
+    pub fn record(&self, i: u32) -> Result<InstanceRecord, BuildError> {
+        let i = i as usize;
+        if let Some(r) = &self.records {
+            return Ok(InstanceRecord::parse(&r[64 * i..64 * i + 64]));
+        }
+        let p = self.pointers.as_ref().expect("records or pointers");
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&p[8 * i..8 * i + 8]);
+        let mut one = [0u8; 64];
+        self.input
+            .read(u64::from_le_bytes(w), &mut one)
+            .map_err(mem_err(format!("instance {i} of geometry {} (through its pointer)", self.gi)))?;
+        Ok(InstanceRecord::parse(&one))
+    }
+}
+
+/// Makes instance `i` of a build: `None` if it is inactive (a null reference, a zero
+/// mask, an empty BLAS, a singular or non-finite transform).
+pub fn instance(
+    input: &dyn InputMemory,
+    headers: &mut BlasHeaders,
+    rec: &InstanceRecord,
+    i: u32,
+) -> Result<Option<(InstData, Aabb)>, BuildError> {
+    if rec.reference == 0 || rec.custom_mask >> 24 == 0 {
+        return Ok(None);
+    }
+    let Some(blas) = input.blas_address(rec.reference) else {
+        return Err(BuildError::BadInstance {
+            instance: i,
+            reference: rec.reference,
+            reason: "it names no live acceleration structure".into(),
+        });
+    };
+    let h = headers.get(blas, rec.reference, i)?;
+    if h.root == 0 || !rec.o2w.iter().all(|x| x.is_finite()) {
+        return Ok(None);
+    }
+    let Some(inv) = invert_3x4(&rec.o2w) else { return Ok(None) };
+    let w2o = inv.map(|x| x as f32);
+    if !w2o.iter().all(|x| x.is_finite()) {
+        return Ok(None);
+    }
+    let b = instance_box(&rec.o2w, h.bounds_min, h.bounds_max);
+    headers.list(blas);
+    let d = InstData { index: i, custom_mask: rec.custom_mask, sbt_flags: rec.sbt_flags, w2o, o2w: rec.o2w, blas };
+    Ok(Some((d, b)))
+}
+
+/// Asks the cache for the line at `p` (a hint; no effect where unsupported).
+#[inline(always)]
+pub fn prefetch(p: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint; it never faults, whatever the address.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(p as *const i8, std::arch::x86_64::_MM_HINT_T0)
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
 }

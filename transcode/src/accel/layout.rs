@@ -1,10 +1,12 @@
-//! Serialising the wide tree into the CW-BVH byte layout of `abi::bvh`, in pre-order: a
-//! node's record is followed by its children's subtrees in slot order, each contiguous (the
-//! walker's restart relies on it), and conservative int8 quantisation of child boxes.
+//! Writing the wide tree into the CW-BVH byte layout of `abi::bvh`, in pre-order: a node's
+//! record is followed by its children's subtrees in slot order, each contiguous (the
+//! walker's restart relies on it), with conservative int8 quantisation of child boxes.
+//! Subtree sizes are known from finalisation, so large subtrees are written in parallel
+//! into disjoint parts of the destination.
 
-use super::input::{Aabb, Prims};
-use super::sah::{Child, WNode};
-use rayon::prelude::*;
+use super::input::{Aabb, AabbReader, InstData, PrimRef, TriReader};
+use super::tree::{Kind, Tree, LEAF_PRIM};
+use super::BuildError;
 use vortex_model::abi::bvh::{self, inst, node, proc, tri};
 use vortex_model::abi::{wr_f32, wr_u32, wr_u64};
 
@@ -17,44 +19,147 @@ pub struct Quantised {
     pub qhi: Vec<[u8; 3]>,
 }
 
-/// Chooses origin and per-axis exponent so every child box maps into 0..=255 and the
-/// dequantised box (evaluated exactly as the box PE does, `abi::bvh::dequant`) contains
-/// the exact box. The origin is the node minimum, so `q = 0` dequantises exactly to it;
-/// upper corners are rounded up and then checked in f32, stepping up (and, past 255, to a
-/// coarser exponent) wherever the final f32 add rounded below the exact bound.
-pub fn quantise(boxes: &[Aabb]) -> Quantised {
-    let mut q =
-        Quantised { origin: [0.0; 3], exp: [0; 3], qlo: vec![[0; 3]; boxes.len()], qhi: vec![[0; 3]; boxes.len()] };
-    for a in 0..3 {
-        let lo = boxes.iter().map(|b| b.lo[a]).fold(f32::INFINITY, f32::min);
-        let hi = boxes.iter().map(|b| b.hi[a]).fold(f32::NEG_INFINITY, f32::max);
-        let origin = lo;
-        let extent = hi as f64 - origin as f64;
-        let mut e = if extent > 0.0 { (extent / 255.0).log2().ceil() as i32 } else { bvh::EXP_MIN };
-        e = e.clamp(bvh::EXP_MIN, bvh::EXP_MAX);
-        'retry: loop {
-            let step = (e as f64).exp2();
-            for (c, b) in boxes.iter().enumerate() {
-                let mut ql = ((b.lo[a] as f64 - origin as f64) / step).floor().clamp(0.0, 255.0) as u32;
-                while ql > 0 && bvh::dequant(origin, e as i8, ql as u8) > b.lo[a] {
-                    ql -= 1;
+/// `2^e` as an f64 (exact for the f32 exponent range and beyond).
+#[inline]
+fn exp2_f64(e: i32) -> f64 {
+    f64::from_bits(((e + 1023) as u64) << 52)
+}
+
+/// Smallest `e` with `2^e >= x` (x > 0, finite).
+#[inline]
+fn ceil_log2(x: f64) -> i32 {
+    let bits = x.to_bits();
+    let biased = ((bits >> 52) & 0x7ff) as i32;
+    if biased == 0 {
+        return x.log2().ceil() as i32;
+    }
+    let e = biased - 1023;
+    if bits & ((1u64 << 52) - 1) == 0 {
+        e
+    } else {
+        e + 1
+    }
+}
+
+/// One axis of a node: the origin (the minimum, so `q = 0` dequantises exactly to it),
+/// the exponent, and each child's quantised corners, rounded outward and checked in f32
+/// with `abi::bvh::dequant` so the dequantised interval contains the exact one. At most 8
+/// children.
+#[inline]
+pub fn quantise_axis(lo: &[f32], hi: &[f32], qlo: &mut [u8], qhi: &mut [u8]) -> (f32, i8) {
+    let n = lo.len();
+    assert!(n <= 8 && hi.len() == n && qlo.len() == n && qhi.len() == n);
+    // An empty child (lo > hi: a refit whose primitives all became inactive) gets the
+    // inverted box (255, 0), which no ray enters.
+    let (mut l, mut h) = ([f32::INFINITY; 8], [f32::NEG_INFINITY; 8]);
+    let mut live = [false; 8];
+    for c in 0..n {
+        live[c] = lo[c] <= hi[c];
+        if live[c] {
+            l[c] = lo[c];
+            h[c] = hi[c];
+        }
+    }
+    let origin = l.iter().copied().fold(f32::INFINITY, f32::min);
+    let top = h.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    if origin.is_nan() || top.is_nan() || origin > top {
+        qlo.fill(255);
+        qhi.fill(0);
+        return (0.0, bvh::EXP_MIN as i8);
+    }
+    let extent = top as f64 - origin as f64;
+    let mut e = if extent > 0.0 { ceil_log2(extent / 255.0) } else { bvh::EXP_MIN };
+    // The division may have rounded down across a power of two: one step fixes it.
+    if 255.0 * exp2_f64(e) < extent {
+        e += 1;
+    }
+    e = e.clamp(bvh::EXP_MIN, bvh::EXP_MAX);
+    'retry: loop {
+        // Powers of two are exact in f32 for these exponents (2^-127 as a subnormal), so
+        // the scaling is exact; the subtraction and the dequantising add may round, which
+        // the checks correct for.
+        let inv = exp2_f64(-e) as f32;
+        let step = bvh::exp2i(e);
+        let (mut ql, mut qh) = ([0u32; 8], [0u32; 8]);
+        let mut ok = true;
+        for c in 0..8 {
+            let a = ((l[c] - origin) * inv).clamp(0.0, 255.0);
+            let b = ((h[c] - origin) * inv).clamp(0.0, 255.0);
+            // Truncation is floor for these non-negative values; ceil without libm.
+            ql[c] = a as u32;
+            let t = b as u32;
+            qh[c] = t + ((t as f32) < b) as u32;
+            let dl = origin + ql[c] as f32 * step;
+            let dh = origin + qh[c] as f32 * step;
+            ok &= !live[c] || (dl <= l[c] && dh >= h[c]);
+        }
+        if !ok {
+            for c in 0..n {
+                if !live[c] {
+                    continue;
                 }
-                let mut qh = ((b.hi[a] as f64 - origin as f64) / step).ceil().clamp(0.0, 255.0) as u32;
-                while bvh::dequant(origin, e as i8, qh.min(255) as u8) < b.hi[a] {
-                    qh += 1;
-                    if qh > 255 {
-                        assert!(e < bvh::EXP_MAX, "quantisation cannot cover a finite box");
-                        e += 1;
-                        continue 'retry;
+                if bvh::dequant(origin, e as i8, ql[c] as u8) > l[c] {
+                    ql[c] = step_down(origin, e, ql[c], l[c]);
+                }
+                if bvh::dequant(origin, e as i8, qh[c] as u8) < h[c] {
+                    match step_up(origin, e, qh[c], h[c]) {
+                        Some(q) => qh[c] = q,
+                        None => {
+                            assert!(e < bvh::EXP_MAX, "quantisation cannot cover a finite box");
+                            e += 1;
+                            continue 'retry;
+                        }
                     }
                 }
-                q.qlo[c][a] = ql as u8;
-                q.qhi[c][a] = qh as u8;
             }
-            break;
         }
-        q.origin[a] = origin;
-        q.exp[a] = e as i8;
+        for c in 0..n {
+            (qlo[c], qhi[c]) = if live[c] { (ql[c] as u8, qh[c] as u8) } else { (255, 0) };
+        }
+        return (origin, e as i8);
+    }
+}
+
+/// The largest `q < ql` whose dequantised value is at most `x` (0 at worst). Rare: only
+/// when the f32 add in `dequant` rounded up.
+#[cold]
+fn step_down(origin: f32, e: i32, mut ql: u32, x: f32) -> u32 {
+    while ql > 0 && bvh::dequant(origin, e as i8, ql as u8) > x {
+        ql -= 1;
+    }
+    ql
+}
+
+/// The smallest `q > qh` whose dequantised value is at least `x`, if one is <= 255.
+#[cold]
+fn step_up(origin: f32, e: i32, mut qh: u32, x: f32) -> Option<u32> {
+    while bvh::dequant(origin, e as i8, qh as u8) < x {
+        qh += 1;
+        if qh > 255 {
+            return None;
+        }
+    }
+    Some(qh)
+}
+
+/// Chooses origin and per-axis exponent so every child box maps into 0..=255 and the
+/// dequantised box (evaluated exactly as the box PE does) contains the exact box.
+pub fn quantise(boxes: &[Aabb]) -> Quantised {
+    let n = boxes.len();
+    let mut q = Quantised { origin: [0.0; 3], exp: [0; 3], qlo: vec![[0; 3]; n], qhi: vec![[0; 3]; n] };
+    let (mut l, mut h, mut ql, mut qh) = (vec![0.0; n], vec![0.0; n], vec![0u8; n], vec![0u8; n]);
+    for a in 0..3 {
+        for (c, b) in boxes.iter().enumerate() {
+            l[c] = b.lo[a];
+            h[c] = b.hi[a];
+        }
+        let (o, e) = quantise_axis(&l, &h, &mut ql, &mut qh);
+        q.origin[a] = o;
+        q.exp[a] = e;
+        for c in 0..n {
+            q.qlo[c][a] = ql[c];
+            q.qhi[c][a] = qh[c];
+        }
     }
     q
 }
@@ -67,116 +172,187 @@ pub fn dequantised(q: &Quantised, c: usize) -> Aabb {
     }
 }
 
+/// Where leaf contents come from.
+pub struct Source<'a> {
+    pub kind: Kind,
+    pub tris: Vec<TriReader<'a>>,
+    pub aabbs: Vec<AabbReader<'a>>,
+    pub insts: Vec<InstData>,
+    /// Geometry flags by geometry index.
+    pub geom_flags: Vec<u32>,
+}
+
+/// Counts gathered while writing.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Written {
+    /// Sum of internal-node areas plus leaf area times primitives.
+    pub sah: f64,
+    pub nodes: u64,
+    pub leaves: u64,
+}
+
+impl std::ops::Add for Written {
+    type Output = Written;
+    fn add(self, o: Written) -> Written {
+        Written { sah: self.sah + o.sah, nodes: self.nodes + o.nodes, leaves: self.leaves + o.leaves }
+    }
+}
+
+/// Subtrees at least this large (primitives) are written in parallel.
+const PAR_WRITE: u32 = 8192;
+
 pub struct Writer<'a> {
-    pub prims: &'a Prims,
+    pub tree: &'a Tree<'a>,
+    pub src: &'a Source<'a>,
     pub width: u32,
-    /// Area of the root box (SAH normalisation).
-    pub root_area: f64,
 }
 
 impl Writer<'_> {
-    /// Record bytes of primitive `p`.
-    pub fn leaf_bytes(prims: &Prims, p: u32) -> u64 {
-        let p = p as usize;
-        if p < prims.tris.len() {
-            tri::bytes(1) as u64
-        } else if p < prims.tris.len() + prims.aabbs.len() {
-            proc::bytes(1) as u64
-        } else {
-            inst::BYTES as u64
+    /// Writes the record(s) of child `r` into `out` (exactly its bytes), which sits at
+    /// AS offset `off`.
+    pub fn write(&self, r: u32, out: &mut [u8], off: u64) -> Result<Written, BuildError> {
+        if Tree::is_prim(r) {
+            return self.write_leaf(r & !LEAF_PRIM, 1, out);
         }
+        let n = self.tree.nodes.at(r);
+        if n.is_leaf() {
+            return self.write_leaf(n.first, n.prims(), out);
+        }
+        self.write_node(r, out, off)
     }
 
-    fn write_leaf(&self, out: &mut [u8], p: u32) {
-        let pr = self.prims;
-        let p = p as usize;
-        if p < pr.tris.len() {
-            let t = &pr.tris[p];
-            out[tri::KIND] = bvh::LEAF_TRI;
-            out[tri::COUNT] = 1;
-            wr_u32(out, tri::GEOM_INDEX, t.geom);
-            wr_u32(out, tri::GEOM_FLAGS, pr.geom_flags[t.geom as usize]);
-            let r = tri::HEADER;
-            for (k, off) in [tri::V0, tri::V1, tri::V2].into_iter().enumerate() {
-                for a in 0..3 {
-                    wr_f32(out, r + off + 4 * a, t.v[k][a]);
+    fn write_leaf(&self, first: u32, count: u32, out: &mut [u8]) -> Result<Written, BuildError> {
+        let t = self.tree;
+        let mut b = Aabb::EMPTY;
+        let (g0, p0) = t.prim_id(first);
+        match self.src.kind {
+            Kind::Triangles => {
+                // Assembled as words, then stored in one copy.
+                const W: usize = tri::bytes(tri::MAX_COUNT) / 4;
+                let mut words = [0u32; W];
+                words[tri::KIND / 4] = bvh::LEAF_TRI as u32 | (count << 8);
+                words[tri::GEOM_INDEX / 4] = g0;
+                words[tri::GEOM_FLAGS / 4] = self.src.geom_flags[g0 as usize];
+                let first = first as usize;
+                for k in 0..count as usize {
+                    let v = &t.verts[first + k];
+                    let r = (tri::HEADER + tri::RECORD * k) / 4;
+                    for j in 0..9 {
+                        words[r + j] = v[j].to_bits();
+                    }
+                    words[r + tri::PRIM / 4] = t.ids[first + k][1];
+                    b.grow(&t.prim_box((first + k) as u32));
+                }
+                let bytes: &[u8] = bytemuck::cast_slice(&words);
+                out.copy_from_slice(&bytes[..out.len()]);
+            }
+            Kind::Aabbs => {
+                out.fill(0);
+                out[proc::KIND] = bvh::LEAF_PROC;
+                out[proc::COUNT] = count as u8;
+                wr_u32(out, proc::GEOM_INDEX, g0);
+                wr_u32(out, proc::GEOM_FLAGS, self.src.geom_flags[g0 as usize]);
+                for k in 0..count {
+                    let p: &PrimRef = &t.prims[(first + k) as usize];
+                    let r = proc::HEADER + proc::RECORD * k as usize;
+                    for a in 0..3 {
+                        wr_f32(out, r + proc::MIN + 4 * a, p.lo[a]);
+                        wr_f32(out, r + proc::MAX + 4 * a, p.hi[a]);
+                    }
+                    wr_u32(out, r + proc::PRIM, p.prim);
+                    b.grow(&p.aabb());
                 }
             }
-            wr_u32(out, r + tri::PRIM, t.prim);
-        } else if p < pr.tris.len() + pr.aabbs.len() {
-            let b = &pr.aabbs[p - pr.tris.len()];
-            out[proc::KIND] = bvh::LEAF_PROC;
-            out[proc::COUNT] = 1;
-            wr_u32(out, proc::GEOM_INDEX, b.geom);
-            wr_u32(out, proc::GEOM_FLAGS, pr.geom_flags[b.geom as usize]);
-            let r = proc::HEADER;
-            for a in 0..3 {
-                wr_f32(out, r + proc::MIN + 4 * a, b.b.lo[a]);
-                wr_f32(out, r + proc::MAX + 4 * a, b.b.hi[a]);
+            Kind::Instances => {
+                let i = &self.src.insts[p0 as usize];
+                write_instance(out, i);
+                b = t.prim_box(first);
             }
-            wr_u32(out, r + proc::PRIM, b.prim);
-        } else {
-            let i = &pr.insts[p - pr.tris.len() - pr.aabbs.len()];
-            out[inst::KIND] = bvh::LEAF_INST;
-            out[inst::COUNT] = 1;
-            wr_u32(out, inst::INDEX, i.index);
-            wr_u32(out, inst::CUSTOM_MASK, i.custom_mask);
-            wr_u32(out, inst::SBT_FLAGS, i.sbt_flags);
-            for k in 0..12 {
-                wr_f32(out, inst::W2O + 4 * k, i.w2o[k]);
-                wr_f32(out, inst::O2W + 4 * k, i.o2w[k]);
-            }
-            wr_u64(out, inst::BLAS, i.blas);
         }
+        Ok(Written { sah: b.half_area() as f64 * count as f64, nodes: 0, leaves: 1 })
     }
 
-    /// Writes the subtree of `child` into `out` (exactly its bytes), which sits at AS
-    /// offset `off`. Returns the subtree's SAH sum (unnormalised areas).
-    pub fn write(&self, child: &Child, bx: &Aabb, out: &mut [u8], off: u64) -> f64 {
-        match child {
-            Child::Leaf(p) => {
-                self.write_leaf(out, *p);
-                bx.half_area() as f64
-            }
-            Child::Node(n) => self.write_node(n, bx, out, off),
-        }
-    }
-
-    fn write_node(&self, n: &WNode, bx: &Aabb, out: &mut [u8], off: u64) -> f64 {
+    fn write_node(&self, p: u32, out: &mut [u8], off: u64) -> Result<Written, BuildError> {
+        let t = self.tree;
         let w = self.width;
         let nb = bvh::node_bytes(w);
-        let q = quantise(&n.boxes[..n.count]);
-        let (head, mut rest) = out.split_at_mut(nb);
+        let (kids, len) = t.wide.get(p);
+        let (head_out, mut rest) = out.split_at_mut(nb);
+        let mut head = [0u8; 96];
         head[node::KIND] = bvh::NODE_INTERNAL;
-        head[node::COUNT] = n.count as u8;
-        for a in 0..3 {
-            wr_f32(head, node::ORIGIN + 4 * a, q.origin[a]);
-            head[node::EXP + a] = q.exp[a] as u8;
-        }
+        head[node::COUNT] = len as u8;
+        let mut lo = [[0.0f32; 6]; 3];
+        let mut hi = [[0.0f32; 6]; 3];
+        let mut jobs: [(u32, &mut [u8], u64, u32); 6] = Default::default();
         let mut at = off + nb as u64;
-        let mut jobs: Vec<(&Child, &Aabb, &mut [u8], u64)> = Vec::with_capacity(n.count);
-        for c in 0..n.count {
-            let kid = &n.kids[c];
-            let (bytes, leaf) = match kid {
-                Child::Leaf(p) => (Self::leaf_bytes(self.prims, *p), true),
-                Child::Node(k) => (k.bytes, false),
-            };
-            wr_u32(head, node::CHILD + 4 * c, bvh::child_word(at, leaf));
+        for (c, &r) in kids[..len].iter().enumerate() {
+            let (b, count, _, size) = t.child(r);
             for a in 0..3 {
-                head[node::qlo(w) + 3 * c + a] = q.qlo[c][a];
-                head[node::qhi(w) + 3 * c + a] = q.qhi[c][a];
+                lo[a][c] = b.lo[a];
+                hi[a][c] = b.hi[a];
             }
-            let (mine, tail) = std::mem::take(&mut rest).split_at_mut(bytes as usize);
+            let leaf = Tree::is_prim(r) || t.nodes.at(r).is_leaf();
+            wr_u32(&mut head, node::CHILD + 4 * c, bvh::child_word(at, leaf));
+            let bytes = size as usize * 16;
+            let (mine, tail) = std::mem::take(&mut rest).split_at_mut(bytes);
             rest = tail;
-            jobs.push((kid, &n.boxes[c], mine, at));
-            at += bytes;
+            jobs[c] = (r, mine, at, count);
+            at += bytes as u64;
         }
-        let own = bx.half_area() as f64;
-        let sum: f64 = if n.bytes >= 1 << 20 {
-            jobs.into_par_iter().map(|(k, b, o, at)| self.write(k, b, o, at)).sum()
+        for a in 0..3 {
+            let (mut ql, mut qh) = ([0u8; 6], [0u8; 6]);
+            let (o, e) = quantise_axis(&lo[a][..len], &hi[a][..len], &mut ql[..len], &mut qh[..len]);
+            wr_f32(&mut head, node::ORIGIN + 4 * a, o);
+            head[node::EXP + a] = e as u8;
+            for c in 0..len {
+                head[node::qlo(w) + 3 * c + a] = ql[c];
+                head[node::qhi(w) + 3 * c + a] = qh[c];
+            }
+        }
+        head_out.copy_from_slice(&head[..nb]);
+        let own = Written { sah: t.nodes.at(p).aabb().half_area() as f64, nodes: 1, leaves: 0 };
+        let jobs = &mut jobs[..len];
+        let big = jobs.iter().filter(|j| j.3 >= PAR_WRITE).count();
+        let sum = if big >= 2 {
+            use rayon::prelude::*;
+            jobs.par_iter_mut()
+                .map(|(r, o, at, _)| self.write(*r, o, *at))
+                .try_reduce(Written::default, |a, b| Ok(a + b))?
         } else {
-            jobs.into_iter().map(|(k, b, o, at)| self.write(k, b, o, at)).sum()
+            let mut s = Written::default();
+            for (r, o, at, _) in jobs.iter_mut() {
+                s = s + self.write(*r, o, *at)?;
+            }
+            s
         };
-        own + sum
+        Ok(own + sum)
+    }
+}
+
+/// Writes an instance leaf record (128 bytes).
+pub fn write_instance(out: &mut [u8], i: &InstData) {
+    out[..inst::BYTES].fill(0);
+    out[inst::KIND] = bvh::LEAF_INST;
+    out[inst::COUNT] = 1;
+    wr_u32(out, inst::INDEX, i.index);
+    wr_u32(out, inst::CUSTOM_MASK, i.custom_mask);
+    wr_u32(out, inst::SBT_FLAGS, i.sbt_flags);
+    for k in 0..12 {
+        wr_f32(out, inst::W2O + 4 * k, i.w2o[k]);
+        wr_f32(out, inst::O2W + 4 * k, i.o2w[k]);
+    }
+    wr_u64(out, inst::BLAS, i.blas);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ceil_log2_matches_the_definition() {
+        for x in [1e-300, 1e-40, 0.3, 0.5, 1.0, 1.5, 2.0, 3.0, 1024.0, 1025.0, 3e38] {
+            let e = ceil_log2(x);
+            assert!(exp2_f64(e) >= x && exp2_f64(e - 1) < x, "{x}: {e}");
+        }
     }
 }

@@ -7,22 +7,32 @@
 //! builds, whose inputs live in host memory, use [`build_from`] with their own
 //! [`InputMemory`].
 //!
-//! Pipeline: read the active primitives and their boxes ([`input`]), build a W-wide tree by
-//! binned SAH ([`sah`]), lay it out in pre-order with conservatively quantised child boxes
-//! ([`layout`]), write header + records into `[dst, dst + dst_size)` in one piece. See
-//! `docs/BVH.md`.
+//! Pipeline: read the active primitives and their boxes ([`input`]), sort them by Morton
+//! code ([`morton`]), build a binary tree — a linear BVH ([`lbvh`]) for the fast builder,
+//! topped by a binned-SAH tree over its small subtrees ([`sah`]) for the default one —
+//! finalise it bottom-up into wide-node sizes ([`tree`]), and write it in pre-order with
+//! conservatively quantised child boxes straight into `[dst, dst + dst_size)`
+//! ([`layout`]). Updates refit in place ([`refit`]); [`serial`] is the serialized form
+//! and the post-build properties. See `docs/BVH.md`.
 
 // Per-axis loops index several parallel arrays at once.
 #![allow(clippy::needless_range_loop)]
 
+pub mod arena;
 pub mod input;
 pub mod layout;
+pub mod lbvh;
+pub mod morton;
+pub mod refit;
 pub mod sah;
+pub mod serial;
 pub mod testkit;
+pub mod tree;
 
-use input::{Aabb, Prims};
-use std::collections::HashMap;
-use vortex_model::abi::bvh::{self, header, inst, proc, tri};
+use input::{Aabb, PrimRef};
+use rayon::prelude::*;
+use tree::{BNode, Kind, Nodes, Tree};
+use vortex_model::abi::bvh::{self, header};
 use vortex_model::mem::{MemFault, MemoryMap};
 
 pub use input::{index_type, vertex_formats};
@@ -38,8 +48,8 @@ pub enum Level {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
     Build,
-    /// Update (refit) of the structure at `src`; implemented as a rebuild from the current
-    /// inputs into `dst`, which the Vulkan rules allow.
+    /// Update (refit) of the structure at `src` into `dst` (which may be `src`): the tree
+    /// is kept and every box recomputed from the current inputs.
     Update {
         src: u64,
     },
@@ -95,7 +105,7 @@ pub struct BuildRequest {
     pub dst: u64,
     /// Bytes available at `dst`.
     pub dst_size: u64,
-    /// Scratch address (may be 0; the builder works in host memory).
+    /// Scratch device address (0: none; the builder then uses host memory of its own).
     pub scratch: u64,
     pub geometries: Vec<GeometryInput>,
 }
@@ -103,15 +113,35 @@ pub struct BuildRequest {
 /// What a build produced.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct BuildStats {
+    /// The builder that ran (`None` for an update).
+    pub builder: Option<Builder>,
     /// Active primitives (triangles, AABBs or instances) in the structure.
     pub prims: u64,
     pub nodes: u64,
     pub leaves: u64,
     /// Bytes used, header included (the header's size field, the compacted size).
     pub bytes: u64,
-    /// SAH cost: sum over nodes and leaves of their box area, over the root's area (a
-    /// traversal costs 1 per node and 1 per primitive).
+    /// SAH cost: the sum of internal-node box areas plus leaf box areas times their
+    /// primitive counts, over the root's area (a traversal costs 1 per node visited and 1
+    /// per primitive tested).
     pub sah_cost: f64,
+    /// Wall time of the build's phases.
+    pub phases: Phases,
+}
+
+/// Where a build's time went (seconds).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Phases {
+    /// Reading inputs into primitive boxes.
+    pub gather: f64,
+    /// The radix sort of the Morton keys.
+    pub sort: f64,
+    /// Primitives (and vertices) gathered into sorted order.
+    pub permute: f64,
+    /// The binary tree, its finalisation and the SAH top.
+    pub tree: f64,
+    /// Writing the records.
+    pub write: f64,
 }
 
 /// Why a build failed. The message names the geometry, instance or address.
@@ -164,9 +194,14 @@ pub trait InputMemory: Sync {
     fn read(&self, addr: u64, out: &mut [u8]) -> Result<(), MemFault>;
     /// True if `[addr, addr+len)` can be read (checked before a large read is allocated).
     fn covers(&self, addr: u64, len: u64) -> bool;
-    /// Device address of the BLAS an instance's `accelerationStructureReference` names.
-    fn blas_address(&self, reference: u64) -> u64 {
-        reference
+    /// `[addr, addr+len)` in place, if the memory can lend it (read without a copy).
+    fn view(&self, _addr: u64, _len: u64) -> Option<&[u8]> {
+        None
+    }
+    /// Device address of the BLAS an instance's `accelerationStructureReference` names
+    /// (`None`: it names nothing usable).
+    fn blas_address(&self, reference: u64) -> Option<u64> {
+        Some(reference)
     }
 }
 
@@ -176,6 +211,84 @@ impl InputMemory for MemoryMap {
     }
     fn covers(&self, addr: u64, len: u64) -> bool {
         self.region(addr, len).is_some()
+    }
+    fn view(&self, addr: u64, len: u64) -> Option<&[u8]> {
+        let p = self.host_ptr(addr, len).ok()?;
+        // SAFETY: `host_ptr` checked that the range lies in a backing this map keeps alive
+        // for its own lifetime. Device memory the build reads is not written during the
+        // build (Vulkan valid usage: inputs, scratch and destination do not overlap).
+        Some(unsafe { std::slice::from_raw_parts(p, len as usize) })
+    }
+}
+
+/// Mutable device memory `[addr, addr+len)`, if mapped. (Device memory is shared: the
+/// map hands out host pointers; exclusivity is the caller's obligation.)
+///
+/// # Safety
+/// Nothing else may access the range while the slice lives (for builds: Vulkan's rule that
+/// the destination and scratch of a build overlap nothing else the build touches).
+#[allow(clippy::mut_from_ref)]
+pub unsafe fn device_bytes_mut(mem: &MemoryMap, addr: u64, len: u64) -> Option<&mut [u8]> {
+    if len == 0 {
+        return Some(&mut []);
+    }
+    let p = mem.host_ptr(addr, len).ok()?;
+    // SAFETY: mapped and alive as long as `mem`; exclusivity per the contract.
+    Some(unsafe { std::slice::from_raw_parts_mut(p, len as usize) })
+}
+
+/// `VkBuildAccelerationStructureFlagBitsKHR`.
+pub mod flags {
+    pub const ALLOW_UPDATE: u32 = 0x1;
+    pub const ALLOW_COMPACTION: u32 = 0x2;
+    pub const PREFER_FAST_TRACE: u32 = 0x4;
+    pub const PREFER_FAST_BUILD: u32 = 0x8;
+    pub const LOW_MEMORY: u32 = 0x10;
+}
+
+/// The tree builders.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Builder {
+    /// Binned SAH over the linear BVH's subtrees of at most [`Options::cluster`]
+    /// primitives (the default; `PREFER_FAST_TRACE`).
+    Sah,
+    /// Linear BVH over Morton-sorted primitives (`PREFER_FAST_BUILD`).
+    Fast,
+    /// Full-sweep SAH over single primitives: the quality reference (tests, benchmarks).
+    FullSweep,
+}
+
+/// Builder knobs (the device's configuration, not the application's).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// CW-BVH width, 4 or 6.
+    pub width: u32,
+    /// Largest multi-primitive leaf (1..=8; 1 = one primitive per leaf, seed 000's format).
+    /// `LOW_MEMORY` builds use at least [`LOW_MEMORY_LEAF`].
+    pub max_leaf: u32,
+    /// Largest linear-BVH subtree the SAH builder treats as one item.
+    pub cluster: u32,
+    /// Forces a builder regardless of the build flags.
+    pub builder: Option<Builder>,
+}
+
+/// Leaf size of `LOW_MEMORY` builds.
+pub const LOW_MEMORY_LEAF: u32 = 4;
+
+impl Options {
+    pub fn new(width: u32) -> Options {
+        Options { width, max_leaf: 1, cluster: 4, builder: None }
+    }
+
+    /// The builder for `VkBuildAccelerationStructureFlagsKHR` `flags`.
+    pub fn builder_for(&self, f: u32) -> Builder {
+        self.builder.unwrap_or(if f & flags::PREFER_FAST_BUILD != 0 { Builder::Fast } else { Builder::Sah })
+    }
+
+    /// The leaf size for `flags` and primitives of `kind`.
+    fn leaf_for(&self, f: u32, kind: Kind) -> u32 {
+        let l = if f & flags::LOW_MEMORY != 0 { self.max_leaf.max(LOW_MEMORY_LEAF) } else { self.max_leaf };
+        l.clamp(1, kind.max_leaf())
     }
 }
 
@@ -195,140 +308,500 @@ pub struct Sizes {
     pub update_scratch: u64,
 }
 
-/// Scratch the builder asks for: it builds in host memory, but a zero size would make
-/// applications create zero-sized buffers, which Vulkan forbids.
-const SCRATCH_BYTES: u64 = 256;
+/// Scratch an update asks for: a refit works in place. (Zero would make applications
+/// create zero-sized buffers, which Vulkan forbids.)
+const UPDATE_SCRATCH: u64 = 256;
 
-fn leaf_bytes(kind: GeometryKind) -> u64 {
-    match kind {
-        GeometryKind::Triangles => tri::bytes(1) as u64,
-        GeometryKind::Aabbs => proc::bytes(1) as u64,
-        GeometryKind::Instances => inst::BYTES as u64,
-    }
+/// Scratch arrays of a build over `n` primitives: primitive refs in input order, two key
+/// buffers for the radix sort, the refs and (triangles) vertices in sorted order, up to
+/// `2n` nodes (the linear BVH's plus the SAH top's) and their wide children, SAH items.
+fn scratch_arrays(n: usize) -> [(usize, usize); 9] {
+    [
+        (std::mem::size_of::<PrimRef>(), n),
+        (8, n),
+        (8, n),
+        (std::mem::size_of::<PrimRef>(), n),
+        (36, n),
+        (8, n),
+        (std::mem::size_of::<BNode>(), 2 * n),
+        (24, 2 * n),
+        (std::mem::size_of::<sah::Item>(), n),
+    ]
+}
+
+/// Scratch bytes a build over `n` primitives uses.
+pub fn scratch_bytes(n: u64) -> u64 {
+    arena::bytes_for(&scratch_arrays(n as usize))
 }
 
 /// Upper bound of the bytes a build of these geometries (kind, maximum primitive count)
 /// can use: header, one leaf per primitive, at most `n - 1` internal nodes (every node has
-/// at least two children), and for a TLAS the BLAS table.
+/// at least two children), and for a TLAS the BLAS table (one slot per instance).
 pub fn build_sizes(level: Level, geometries: &[(GeometryKind, u32)], _flags: u32, width: u32) -> Sizes {
     let n: u64 = geometries.iter().map(|g| g.1 as u64).sum();
-    let leaves: u64 = geometries.iter().map(|g| g.1 as u64 * leaf_bytes(g.0)).sum();
+    let leaves: u64 = geometries
+        .iter()
+        .map(|g| {
+            let k = match g.0 {
+                GeometryKind::Triangles => Kind::Triangles,
+                GeometryKind::Aabbs => Kind::Aabbs,
+                GeometryKind::Instances => Kind::Instances,
+            };
+            g.1 as u64 * k.leaf_bytes(1)
+        })
+        .sum();
     let nodes = n.saturating_sub(1) * bvh::node_bytes(width) as u64;
     let table = if level == Level::Top { (8 * n).next_multiple_of(bvh::RECORD_ALIGN as u64) } else { 0 };
     Sizes {
         as_size: header::BYTES as u64 + leaves + nodes + table,
-        build_scratch: SCRATCH_BYTES,
-        update_scratch: SCRATCH_BYTES,
+        build_scratch: scratch_bytes(n).max(UPDATE_SCRATCH),
+        update_scratch: UPDATE_SCRATCH,
     }
 }
 
-/// Builds (or rebuilds, for an update) a device-built structure; inputs in device memory.
-pub fn build(mem: &MemoryMap, req: &BuildRequest, width: u32) -> Result<BuildStats, BuildError> {
-    build_from(mem, mem, req, width)
+/// Builds (or refits, for an update) a device-built structure: inputs, scratch and
+/// destination in device memory.
+pub fn build(mem: &MemoryMap, req: &BuildRequest, opts: &Options) -> Result<BuildStats, BuildError> {
+    if let Mode::Update { src } = req.mode {
+        return refit::update(mem, mem, req, src);
+    }
+    let n: u64 = req.geometries.iter().map(|g| g.range.primitive_count as u64).sum();
+    let need = scratch_bytes(n);
+    // SAFETY: the application's scratch range is the build's alone (Vulkan valid usage).
+    let scratch = if req.scratch != 0 { unsafe { device_bytes_mut(mem, req.scratch, need) } } else { None };
+    build_from(mem, mem, req, opts, scratch)
 }
 
-/// Builds with inputs read through `input` (host memory for host builds); the structure
-/// and referenced BLAS headers are in device memory `mem`.
+/// Builds with inputs read through `input` (host memory for host builds) and `scratch`
+/// (used when large enough, else pooled host memory); the structure and referenced BLAS
+/// headers are in device memory `mem`.
 pub fn build_from(
     input: &dyn InputMemory,
     mem: &MemoryMap,
     req: &BuildRequest,
-    width: u32,
+    opts: &Options,
+    scratch: Option<&mut [u8]>,
 ) -> Result<BuildStats, BuildError> {
+    if let Mode::Update { src } = req.mode {
+        return refit::update(input, mem, req, src);
+    }
+    let width = opts.width;
     if !bvh::WIDTHS.contains(&width) {
         return Err(BuildError::BadRequest(format!("BVH width {width} is not 4 or 6")));
     }
-    let Gathered { prims, inst_boxes } = gather(input, mem, req)?;
-    let ntri = prims.tris.len();
-    let nbox = prims.aabbs.len();
-    // Boxes and centroids by builder id.
-    let mut boxes: Vec<Aabb> = Vec::with_capacity(ntri + nbox + prims.insts.len());
-    boxes.extend(prims.tris.iter().map(|t| {
-        let mut b = Aabb { lo: t.v[0], hi: t.v[0] };
-        for v in &t.v[1..] {
-            b.grow(&Aabb { lo: *v, hi: *v });
+    let kind = request_kind(req)?;
+    let n = req.geometries.iter().map(|g| g.range.primitive_count as usize).sum::<usize>();
+    if n >= tree::LEAF_PRIM as usize {
+        return Err(BuildError::BadRequest(format!("{n} primitives are more than one build can hold")));
+    }
+    let need = scratch_bytes(n as u64) as usize;
+    let mut pooled = None;
+    let buf: &mut [u8] = match scratch {
+        Some(s) if s.len() >= need => s,
+        _ => pooled.insert(arena::Pooled::get(need)).bytes(),
+    };
+    let mut arena = arena::Arena::new(buf);
+    let short = || BuildError::BadRequest("scratch too small".into());
+    let refs: &mut [PrimRef] = arena.take(n).ok_or_else(short)?;
+    let keys: &mut [u64] = arena.take(n).ok_or_else(short)?;
+    let tmp: &mut [u64] = arena.take(n).ok_or_else(short)?;
+    let sorted_refs: &mut [PrimRef] = arena.take(n).ok_or_else(short)?;
+    let tris = kind == Kind::Triangles;
+    let verts: &mut [[f32; 9]] = arena.take(if tris { n } else { 0 }).ok_or_else(short)?;
+    let ids: &mut [[u32; 2]] = arena.take(if tris { n } else { 0 }).ok_or_else(short)?;
+    let nodes: &mut [BNode] = arena.take(2 * n).ok_or_else(short)?;
+    let wide: &mut [[u32; 6]] = arena.take(2 * n).ok_or_else(short)?;
+    let items: &mut [sah::Item] = arena.take(n).ok_or_else(short)?;
+
+    // 1. Primitives and their boxes.
+    let clock = std::time::Instant::now();
+    let mut phases = Phases::default();
+    let lap = |slot: &mut f64| *slot = clock.elapsed().as_secs_f64();
+    let mut src = layout::Source {
+        kind,
+        tris: Vec::new(),
+        aabbs: Vec::new(),
+        insts: Vec::new(),
+        geom_flags: req.geometries.iter().map(|g| g.flags).collect(),
+    };
+    let mut blas_table = Vec::new();
+    // First index of each geometry's primitives.
+    let bases: Vec<u32> = req
+        .geometries
+        .iter()
+        .scan(0u32, |at, g| {
+            let b = *at;
+            *at += g.range.primitive_count;
+            Some(b)
+        })
+        .collect();
+    let geom_of = |i: u32| -> (u32, u32) {
+        let g = if bases.len() == 1 { 0 } else { bases.partition_point(|&b| b <= i) - 1 };
+        (g as u32, i - bases[g])
+    };
+    for (gi, g) in req.geometries.iter().enumerate() {
+        match kind {
+            Kind::Triangles => src.tris.push(input::TriReader::new(input, g, gi as u32)?),
+            Kind::Aabbs => src.aabbs.push(input::AabbReader::new(input, g, gi as u32)?),
+            Kind::Instances => {}
         }
-        b
-    }));
-    boxes.extend(prims.aabbs.iter().map(|a| a.b));
-    boxes.extend(inst_boxes.iter().copied());
-    let cents: Vec<[f32; 3]> = boxes.iter().map(|b| std::array::from_fn(|a| b.lo[a] * 0.5 + b.hi[a] * 0.5)).collect();
-    let lb = |p: u32| layout::Writer::leaf_bytes(&prims, p);
-    let ctx = sah::Ctx {
-        boxes: &boxes,
-        cents: &cents,
+    }
+    let cb;
+    let active;
+    let grid;
+    match kind {
+        Kind::Triangles | Kind::Aabbs => {
+            // Two streaming passes over the inputs, geometry by geometry, each loop
+            // specialised for its reader: centroid bounds, then Morton keys.
+            let mut acc = (Aabb::EMPTY, 0usize);
+            for g in 0..bases.len() {
+                let part = match kind {
+                    Kind::Triangles if src.tris[g].plain() => {
+                        let r = &src.tris[g];
+                        scan_bounds(r.count, |i| Ok(r.tri_plain(i).map(|v| input::tri_box(&v))))?
+                    }
+                    Kind::Triangles => {
+                        let r = &src.tris[g];
+                        scan_bounds(r.count, |i| Ok(r.tri(i)?.map(|v| input::tri_box(&v))))?
+                    }
+                    _ => {
+                        let r = &src.aabbs[g];
+                        scan_bounds(r.count, |i| Ok(r.aabb(i)))?
+                    }
+                };
+                acc = (acc.0.union(&part.0), acc.1 + part.1);
+            }
+            (cb, active) = acc;
+            lap(&mut phases.gather);
+            grid = morton::Grid::new(cb.lo, cb.hi);
+            for (g, &base) in bases.iter().enumerate() {
+                let count = req.geometries[g].range.primitive_count as usize;
+                let ks = &mut keys[base as usize..base as usize + count];
+                match kind {
+                    Kind::Triangles if src.tris[g].plain() => {
+                        let r = &src.tris[g];
+                        scan_keys(ks, base, &grid, |i| Ok(r.tri_plain(i).map(|v| input::tri_box(&v))))?
+                    }
+                    Kind::Triangles => {
+                        let r = &src.tris[g];
+                        scan_keys(ks, base, &grid, |i| Ok(r.tri(i)?.map(|v| input::tri_box(&v))))?
+                    }
+                    _ => {
+                        let r = &src.aabbs[g];
+                        scan_keys(ks, base, &grid, |i| Ok(r.aabb(i)))?
+                    }
+                }
+            }
+        }
+        Kind::Instances => {
+            let mut headers = input::BlasHeaders::new(mem);
+            let mut bounds = Aabb::EMPTY;
+            let mut at = 0;
+            for (gi, g) in req.geometries.iter().enumerate() {
+                let reader = input::InstanceReader::new(input, g, gi as u32)?;
+                for i in 0..reader.count {
+                    let rec = reader.record(i)?;
+                    refs[at] = match input::instance(input, &mut headers, &rec, i)? {
+                        Some((d, b)) => {
+                            grow_centroid(&mut bounds, &b);
+                            src.insts.push(d);
+                            PrimRef { lo: b.lo, hi: b.hi, geom: gi as u32, prim: src.insts.len() as u32 - 1 }
+                        }
+                        None => PrimRef::INACTIVE,
+                    };
+                    at += 1;
+                }
+            }
+            blas_table = headers.table;
+            (cb, active) = (bounds, src.insts.len());
+            lap(&mut phases.gather);
+            grid = morton::Grid::new(cb.lo, cb.hi);
+            for (i, (k, r)) in keys.iter_mut().zip(refs.iter()).enumerate() {
+                let code = if r.active() {
+                    grid.code(std::array::from_fn(|a| r.lo[a] * 0.5 + r.hi[a] * 0.5))
+                } else {
+                    morton::INACTIVE
+                };
+                *k = (code as u64) << 32 | i as u64;
+            }
+        }
+    }
+
+    // 2. Morton order.
+    let sorted = morton::sort(keys, tmp);
+    let sorted = &sorted[..active];
+    lap(&mut phases.sort);
+    // Primitives (and triangles' vertices) in sorted order: one gather with many loads in
+    // flight (and prefetched ahead), after which everything reads them sequentially.
+    let sorted_refs = &mut sorted_refs[..active];
+    match kind {
+        Kind::Triangles => {
+            let verts = &mut verts[..active];
+            let ids = &mut ids[..active];
+            if bases.len() == 1 && src.tris[0].plain() {
+                let r = &src.tris[0];
+                permute_tris(sorted, ids, verts, |k| (0, k), |k| r.prefetch(k), |_, p| Ok(r.tri_plain(p)))?;
+            } else {
+                permute_tris(
+                    sorted,
+                    ids,
+                    verts,
+                    geom_of,
+                    |k| {
+                        let (g, p) = geom_of(k);
+                        src.tris[g as usize].prefetch(p)
+                    },
+                    |g, p| src.tris[g as usize].tri(p),
+                )?;
+            }
+        }
+        Kind::Aabbs => {
+            sorted_refs.par_chunks_mut(CHUNK).enumerate().try_for_each(|(ci, rc)| -> Result<(), BuildError> {
+                for (j, slot) in rc.iter_mut().enumerate() {
+                    let (g, p) = geom_of(sorted[ci * CHUNK + j] as u32);
+                    let b = src.aabbs[g as usize].aabb(p).ok_or_else(|| {
+                        BuildError::BadRequest(format!("AABB {p} of geometry {g} changed while the build read it"))
+                    })?;
+                    *slot = PrimRef { lo: b.lo, hi: b.hi, geom: g, prim: p };
+                }
+                Ok(())
+            })?;
+        }
+        Kind::Instances => {
+            for (slot, k) in sorted_refs.iter_mut().zip(sorted) {
+                *slot = refs[*k as u32 as usize];
+            }
+        }
+    }
+    let (verts, ids): (&[[f32; 9]], &[[u32; 2]]) = if tris { (&verts[..active], &ids[..active]) } else { (&[], &[]) };
+    let prims: &[PrimRef] = if tris { &[] } else { sorted_refs };
+    lap(&mut phases.permute);
+
+    // 3. The binary tree.
+    let builder = opts.builder_for(req.flags);
+    let t = Tree {
+        kind,
         width: width as usize,
-        node_bytes: bvh::node_bytes(width) as u64,
-        leaf_bytes: &lb,
+        max_leaf: opts.leaf_for(req.flags, kind),
+        prims,
+        keys: sorted,
+        verts,
+        ids,
+        nodes: Nodes::new(nodes),
+        wide: tree::Wide::new(wide),
     };
-    let tree = sah::build(&ctx);
-    let p = &prims;
-    let records = match &tree {
-        None => 0,
-        Some((sah::Child::Leaf(i), _)) => layout::Writer::leaf_bytes(p, *i),
-        Some((sah::Child::Node(n), _)) => n.bytes,
+    let root = if active == 0 {
+        None
+    } else {
+        match builder {
+            Builder::Fast => lbvh::build(&t),
+            Builder::Sah => lbvh::build(&t).map(|r| {
+                let m = sah::clusters(&t, r, opts.cluster.max(1), items);
+                if t.max_leaf == 1 {
+                    // Clusters rebuilt by full-sweep SAH over their primitives.
+                    items[..m].par_iter_mut().with_min_len(256).for_each(|it| sah::rebuild_cluster(&t, it));
+                }
+                if m < 2 {
+                    items[0].r
+                } else {
+                    sah::build(&t, &mut items[..m], active as u32 - 1)
+                }
+            }),
+            Builder::FullSweep => {
+                sah::prims(&t, &mut items[..active]);
+                Some(sah::build_full_sweep(&t, &mut items[..active], 0))
+            }
+        }
     };
+
+    lap(&mut phases.tree);
+    // 4. Layout, straight into the destination.
+    let records = root.map_or(0, |r| t.child_size(r) * 16);
     let table_off = header::BYTES as u64 + records;
-    let table_bytes = (8 * p.blas_table.len() as u64).next_multiple_of(bvh::RECORD_ALIGN as u64);
-    let total = table_off + if req.level == Level::Top { table_bytes } else { 0 };
+    let top = req.level == Level::Top;
+    let table_bytes = if top { (8 * active as u64).next_multiple_of(bvh::RECORD_ALIGN as u64) } else { 0 };
+    let total = table_off + table_bytes;
     if total > req.dst_size {
         return Err(BuildError::DoesNotFit { needed: total, available: req.dst_size });
     }
-    let mut out = vec![0u8; total as usize];
+    // SAFETY: the destination range is the build's alone (Vulkan valid usage).
+    let out = unsafe { device_bytes_mut(mem, req.dst, total) }.ok_or_else(|| BuildError::Memory {
+        what: "acceleration structure destination".into(),
+        fault: MemFault { addr: req.dst, size: total, kind: vortex_model::mem::MemFaultKind::Unmapped },
+    })?;
     let (hb, rest) = out.split_at_mut(header::BYTES);
-    let mut stats = BuildStats { prims: boxes.len() as u64, bytes: total, ..BuildStats::default() };
-    let (root, bounds) = match &tree {
+    let (recs, table) = rest.split_at_mut(records as usize);
+    let mut stats = BuildStats { builder: Some(builder), prims: active as u64, bytes: total, ..BuildStats::default() };
+    let (root_word, bounds) = match root {
         None => (0, Aabb { lo: [0.0; 3], hi: [0.0; 3] }),
-        Some((child, b)) => {
-            let w = layout::Writer { prims: p, width, root_area: b.half_area() as f64 };
-            let sum = w.write(child, b, &mut rest[..records as usize], header::BYTES as u64);
-            stats.sah_cost = if w.root_area > 0.0 { sum / w.root_area } else { 0.0 };
-            stats.leaves = boxes.len() as u64;
-            stats.nodes = match child {
-                sah::Child::Node(n) => n.nodes,
-                sah::Child::Leaf(_) => 0,
-            };
-            (bvh::child_word(header::BYTES as u64, matches!(child, sah::Child::Leaf(_))), *b)
+        Some(r) => {
+            let w = layout::Writer { tree: &t, src: &src, width };
+            let written = w.write(r, recs, header::BYTES as u64)?;
+            let b = t.child_box(r);
+            let root_area = b.half_area() as f64;
+            stats.sah_cost = if root_area > 0.0 { written.sah / root_area } else { 0.0 };
+            stats.nodes = written.nodes;
+            stats.leaves = written.leaves;
+            let leaf = tree::Tree::is_prim(r) || t.nodes.get(r).is_leaf();
+            (bvh::child_word(header::BYTES as u64, leaf), b)
         }
     };
-    if req.level == Level::Top {
-        for (i, &a) in p.blas_table.iter().enumerate() {
-            vortex_model::abi::wr_u64(rest, records as usize + 8 * i, a);
+    table.fill(0);
+    if top {
+        for (i, &a) in blas_table.iter().enumerate() {
+            vortex_model::abi::wr_u64(table, 8 * i, a);
         }
     }
     bvh::Header {
-        kind: if req.level == Level::Top { bvh::KIND_TOP } else { bvh::KIND_BOTTOM },
+        kind: if top { bvh::KIND_TOP } else { bvh::KIND_BOTTOM },
         width,
-        root,
+        root: root_word,
         build_flags: req.flags,
         bounds_min: bounds.lo,
         bounds_max: bounds.hi,
         size: total,
-        prim_count: boxes.len() as u32,
+        prim_count: active as u32,
         geometry_count: req.geometries.len() as u32,
         node_count: stats.nodes as u32,
         leaf_count: stats.leaves as u32,
-        blas_count: if req.level == Level::Top { p.blas_table.len() as u32 } else { 0 },
-        blas_table: if req.level == Level::Top { (table_off / bvh::RECORD_ALIGN as u64) as u32 } else { 0 },
+        blas_count: if top { blas_table.len() as u32 } else { 0 },
+        blas_table: if top { (table_off / bvh::RECORD_ALIGN as u64) as u32 } else { 0 },
     }
     .write(hb);
-    mem.write(req.dst, &out)
-        .map_err(|fault| BuildError::Memory { what: "acceleration structure destination".into(), fault })?;
+    lap(&mut phases.write);
+    stats.phases = Phases {
+        gather: phases.gather,
+        sort: phases.sort - phases.gather,
+        permute: phases.permute - phases.sort,
+        tree: phases.tree - phases.permute,
+        write: phases.write - phases.tree,
+    };
     Ok(stats)
 }
 
-struct Gathered {
-    prims: Prims,
-    inst_boxes: Vec<Aabb>,
+#[inline]
+fn grow_centroid(cb: &mut Aabb, b: &Aabb) {
+    for a in 0..3 {
+        let c = b.lo[a] * 0.5 + b.hi[a] * 0.5;
+        cb.lo[a] = cb.lo[a].min(c);
+        cb.hi[a] = cb.hi[a].max(c);
+    }
 }
 
-fn gather(input: &dyn InputMemory, mem: &MemoryMap, req: &BuildRequest) -> Result<Gathered, BuildError> {
-    let mut prims = Prims { geom_flags: req.geometries.iter().map(|g| g.flags).collect(), ..Prims::default() };
-    let mut inst_boxes = Vec::new();
-    let mut headers = HashMap::new();
+/// Centroid bounds and active count of primitives `0..count` whose boxes `get` gives.
+fn scan_bounds(
+    count: u32,
+    get: impl Fn(u32) -> Result<Option<Aabb>, BuildError> + Sync,
+) -> Result<(Aabb, usize), BuildError> {
+    par_ranges(
+        count as usize,
+        || (Aabb::EMPTY, 0usize),
+        |range, acc| {
+            for i in range {
+                if let Some(b) = get(i as u32)? {
+                    grow_centroid(&mut acc.0, &b);
+                    acc.1 += 1;
+                }
+            }
+            Ok(())
+        },
+        |a, b| (a.0.union(&b.0), a.1 + b.1),
+    )
+}
+
+/// Morton keys of primitives `0..keys.len()` of one geometry whose first key index is
+/// `base`.
+fn scan_keys(
+    keys: &mut [u64],
+    base: u32,
+    grid: &morton::Grid,
+    get: impl Fn(u32) -> Result<Option<Aabb>, BuildError> + Sync,
+) -> Result<(), BuildError> {
+    keys.par_chunks_mut(CHUNK).enumerate().try_for_each(|(ci, kc)| {
+        for (j, k) in kc.iter_mut().enumerate() {
+            let i = (ci * CHUNK + j) as u32;
+            let code = match get(i)? {
+                Some(b) => grid.code(std::array::from_fn(|a| b.lo[a] * 0.5 + b.hi[a] * 0.5)),
+                None => morton::INACTIVE,
+            };
+            *k = (code as u64) << 32 | (base + i) as u64;
+        }
+        Ok(())
+    })
+}
+
+/// How far ahead the permutation prefetches.
+const AHEAD: usize = 16;
+
+/// Triangles in sorted order: for each sorted key, (geometry, primitive) from `locate`,
+/// vertices from `get`; `prefetch` is told the key index `AHEAD` positions on.
+fn permute_tris(
+    sorted: &[u64],
+    ids: &mut [[u32; 2]],
+    verts: &mut [[f32; 9]],
+    locate: impl Fn(u32) -> (u32, u32) + Sync,
+    prefetch: impl Fn(u32) + Sync,
+    get: impl Fn(u32, u32) -> Result<Option<[[f32; 3]; 3]>, BuildError> + Sync,
+) -> Result<(), BuildError> {
+    ids.par_chunks_mut(CHUNK).zip(verts.par_chunks_mut(CHUNK)).enumerate().try_for_each(|(ci, (ic, vc))| {
+        for j in 0..ic.len() {
+            let pos = ci * CHUNK + j;
+            if let Some(&k) = sorted.get(pos + AHEAD) {
+                prefetch(k as u32);
+            }
+            let k = sorted[pos] as u32;
+            let (g, p) = locate(k);
+            let v = get(g, p)?.ok_or_else(|| {
+                BuildError::BadRequest(format!("triangle {p} of geometry {g} changed while the build read it"))
+            })?;
+            ic[j] = [g, p];
+            vc[j] = [v[0][0], v[0][1], v[0][2], v[1][0], v[1][1], v[1][2], v[2][0], v[2][1], v[2][2]];
+        }
+        Ok(())
+    })
+}
+
+/// Items per parallel task in the build's streaming passes.
+const CHUNK: usize = 4096;
+
+/// Runs `f` over `0..n` in chunks (in parallel when large), each with its own accumulator,
+/// and combines them.
+fn par_ranges<A: Send>(
+    n: usize,
+    init: impl Fn() -> A + Sync,
+    f: impl Fn(std::ops::Range<usize>, &mut A) -> Result<(), BuildError> + Sync,
+    combine: impl Fn(A, A) -> A + Sync,
+) -> Result<A, BuildError> {
+    if n <= CHUNK {
+        let mut a = init();
+        f(0..n, &mut a)?;
+        return Ok(a);
+    }
+    (0..n.div_ceil(CHUNK))
+        .into_par_iter()
+        .map(|c| {
+            let mut a = init();
+            f(c * CHUNK..((c + 1) * CHUNK).min(n), &mut a)?;
+            Ok(a)
+        })
+        .try_reduce(&init, |a, b| Ok(combine(a, b)))
+}
+
+/// What the request's geometries are (all of one type, as Vulkan requires), checked
+/// against the level.
+fn request_kind(req: &BuildRequest) -> Result<Kind, BuildError> {
+    let kind_of = |g: &GeometryInput| match g.geometry {
+        Geometry::Triangles { .. } => Kind::Triangles,
+        Geometry::Aabbs { .. } => Kind::Aabbs,
+        Geometry::Instances { .. } => Kind::Instances,
+    };
+    let kind = req.geometries.first().map(kind_of).unwrap_or(match req.level {
+        Level::Top => Kind::Instances,
+        Level::Bottom => Kind::Triangles,
+    });
     for (gi, g) in req.geometries.iter().enumerate() {
-        let gi = gi as u32;
-        let top = matches!(g.geometry, Geometry::Instances { .. });
+        let k = kind_of(g);
+        let top = k == Kind::Instances;
         if top != (req.level == Level::Top) {
             return Err(BuildError::BadRequest(format!(
                 "geometry {gi} is {} but the structure is {}-level",
@@ -336,20 +809,12 @@ fn gather(input: &dyn InputMemory, mem: &MemoryMap, req: &BuildRequest) -> Resul
                 if req.level == Level::Top { "top" } else { "bottom" }
             )));
         }
-        match g.geometry {
-            Geometry::Triangles { .. } => input::read_triangles(input, g, gi, &mut prims.tris)?,
-            Geometry::Aabbs { .. } => input::read_aabbs(input, g, gi, &mut prims.aabbs)?,
-            Geometry::Instances { .. } => input::read_instances(
-                input,
-                mem,
-                g,
-                gi,
-                &mut prims.insts,
-                &mut inst_boxes,
-                &mut prims.blas_table,
-                &mut headers,
-            )?,
+        if k != kind {
+            return Err(BuildError::BadRequest(format!("geometry {gi} is {k:?} but geometry 0 is {kind:?}")));
         }
     }
-    Ok(Gathered { prims, inst_boxes })
+    if kind == Kind::Instances && req.geometries.len() > 1 {
+        return Err(BuildError::BadRequest("a top-level structure has exactly one instance geometry".into()));
+    }
+    Ok(kind)
 }

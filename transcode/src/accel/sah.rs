@@ -1,284 +1,359 @@
-//! Top-down binned-SAH builder producing a W-wide tree directly.
+//! Top-down SAH construction over *items* — subtrees already built (the LBVH's clusters),
+//! or single primitives — for the SAH builder and the full-sweep reference.
 //!
-//! A wide node starts with one child holding all of its primitives and keeps splitting the
-//! child with the largest surface area (binned SAH over primitive centroids, 16 bins on
-//! each axis) until it has W children or every child is a single primitive. This is the
-//! greedy collapse of a binary SAH tree into W-wide nodes, done without materialising the
-//! binary tree. Each child range then becomes a wide node of its own (in parallel when
-//! large). Coincident centroids are split by count; past a depth bound the split falls
-//! back to the object median, which bounds the depth of pathological inputs.
+//! `build` binned: 16 bins per axis over item centroids, the split of least
+//! `area(L) * prims(L) + area(R) * prims(R)`, then an in-place partition that also yields
+//! both sides' centroid bounds. Large ranges bin in parallel and both halves recurse in
+//! parallel. `build_full_sweep` evaluates every split position of every axis (sorting by
+//! each axis in turn): the quality reference the binned builder is measured against.
+//!
+//! A range of `m` items uses the `m - 1` nodes starting at its index: the node itself,
+//! then its left range's nodes, then its right range's — so parallel halves never share
+//! a node.
 
 use super::input::Aabb;
+use super::tree::{Tree, LEAF_PRIM};
 use rayon::prelude::*;
 
+/// An item: a subtree (or primitive) with its box and primitive count.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct Item {
+    pub lo: [f32; 3],
+    pub hi: [f32; 3],
+    /// Child reference ([`LEAF_PRIM`] or a node).
+    pub r: u32,
+    pub count: u32,
+}
+
+impl Item {
+    /// Twice the centroid.
+    #[inline]
+    fn c2(&self, a: usize) -> f32 {
+        self.lo[a] + self.hi[a]
+    }
+    #[inline]
+    fn aabb(&self) -> Aabb {
+        Aabb { lo: self.lo, hi: self.hi }
+    }
+}
+
 const BINS: usize = 16;
-/// Ranges at least this large bin and recurse in parallel.
-const PAR_MIN: usize = 16 * 1024;
-/// Wide levels past which splits use the object median.
-const MEDIAN_DEPTH: u32 = 40;
+/// Ranges at least this large recurse in parallel.
+const PAR_SPLIT: usize = 2048;
+/// Ranges at least this large bin in parallel.
+const PAR_BIN: usize = 1 << 15;
 
-/// A child of a wide node.
-pub enum Child {
-    /// A single primitive (its builder id).
-    Leaf(u32),
-    Node(Box<WNode>),
+/// Collects the maximal subtrees of at most `max` primitives under `root` into `out`, in
+/// left-to-right order; returns how many.
+pub fn clusters(tree: &Tree, root: u32, max: u32, out: &mut [Item]) -> usize {
+    let mut n = 0;
+    let mut stack = vec![root];
+    while let Some(r) = stack.pop() {
+        let (b, count, ..) = tree.child(r);
+        if count <= max || Tree::is_prim(r) || tree.nodes.get(r).is_leaf() {
+            out[n] = Item { lo: b.lo, hi: b.hi, r, count };
+            n += 1;
+        } else {
+            let k = tree.nodes.get(r).kids;
+            stack.push(k[1]);
+            stack.push(k[0]);
+        }
+    }
+    n
 }
 
-pub struct WNode {
-    pub count: usize,
-    pub boxes: [Aabb; 6],
-    pub kids: [Child; 6],
-    /// Bytes of this node's subtree laid out (the node and every record below it).
-    pub bytes: u64,
-    /// Internal nodes in the subtree, this one included.
-    pub nodes: u64,
+/// Largest cluster [`rebuild_cluster`] rebuilds.
+pub const REBUILD_MAX: u32 = 64;
+
+/// Rebuilds a linear-BVH cluster (a subtree over a contiguous range of sorted positions,
+/// using the nodes numbered like those positions) by full-sweep SAH over its primitives,
+/// in the same nodes; updates the item's reference to the new root.
+pub fn rebuild_cluster(tree: &Tree, it: &mut Item) {
+    if it.count < 3 || it.count > REBUILD_MAX || Tree::is_prim(it.r) {
+        return;
+    }
+    let root = tree.nodes.at(it.r);
+    let first = root.first;
+    if first == super::tree::NONCONTIG {
+        return;
+    }
+    let mut buf = [Item::default(); REBUILD_MAX as usize];
+    let prims = &mut buf[..it.count as usize];
+    for (k, p) in prims.iter_mut().enumerate() {
+        let pos = first + k as u32;
+        let b = tree.prim_box(pos);
+        *p = Item { lo: b.lo, hi: b.hi, r: LEAF_PRIM | pos, count: 1 };
+    }
+    // The range's linear-BVH nodes are `first .. first + count - 1`.
+    it.r = small(tree, prims, first);
 }
 
-pub struct Ctx<'a> {
-    pub boxes: &'a [Aabb],
-    pub cents: &'a [[f32; 3]],
-    pub width: usize,
-    pub node_bytes: u64,
-    /// Leaf record bytes of a primitive.
-    pub leaf_bytes: &'a (dyn Fn(u32) -> u64 + Sync),
+/// One item per sorted primitive.
+pub fn prims(tree: &Tree, out: &mut [Item]) {
+    out.par_iter_mut().enumerate().with_min_len(4096).for_each(|(i, it)| {
+        let b = tree.prim_box(i as u32);
+        *it = Item { lo: b.lo, hi: b.hi, r: LEAF_PRIM | i as u32, count: 1 };
+    });
+}
+
+/// Centroid bounds (of doubled centroids).
+fn centroid_bounds(items: &[Item]) -> Aabb {
+    let f = |mut acc: Aabb, it: &Item| {
+        for a in 0..3 {
+            let c = it.c2(a);
+            acc.lo[a] = acc.lo[a].min(c);
+            acc.hi[a] = acc.hi[a].max(c);
+        }
+        acc
+    };
+    if items.len() >= PAR_BIN {
+        items.par_chunks(8192).map(|c| c.iter().fold(Aabb::EMPTY, f)).reduce(|| Aabb::EMPTY, |a, b| a.union(&b))
+    } else {
+        items.iter().fold(Aabb::EMPTY, f)
+    }
+}
+
+/// Builds the SAH tree over `items` (at least one) using nodes from `base`; returns the
+/// root's child reference.
+pub fn build(tree: &Tree, items: &mut [Item], base: u32) -> u32 {
+    let cb = centroid_bounds(items);
+    binned(tree, items, base, cb)
+}
+
+/// Full-sweep SAH over `items` (the quality reference).
+pub fn build_full_sweep(tree: &Tree, items: &mut [Item], base: u32) -> u32 {
+    if items.len() == 1 {
+        return items[0].r;
+    }
+    let k = split_sweep(items);
+    let (l, r) = items.split_at_mut(k);
+    let (lr, rr) = if l.len() + r.len() >= PAR_SPLIT {
+        rayon::join(|| build_full_sweep(tree, l, base + 1), || build_full_sweep(tree, r, base + k as u32))
+    } else {
+        (build_full_sweep(tree, l, base + 1), build_full_sweep(tree, r, base + k as u32))
+    };
+    tree.nodes.set_kids(base, [lr, rr]);
+    tree.finalize(base);
+    base
+}
+
+/// Ranges this small are split by a full sweep (cheaper than binning them).
+const SMALL: usize = 12;
+
+fn binned(tree: &Tree, items: &mut [Item], idx: u32, cb: Aabb) -> u32 {
+    let m = items.len();
+    if m == 1 {
+        return items[0].r;
+    }
+    if m <= SMALL {
+        return small(tree, items, idx);
+    }
+    let (k, cbl, cbr) = split_binned(items, &cb);
+    let (l, r) = items.split_at_mut(k);
+    let (lr, rr) = if m >= PAR_SPLIT {
+        rayon::join(|| binned(tree, l, idx + 1, cbl), || binned(tree, r, idx + k as u32, cbr))
+    } else {
+        (binned(tree, l, idx + 1, cbl), binned(tree, r, idx + k as u32, cbr))
+    };
+    tree.nodes.set_kids(idx, [lr, rr]);
+    tree.finalize(idx);
+    idx
+}
+
+/// Full-sweep SAH for a small range (no centroid bounds needed).
+fn small(tree: &Tree, items: &mut [Item], idx: u32) -> u32 {
+    if items.len() == 1 {
+        return items[0].r;
+    }
+    let k = split_sweep(items);
+    let (l, r) = items.split_at_mut(k);
+    let lr = small(tree, l, idx + 1);
+    let rr = small(tree, r, idx + k as u32);
+    tree.nodes.set_kids(idx, [lr, rr]);
+    tree.finalize(idx);
+    idx
 }
 
 #[derive(Clone, Copy)]
 struct Bin {
-    count: u32,
     b: Aabb,
+    w: f32,
+    n: u32,
 }
 
 impl Default for Bin {
-    fn default() -> Self {
-        Bin { count: 0, b: Aabb::EMPTY }
+    fn default() -> Bin {
+        Bin { b: Aabb::EMPTY, w: 0.0, n: 0 }
     }
 }
 
 type Bins = [[Bin; BINS]; 3];
-
-fn bounds_of(ctx: &Ctx, idx: &[u32]) -> Aabb {
-    let f = |acc: Aabb, &i: &u32| acc.union(&ctx.boxes[i as usize]);
-    if idx.len() >= PAR_MIN {
-        idx.par_chunks(4096).map(|c| c.iter().fold(Aabb::EMPTY, f)).reduce(|| Aabb::EMPTY, |a, b| a.union(&b))
-    } else {
-        idx.iter().fold(Aabb::EMPTY, f)
-    }
-}
-
-fn centroid_bounds(ctx: &Ctx, idx: &[u32]) -> Aabb {
-    let f = |mut acc: Aabb, &i: &u32| {
-        let c = &ctx.cents[i as usize];
-        for a in 0..3 {
-            acc.lo[a] = acc.lo[a].min(c[a]);
-            acc.hi[a] = acc.hi[a].max(c[a]);
-        }
-        acc
-    };
-    if idx.len() >= PAR_MIN {
-        idx.par_chunks(4096).map(|c| c.iter().fold(Aabb::EMPTY, f)).reduce(|| Aabb::EMPTY, |a, b| a.union(&b))
-    } else {
-        idx.iter().fold(Aabb::EMPTY, f)
-    }
-}
 
 #[inline]
 fn bin_of(c: f32, lo: f32, scale: f32) -> usize {
     (((c - lo) * scale) as usize).min(BINS - 1)
 }
 
-fn bin_into(ctx: &Ctx, idx: &[u32], cb: &Aabb, scale: &[f32; 3], bins: &mut Bins) {
-    for &i in idx {
-        let c = &ctx.cents[i as usize];
-        let b = &ctx.boxes[i as usize];
+fn bin_into(items: &[Item], cb: &Aabb, scale: &[f32; 3], bins: &mut Bins) {
+    for it in items {
+        let b = it.aabb();
+        let w = it.count as f32;
         for a in 0..3 {
-            let k = bin_of(c[a], cb.lo[a], scale[a]);
-            bins[a][k].count += 1;
-            bins[a][k].b.grow(b);
+            let k = bin_of(it.c2(a), cb.lo[a], scale[a]);
+            let bin = &mut bins[a][k];
+            bin.b.grow(&b);
+            bin.w += w;
+            bin.n += 1;
         }
     }
 }
 
-fn bin(ctx: &Ctx, idx: &[u32], cb: &Aabb, scale: &[f32; 3]) -> Bins {
-    let mut bins = Bins::default();
-    if idx.len() >= PAR_MIN {
-        let parts: Vec<Bins> = idx
-            .par_chunks(8192)
-            .map(|c| {
-                let mut b = Bins::default();
-                bin_into(ctx, c, cb, scale, &mut b);
-                b
-            })
-            .collect();
-        for p in &parts {
-            for a in 0..3 {
-                for k in 0..BINS {
-                    bins[a][k].count += p[a][k].count;
-                    bins[a][k].b.grow(&p[a][k].b);
-                }
-            }
-        }
-    } else {
-        bin_into(ctx, idx, cb, scale, &mut bins);
-    }
-    bins
-}
-
-/// In-place partition; returns the number of elements for which `left` holds.
-fn partition(idx: &mut [u32], left: impl Fn(u32) -> bool) -> usize {
-    let (mut i, mut j) = (0, idx.len());
-    loop {
-        while i < j && left(idx[i]) {
-            i += 1;
-        }
-        while i < j && !left(idx[j - 1]) {
-            j -= 1;
-        }
-        if i >= j {
-            return i;
-        }
-        idx.swap(i, j - 1);
-        i += 1;
-        j -= 1;
-    }
-}
-
-/// Splits `idx` (at least 2 primitives) in two; returns the left count and both bounds.
-fn split(ctx: &Ctx, idx: &mut [u32], depth: u32) -> (usize, Aabb, Aabb) {
-    let n = idx.len();
-    if n == 2 {
-        return (1, ctx.boxes[idx[0] as usize], ctx.boxes[idx[1] as usize]);
-    }
-    let cb = centroid_bounds(ctx, idx);
-    let ext = [cb.hi[0] - cb.lo[0], cb.hi[1] - cb.lo[1], cb.hi[2] - cb.lo[2]];
-    let axis_max = (0..3).max_by(|&a, &b| ext[a].total_cmp(&ext[b])).unwrap();
-    let median = |idx: &mut [u32], axis: Option<usize>| {
-        let m = n / 2;
-        if let Some(a) = axis {
-            idx.select_nth_unstable_by(m, |&x, &y| ctx.cents[x as usize][a].total_cmp(&ctx.cents[y as usize][a]));
-        }
-        let (l, r) = idx.split_at(m);
-        (m, bounds_of(ctx, l), bounds_of(ctx, r))
+/// Splits `items` (at least 2) in place; returns the left count and both sides'
+/// centroid bounds.
+fn split_binned(items: &mut [Item], cb: &Aabb) -> (usize, Aabb, Aabb) {
+    let m = items.len();
+    let ext: [f32; 3] = std::array::from_fn(|a| cb.hi[a] - cb.lo[a]);
+    let halves = |items: &mut [Item]| {
+        let h = items.len() / 2;
+        let (l, r) = items.split_at(h);
+        (h, centroid_bounds(l), centroid_bounds(r))
     };
-    if ext[axis_max] <= 0.0 || ext[axis_max].is_nan() {
-        return median(idx, None);
-    }
-    if depth > MEDIAN_DEPTH {
-        return median(idx, Some(axis_max));
+    if !ext.iter().any(|&e| e > 0.0) {
+        return halves(items);
     }
     let scale: [f32; 3] = std::array::from_fn(|a| if ext[a] > 0.0 { BINS as f32 * (1.0 - 1e-6) / ext[a] } else { 0.0 });
-    let bins = bin(ctx, idx, &cb, &scale);
-    let mut best = (f32::INFINITY, 0usize, 0usize, Aabb::EMPTY, Aabb::EMPTY);
+    let bins = if m >= PAR_BIN {
+        items
+            .par_chunks(8192)
+            .map(|c| {
+                let mut b = [[Bin::default(); BINS]; 3];
+                bin_into(c, cb, &scale, &mut b);
+                b
+            })
+            .reduce(
+                || [[Bin::default(); BINS]; 3],
+                |mut x, y| {
+                    for a in 0..3 {
+                        for k in 0..BINS {
+                            x[a][k].b.grow(&y[a][k].b);
+                            x[a][k].w += y[a][k].w;
+                            x[a][k].n += y[a][k].n;
+                        }
+                    }
+                    x
+                },
+            )
+    } else {
+        let mut b = [[Bin::default(); BINS]; 3];
+        bin_into(items, cb, &scale, &mut b);
+        b
+    };
+    let mut best = (f32::INFINITY, 0usize, 0usize);
     for a in 0..3 {
-        if ext[a] <= 0.0 || ext[a].is_nan() {
+        if ext[a].is_nan() || ext[a] <= 0.0 {
             continue;
         }
-        // Right-to-left sweep of areas and counts.
-        let mut rb = [Aabb::EMPTY; BINS];
-        let mut rc = [0u32; BINS];
-        let (mut acc, mut cnt) = (Aabb::EMPTY, 0u32);
+        let mut ra = [0.0f32; BINS];
+        let mut rw = [0.0f32; BINS];
+        let mut rn = [0u32; BINS];
+        let (mut acc, mut w, mut n) = (Aabb::EMPTY, 0.0f32, 0u32);
         for k in (1..BINS).rev() {
             acc.grow(&bins[a][k].b);
-            cnt += bins[a][k].count;
-            rb[k] = acc;
-            rc[k] = cnt;
+            w += bins[a][k].w;
+            n += bins[a][k].n;
+            ra[k] = acc.half_area();
+            rw[k] = w;
+            rn[k] = n;
         }
-        let (mut lacc, mut lcnt) = (Aabb::EMPTY, 0u32);
+        let (mut lacc, mut lw, mut ln) = (Aabb::EMPTY, 0.0f32, 0u32);
         for k in 1..BINS {
             lacc.grow(&bins[a][k - 1].b);
-            lcnt += bins[a][k - 1].count;
-            if lcnt == 0 || rc[k] == 0 {
+            lw += bins[a][k - 1].w;
+            ln += bins[a][k - 1].n;
+            if ln == 0 || rn[k] == 0 {
                 continue;
             }
-            let cost = lacc.half_area() * lcnt as f32 + rb[k].half_area() * rc[k] as f32;
+            let cost = lacc.half_area() * lw + ra[k] * rw[k];
             if cost < best.0 {
-                best = (cost, a, k, lacc, rb[k]);
+                best = (cost, a, k);
             }
         }
     }
     if !best.0.is_finite() {
-        return median(idx, Some(axis_max));
+        return halves(items);
     }
-    let (_, a, k, lb, rb) = best;
+    let (_, a, k) = best;
     let (lo, sc) = (cb.lo[a], scale[a]);
-    let m = partition(idx, |i| bin_of(ctx.cents[i as usize][a], lo, sc) < k);
-    if m == 0 || m == n {
-        return median(idx, Some(axis_max));
-    }
-    (m, lb, rb)
-}
-
-/// Builds the wide node over `idx` (at least 2 primitives) whose bounds are `bounds`.
-pub fn build_node(ctx: &Ctx, idx: &mut [u32], bounds: Aabb, depth: u32) -> WNode {
-    // Child ranges: (start, end, bounds), contiguous and in order.
-    let mut parts: Vec<(usize, usize, Aabb)> = Vec::with_capacity(ctx.width);
-    parts.push((0, idx.len(), bounds));
-    while parts.len() < ctx.width {
-        let pick = parts
-            .iter()
-            .enumerate()
-            .filter(|(_, p)| p.1 - p.0 > 1)
-            .max_by(|x, y| x.1 .2.half_area().total_cmp(&y.1 .2.half_area()))
-            .map(|(i, _)| i);
-        let Some(i) = pick else { break };
-        let (s, e, _) = parts[i];
-        let (m, lb, rb) = split(ctx, &mut idx[s..e], depth);
-        parts[i] = (s, s + m, lb);
-        parts.insert(i + 1, (s + m, e, rb));
-    }
-    // Disjoint sub-slices, one per child.
-    let mut slices: Vec<(&mut [u32], Aabb)> = Vec::with_capacity(parts.len());
-    let mut rest = idx;
-    let mut at = 0;
-    for &(s, e, b) in &parts {
-        let (_, tail) = rest.split_at_mut(s - at);
-        let (mine, tail) = tail.split_at_mut(e - s);
-        slices.push((mine, b));
-        rest = tail;
-        at = e;
-    }
-    let make = |(sl, b): (&mut [u32], Aabb)| -> (Child, Aabb, u64, u64) {
-        if sl.len() == 1 {
-            (Child::Leaf(sl[0]), b, (ctx.leaf_bytes)(sl[0]), 0)
-        } else {
-            let nd = build_node(ctx, sl, b, depth + 1);
-            let (bytes, nodes) = (nd.bytes, nd.nodes);
-            (Child::Node(Box::new(nd)), b, bytes, nodes)
+    let left = |it: &Item| bin_of(it.c2(a), lo, sc) < k;
+    // Two-pointer partition, accumulating both sides' centroid bounds.
+    let (mut cl, mut cr) = (Aabb::EMPTY, Aabb::EMPTY);
+    let grow_c = |acc: &mut Aabb, it: &Item| {
+        for a in 0..3 {
+            let c = it.c2(a);
+            acc.lo[a] = acc.lo[a].min(c);
+            acc.hi[a] = acc.hi[a].max(c);
         }
     };
-    let total: usize = slices.iter().map(|s| s.0.len()).sum();
-    let built: Vec<(Child, Aabb, u64, u64)> = if total >= PAR_MIN {
-        slices.into_par_iter().map(make).collect()
-    } else {
-        slices.into_iter().map(make).collect()
-    };
-    let mut node = WNode {
-        count: built.len(),
-        boxes: [Aabb::EMPTY; 6],
-        kids: std::array::from_fn(|_| Child::Leaf(u32::MAX)),
-        bytes: ctx.node_bytes,
-        nodes: 1,
-    };
-    for (c, (kid, b, bytes, nodes)) in built.into_iter().enumerate() {
-        node.boxes[c] = b;
-        node.kids[c] = kid;
-        node.bytes += bytes;
-        node.nodes += nodes;
+    let (mut i, mut j) = (0usize, m);
+    loop {
+        while i < j && left(&items[i]) {
+            grow_c(&mut cl, &items[i]);
+            i += 1;
+        }
+        while i < j && !left(&items[j - 1]) {
+            grow_c(&mut cr, &items[j - 1]);
+            j -= 1;
+        }
+        if i >= j {
+            break;
+        }
+        items.swap(i, j - 1);
     }
-    node
+    if i == 0 || i == m {
+        return halves(items);
+    }
+    (i, cl, cr)
 }
 
-/// Builds the whole tree; `None` for no primitives.
-pub fn build(ctx: &Ctx) -> Option<(Child, Aabb)> {
-    let n = ctx.boxes.len();
-    if n == 0 {
-        return None;
+/// Full-sweep split: the best position over every axis, `items` left sorted on that axis.
+fn split_sweep(items: &mut [Item]) -> usize {
+    let m = items.len();
+    let mut best = (f32::INFINITY, 0usize, 0usize);
+    let mut stack = [0.0f32; SMALL];
+    let mut heap = Vec::new();
+    let right: &mut [f32] = if m <= SMALL {
+        &mut stack[..m]
+    } else {
+        heap.resize(m, 0.0);
+        &mut heap
+    };
+    for a in 0..3 {
+        items.sort_unstable_by(|x, y| x.c2(a).total_cmp(&y.c2(a)));
+        let mut acc = Aabb::EMPTY;
+        let mut w = 0.0f32;
+        for i in (1..m).rev() {
+            acc.grow(&items[i].aabb());
+            w += items[i].count as f32;
+            right[i] = acc.half_area() * w;
+        }
+        let mut lacc = Aabb::EMPTY;
+        let mut lw = 0.0f32;
+        for i in 1..m {
+            lacc.grow(&items[i - 1].aabb());
+            lw += items[i - 1].count as f32;
+            let cost = lacc.half_area() * lw + right[i];
+            if cost < best.0 {
+                best = (cost, a, i);
+            }
+        }
     }
-    let mut idx: Vec<u32> = (0..n as u32).collect();
-    let bounds = bounds_of(ctx, &idx);
-    if n == 1 {
-        return Some((Child::Leaf(0), bounds));
+    if !best.0.is_finite() {
+        return m / 2;
     }
-    let root = build_node(ctx, &mut idx, bounds, 0);
-    Some((Child::Node(Box::new(root)), bounds))
+    if best.1 != 2 {
+        let a = best.1;
+        items.sort_unstable_by(|x, y| x.c2(a).total_cmp(&y.c2(a)));
+    }
+    best.2
 }

@@ -3,7 +3,7 @@
 
 use super::{
     build, build_sizes, BuildError, BuildRange, BuildRequest, BuildStats, Geometry, GeometryInput, GeometryKind, Level,
-    Mode,
+    Mode, Options,
 };
 use std::sync::Arc;
 use vortex_model::mem::{AddressSpace, MemoryMap};
@@ -55,15 +55,23 @@ pub fn translate(x: f32, y: f32, z: f32) -> [f32; 12] {
 }
 
 /// An address space with helpers.
-#[derive(Default)]
 pub struct Device {
     pub space: AddressSpace,
     pub width: u32,
+    /// Builder knobs every build of this device uses.
+    pub opts: Options,
+    /// `VkBuildAccelerationStructureFlagsKHR` of every build.
+    pub flags: u32,
 }
 
 impl Device {
     pub fn new(width: u32) -> Device {
-        Device { space: AddressSpace::new(), width }
+        Device { space: AddressSpace::new(), width, opts: Options::new(width), flags: 0 }
+    }
+
+    /// A device whose builds use `opts` (and its width).
+    pub fn with_options(opts: Options) -> Device {
+        Device { space: AddressSpace::new(), width: opts.width, opts, flags: 0 }
     }
 
     pub fn mem(&self) -> Arc<MemoryMap> {
@@ -95,11 +103,19 @@ impl Device {
                 (k, g.range.primitive_count)
             })
             .collect();
-        let sizes = build_sizes(level, &kinds, 0, self.width);
+        let sizes = build_sizes(level, &kinds, self.flags, self.width);
         let dst = self.alloc(sizes.as_size);
-        let req =
-            BuildRequest { level, flags: 0, mode: Mode::Build, dst, dst_size: sizes.as_size, scratch: 0, geometries };
-        let stats = build(&self.mem(), &req, self.width)?;
+        let scratch = self.alloc(sizes.build_scratch);
+        let req = BuildRequest {
+            level,
+            flags: self.flags,
+            mode: Mode::Build,
+            dst,
+            dst_size: sizes.as_size,
+            scratch,
+            geometries,
+        };
+        let stats = build(&self.mem(), &req, &self.opts)?;
         Ok(Built { addr: dst, stats })
     }
 

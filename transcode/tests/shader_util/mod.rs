@@ -179,7 +179,7 @@ pub fn build_scene(mem: &vortex_model::mem::AddressSpace, scene: &Scene) -> u64 
             scratch: 0,
             geometries: geoms.into_iter().map(|(_, g)| g).collect(),
         };
-        build(&mem.snapshot(), &req, width).expect("AS build");
+        build(&mem.snapshot(), &req, &vortex_transcode::accel::Options::new(width)).expect("AS build");
         dst
     };
     let range = |n: usize| BuildRange { primitive_count: n as u32, ..BuildRange::default() };

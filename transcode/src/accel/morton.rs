@@ -1,0 +1,142 @@
+//! Morton codes over primitive centroids and a parallel LSD radix sort of
+//! `code << 32 | primitive` keys.
+
+use rayon::prelude::*;
+
+/// Bits per axis of a Morton code (30-bit codes).
+pub const BITS: u32 = 10;
+/// The code of an inactive primitive: above every real code, so they sort last.
+pub const INACTIVE: u32 = u32::MAX;
+
+#[inline]
+fn spread(x: u32) -> u32 {
+    let mut x = x & 0x3ff;
+    x = (x | x << 16) & 0x0300_00ff;
+    x = (x | x << 8) & 0x0300_f00f;
+    x = (x | x << 4) & 0x030c_30c3;
+    x = (x | x << 2) & 0x0924_9249;
+    x
+}
+
+/// Maps centroids in `[lo, lo + extent]` onto the 1024^3 grid.
+#[derive(Clone, Copy, Debug)]
+pub struct Grid {
+    lo: [f32; 3],
+    scale: [f32; 3],
+}
+
+impl Grid {
+    pub fn new(lo: [f32; 3], hi: [f32; 3]) -> Grid {
+        let scale = std::array::from_fn(|a| {
+            let e = hi[a] - lo[a];
+            if e > 0.0 && e.is_finite() {
+                (1u32 << BITS) as f32 * (1.0 - 1e-6) / e
+            } else {
+                0.0
+            }
+        });
+        Grid { lo, scale }
+    }
+
+    #[inline]
+    pub fn code(&self, c: [f32; 3]) -> u32 {
+        let q = |a: usize| (((c[a] - self.lo[a]) * self.scale[a]) as u32).min((1 << BITS) - 1);
+        spread(q(0)) << 2 | spread(q(1)) << 1 | spread(q(2))
+    }
+}
+
+/// Raw pointer that may cross threads: every writer owns a disjoint set of indices.
+#[derive(Clone, Copy)]
+struct SendPtr(*mut u64);
+// SAFETY: used only for scatters to disjoint positions (see `sort`).
+unsafe impl Send for SendPtr {}
+unsafe impl Sync for SendPtr {}
+
+/// Below this many keys the sort runs on one thread.
+const PAR_MIN: usize = 1 << 16;
+
+/// Sorts `keys` by their upper 32 bits, stably (equal codes stay in primitive order), using
+/// `tmp` (same length) as the second buffer. Returns whichever buffer holds the result.
+pub fn sort<'a>(keys: &'a mut [u64], tmp: &'a mut [u64]) -> &'a mut [u64] {
+    let n = keys.len();
+    assert_eq!(tmp.len(), n);
+    let chunks = if n >= PAR_MIN { rayon::current_num_threads().clamp(1, 16) } else { 1 };
+    let chunk = n.div_ceil(chunks).max(1);
+    let (mut src, mut dst) = (keys, tmp);
+    for (shift, bits) in [(32u32, 11u32), (43, 11), (54, 10)] {
+        let mask = (1u64 << bits) - 1;
+        let nb = 1usize << bits;
+        let hist: Vec<Vec<u32>> = src
+            .par_chunks(chunk)
+            .map(|c| {
+                let mut h = vec![0u32; nb];
+                for &k in c {
+                    h[((k >> shift) & mask) as usize] += 1;
+                }
+                h
+            })
+            .collect();
+        // A digit every key shares orders nothing.
+        let one_bucket = (0..nb).any(|d| hist.iter().map(|h| h[d] as usize).sum::<usize>() == n);
+        if one_bucket {
+            continue;
+        }
+        let mut offsets = vec![vec![0u32; nb]; hist.len()];
+        let mut running = 0u32;
+        for d in 0..nb {
+            for (t, h) in hist.iter().enumerate() {
+                offsets[t][d] = running;
+                running += h[d];
+            }
+        }
+        let out = SendPtr(dst.as_mut_ptr());
+        src.par_chunks(chunk).zip(offsets.into_par_iter()).for_each(|(c, mut off)| {
+            // The closure must capture the whole `SendPtr`, not its raw-pointer field.
+            let out = &out;
+            for &k in c {
+                let d = ((k >> shift) & mask) as usize;
+                // SAFETY: the offsets give every (chunk, digit) pair its own range of
+                // positions, all below n; each position is written once.
+                unsafe { out.0.add(off[d] as usize).write(k) };
+                off[d] += 1;
+            }
+        });
+        std::mem::swap(&mut src, &mut dst);
+    }
+    src
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sorts_stably_by_code() {
+        let mut s = 7u64;
+        for n in [0usize, 1, 5, 1000, 200_000] {
+            let mut keys: Vec<u64> = (0..n as u64)
+                .map(|i| {
+                    s ^= s << 13;
+                    s ^= s >> 7;
+                    s ^= s << 17;
+                    ((s % 5000) << 32) | i
+                })
+                .collect();
+            let mut tmp = vec![0u64; n];
+            let mut want = keys.clone();
+            want.sort();
+            let got = sort(&mut keys, &mut tmp);
+            assert_eq!(got, &want[..], "n = {n}");
+        }
+    }
+
+    #[test]
+    fn codes_interleave_axes() {
+        let g = Grid::new([0.0; 3], [1024.0; 3]);
+        assert_eq!(g.code([0.0; 3]), 0);
+        assert_eq!(g.code([1.5, 0.0, 0.0]), 0b100);
+        assert_eq!(g.code([0.0, 1.5, 0.0]), 0b010);
+        assert_eq!(g.code([0.0, 0.0, 1.5]), 0b001);
+        assert_eq!(g.code([2000.0; 3]), (1 << 30) - 1);
+    }
+}

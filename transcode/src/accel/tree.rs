@@ -1,0 +1,335 @@
+//! The binary tree every builder produces, and what turns it into the wide tree: the
+//! bottom-up finalisation of a node (box, primitive count, SAH cost, the multi-primitive
+//! leaf decision, and the byte size of its wide subtree) and the greedy collapse that
+//! picks a wide node's children.
+//!
+//! Nodes live in one array shared by the builder's threads ([`Nodes`]): every node is
+//! written by exactly one task, and read only after that task finished (a child is
+//! finalised before its parent; rayon's `join` orders the two).
+
+use super::input::{Aabb, PrimRef};
+use vortex_model::abi::bvh::{self, inst, proc, tri};
+
+/// A child reference with this bit names a single primitive by its sorted position;
+/// without it, a node of the [`Nodes`] array.
+pub const LEAF_PRIM: u32 = 1 << 31;
+/// `BNode::count` bit: the node is a multi-primitive leaf.
+pub const LEAF_NODE: u32 = 1 << 31;
+/// `BNode::first` of a node whose primitives are not contiguous in sorted order.
+pub const NONCONTIG: u32 = u32::MAX;
+
+/// A binary node.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct BNode {
+    pub lo: [f32; 3],
+    pub hi: [f32; 3],
+    pub kids: [u32; 2],
+    /// First sorted position of its primitives (they are contiguous), or [`NONCONTIG`].
+    pub first: u32,
+    /// Primitives below it; [`LEAF_NODE`] set when it is a multi-primitive leaf.
+    pub count: u32,
+    /// Bytes (16-byte units) of the records it becomes as a wide node's child: the leaf
+    /// record, or the wide node rooted here and everything below it.
+    pub size: u32,
+}
+
+impl BNode {
+    #[inline]
+    pub fn aabb(&self) -> Aabb {
+        Aabb { lo: self.lo, hi: self.hi }
+    }
+    #[inline]
+    pub fn prims(&self) -> u32 {
+        self.count & !LEAF_NODE
+    }
+    #[inline]
+    pub fn is_leaf(&self) -> bool {
+        self.count & LEAF_NODE != 0
+    }
+}
+
+/// The node array, shared by the builder's threads.
+#[derive(Clone, Copy)]
+pub struct Nodes {
+    ptr: *mut BNode,
+    len: usize,
+}
+
+// SAFETY: see the module comment: disjoint writers, reads after the write completed.
+unsafe impl Send for Nodes {}
+unsafe impl Sync for Nodes {}
+
+impl Nodes {
+    pub fn new(nodes: &mut [BNode]) -> Nodes {
+        Nodes { ptr: nodes.as_mut_ptr(), len: nodes.len() }
+    }
+
+    #[inline]
+    pub fn get(&self, i: u32) -> BNode {
+        assert!((i as usize) < self.len, "node {i} out of {}", self.len);
+        // SAFETY: in bounds; per the module's discipline no one writes node i now.
+        unsafe { *self.ptr.add(i as usize) }
+    }
+
+    /// Node `i` in place (it must be complete and not being written).
+    #[inline]
+    pub fn at(&self, i: u32) -> &BNode {
+        assert!((i as usize) < self.len, "node {i} out of {}", self.len);
+        // SAFETY: in bounds; per the module's discipline no one writes node i now.
+        unsafe { &*self.ptr.add(i as usize) }
+    }
+
+    #[inline]
+    pub fn set(&self, i: u32, n: BNode) {
+        assert!((i as usize) < self.len, "node {i} out of {}", self.len);
+        // SAFETY: in bounds; the caller is node i's only writer.
+        unsafe { *self.ptr.add(i as usize) = n }
+    }
+
+    #[inline]
+    pub fn set_kids(&self, i: u32, kids: [u32; 2]) {
+        assert!((i as usize) < self.len);
+        // SAFETY: as for `set`.
+        unsafe { (*self.ptr.add(i as usize)).kids = kids }
+    }
+
+    #[inline]
+    pub fn set_right(&self, i: u32, r: u32) {
+        assert!((i as usize) < self.len);
+        // SAFETY: as for `set`.
+        unsafe { (*self.ptr.add(i as usize)).kids[1] = r }
+    }
+}
+
+/// What a build's primitives are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Triangles,
+    Aabbs,
+    Instances,
+}
+
+impl Kind {
+    /// Leaf record bytes for `count` primitives.
+    pub fn leaf_bytes(self, count: u32) -> u64 {
+        (match self {
+            Kind::Triangles => tri::bytes(count as usize),
+            Kind::Aabbs => proc::bytes(count as usize),
+            Kind::Instances => inst::BYTES * count as usize,
+        }) as u64
+    }
+
+    /// Most primitives one leaf may hold.
+    pub fn max_leaf(self) -> u32 {
+        match self {
+            Kind::Triangles => tri::MAX_COUNT as u32,
+            Kind::Aabbs => proc::MAX_COUNT as u32,
+            Kind::Instances => 1,
+        }
+    }
+}
+
+/// Everything finalisation and the collapse read.
+pub struct Tree<'a> {
+    pub kind: Kind,
+    pub width: usize,
+    /// Largest multi-primitive leaf (1: every leaf holds one primitive).
+    pub max_leaf: u32,
+    /// The active primitives in sorted order (AABB and instance builds; empty for
+    /// triangles, whose boxes come from their vertices).
+    pub prims: &'a [PrimRef],
+    /// Their Morton keys (the linear BVH splits on them).
+    pub keys: &'a [u64],
+    /// Triangle builds: each sorted primitive's vertices, and (geometry, primitive index).
+    pub verts: &'a [[f32; 9]],
+    pub ids: &'a [[u32; 2]],
+    pub nodes: Nodes,
+    /// Each internal node's wide children (as a wide node's root), filled by `finalize`
+    /// so the writer need not collapse again; unused slots hold `u32::MAX`.
+    pub wide: Wide,
+}
+
+/// The wide-children array, shared like [`Nodes`].
+#[derive(Clone, Copy)]
+pub struct Wide {
+    ptr: *mut [u32; 6],
+    len: usize,
+}
+
+// SAFETY: as for `Nodes`: entry p is written once, by whoever finalises node p, and read
+// after that.
+unsafe impl Send for Wide {}
+unsafe impl Sync for Wide {}
+
+impl Wide {
+    pub fn new(w: &mut [[u32; 6]]) -> Wide {
+        Wide { ptr: w.as_mut_ptr(), len: w.len() }
+    }
+
+    #[inline]
+    pub fn get(&self, i: u32) -> ([u32; 6], usize) {
+        assert!((i as usize) < self.len);
+        // SAFETY: in bounds; written before (see above).
+        let c = unsafe { *self.ptr.add(i as usize) };
+        (c, c.iter().position(|&r| r == u32::MAX).unwrap_or(6))
+    }
+
+    #[inline]
+    fn set(&self, i: u32, c: [u32; 6]) {
+        assert!((i as usize) < self.len);
+        // SAFETY: in bounds; node i's finaliser is its only writer.
+        unsafe { *self.ptr.add(i as usize) = c }
+    }
+}
+
+impl Tree<'_> {
+    /// Box of the primitive at sorted position `pos`.
+    #[inline]
+    pub fn prim_box(&self, pos: u32) -> Aabb {
+        if self.verts.is_empty() {
+            self.prims[pos as usize].aabb()
+        } else {
+            let v = &self.verts[pos as usize];
+            let mn = |a: f32, b: f32| if a < b { a } else { b };
+            let mx = |a: f32, b: f32| if a > b { a } else { b };
+            Aabb {
+                lo: std::array::from_fn(|a| mn(mn(v[a], v[3 + a]), v[6 + a])),
+                hi: std::array::from_fn(|a| mx(mx(v[a], v[3 + a]), v[6 + a])),
+            }
+        }
+    }
+
+    /// (geometry, primitive index) of the primitive at sorted position `pos`.
+    #[inline]
+    pub fn prim_id(&self, pos: u32) -> (u32, u32) {
+        if self.verts.is_empty() {
+            let p = &self.prims[pos as usize];
+            (p.geom, p.prim)
+        } else {
+            let i = self.ids[pos as usize];
+            (i[0], i[1])
+        }
+    }
+
+    #[inline]
+    pub fn is_prim(r: u32) -> bool {
+        r & LEAF_PRIM != 0
+    }
+
+    #[inline]
+    pub fn child_box(&self, r: u32) -> Aabb {
+        if Self::is_prim(r) {
+            self.prim_box(r & !LEAF_PRIM)
+        } else {
+            self.nodes.at(r).aabb()
+        }
+    }
+
+    /// (box, primitive count, first sorted position, size in 16-byte units) of a child.
+    #[inline]
+    pub fn child(&self, r: u32) -> (Aabb, u32, u32, u32) {
+        if Self::is_prim(r) {
+            let pos = r & !LEAF_PRIM;
+            (self.prim_box(pos), 1, pos, (self.kind.leaf_bytes(1) / 16) as u32)
+        } else {
+            let n = self.nodes.at(r);
+            (n.aabb(), n.prims(), n.first, n.size)
+        }
+    }
+
+    /// Size (16-byte units) of a child's records.
+    #[inline]
+    pub fn child_size(&self, r: u32) -> u64 {
+        if Self::is_prim(r) {
+            self.kind.leaf_bytes(1) / 16
+        } else {
+            self.nodes.at(r).size as u64
+        }
+    }
+
+    /// True for a child that a wide node may open (an internal node, not a leaf).
+    #[inline]
+    pub fn openable(&self, r: u32) -> bool {
+        !Self::is_prim(r) && !self.nodes.at(r).is_leaf()
+    }
+
+    /// Children of the wide node rooted at internal node `p`: start from its two children
+    /// and keep replacing the child of largest area by its own two children until there
+    /// are `width` or none can be opened.
+    pub fn collapse(&self, p: u32) -> ([u32; 6], usize) {
+        let n = self.nodes.at(p);
+        let mut c = [u32::MAX; 6];
+        // Area of each child if it can be opened, else -1.
+        let mut area = [-1.0f32; 6];
+        let open_area = |r: u32| -> f32 {
+            if Self::is_prim(r) {
+                return -1.0;
+            }
+            let k = self.nodes.at(r);
+            if k.is_leaf() {
+                -1.0
+            } else {
+                k.aabb().half_area()
+            }
+        };
+        c[0] = n.kids[0];
+        c[1] = n.kids[1];
+        area[0] = open_area(c[0]);
+        area[1] = open_area(c[1]);
+        let mut len = 2;
+        while len < self.width {
+            let mut best = 0;
+            for i in 1..len {
+                if area[i] > area[best] {
+                    best = i;
+                }
+            }
+            if area[best] < 0.0 {
+                break;
+            }
+            let k = self.nodes.at(c[best]).kids;
+            c.copy_within(best + 1..len, best + 2);
+            area.copy_within(best + 1..len, best + 2);
+            c[best] = k[0];
+            c[best + 1] = k[1];
+            area[best] = open_area(k[0]);
+            area[best + 1] = open_area(k[1]);
+            len += 1;
+        }
+        (c, len)
+    }
+
+    /// True if the `count` primitives from sorted position `first` share one geometry.
+    fn one_geometry(&self, first: u32, count: u32) -> bool {
+        let g = self.prim_id(first).0;
+        (first + 1..first + count).all(|p| self.prim_id(p).0 == g)
+    }
+
+    /// Completes node `p` whose `kids` are set and finalised: box, count, first, the leaf
+    /// decision and its size (as a wide node's child).
+    pub fn finalize(&self, p: u32) {
+        let kids = self.nodes.at(p).kids;
+        let (bl, cl, fl, _) = self.child(kids[0]);
+        let (br, cr, fr, _) = self.child(kids[1]);
+        let b = bl.union(&br);
+        let count = cl + cr;
+        let first = if fl != NONCONTIG && fr != NONCONTIG && fl + cl == fr { fl } else { NONCONTIG };
+        // Multi-primitive leaves: every subtree of at most `max_leaf` primitives of one
+        // geometry becomes one leaf (the size is a knob, so the rule is plain).
+        let leaf = self.max_leaf > 1 && count <= self.max_leaf && first != NONCONTIG && self.one_geometry(first, count);
+        let mut n = BNode { lo: b.lo, hi: b.hi, kids, first, count: count | if leaf { LEAF_NODE } else { 0 }, size: 0 };
+        if leaf {
+            n.size = (self.kind.leaf_bytes(count) / 16) as u32;
+            self.nodes.set(p, n);
+            return;
+        }
+        self.nodes.set(p, n);
+        let (c, len) = self.collapse(p);
+        self.wide.set(p, c);
+        let size =
+            bvh::node_bytes(self.width as u32) as u64 / 16 + c[..len].iter().map(|&r| self.child_size(r)).sum::<u64>();
+        n.size = u32::try_from(size).expect("acceleration structure larger than 64 GiB");
+        self.nodes.set(p, n);
+    }
+}
