@@ -28,6 +28,16 @@ pub struct DeviceInfo {
     pub driver_info: String,
     pub api_version: u32,
     pub min_scratch_alignment: u64,
+    pub driver_uuid: [u8; 16],
+    /// `accelerationStructureHostCommands` (enabled when reported).
+    pub host_commands: bool,
+    /// `hostQueryReset` (enabled when reported).
+    pub host_query_reset: bool,
+    /// `VK_KHR_ray_tracing_maintenance1` (enabled when offered): the AS size and
+    /// bottom-level-pointer query types.
+    pub maintenance1: bool,
+    /// `timestampValidBits` of the queue family (0: no timestamps).
+    pub timestamp_bits: u32,
 }
 
 impl DeviceInfo {
@@ -44,7 +54,9 @@ pub(crate) struct Shared {
     instance: ash::Instance,
     pub(crate) device: ash::Device,
     pub(crate) accel: khr::acceleration_structure::Device,
+    pub(crate) deferred: khr::deferred_host_operations::Device,
     pub(crate) memory_properties: vk::PhysicalDeviceMemoryProperties,
+    physical: vk::PhysicalDevice,
     pub(crate) info: DeviceInfo,
     queue: vk::Queue,
     command_pool: vk::CommandPool,
@@ -101,8 +113,8 @@ impl Context {
     }
 
     fn with_instance(entry: ash::Entry, instance: ash::Instance) -> Result<Shared> {
-        let (physical, info, family) = pick_physical_device(&instance)?;
-        let device = create_device(&instance, physical, family)?;
+        let (physical, mut info, family) = pick_physical_device(&instance)?;
+        let device = create_device(&instance, physical, family, &mut info)?;
         let pool_info = vk::CommandPoolCreateInfo::default().queue_family_index(family);
         // SAFETY: the device is valid; on failure it is destroyed before returning.
         let command_pool = match unsafe { device.create_command_pool(&pool_info, None) }.vk("vkCreateCommandPool") {
@@ -116,7 +128,19 @@ impl Context {
         let (queue, memory_properties) =
             unsafe { (device.get_device_queue(family, 0), instance.get_physical_device_memory_properties(physical)) };
         let accel = khr::acceleration_structure::Device::new(&instance, &device);
-        Ok(Shared { _entry: entry, instance, device, accel, memory_properties, info, queue, command_pool })
+        let deferred = khr::deferred_host_operations::Device::new(&instance, &device);
+        Ok(Shared {
+            _entry: entry,
+            instance,
+            device,
+            accel,
+            deferred,
+            memory_properties,
+            physical,
+            info,
+            queue,
+            command_pool,
+        })
     }
 
     pub fn info(&self) -> &DeviceInfo {
@@ -214,6 +238,19 @@ impl Context {
         &self.shared.accel
     }
 
+    pub fn instance(&self) -> &ash::Instance {
+        &self.shared.instance
+    }
+
+    pub fn physical_device(&self) -> vk::PhysicalDevice {
+        self.shared.physical
+    }
+
+    /// The deferred-host-operation entry points of this device.
+    pub fn deferred(&self) -> &ash::khr::deferred_host_operations::Device {
+        &self.shared.deferred
+    }
+
     /// Memory type index for `bits` (from memory requirements) with host-visible memory.
     pub fn memory_type(&self, bits: u32) -> Option<u32> {
         let m = &self.shared.memory_properties;
@@ -265,12 +302,23 @@ fn device_info(instance: &ash::Instance, physical: vk::PhysicalDevice) -> Device
         unsafe { instance.get_physical_device_properties2(physical, &mut props2) };
         props2.properties
     };
+    let mut id = vk::PhysicalDeviceIDProperties::default();
+    {
+        let mut props2 = vk::PhysicalDeviceProperties2::default().push_next(&mut id);
+        // SAFETY: valid handles; the ID properties are core in 1.1.
+        unsafe { instance.get_physical_device_properties2(physical, &mut props2) };
+    }
     DeviceInfo {
         name: owned(props.device_name_as_c_str()),
         driver_name: owned(driver.driver_name_as_c_str()),
         driver_info: owned(driver.driver_info_as_c_str()),
         api_version: props.api_version,
         min_scratch_alignment: u64::from(accel.min_acceleration_structure_scratch_offset_alignment.max(1)),
+        driver_uuid: id.driver_uuid,
+        host_commands: false,
+        host_query_reset: false,
+        maintenance1: false,
+        timestamp_bits: 0,
     }
 }
 
@@ -320,19 +368,56 @@ fn check_suitable(instance: &ash::Instance, physical: vk::PhysicalDevice, info: 
         .ok_or_else(|| "no compute queue".to_string())
 }
 
-fn create_device(instance: &ash::Instance, physical: vk::PhysicalDevice, family: u32) -> Result<ash::Device> {
+/// Creates the device with the ray-query features, plus the optional ones the examples use
+/// when the device reports them (recorded in `info`).
+fn create_device(
+    instance: &ash::Instance,
+    physical: vk::PhysicalDevice,
+    family: u32,
+    info: &mut DeviceInfo,
+) -> Result<ash::Device> {
+    // What is optional and offered.
+    let mut have_v12 = vk::PhysicalDeviceVulkan12Features::default();
+    let mut have_accel = vk::PhysicalDeviceAccelerationStructureFeaturesKHR::default();
+    {
+        let mut f = vk::PhysicalDeviceFeatures2::default().push_next(&mut have_v12).push_next(&mut have_accel);
+        // SAFETY: valid handles; support for both structs was checked.
+        unsafe { instance.get_physical_device_features2(physical, &mut f) };
+    }
+    // SAFETY: valid physical device.
+    let available = unsafe { instance.enumerate_device_extension_properties(physical) }.unwrap_or_default();
+    let offered = |n: &CStr| available.iter().any(|e| e.extension_name_as_c_str() == Ok(n));
+    info.host_commands = have_accel.acceleration_structure_host_commands == vk::TRUE;
+    info.host_query_reset = have_v12.host_query_reset == vk::TRUE;
+    info.maintenance1 = offered(khr::ray_tracing_maintenance1::NAME);
+    // SAFETY: valid physical device.
+    let families = unsafe { instance.get_physical_device_queue_family_properties(physical) };
+    info.timestamp_bits = families[family as usize].timestamp_valid_bits;
+
     let priorities = [1.0];
     let queues = [vk::DeviceQueueCreateInfo::default().queue_family_index(family).queue_priorities(&priorities)];
-    let extensions = DEVICE_EXTENSIONS.map(CStr::as_ptr);
-    let mut v12 = vk::PhysicalDeviceVulkan12Features::default().buffer_device_address(true).timeline_semaphore(true);
-    let mut accel = vk::PhysicalDeviceAccelerationStructureFeaturesKHR::default().acceleration_structure(true);
+    let mut extensions: Vec<*const std::ffi::c_char> = DEVICE_EXTENSIONS.map(CStr::as_ptr).to_vec();
+    if info.maintenance1 {
+        extensions.push(khr::ray_tracing_maintenance1::NAME.as_ptr());
+    }
+    let mut v12 = vk::PhysicalDeviceVulkan12Features::default()
+        .buffer_device_address(true)
+        .timeline_semaphore(true)
+        .host_query_reset(info.host_query_reset);
+    let mut accel = vk::PhysicalDeviceAccelerationStructureFeaturesKHR::default()
+        .acceleration_structure(true)
+        .acceleration_structure_host_commands(info.host_commands);
     let mut rq = vk::PhysicalDeviceRayQueryFeaturesKHR::default().ray_query(true);
-    let info = vk::DeviceCreateInfo::default()
+    let mut m1 = vk::PhysicalDeviceRayTracingMaintenance1FeaturesKHR::default().ray_tracing_maintenance1(true);
+    let mut create = vk::DeviceCreateInfo::default()
         .queue_create_infos(&queues)
         .enabled_extension_names(&extensions)
         .push_next(&mut v12)
         .push_next(&mut accel)
         .push_next(&mut rq);
+    if info.maintenance1 {
+        create = create.push_next(&mut m1);
+    }
     // SAFETY: the create info and its chain outlive the call; support was checked.
-    unsafe { instance.create_device(physical, &info, None) }.vk("vkCreateDevice")
+    unsafe { instance.create_device(physical, &create, None) }.vk("vkCreateDevice")
 }

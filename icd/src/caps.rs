@@ -31,11 +31,11 @@ pub const DEVICE_EXTENSIONS: &[(&str, u32)] = &[
     ("VK_KHR_dedicated_allocation", 3),
     ("VK_KHR_timeline_semaphore", 2),
     ("VK_KHR_uniform_buffer_standard_layout", 1),
+    ("VK_KHR_ray_tracing_maintenance1", 1),
 ];
 
 /// Fixed UUIDs: the driver UUID also versions serialized acceleration structures.
-pub const DRIVER_UUID: [u8; 16] = *b"VortexRT-drv-001";
-pub const DEVICE_UUID: [u8; 16] = *b"VortexRT-dev-001";
+pub use vortex_runtime::device::{DEVICE_UUID, DRIVER_UUID};
 
 pub fn extension_properties(list: &[(&str, u32)]) -> Vec<vk::ExtensionProperties> {
     list.iter()
@@ -114,7 +114,7 @@ fn fill_v12(f: &mut vk::PhysicalDeviceVulkan12Features) {
     f.uniform_buffer_standard_layout = T;
     f.shader_subgroup_extended_types = 0;
     f.separate_depth_stencil_layouts = 0;
-    f.host_query_reset = 0;
+    f.host_query_reset = T;
     f.timeline_semaphore = T;
     f.buffer_device_address = T;
     f.buffer_device_address_capture_replay = 0;
@@ -266,11 +266,16 @@ pub unsafe fn fill_features(chain: *mut c_void) {
             f.acceleration_structure = T;
             f.acceleration_structure_capture_replay = 0;
             f.acceleration_structure_indirect_build = 0;
-            f.acceleration_structure_host_commands = 0;
+            f.acceleration_structure_host_commands = T;
             f.descriptor_binding_acceleration_structure_update_after_bind = T;
         }
         vk::StructureType::PHYSICAL_DEVICE_RAY_QUERY_FEATURES_KHR => {
             at!(p, vk::PhysicalDeviceRayQueryFeaturesKHR).ray_query = T
+        }
+        vk::StructureType::PHYSICAL_DEVICE_RAY_TRACING_MAINTENANCE_1_FEATURES_KHR => {
+            let f = at!(p, vk::PhysicalDeviceRayTracingMaintenance1FeaturesKHR);
+            f.ray_tracing_maintenance1 = T;
+            f.ray_tracing_pipeline_trace_rays_indirect2 = 0;
         }
         _ => {}
     };
@@ -355,7 +360,7 @@ pub fn limits(gpu: &Gpu) -> vk::PhysicalDeviceLimits {
         sampled_image_stencil_sample_counts: vk::SampleCountFlags::TYPE_1,
         storage_image_sample_counts: vk::SampleCountFlags::TYPE_1,
         max_sample_mask_words: 1,
-        timestamp_compute_and_graphics: 0,
+        timestamp_compute_and_graphics: vk::TRUE,
         timestamp_period: 1.0,
         discrete_queue_priorities: 2,
         point_size_range: [1.0, 1.0],
@@ -582,7 +587,7 @@ pub fn queue_family() -> vk::QueueFamilyProperties {
     vk::QueueFamilyProperties {
         queue_flags: vk::QueueFlags::COMPUTE | vk::QueueFlags::TRANSFER,
         queue_count: 1,
-        timestamp_valid_bits: 0,
+        timestamp_valid_bits: 64,
         min_image_transfer_granularity: vk::Extent3D { width: 1, height: 1, depth: 1 },
     }
 }
@@ -629,6 +634,7 @@ pub unsafe fn unsupported_feature(chain: *const c_void) -> Option<String> {
         PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES => vk::PhysicalDeviceVulkanMemoryModelFeatures,
         PHYSICAL_DEVICE_ACCELERATION_STRUCTURE_FEATURES_KHR => vk::PhysicalDeviceAccelerationStructureFeaturesKHR,
         PHYSICAL_DEVICE_RAY_QUERY_FEATURES_KHR => vk::PhysicalDeviceRayQueryFeaturesKHR,
+        PHYSICAL_DEVICE_RAY_TRACING_MAINTENANCE_1_FEATURES_KHR => vk::PhysicalDeviceRayTracingMaintenance1FeaturesKHR,
     };
     // Every feature structure is sType, pNext, then Bool32 words.
     const HEADER: usize = std::mem::size_of::<vk::BaseInStructure>();
@@ -709,6 +715,6 @@ mod tests {
         assert_eq!(unsafe { unsupported_feature(&f2 as *const _ as *const c_void) }, None);
         let _ = f2;
         assert_eq!(accel.acceleration_structure, vk::TRUE);
-        assert_eq!(accel.acceleration_structure_host_commands, vk::FALSE);
+        assert_eq!(accel.acceleration_structure_host_commands, vk::TRUE);
     }
 }

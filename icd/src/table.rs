@@ -206,7 +206,24 @@ entries! {
     "vkCmdBuildAccelerationStructuresKHR" => accel::cmd_build_acceleration_structures as PFN_vkCmdBuildAccelerationStructuresKHR, Device, "VK_KHR_acceleration_structure";
     "vkCmdCopyAccelerationStructureKHR" => accel::cmd_copy_acceleration_structure as PFN_vkCmdCopyAccelerationStructureKHR, Device, "VK_KHR_acceleration_structure";
     "vkBuildAccelerationStructuresKHR" => accel::build_acceleration_structures as PFN_vkBuildAccelerationStructuresKHR, Device, "VK_KHR_acceleration_structure";
+    "vkCmdCopyAccelerationStructureToMemoryKHR" => accel::cmd_copy_acceleration_structure_to_memory as PFN_vkCmdCopyAccelerationStructureToMemoryKHR, Device, "VK_KHR_acceleration_structure";
+    "vkCmdCopyMemoryToAccelerationStructureKHR" => accel::cmd_copy_memory_to_acceleration_structure as PFN_vkCmdCopyMemoryToAccelerationStructureKHR, Device, "VK_KHR_acceleration_structure";
+    "vkCopyAccelerationStructureKHR" => accel::copy_acceleration_structure as PFN_vkCopyAccelerationStructureKHR, Device, "VK_KHR_acceleration_structure";
+    "vkCopyAccelerationStructureToMemoryKHR" => accel::copy_acceleration_structure_to_memory as PFN_vkCopyAccelerationStructureToMemoryKHR, Device, "VK_KHR_acceleration_structure";
+    "vkCopyMemoryToAccelerationStructureKHR" => accel::copy_memory_to_acceleration_structure as PFN_vkCopyMemoryToAccelerationStructureKHR, Device, "VK_KHR_acceleration_structure";
+    "vkCmdWriteAccelerationStructuresPropertiesKHR" => query::cmd_write_acceleration_structures_properties as PFN_vkCmdWriteAccelerationStructuresPropertiesKHR, Device, "VK_KHR_acceleration_structure";
+    "vkWriteAccelerationStructuresPropertiesKHR" => query::write_acceleration_structures_properties as PFN_vkWriteAccelerationStructuresPropertiesKHR, Device, "VK_KHR_acceleration_structure";
     "vkGetDeviceAccelerationStructureCompatibilityKHR" => accel::get_device_acceleration_structure_compatibility as PFN_vkGetDeviceAccelerationStructureCompatibilityKHR, Device, "VK_KHR_acceleration_structure";
+
+    "vkCreateQueryPool" => query::create_query_pool as PFN_vkCreateQueryPool, Device;
+    "vkDestroyQueryPool" => query::destroy_query_pool as PFN_vkDestroyQueryPool, Device;
+    "vkResetQueryPool" => query::reset_query_pool as PFN_vkResetQueryPool, Device;
+    "vkGetQueryPoolResults" => query::get_query_pool_results as PFN_vkGetQueryPoolResults, Device;
+    "vkCmdResetQueryPool" => query::cmd_reset_query_pool as PFN_vkCmdResetQueryPool, Device;
+    "vkCmdBeginQuery" => query::cmd_begin_query as PFN_vkCmdBeginQuery, Device;
+    "vkCmdEndQuery" => query::cmd_end_query as PFN_vkCmdEndQuery, Device;
+    "vkCmdWriteTimestamp" => query::cmd_write_timestamp as PFN_vkCmdWriteTimestamp, Device;
+    "vkCmdCopyQueryPoolResults" => query::cmd_copy_query_pool_results as PFN_vkCmdCopyQueryPoolResults, Device;
 
     "vkCreateDeferredOperationKHR" => deferred::create_deferred_operation as PFN_vkCreateDeferredOperationKHR, Device, "VK_KHR_deferred_host_operations";
     "vkDestroyDeferredOperationKHR" => deferred::destroy_deferred_operation as PFN_vkDestroyDeferredOperationKHR, Device, "VK_KHR_deferred_host_operations";
@@ -250,6 +267,7 @@ mod tests {
         let _ = ash::InstanceFnV1_0::load(&mut check);
         let _ = ash::InstanceFnV1_1::load(&mut check);
         let _ = ash::khr::deferred_host_operations::DeviceFn::load(&mut check);
+        let _ = ash::khr::acceleration_structure::DeviceFn::load(&mut check);
         assert!(missing.is_empty(), "not implemented and not listed as absent: {missing:?}");
     }
 
@@ -277,16 +295,8 @@ mod tests {
         "vkCmdNextSubpass2",
         "vkCmdDrawIndirectCount",
         "vkCmdDrawIndexedIndirectCount",
-        // Queries: no query types are offered yet.
-        "vkCreateQueryPool",
-        "vkDestroyQueryPool",
-        "vkGetQueryPoolResults",
-        "vkCmdBeginQuery",
-        "vkCmdEndQuery",
-        "vkCmdResetQueryPool",
-        "vkCmdWriteTimestamp",
-        "vkCmdCopyQueryPoolResults",
-        "vkResetQueryPool",
+        // Indirect AS builds: accelerationStructureIndirectBuild is not offered.
+        "vkCmdBuildAccelerationStructuresIndirectKHR",
         // Texel buffers, sparse binding, YCbCr, descriptor update templates, device groups.
         "vkCreateBufferView",
         "vkDestroyBufferView",

@@ -1,10 +1,20 @@
 //! `VkAccelerationStructureKHR`: a range of a buffer that holds a resident CW-BVH once built.
 //! It may be created before its buffer has memory; its address resolves when used.
+//!
+//! Besides the object, this module has what device-timeline jobs and host commands share:
+//! copies (clone, compact, serialize, deserialize), the post-build properties, host builds
+//! (whose inputs are host pointers and whose instances name BLASes by handle value,
+//! resolved through the device's [`Registry`] of live structures — a handle value is never
+//! dereferenced).
 
 use crate::buffer::Buffer;
+use crate::device::Device;
 use crate::{vk, VkResult};
-use std::sync::Arc;
-use vortex_transcode::accel;
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::sync::{Arc, Weak};
+use vortex_model::mem::{MemFault, MemFaultKind, MemoryMap};
+use vortex_transcode::accel::{self, serial, BuildError, InputMemory};
 
 pub struct AccelStruct {
     pub buffer: Arc<Buffer>,
@@ -31,6 +41,35 @@ impl AccelStruct {
             0 => 0,
             a => a + self.offset,
         }
+    }
+
+    /// The address, or an error naming `what` if the buffer has no memory yet.
+    pub fn bound_address(&self, what: &str) -> Result<u64, String> {
+        match self.address() {
+            0 => Err(format!("{what}: the acceleration structure's buffer has no memory")),
+            a => Ok(a),
+        }
+    }
+}
+
+/// The live acceleration structures of a device, by handle value.
+#[derive(Default)]
+pub struct Registry {
+    map: Mutex<HashMap<u64, Weak<AccelStruct>>>,
+}
+
+impl Registry {
+    pub fn register(&self, handle: u64, a: &Arc<AccelStruct>) {
+        self.map.lock().insert(handle, Arc::downgrade(a));
+    }
+
+    pub fn unregister(&self, handle: u64) {
+        self.map.lock().remove(&handle);
+    }
+
+    /// The structure a handle value names, if it is a live one of this device.
+    pub fn get(&self, handle: u64) -> Option<Arc<AccelStruct>> {
+        self.map.lock().get(&handle).and_then(Weak::upgrade)
     }
 }
 
@@ -61,8 +100,186 @@ pub fn resolve(mut req: accel::BuildRequest, dst: &AccelStruct, src: Option<&Acc
     if let accel::Mode::Update { .. } = req.mode {
         req.mode = match src {
             Some(s) => accel::Mode::Update { src: s.address() },
-            None => accel::Mode::Build,
+            None => accel::Mode::Update { src: dst.address() },
         };
     }
     req
+}
+
+/// `VkCopyAccelerationStructureModeKHR` between two structures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CopyMode {
+    Clone,
+    Compact,
+}
+
+/// Clone or compact: the CW-BVH is position independent (child words are offsets from the
+/// AS base, a TLAS stores BLAS addresses), so both are a copy of the bytes in use.
+pub fn copy(mem: &MemoryMap, src: &AccelStruct, dst: &AccelStruct) -> Result<(), String> {
+    let (s, d) = (src.bound_address("copy source")?, dst.bound_address("copy destination")?);
+    let size = serial::properties(mem, s).map_err(|e| format!("copy source: {e}"))?.compacted;
+    if size > dst.size {
+        return Err(format!("copy of a {size}-byte structure into a {}-byte one", dst.size));
+    }
+    mem.copy(d, s, size).map_err(|f| format!("acceleration-structure copy: {f}"))
+}
+
+/// Serializes `src` into `out` (at least its serialization size).
+pub fn serialize(mem: &MemoryMap, src: &AccelStruct, out: &mut [u8]) -> Result<(), String> {
+    let s = src.bound_address("serialization source")?;
+    serial::serialize(mem, s, out, &crate::device::DRIVER_UUID).map(|_| ()).map_err(|e| e.to_string())
+}
+
+/// Deserializes `blob` into `dst`.
+pub fn deserialize(mem: &MemoryMap, blob: &[u8], dst: &AccelStruct) -> Result<(), String> {
+    let d = dst.bound_address("deserialization destination")?;
+    serial::deserialize(blob, mem, d, dst.size, &crate::device::DRIVER_UUID).map_err(|e| e.to_string())
+}
+
+/// The value of a `VkQueryType` property of `a`.
+pub fn property(mem: &MemoryMap, a: &AccelStruct, ty: vk::QueryType) -> Result<u64, String> {
+    let p = serial::properties(mem, a.bound_address("property query")?).map_err(|e| e.to_string())?;
+    Ok(match ty {
+        vk::QueryType::ACCELERATION_STRUCTURE_COMPACTED_SIZE_KHR => p.compacted,
+        vk::QueryType::ACCELERATION_STRUCTURE_SERIALIZATION_SIZE_KHR => p.serialized,
+        vk::QueryType::ACCELERATION_STRUCTURE_SIZE_KHR => p.size,
+        vk::QueryType::ACCELERATION_STRUCTURE_SERIALIZATION_BOTTOM_LEVEL_POINTERS_KHR => p.blas_pointers,
+        other => return Err(format!("query type {other:?} is not an acceleration-structure property")),
+    })
+}
+
+/// Inputs of host commands: host pointers. An address that lies in mapped device memory is
+/// read there (a device address passed by mistake reads the memory it names instead of
+/// faulting the process); any other non-null address is a host pointer the application
+/// vouches for, as Vulkan requires. Instances name BLASes by handle value, looked up in the
+/// device's registry (a device address is accepted too).
+pub struct HostInput<'a> {
+    pub mem: &'a MemoryMap,
+    pub registry: &'a Registry,
+}
+
+impl InputMemory for HostInput<'_> {
+    fn read(&self, addr: u64, out: &mut [u8]) -> Result<(), MemFault> {
+        if out.is_empty() {
+            return Ok(());
+        }
+        if self.mem.region(addr, out.len() as u64).is_some() {
+            return self.mem.read(addr, out);
+        }
+        if addr == 0 {
+            return Err(MemFault { addr, size: out.len() as u64, kind: MemFaultKind::Unmapped });
+        }
+        // SAFETY: a host address of a host command: the application guarantees `out.len()`
+        // readable bytes there (Vulkan valid usage of the host command).
+        unsafe { std::ptr::copy_nonoverlapping(addr as *const u8, out.as_mut_ptr(), out.len()) };
+        Ok(())
+    }
+
+    fn covers(&self, addr: u64, _len: u64) -> bool {
+        addr != 0
+    }
+
+    fn view(&self, addr: u64, len: u64) -> Option<&[u8]> {
+        if let Some(v) = self.mem.view(addr, len) {
+            return Some(v);
+        }
+        if addr == 0 || usize::try_from(len).is_err() {
+            return None;
+        }
+        // SAFETY: as in `read`.
+        Some(unsafe { std::slice::from_raw_parts(addr as *const u8, len as usize) })
+    }
+
+    fn blas_address(&self, reference: u64) -> Option<u64> {
+        match self.registry.get(reference) {
+            Some(a) => match a.address() {
+                0 => None,
+                addr => Some(addr),
+            },
+            None => Some(reference),
+        }
+    }
+}
+
+/// One host build, parsed at call time (the inputs are read when it runs).
+pub struct HostBuild {
+    pub dst: Arc<AccelStruct>,
+    pub src: Option<Arc<AccelStruct>>,
+    pub request: accel::BuildRequest,
+    /// Host address of the scratch memory (0: none).
+    pub scratch: u64,
+}
+
+/// Runs a host build now.
+pub fn host_build(device: &Device, job: &HostBuild) -> VkResult<()> {
+    if job.dst.address() == 0 {
+        tracing::error!("vkBuildAccelerationStructuresKHR: the destination's buffer has no memory");
+        return Err(vk::Result::ERROR_UNKNOWN);
+    }
+    let req = resolve(job.request.clone(), &job.dst, job.src.as_deref());
+    let mem = device.space.snapshot();
+    let n: u64 = req.geometries.iter().map(|g| g.range.primitive_count as u64).sum();
+    let need = accel::scratch_bytes(n);
+    let scratch = match job.scratch {
+        0 => None,
+        a if mem.region(a, need).is_some() => {
+            // SAFETY: the application's scratch range is the build's alone.
+            unsafe { accel::device_bytes_mut(&mem, a, need) }
+        }
+        // SAFETY: a host scratch address of at least the build scratch size the size query
+        // reported (Vulkan valid usage), used by this build alone.
+        a => Some(unsafe { std::slice::from_raw_parts_mut(a as *mut u8, need as usize) }),
+    };
+    let input = HostInput { mem: &mem, registry: &device.accels };
+    match accel::build_from(&input, &mem, &req, &device.accel, scratch) {
+        Ok(s) => {
+            tracing::debug!("host AS build at {:#x}: {} primitives, {} bytes", req.dst, s.prims, s.bytes);
+            Ok(())
+        }
+        Err(e) => {
+            tracing::error!("vkBuildAccelerationStructuresKHR: {e}");
+            Err(build_error_result(&e))
+        }
+    }
+}
+
+/// The `VkResult` a failed host command reports.
+pub fn build_error_result(e: &BuildError) -> vk::Result {
+    match e {
+        BuildError::DoesNotFit { .. } => vk::Result::ERROR_OUT_OF_DEVICE_MEMORY,
+        _ => vk::Result::ERROR_UNKNOWN,
+    }
+}
+
+/// A byte range of host or device memory a host command writes: device memory when the
+/// address is mapped there, else a host pointer the application vouches for.
+///
+/// # Safety
+/// `addr` must be valid for `len` writable bytes used by nothing else meanwhile.
+#[allow(clippy::mut_from_ref)]
+pub unsafe fn host_bytes_mut(mem: &MemoryMap, addr: u64, len: u64) -> Option<&mut [u8]> {
+    if mem.region(addr, len).is_some() {
+        // SAFETY: per the contract.
+        return unsafe { accel::device_bytes_mut(mem, addr, len) };
+    }
+    if addr == 0 {
+        return None;
+    }
+    // SAFETY: per the contract.
+    Some(unsafe { std::slice::from_raw_parts_mut(addr as *mut u8, len as usize) })
+}
+
+/// A byte range of host or device memory a host command reads (see [`host_bytes_mut`]).
+///
+/// # Safety
+/// `addr` must be valid for `len` readable bytes.
+pub unsafe fn host_bytes(mem: &MemoryMap, addr: u64, len: u64) -> Option<&[u8]> {
+    if let Some(v) = mem.view(addr, len) {
+        return Some(v);
+    }
+    if addr == 0 {
+        return None;
+    }
+    // SAFETY: per the contract.
+    Some(unsafe { std::slice::from_raw_parts(addr as *const u8, len as usize) })
 }

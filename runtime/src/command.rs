@@ -397,30 +397,15 @@ impl CommandBuffer {
         });
     }
 
+    /// Records a stream operation; it keeps alive whatever it refers to.
+    pub fn op(&self, what: &str, op: StreamOp) {
+        self.push_op(what, op);
+    }
+
     /// vkCmdExecuteCommands: a secondary buffer's stream is replayed in place.
     pub fn execute(&self, secondary: Arc<Recording>) {
         self.record("vkCmdExecuteCommands", |i, _| {
-            for op in &secondary.ops {
-                i.rec.ops.push(match op {
-                    StreamOp::Dcr { addr, value } => StreamOp::Dcr { addr: *addr, value: *value },
-                    StreamOp::Start { kernel } => StreamOp::Start { kernel: kernel.clone() },
-                    StreamOp::DispatchIndirect { src, kargs, kernel } => {
-                        StreamOp::DispatchIndirect { src: *src, kargs: *kargs, kernel: kernel.clone() }
-                    }
-                    StreamOp::Copy { src, dst, len } => StreamOp::Copy { src: *src, dst: *dst, len: *len },
-                    StreamOp::Fill { dst, len, word } => StreamOp::Fill { dst: *dst, len: *len, word: *word },
-                    StreamOp::Write { dst, data } => StreamOp::Write { dst: *dst, data: data.clone() },
-                    StreamOp::Pattern { dst, len, pattern } => {
-                        StreamOp::Pattern { dst: *dst, len: *len, pattern: pattern.clone() }
-                    }
-                    StreamOp::CopyAccel { src, dst } => StreamOp::CopyAccel { src: src.clone(), dst: dst.clone() },
-                    StreamOp::SetEvent { event, value } => StreamOp::SetEvent { event: event.clone(), value: *value },
-                    StreamOp::BuildAccel(_) => {
-                        tracing::error!("acceleration-structure builds in secondary command buffers are not supported");
-                        return Err(vk::Result::ERROR_FEATURE_NOT_PRESENT);
-                    }
-                });
-            }
+            i.rec.ops.extend(secondary.ops.iter().cloned());
             i.rec.keep.push(secondary);
             Ok(())
         });

@@ -8,15 +8,24 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use vortex_model::config::DeviceConfig;
 use vortex_model::mem::AddressSpace;
+use vortex_transcode::accel;
+
+/// Fixed UUIDs: the driver UUID also versions serialized acceleration structures (with
+/// `vortex_transcode::accel::serial::COMPAT_UUID`).
+pub const DRIVER_UUID: [u8; 16] = *b"VortexRT-drv-001";
+pub const DEVICE_UUID: [u8; 16] = *b"VortexRT-dev-001";
 
 /// The modelled GPU as the instance enumerates it.
 pub struct Gpu {
     pub config: DeviceConfig,
+    /// Acceleration-structure builder knobs (the BVH width is `config.rtu.bvh_width`).
+    pub accel: accel::Options,
 }
 
 impl Gpu {
     /// The device configuration: defaults, then the environment (`VORTEX_WATCHDOG_MS`,
-    /// `VORTEX_THREADS`). A malformed value is reported and ignored.
+    /// `VORTEX_THREADS`, `VORTEX_BVH_WIDTH`, `VORTEX_BVH_LEAF`). A malformed value is
+    /// reported and ignored.
     pub fn from_env() -> Gpu {
         let mut config = DeviceConfig::default();
         if let Ok(v) = std::env::var("VORTEX_WATCHDOG_MS") {
@@ -31,7 +40,20 @@ impl Gpu {
                 Err(_) => tracing::error!("VORTEX_THREADS={v:?} is not a thread count; ignored"),
             }
         }
-        Gpu { config }
+        if let Ok(v) = std::env::var("VORTEX_BVH_WIDTH") {
+            match v.trim().parse::<u32>() {
+                Ok(w) if vortex_model::abi::bvh::WIDTHS.contains(&w) => config.rtu.bvh_width = w,
+                _ => tracing::error!("VORTEX_BVH_WIDTH={v:?} is not 4 or 6; ignored"),
+            }
+        }
+        let mut accel = accel::Options::new(config.rtu.bvh_width);
+        if let Ok(v) = std::env::var("VORTEX_BVH_LEAF") {
+            match v.trim().parse::<u32>() {
+                Ok(l @ 1..=8) => accel.max_leaf = l,
+                _ => tracing::error!("VORTEX_BVH_LEAF={v:?} is not a leaf size from 1 to 8; ignored"),
+            }
+        }
+        Gpu { config, accel }
     }
 
     pub fn name(&self) -> String {
@@ -49,6 +71,10 @@ impl Gpu {
 /// A logical device.
 pub struct Device {
     pub config: DeviceConfig,
+    /// Builder knobs every build on this device uses.
+    pub accel: accel::Options,
+    /// Live acceleration structures by handle value (host builds name BLASes by handle).
+    pub accels: crate::accel::Registry,
     pub space: Arc<AddressSpace>,
     pub queue: Arc<Queue>,
     lost: AtomicBool,
@@ -69,6 +95,8 @@ impl Device {
             Device {
                 queue,
                 config,
+                accel: gpu.accel,
+                accels: crate::accel::Registry::default(),
                 space,
                 lost: AtomicBool::new(false),
                 lost_reason: Mutex::new(None),

@@ -19,6 +19,7 @@ pub mod device;
 pub mod image;
 pub mod memory;
 pub mod pipeline;
+pub mod query;
 pub mod queue;
 pub mod stream;
 pub mod sync;

@@ -10,6 +10,7 @@ use crate::accel::AccelStruct;
 use crate::device::Device;
 use crate::memory::Memory;
 use crate::pipeline::{PipelineLayout, Specialization};
+use crate::query::QueryPool;
 use crate::{vk, VkResult};
 use std::any::Any;
 use std::sync::Arc;
@@ -22,14 +23,18 @@ use vortex_transcode::shader;
 
 /// One acceleration-structure build, resolved at record time except for addresses that
 /// depend on memory binding (the AS's own), which resolve when the job runs.
+#[derive(Clone)]
 pub struct AccelBuildJob {
     pub dst: Arc<AccelStruct>,
     pub src: Option<Arc<AccelStruct>>,
     /// The build as recorded; `dst`, `dst_size` and the update source are filled in when
     /// the job runs.
     pub request: vortex_transcode::accel::BuildRequest,
+    /// The device's builder knobs.
+    pub options: vortex_transcode::accel::Options,
 }
 
+#[derive(Clone)]
 pub enum StreamOp {
     Dcr {
         addr: u32,
@@ -67,9 +72,46 @@ pub enum StreamOp {
         pattern: Vec<u8>,
     },
     BuildAccel(Box<AccelBuildJob>),
+    /// Clone or compact (the same byte copy here).
     CopyAccel {
         src: Arc<AccelStruct>,
         dst: Arc<AccelStruct>,
+    },
+    /// `VK_COPY_ACCELERATION_STRUCTURE_MODE_SERIALIZE_KHR` to a device address.
+    SerializeAccel {
+        src: Arc<AccelStruct>,
+        dst: u64,
+    },
+    /// `VK_COPY_ACCELERATION_STRUCTURE_MODE_DESERIALIZE_KHR` from a device address.
+    DeserializeAccel {
+        src: u64,
+        dst: Arc<AccelStruct>,
+    },
+    /// `vkCmdWriteAccelerationStructuresPropertiesKHR`: query `first + i` gets structure i's
+    /// property.
+    WriteAccelProperties {
+        pool: Arc<QueryPool>,
+        first: u32,
+        structures: Vec<Arc<AccelStruct>>,
+    },
+    ResetQueries {
+        pool: Arc<QueryPool>,
+        first: u32,
+        count: u32,
+    },
+    /// Makes a query available with a value: 0 (occlusion: nothing is drawn) or the time.
+    WriteQuery {
+        pool: Arc<QueryPool>,
+        query: u32,
+        timestamp: bool,
+    },
+    CopyQueryResults {
+        pool: Arc<QueryPool>,
+        first: u32,
+        count: u32,
+        dst: u64,
+        stride: u64,
+        flags: vk::QueryResultFlags,
     },
     /// vkCmdSetEvent / vkCmdResetEvent: the event changes when the stream reaches it.
     SetEvent {
@@ -90,6 +132,12 @@ impl StreamOp {
             StreamOp::Pattern { .. } => "DMA_PATTERN",
             StreamOp::BuildAccel(_) => "AS_BUILD",
             StreamOp::CopyAccel { .. } => "AS_COPY",
+            StreamOp::SerializeAccel { .. } => "AS_SERIALIZE",
+            StreamOp::DeserializeAccel { .. } => "AS_DESERIALIZE",
+            StreamOp::WriteAccelProperties { .. } => "AS_PROPERTIES",
+            StreamOp::ResetQueries { .. } => "QUERY_RESET",
+            StreamOp::WriteQuery { .. } => "QUERY_WRITE",
+            StreamOp::CopyQueryResults { .. } => "QUERY_COPY",
             StreamOp::SetEvent { .. } => "SET_EVENT",
         }
     }
@@ -213,8 +261,39 @@ pub fn play(model: &mut Model, ops: &[StreamOp], reports: &mut Vec<DispatchRepor
             StreamOp::Fill { dst, len, word } => mem().fill(*dst, *len, *word)?,
             StreamOp::Write { dst, data } => mem().write(*dst, data)?,
             StreamOp::Pattern { dst, len, pattern } => pattern_fill(&mem(), *dst, *len, pattern)?,
-            StreamOp::BuildAccel(job) => run_accel_build(&mem(), job, model.config().rtu.bvh_width)?,
-            StreamOp::CopyAccel { src, dst } => copy_accel(&mem(), src, dst)?,
+            StreamOp::BuildAccel(job) => run_accel_build(&mem(), job, &job.options)?,
+            StreamOp::CopyAccel { src, dst } => crate::accel::copy(&mem(), src, dst).map_err(as_fault)?,
+            StreamOp::SerializeAccel { src, dst } => serialize_accel(&mem(), src, *dst)?,
+            StreamOp::DeserializeAccel { src, dst } => deserialize_accel(&mem(), *src, dst)?,
+            StreamOp::WriteAccelProperties { pool, first, structures } => {
+                let m = mem();
+                for (i, a) in structures.iter().enumerate() {
+                    let v = crate::accel::property(&m, a, pool.ty).map_err(as_fault)?;
+                    pool.set(first + i as u32, v);
+                }
+            }
+            StreamOp::ResetQueries { pool, first, count } => pool.reset(*first, *count),
+            StreamOp::WriteQuery { pool, query, timestamp } => {
+                pool.set(*query, if *timestamp { crate::query::timestamp() } else { 0 })
+            }
+            StreamOp::CopyQueryResults { pool, first, count, dst, stride, flags } => {
+                let len = if *count == 0 { 0 } else { (*count as u64 - 1) * stride + 8 * (pool.values as u64 + 1) };
+                let m = mem();
+                let end = m
+                    .region(*dst, 1)
+                    .map(|r| r.base + r.len)
+                    .ok_or_else(|| as_fault(format!("query results destination {dst:#x} is not mapped")))?;
+                let len = len.min(end - dst);
+                // SAFETY: the destination buffer range is the command's alone.
+                let out = unsafe { vortex_transcode::accel::device_bytes_mut(&m, *dst, len) }
+                    .ok_or_else(|| as_fault(format!("query results destination {dst:#x} is not mapped")))?;
+                let flags = *flags & !vk::QueryResultFlags::WAIT;
+                // Earlier commands have run, so NOT_READY only means a query was never
+                // written; its value is then left (or zeroed, with PARTIAL) as Vulkan says.
+                let _ready = pool
+                    .results(*first, *count, out, *stride, flags, &|| false)
+                    .map_err(|e| as_fault(format!("query results: {e:?}")))?;
+            }
             StreamOp::SetEvent { event, value } => event.set(*value),
         }
     }
@@ -234,22 +313,24 @@ fn pattern_fill(m: &MemoryMap, dst: u64, len: u64, pattern: &[u8]) -> Result<(),
     Ok(())
 }
 
+fn as_fault(msg: String) -> Fault {
+    Fault::new(vortex_model::fault::FaultKind::BadAccelerationStructure, msg)
+}
+
 /// Runs a build job: the transcoder reads the inputs from device memory now and writes the
-/// CW-BVH into the structure's own memory.
-fn run_accel_build(m: &MemoryMap, job: &AccelBuildJob, width: u32) -> Result<(), Fault> {
+/// CW-BVH into the structure's own memory (or refits it, for an update).
+fn run_accel_build(m: &MemoryMap, job: &AccelBuildJob, opts: &vortex_transcode::accel::Options) -> Result<(), Fault> {
     if job.dst.address() == 0 {
-        return Err(Fault::new(
-            vortex_model::fault::FaultKind::BadAccelerationStructure,
-            "build into an acceleration structure whose buffer has no memory",
-        ));
+        return Err(as_fault("build into an acceleration structure whose buffer has no memory".into()));
     }
     let req = crate::accel::resolve(job.request.clone(), &job.dst, job.src.as_deref());
     let t = std::time::Instant::now();
-    match vortex_transcode::accel::build(m, &req, &vortex_transcode::accel::Options::new(width)) {
+    match vortex_transcode::accel::build(m, &req, opts) {
         Ok(s) => {
             tracing::debug!(
-                "AS build at {:#x}: {} primitives, {} nodes, {} leaves, {} bytes, SAH cost {:.2}, {:.3} ms",
+                "AS build at {:#x} ({:?}): {} primitives, {} nodes, {} leaves, {} bytes, SAH cost {:.2}, {:.3} ms",
                 req.dst,
+                s.builder,
                 s.prims,
                 s.nodes,
                 s.leaves,
@@ -259,27 +340,23 @@ fn run_accel_build(m: &MemoryMap, job: &AccelBuildJob, width: u32) -> Result<(),
             );
             Ok(())
         }
-        Err(e) => Err(Fault::new(
-            vortex_model::fault::FaultKind::BadAccelerationStructure,
-            format!("acceleration-structure build at {:#x} failed: {e}", req.dst),
-        )),
+        Err(e) => Err(as_fault(format!("acceleration-structure build at {:#x} failed: {e}", req.dst))),
     }
 }
 
-/// Clone copy: the CW-BVH is position independent (child words are offsets from the AS
-/// base), so a clone is a byte copy of the used bytes.
-fn copy_accel(m: &MemoryMap, src: &AccelStruct, dst: &AccelStruct) -> Result<(), Fault> {
-    let (s, d) = (src.address(), dst.address());
-    let head: [u8; vortex_model::abi::bvh::header::BYTES] = m.read_array(s)?;
-    let size = vortex_model::abi::bvh::Header::parse(&head)
-        .map_err(|e| Fault::new(vortex_model::fault::FaultKind::BadAccelerationStructure, format!("copy source: {e}")))?
-        .size;
-    if size > dst.size {
-        return Err(Fault::new(
-            vortex_model::fault::FaultKind::BadAccelerationStructure,
-            format!("copy of a {size}-byte structure into a {}-byte one", dst.size),
-        ));
-    }
-    m.copy(d, s, size)?;
-    Ok(())
+fn serialize_accel(m: &MemoryMap, src: &AccelStruct, dst: u64) -> Result<(), Fault> {
+    let s = src.bound_address("serialization source").map_err(as_fault)?;
+    let size = vortex_transcode::accel::serial::properties(m, s).map_err(|e| as_fault(e.to_string()))?.serialized;
+    // SAFETY: the destination range is the copy's alone (Vulkan valid usage).
+    let out = unsafe { vortex_transcode::accel::device_bytes_mut(m, dst, size) }
+        .ok_or_else(|| as_fault(format!("serialization destination {dst:#x}+{size} is not mapped")))?;
+    crate::accel::serialize(m, src, out).map_err(as_fault)
+}
+
+fn deserialize_accel(m: &MemoryMap, src: u64, dst: &AccelStruct) -> Result<(), Fault> {
+    let head: [u8; vortex_transcode::accel::serial::HEADER_BYTES] = m.read_array(src)?;
+    let size = vortex_transcode::accel::serial::blob_size(&head);
+    let blob = vortex_transcode::accel::InputMemory::view(m, src, size)
+        .ok_or_else(|| as_fault(format!("serialized structure at {src:#x}+{size} is not mapped")))?;
+    crate::accel::deserialize(m, blob, dst).map_err(as_fault)
 }

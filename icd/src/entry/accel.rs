@@ -1,17 +1,22 @@
 //! VK_KHR_acceleration_structure entry points: creation, addresses, build sizes, device
-//! builds (recorded as AS jobs that read their inputs when the queue reaches them) and
-//! copies. Host commands are not offered (`accelerationStructureHostCommands` is false).
+//! builds (recorded as AS jobs that read their inputs when the queue reaches them), copies
+//! (clone, compact, serialize, deserialize) on the device timeline, and the host commands
+//! (`accelerationStructureHostCommands`): builds, copies and serialization that run at call
+//! time, or as deferred operations joined by the application's threads. Every structure is
+//! registered with the device by handle value, so a host build's instance references
+//! (handle values) resolve without dereferencing anything.
 
-use super::command::command_buffer;
+use super::command::{cmd, command_buffer};
+use super::deferred::{run_or_defer, Unit};
 use super::device::device;
 use crate::handle::{guard, guard_result, guard_void, nd, nd_destroy, nd_new, nd_opt};
 use crate::util::slice;
-use ash::vk;
+use ash::vk::{self, Handle};
 use std::sync::Arc;
-use vortex_runtime::accel::AccelStruct;
+use vortex_runtime::accel::{AccelStruct, HostBuild};
 use vortex_runtime::buffer::Buffer;
-use vortex_runtime::stream::AccelBuildJob;
-use vortex_transcode::accel::{BuildRange, BuildRequest, Geometry, GeometryInput, GeometryKind, Mode};
+use vortex_runtime::stream::{AccelBuildJob, StreamOp};
+use vortex_transcode::accel::{serial, BuildRange, BuildRequest, Geometry, GeometryInput, GeometryKind, Mode};
 
 /// Vertex formats the transcoder reads for triangle geometry.
 pub fn vertex_format_supported(f: vk::Format) -> bool {
@@ -25,7 +30,7 @@ pub unsafe extern "system" fn create_acceleration_structure(
     p_as: *mut vk::AccelerationStructureKHR,
 ) -> vk::Result {
     guard_result("vkCreateAccelerationStructureKHR", || {
-        device(d)?;
+        let dev = device(d)?;
         // SAFETY: valid create info and live buffer handle.
         let i = unsafe { &*p_info };
         if i.device_address != 0 {
@@ -33,20 +38,27 @@ pub unsafe extern "system" fn create_acceleration_structure(
             return Err(vk::Result::ERROR_INVALID_OPAQUE_CAPTURE_ADDRESS);
         }
         let buffer = unsafe { nd::<_, Buffer>(i.buffer)? };
-        let a = AccelStruct::new(buffer, i.offset, i.size, i.ty)?;
+        let a = Arc::new(AccelStruct::new(buffer, i.offset, i.size, i.ty)?);
+        let h: vk::AccelerationStructureKHR = nd_new(a.clone());
+        dev.rt.accels.register(h.as_raw(), &a);
         // SAFETY: valid output pointer.
-        unsafe { *p_as = nd_new(Arc::new(a)) };
+        unsafe { *p_as = h };
         Ok(vk::Result::SUCCESS)
     })
 }
 
 pub unsafe extern "system" fn destroy_acceleration_structure(
-    _d: vk::Device,
+    d: vk::Device,
     a: vk::AccelerationStructureKHR,
     _al: *const vk::AllocationCallbacks<'_>,
 ) {
-    // SAFETY: a live handle or null.
-    guard_void("vkDestroyAccelerationStructureKHR", || unsafe { nd_destroy::<_, AccelStruct>(a) })
+    guard_void("vkDestroyAccelerationStructureKHR", || {
+        if let Ok(dev) = device(d) {
+            dev.rt.accels.unregister(a.as_raw());
+        }
+        // SAFETY: a live handle or null.
+        unsafe { nd_destroy::<_, AccelStruct>(a) }
+    })
 }
 
 pub unsafe extern "system" fn get_acceleration_structure_device_address(
@@ -59,7 +71,8 @@ pub unsafe extern "system" fn get_acceleration_structure_device_address(
     })
 }
 
-/// Reads one geometry description (device addresses: host builds are not offered).
+/// Reads one geometry description. Device and host addresses share the union's bits, so the
+/// same reading serves both build types.
 ///
 /// # Safety
 /// `g` must be a valid geometry structure.
@@ -123,9 +136,8 @@ pub unsafe extern "system" fn get_acceleration_structure_build_sizes(
     p_sizes: *mut vk::AccelerationStructureBuildSizesInfoKHR<'_>,
 ) {
     guard_void("vkGetAccelerationStructureBuildSizesKHR", || {
-        if build_type == vk::AccelerationStructureBuildTypeKHR::HOST {
-            tracing::warn!("host build sizes requested, but host builds are not offered");
-        }
+        // Host and device builds need the same sizes (host builds work in the same scratch).
+        let _ = build_type;
         // SAFETY: valid info; max counts hold geometry_count entries (may be null at 0).
         let info = unsafe { &*p_info };
         let geos = unsafe { geometries(info) };
@@ -158,6 +170,44 @@ pub unsafe extern "system" fn get_acceleration_structure_build_sizes(
     })
 }
 
+/// One build info, parsed: destination, update source, the request (destination and
+/// source addresses resolve when the build runs) and the scratch address (device or host).
+///
+/// # Safety
+/// `info` must be a valid build info and `ranges` its range array.
+unsafe fn parse_build(
+    info: &vk::AccelerationStructureBuildGeometryInfoKHR<'_>,
+    ranges: *const vk::AccelerationStructureBuildRangeInfoKHR,
+) -> Result<HostBuild, vk::Result> {
+    // SAFETY: live handles and arrays of a valid build info.
+    let dst = unsafe { nd::<_, AccelStruct>(info.dst_acceleration_structure)? };
+    let update = info.mode == vk::BuildAccelerationStructureModeKHR::UPDATE;
+    let src = if update { unsafe { nd_opt::<_, AccelStruct>(info.src_acceleration_structure) } } else { None };
+    let ranges = unsafe { slice(ranges, info.geometry_count) };
+    let mut list = Vec::new();
+    for (g, r) in unsafe { geometries(info) }.into_iter().zip(ranges) {
+        let range = BuildRange {
+            primitive_count: r.primitive_count,
+            primitive_offset: r.primitive_offset,
+            first_vertex: r.first_vertex,
+            transform_offset: r.transform_offset,
+        };
+        list.push(GeometryInput { geometry: unsafe { geometry(g)? }, flags: g.flags.as_raw(), range });
+    }
+    let request = BuildRequest {
+        level: vortex_runtime::accel::level(info.ty, &list),
+        flags: info.flags.as_raw(),
+        mode: if update { Mode::Update { src: 0 } } else { Mode::Build },
+        dst: 0,
+        dst_size: 0,
+        scratch: 0,
+        geometries: list,
+    };
+    // SAFETY: reading the address member of the union (device or host: same bits).
+    let scratch = unsafe { info.scratch_data.device_address };
+    Ok(HostBuild { dst, src, request, scratch })
+}
+
 pub unsafe extern "system" fn cmd_build_acceleration_structures(
     h: vk::CommandBuffer,
     count: u32,
@@ -166,40 +216,15 @@ pub unsafe extern "system" fn cmd_build_acceleration_structures(
 ) {
     guard_void("vkCmdBuildAccelerationStructuresKHR", || {
         let Ok(cb) = command_buffer(h) else { return };
+        let options = cb.device.accel;
         let mut jobs = Vec::new();
         // SAFETY: build infos and one range array per info.
         for (k, info) in unsafe { slice(p_infos, count) }.iter().enumerate() {
-            let r = (|| -> Result<AccelBuildJob, vk::Result> {
-                // SAFETY: live handles and arrays of a valid build info.
-                let dst = unsafe { nd::<_, AccelStruct>(info.dst_acceleration_structure)? };
-                let update = info.mode == vk::BuildAccelerationStructureModeKHR::UPDATE;
-                let src =
-                    if update { unsafe { nd_opt::<_, AccelStruct>(info.src_acceleration_structure) } } else { None };
-                let ranges = unsafe { slice(*pp_ranges.add(k), info.geometry_count) };
-                let mut list = Vec::new();
-                for (g, r) in unsafe { geometries(info) }.into_iter().zip(ranges) {
-                    let range = BuildRange {
-                        primitive_count: r.primitive_count,
-                        primitive_offset: r.primitive_offset,
-                        first_vertex: r.first_vertex,
-                        transform_offset: r.transform_offset,
-                    };
-                    list.push(GeometryInput { geometry: unsafe { geometry(g)? }, flags: g.flags.as_raw(), range });
+            match unsafe { parse_build(info, *pp_ranges.add(k)) } {
+                Ok(HostBuild { dst, src, mut request, scratch }) => {
+                    request.scratch = scratch;
+                    jobs.push(AccelBuildJob { dst, src, request, options });
                 }
-                let request = BuildRequest {
-                    level: vortex_runtime::accel::level(info.ty, &list),
-                    flags: info.flags.as_raw(),
-                    mode: if update { Mode::Update { src: 0 } } else { Mode::Build },
-                    dst: 0,
-                    dst_size: 0,
-                    // SAFETY: reading the device-address member of the union.
-                    scratch: unsafe { info.scratch_data.device_address },
-                    geometries: list,
-                };
-                Ok(AccelBuildJob { dst, src, request })
-            })();
-            match r {
-                Ok(j) => jobs.push(j),
                 Err(e) => {
                     cb.set_error("vkCmdBuildAccelerationStructuresKHR", e);
                     return;
@@ -214,36 +239,178 @@ pub unsafe extern "system" fn cmd_copy_acceleration_structure(
     h: vk::CommandBuffer,
     p_info: *const vk::CopyAccelerationStructureInfoKHR<'_>,
 ) {
-    guard_void("vkCmdCopyAccelerationStructureKHR", || {
-        let Ok(cb) = command_buffer(h) else { return };
+    cmd("vkCmdCopyAccelerationStructureKHR", h, |cb| {
         // SAFETY: valid copy info and live handles.
         let i = unsafe { &*p_info };
         match i.mode {
             vk::CopyAccelerationStructureModeKHR::CLONE | vk::CopyAccelerationStructureModeKHR::COMPACT => {
-                match unsafe { (nd::<_, AccelStruct>(i.src), nd::<_, AccelStruct>(i.dst)) } {
-                    (Ok(s), Ok(d)) => cb.copy_accel(s, d),
-                    _ => cb.set_error("vkCmdCopyAccelerationStructureKHR", vk::Result::ERROR_UNKNOWN),
-                }
+                let (src, dst) = unsafe { (nd::<_, AccelStruct>(i.src)?, nd::<_, AccelStruct>(i.dst)?) };
+                cb.op("vkCmdCopyAccelerationStructureKHR", StreamOp::CopyAccel { src, dst });
+                Ok(())
             }
             m => {
-                tracing::error!("vkCmdCopyAccelerationStructureKHR: mode {m:?} is not supported yet");
-                cb.set_error("vkCmdCopyAccelerationStructureKHR", vk::Result::ERROR_FEATURE_NOT_PRESENT);
+                tracing::error!("vkCmdCopyAccelerationStructureKHR: mode {m:?} is not a structure-to-structure copy");
+                Err(vk::Result::ERROR_UNKNOWN)
             }
         }
     })
 }
 
+pub unsafe extern "system" fn cmd_copy_acceleration_structure_to_memory(
+    h: vk::CommandBuffer,
+    p_info: *const vk::CopyAccelerationStructureToMemoryInfoKHR<'_>,
+) {
+    cmd("vkCmdCopyAccelerationStructureToMemoryKHR", h, |cb| {
+        // SAFETY: valid copy info and live handles.
+        let i = unsafe { &*p_info };
+        if i.mode != vk::CopyAccelerationStructureModeKHR::SERIALIZE {
+            tracing::error!("vkCmdCopyAccelerationStructureToMemoryKHR: mode {:?} is not SERIALIZE", i.mode);
+            return Err(vk::Result::ERROR_UNKNOWN);
+        }
+        let src = unsafe { nd::<_, AccelStruct>(i.src)? };
+        let dst = unsafe { i.dst.device_address };
+        cb.op("vkCmdCopyAccelerationStructureToMemoryKHR", StreamOp::SerializeAccel { src, dst });
+        Ok(())
+    })
+}
+
+pub unsafe extern "system" fn cmd_copy_memory_to_acceleration_structure(
+    h: vk::CommandBuffer,
+    p_info: *const vk::CopyMemoryToAccelerationStructureInfoKHR<'_>,
+) {
+    cmd("vkCmdCopyMemoryToAccelerationStructureKHR", h, |cb| {
+        // SAFETY: valid copy info and live handles.
+        let i = unsafe { &*p_info };
+        if i.mode != vk::CopyAccelerationStructureModeKHR::DESERIALIZE {
+            tracing::error!("vkCmdCopyMemoryToAccelerationStructureKHR: mode {:?} is not DESERIALIZE", i.mode);
+            return Err(vk::Result::ERROR_UNKNOWN);
+        }
+        let dst = unsafe { nd::<_, AccelStruct>(i.dst)? };
+        let src = unsafe { i.src.device_address };
+        cb.op("vkCmdCopyMemoryToAccelerationStructureKHR", StreamOp::DeserializeAccel { src, dst });
+        Ok(())
+    })
+}
+
+/// Wraps a host command's work as a deferrable unit that logs its failure.
+fn unit(what: &'static str, f: impl FnOnce() -> Result<(), String> + Send + 'static) -> Unit {
+    Box::new(move || match f() {
+        Ok(()) => vk::Result::SUCCESS,
+        Err(e) => {
+            tracing::error!("{what}: {e}");
+            vk::Result::ERROR_UNKNOWN
+        }
+    })
+}
+
 pub unsafe extern "system" fn build_acceleration_structures(
-    _d: vk::Device,
-    _op: vk::DeferredOperationKHR,
-    _n: u32,
-    _i: *const vk::AccelerationStructureBuildGeometryInfoKHR<'_>,
-    _r: *const *const vk::AccelerationStructureBuildRangeInfoKHR,
+    d: vk::Device,
+    op: vk::DeferredOperationKHR,
+    count: u32,
+    p_infos: *const vk::AccelerationStructureBuildGeometryInfoKHR<'_>,
+    pp_ranges: *const *const vk::AccelerationStructureBuildRangeInfoKHR,
 ) -> vk::Result {
-    tracing::error!(
-        "vkBuildAccelerationStructuresKHR: host builds are not offered (accelerationStructureHostCommands is false)"
-    );
-    vk::Result::ERROR_FEATURE_NOT_PRESENT
+    guard_result("vkBuildAccelerationStructuresKHR", || {
+        let dev = device(d)?;
+        let mut units: Vec<Unit> = Vec::new();
+        // SAFETY: build infos and one range array per info; geometry data and scratch are
+        // host addresses that stay valid until the (possibly deferred) build completes.
+        for (k, info) in unsafe { slice(p_infos, count) }.iter().enumerate() {
+            let job = unsafe { parse_build(info, *pp_ranges.add(k))? };
+            let rt = dev.rt.clone();
+            units.push(Box::new(move || match vortex_runtime::accel::host_build(&rt, &job) {
+                Ok(()) => vk::Result::SUCCESS,
+                Err(e) => e,
+            }));
+        }
+        run_or_defer(op, units)
+    })
+}
+
+pub unsafe extern "system" fn copy_acceleration_structure(
+    d: vk::Device,
+    op: vk::DeferredOperationKHR,
+    p_info: *const vk::CopyAccelerationStructureInfoKHR<'_>,
+) -> vk::Result {
+    guard_result("vkCopyAccelerationStructureKHR", || {
+        let dev = device(d)?;
+        // SAFETY: valid copy info and live handles.
+        let i = unsafe { &*p_info };
+        if !matches!(
+            i.mode,
+            vk::CopyAccelerationStructureModeKHR::CLONE | vk::CopyAccelerationStructureModeKHR::COMPACT
+        ) {
+            tracing::error!("vkCopyAccelerationStructureKHR: mode {:?} is not a structure-to-structure copy", i.mode);
+            return Err(vk::Result::ERROR_UNKNOWN);
+        }
+        let (src, dst) = unsafe { (nd::<_, AccelStruct>(i.src)?, nd::<_, AccelStruct>(i.dst)?) };
+        let rt = dev.rt.clone();
+        let u = unit("vkCopyAccelerationStructureKHR", move || {
+            vortex_runtime::accel::copy(&rt.space.snapshot(), &src, &dst)
+        });
+        run_or_defer(op, vec![u])
+    })
+}
+
+pub unsafe extern "system" fn copy_acceleration_structure_to_memory(
+    d: vk::Device,
+    op: vk::DeferredOperationKHR,
+    p_info: *const vk::CopyAccelerationStructureToMemoryInfoKHR<'_>,
+) -> vk::Result {
+    guard_result("vkCopyAccelerationStructureToMemoryKHR", || {
+        let dev = device(d)?;
+        // SAFETY: valid copy info and live handles.
+        let i = unsafe { &*p_info };
+        if i.mode != vk::CopyAccelerationStructureModeKHR::SERIALIZE {
+            tracing::error!("vkCopyAccelerationStructureToMemoryKHR: mode {:?} is not SERIALIZE", i.mode);
+            return Err(vk::Result::ERROR_UNKNOWN);
+        }
+        let src = unsafe { nd::<_, AccelStruct>(i.src)? };
+        let dst = unsafe { i.dst.host_address } as u64;
+        let rt = dev.rt.clone();
+        let u = unit("vkCopyAccelerationStructureToMemoryKHR", move || {
+            let mem = rt.space.snapshot();
+            let a = src.bound_address("serialization source")?;
+            let size = serial::properties(&mem, a).map_err(|e| e.to_string())?.serialized;
+            // SAFETY: the application provides the serialization size of writable bytes at
+            // the destination (Vulkan valid usage).
+            let out = unsafe { vortex_runtime::accel::host_bytes_mut(&mem, dst, size) }
+                .ok_or("the destination address is null")?;
+            vortex_runtime::accel::serialize(&mem, &src, out)
+        });
+        run_or_defer(op, vec![u])
+    })
+}
+
+pub unsafe extern "system" fn copy_memory_to_acceleration_structure(
+    d: vk::Device,
+    op: vk::DeferredOperationKHR,
+    p_info: *const vk::CopyMemoryToAccelerationStructureInfoKHR<'_>,
+) -> vk::Result {
+    guard_result("vkCopyMemoryToAccelerationStructureKHR", || {
+        let dev = device(d)?;
+        // SAFETY: valid copy info and live handles.
+        let i = unsafe { &*p_info };
+        if i.mode != vk::CopyAccelerationStructureModeKHR::DESERIALIZE {
+            tracing::error!("vkCopyMemoryToAccelerationStructureKHR: mode {:?} is not DESERIALIZE", i.mode);
+            return Err(vk::Result::ERROR_UNKNOWN);
+        }
+        let dst = unsafe { nd::<_, AccelStruct>(i.dst)? };
+        let src = unsafe { i.src.host_address } as u64;
+        let rt = dev.rt.clone();
+        let u = unit("vkCopyMemoryToAccelerationStructureKHR", move || {
+            let mem = rt.space.snapshot();
+            // SAFETY: the application provides a serialized structure at the source: its
+            // header, then as many bytes as the header's serialized size says.
+            let head = unsafe { vortex_runtime::accel::host_bytes(&mem, src, serial::HEADER_BYTES as u64) }
+                .ok_or("the source address is null")?;
+            let size = serial::blob_size(head);
+            let blob =
+                unsafe { vortex_runtime::accel::host_bytes(&mem, src, size) }.ok_or("the source address is null")?;
+            vortex_runtime::accel::deserialize(&mem, blob, &dst)
+        });
+        run_or_defer(op, vec![u])
+    })
 }
 
 pub unsafe extern "system" fn get_device_acceleration_structure_compatibility(
@@ -254,7 +421,7 @@ pub unsafe extern "system" fn get_device_acceleration_structure_compatibility(
     guard_void("vkGetDeviceAccelerationStructureCompatibilityKHR", || {
         // SAFETY: the version data is 2 * VK_UUID_SIZE bytes.
         let data: &[u8; 2 * vk::UUID_SIZE] = unsafe { &*(*p_info).p_version_data };
-        let ok = data[..16] == crate::caps::DRIVER_UUID[..] && data[16..] == crate::caps::DEVICE_UUID[..];
+        let ok = serial::compatible(data, &vortex_runtime::device::DRIVER_UUID);
         // SAFETY: valid output pointer.
         unsafe {
             *p_compat = if ok {

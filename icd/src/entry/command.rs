@@ -150,7 +150,7 @@ pub unsafe extern "system" fn reset_command_buffer(
 }
 
 /// Runs a `vkCmd*` body; errors become the command buffer's sticky error.
-fn cmd(name: &str, h: vk::CommandBuffer, f: impl FnOnce(&CommandBuffer) -> Result<(), vk::Result>) {
+pub(crate) fn cmd(name: &str, h: vk::CommandBuffer, f: impl FnOnce(&CommandBuffer) -> Result<(), vk::Result>) {
     guard_void(name, || {
         if let Ok(cb) = command_buffer(h) {
             if let Err(e) = f(cb) {

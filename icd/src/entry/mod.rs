@@ -14,4 +14,5 @@ pub mod device;
 pub mod instance;
 pub mod memory;
 pub mod pipeline;
+pub mod query;
 pub mod sync;
