@@ -3,17 +3,23 @@
 //! `start` latches the launch, decodes the kernel (once per kernel id), and lets the KMU hand
 //! clusters to the cores until the grid is done. In functional mode the cores run on host
 //! threads; a core pulls its next cluster when its dispatcher can take it, as the launch
-//! fabric's round-robin over ready cores does.
+//! fabric's round-robin over ready cores does. In timed mode the device's clusters advance
+//! cycle by cycle (`cluster.rs`), each on a host thread, synchronised every `sim.quantum`
+//! cycles when the KMU hands each cluster its next launch messages.
 
-use crate::config::DeviceConfig;
+use crate::cluster::{Cluster, LaunchSource};
+use crate::config::{DeviceConfig, Mode};
 use crate::core::decode::DecodedKernel;
+use crate::core::timed::KernelTiming;
 use crate::core::{Core, CoreStats, DispatchCtx};
 use crate::dcr::{DcrFile, LaunchState};
 use crate::fault::{Fault, FaultKind};
 use crate::kmu::Kmu;
 use crate::mem::AddressSpace;
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use crate::stats::TimedReport;
+use parking_lot::Mutex;
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -26,6 +32,8 @@ pub struct DispatchReport {
     pub totals: CoreStats,
     pub per_core: Vec<CoreStats>,
     pub wall: Duration,
+    /// Timed mode's cycles and unit counters.
+    pub timed: Option<TimedReport>,
 }
 
 pub struct Device {
@@ -107,6 +115,14 @@ impl Device {
             deadline,
             watchdog_ms: self.cfg.watchdog_ms,
         };
+        if self.cfg.mode == Mode::Timed {
+            self.run_timed(&ctx, &kmu, &mut report)?;
+            report.wall = t0.elapsed();
+            return Ok(report);
+        }
+        for c in &mut self.cores {
+            c.rtu.set_timed(false);
+        }
         let next = AtomicU64::new(0);
         let total = kmu.num_clusters();
         let pull = || {
@@ -163,5 +179,221 @@ impl Device {
         }
         report.wall = t0.elapsed();
         Ok(report)
+    }
+}
+
+/// Cycles a one-cluster device runs between looks at the clock and the stop flag.
+const CHUNK: u64 = 1 << 16;
+
+/// A barrier whose last arriver runs the serial step (the KMU's deliveries) before it
+/// releases the others; waiters spin, then yield.
+struct SpinBarrier {
+    n: usize,
+    count: AtomicUsize,
+    generation: AtomicUsize,
+}
+
+impl SpinBarrier {
+    fn wait(&self, serial: impl FnOnce()) {
+        let g = self.generation.load(Ordering::Acquire);
+        if self.count.fetch_add(1, Ordering::AcqRel) + 1 == self.n {
+            serial();
+            self.count.store(0, Ordering::Relaxed);
+            self.generation.store(g.wrapping_add(1), Ordering::Release);
+        } else {
+            let mut spins = 0u32;
+            while self.generation.load(Ordering::Acquire) == g {
+                if spins < 2000 {
+                    std::hint::spin_loop();
+                    spins += 1;
+                } else {
+                    std::thread::yield_now();
+                }
+            }
+        }
+    }
+}
+
+impl Device {
+    fn run_timed(&mut self, ctx: &DispatchCtx, kmu: &Kmu, report: &mut DispatchReport) -> Result<(), Fault> {
+        let cfg = self.cfg.clone();
+        let kt = KernelTiming::new(&ctx.kernel.code);
+        let dcr_thresh = self.dcrs.read(crate::abi::dcr::RTU_REFORM_THRESH);
+        let reform = if dcr_thresh != 0 { dcr_thresh } else { cfg.rtu.reform_thresh };
+        let ncl = cfg.num_clusters as usize;
+        let mut clusters = Vec::with_capacity(ncl);
+        for (i, cores) in self.cores.chunks_mut(cfg.cores_per_cluster as usize).enumerate() {
+            let source = if ncl == 1 {
+                LaunchSource::Kmu { kmu, next: 0 }
+            } else {
+                LaunchSource::Link { queue: VecDeque::new(), kmu_done: false }
+            };
+            clusters.push(Cluster::new(&cfg, i as u32, cores, ctx, source, reform)?);
+        }
+        let threads = cfg.host_threads().min(ncl).max(1);
+        let result = if ncl == 1 {
+            let cl = &mut clusters[0];
+            let mut r = Ok(());
+            while !cl.finished() {
+                let until = cl.now + CHUNK;
+                if let Err(f) = cl.run(until, ctx, &kt) {
+                    r = Err(f);
+                    break;
+                }
+                if let Err(f) = watchdog(ctx) {
+                    r = Err(f);
+                    break;
+                }
+            }
+            r
+        } else {
+            run_quanta(&cfg, ctx, kmu, &kt, &mut clusters, threads)
+        };
+        let end = clusters.iter().map(|c| c.end).max().unwrap_or(0);
+        let mut t = TimedReport {
+            cycles: end,
+            rtu_slots: cfg.rtu_slots(),
+            rtu_contexts: cfg.rtu_contexts(),
+            num_warps: cfg.num_warps,
+            host_threads: threads as u32,
+            ..Default::default()
+        };
+        for cl in &mut clusters {
+            let rep = cl.report(end);
+            for (counts, timed) in rep.cores {
+                report.totals.add(&counts);
+                report.per_core.push(counts);
+                t.cores.push(timed);
+            }
+            t.rtus.extend(rep.rtus);
+            t.rtcaches.extend(rep.rtcaches);
+            t.l2.push(rep.l2);
+            t.dram_reads += rep.dram_reads;
+            t.dram_queue_cycles += rep.dram_queue_cycles;
+        }
+        report.timed = Some(t);
+        result
+    }
+}
+
+fn watchdog(ctx: &DispatchCtx) -> Result<(), Fault> {
+    if ctx.stop.load(Ordering::Relaxed) {
+        return Err(Fault::new(FaultKind::BadLaunch, "stopped: another core faulted"));
+    }
+    if let Some(d) = ctx.deadline {
+        if Instant::now() >= d {
+            ctx.stop.store(true, Ordering::Relaxed);
+            let mut f = Fault::new(
+                FaultKind::Watchdog { limit_ms: ctx.watchdog_ms },
+                format!("dispatch still running after {} ms (kernel never ends?)", ctx.watchdog_ms),
+            );
+            f.kernel = Some(ctx.kernel.name.clone());
+            return Err(f);
+        }
+    }
+    Ok(())
+}
+
+/// The KMU's delivery at a quantum boundary: launch messages in walk order, each to the
+/// next cluster (round robin) whose link has room.
+fn deliver(cfg: &DeviceConfig, kmu: &Kmu, next: &mut u64, rr: &mut usize, clusters: &[Mutex<&mut Cluster>]) {
+    let n = clusters.len();
+    let total = kmu.num_clusters();
+    let cap = cfg.sim.launch_queue as usize;
+    'walk: while *next < total {
+        for k in 0..n {
+            let c = (*rr + k) % n;
+            let mut cl = clusters[c].lock();
+            if cl.link_len() < cap {
+                let m = kmu.cluster(*next).collect();
+                cl.set_link(|q, _| q.push_back(m));
+                *next += 1;
+                *rr = c + 1;
+                continue 'walk;
+            }
+        }
+        break;
+    }
+    if *next >= total {
+        for cl in clusters {
+            cl.lock().set_link(|_, done| *done = true);
+        }
+    }
+}
+
+/// Runs several clusters quantum by quantum, on up to `threads` host threads.
+fn run_quanta(
+    cfg: &DeviceConfig,
+    ctx: &DispatchCtx,
+    kmu: &Kmu,
+    kt: &KernelTiming,
+    clusters: &mut [Cluster],
+    threads: usize,
+) -> Result<(), Fault> {
+    let quantum = cfg.sim.quantum as u64;
+    let cells: Vec<Mutex<&mut Cluster>> = clusters.iter_mut().map(Mutex::new).collect();
+    let mut next = 0u64;
+    let mut rr = 0usize;
+    deliver(cfg, kmu, &mut next, &mut rr, &cells);
+    let state = Mutex::new((next, rr));
+    let until = AtomicU64::new(quantum);
+    let done = AtomicBool::new(false);
+    let fault: Mutex<Option<Fault>> = Mutex::new(None);
+    let barrier = SpinBarrier { n: threads, count: AtomicUsize::new(0), generation: AtomicUsize::new(0) };
+    let serial = || {
+        if fault.lock().is_some() {
+            done.store(true, Ordering::Release);
+            return;
+        }
+        if let Err(f) = watchdog(ctx) {
+            *fault.lock() = Some(f);
+            done.store(true, Ordering::Release);
+            return;
+        }
+        if cells.iter().all(|c| c.lock().finished()) {
+            done.store(true, Ordering::Release);
+            return;
+        }
+        let mut st = state.lock();
+        let (ref mut next, ref mut rr) = *st;
+        deliver(cfg, kmu, next, rr, &cells);
+        until.fetch_add(quantum, Ordering::AcqRel);
+    };
+    let work = |t: usize| loop {
+        let end = until.load(Ordering::Acquire);
+        for (i, cell) in cells.iter().enumerate() {
+            if i % threads != t {
+                continue;
+            }
+            let mut cl = cell.lock();
+            if cl.now < end && !cl.finished() {
+                if let Err(f) = cl.run(end, ctx, kt) {
+                    ctx.stop.store(true, Ordering::Relaxed);
+                    fault.lock().get_or_insert(f);
+                }
+            }
+            if cl.now < end {
+                cl.now = end;
+            }
+        }
+        barrier.wait(serial);
+        if done.load(Ordering::Acquire) {
+            break;
+        }
+    };
+    if threads == 1 {
+        work(0);
+    } else {
+        std::thread::scope(|s| {
+            for t in 1..threads {
+                let work = &work;
+                s.spawn(move || work(t));
+            }
+            work(0);
+        });
+    }
+    match fault.into_inner() {
+        Some(f) => Err(f),
+        None => Ok(()),
     }
 }

@@ -4,6 +4,7 @@
 
 pub mod decode;
 pub mod exec;
+pub mod timed;
 pub mod warp;
 
 use crate::abi::rtu as rtu_abi;
@@ -76,9 +77,9 @@ pub struct Core {
     num_warps: u32,
     lmem_bytes: u32,
     lmem: Vec<u8>,
-    warps: Vec<Warp>,
+    pub(crate) warps: Vec<Warp>,
     ctas: Vec<CtaCtx>,
-    rtu: RtuUnit,
+    pub(crate) rtu: RtuUnit,
 }
 
 impl Core {
