@@ -7,10 +7,8 @@
 //! arrival cycles. A cluster advances cycle by cycle, skipping cycles in which no unit has
 //! anything to do.
 //!
-//! Clusters are independent between KMU deliveries, so the device runs each on its own host
-//! thread and synchronises them every `sim.quantum` cycles, when the KMU hands each cluster
-//! the next launch messages (see `device.rs`). A device of one cluster is fed by the KMU
-//! directly, every cycle.
+//! Clusters share nothing but the KMU's fixed assignment of launch messages (see
+//! [`LaunchSource`]), so the device runs each on its own host thread.
 
 use crate::cache::{Cache, CacheGeom, CacheStats, Dram};
 use crate::config::DeviceConfig;
@@ -20,44 +18,43 @@ use crate::fault::Fault;
 use crate::kmu::{CtaDesc, Kmu};
 use crate::rtu::engine::{EngineStats, Fronts, RtuCore};
 use crate::rtu::RtuUnit;
-use std::collections::VecDeque;
 
-/// Where a cluster's launch messages (one cluster of CTAs each) come from.
-pub enum LaunchSource<'k> {
-    /// The KMU itself (a one-cluster device).
-    Kmu { kmu: &'k Kmu, next: u64 },
-    /// A link the device refills at quantum boundaries.
-    Link { queue: VecDeque<Vec<CtaDesc>>, kmu_done: bool },
+/// Where a cluster's launch messages (one cluster of CTAs each) come from: the KMU's walk,
+/// of which cluster `c` of `n` takes messages `c, c + n, c + 2n, ...`.
+///
+/// The device-level router sends message `i` to GPU cluster `i mod n`: its round-robin
+/// pointer is fixed before a message is sent and a busy cluster stalls its own stream
+/// rather than yielding its turn (SimX's rule, seed 002 §4.5). Each cluster's stream is
+/// modelled independently (a stalled cluster does not hold up the KMU for the others), which
+/// is what lets clusters run on separate host threads with no synchronisation and still
+/// give the same cycle counts on any number of threads.
+pub struct LaunchSource<'k> {
+    kmu: &'k Kmu,
+    next: u64,
+    stride: u64,
 }
 
-impl LaunchSource<'_> {
+impl<'k> LaunchSource<'k> {
+    pub fn new(kmu: &'k Kmu, first: u64, stride: u64) -> LaunchSource<'k> {
+        LaunchSource { kmu, next: first, stride: stride.max(1) }
+    }
+
     fn pull(&mut self) -> Option<Vec<CtaDesc>> {
-        match self {
-            LaunchSource::Kmu { kmu, next } => {
-                if *next < kmu.num_clusters() {
-                    let m = kmu.cluster(*next).collect();
-                    *next += 1;
-                    Some(m)
-                } else {
-                    None
-                }
-            }
-            LaunchSource::Link { queue, .. } => queue.pop_front(),
+        if self.next < self.kmu.num_clusters() {
+            let m = self.kmu.cluster(self.next).collect();
+            self.next += self.stride;
+            Some(m)
+        } else {
+            None
         }
     }
 
     fn exhausted(&self) -> bool {
-        match self {
-            LaunchSource::Kmu { kmu, next } => *next >= kmu.num_clusters(),
-            LaunchSource::Link { queue, kmu_done } => queue.is_empty() && *kmu_done,
-        }
+        self.next >= self.kmu.num_clusters()
     }
 
     fn pending(&self) -> bool {
-        match self {
-            LaunchSource::Kmu { .. } => !self.exhausted(),
-            LaunchSource::Link { queue, .. } => !queue.is_empty(),
-        }
+        !self.exhausted()
     }
 }
 
@@ -82,6 +79,8 @@ pub struct ClusterReport {
     pub end: u64,
 }
 
+// Aligned so units that run on different host threads never share a cache line.
+#[repr(align(128))]
 pub struct Cluster<'a> {
     pub id: u32,
     cores: &'a mut [Core],
@@ -94,6 +93,10 @@ pub struct Cluster<'a> {
     l2: Cache,
     dram: Dram,
     arb: LaunchArb,
+    /// Next cycle each unit has something to do.
+    core_next: Vec<u64>,
+    rtu_next: Vec<u64>,
+    arb_next: u64,
     pub source: LaunchSource<'a>,
     pub now: u64,
     /// The cycle after the last one in which anything happened.
@@ -103,6 +106,8 @@ pub struct Cluster<'a> {
 struct FrontsView<'b> {
     cores: &'b mut [Core],
     clocks: &'b mut [Clock],
+    /// A doorbell rang this cycle.
+    rang: bool,
 }
 
 impl Fronts for FrontsView<'_> {
@@ -111,6 +116,7 @@ impl Fronts for FrontsView<'_> {
     }
     fn wake(&mut self, core: usize, warp: u32) {
         self.clocks[core].wakes.push(warp);
+        self.rang = true;
     }
 }
 
@@ -157,6 +163,7 @@ impl<'a> Cluster<'a> {
             .map(|c| (c / cfg.socket_size * nrc + (c % cfg.socket_size) / cpr) as usize)
             .collect();
         let m = &cfg.mem;
+        let (cores_len, rtus_len) = (cores.len(), rtus.len());
         Ok(Cluster {
             id,
             cores,
@@ -175,6 +182,9 @@ impl<'a> Cluster<'a> {
             }),
             dram: Dram::new(m.dram_latency, m.dram_bytes_per_cycle),
             arb: LaunchArb { cur: None, rr: 0, cluster_size: ctx.launch.cluster_size() },
+            core_next: vec![u64::MAX; cores_len],
+            rtu_next: vec![u64::MAX; rtus_len],
+            arb_next: 0,
             source,
             now: 0,
             end: 0,
@@ -195,23 +205,22 @@ impl<'a> Cluster<'a> {
         !self.busy() && self.source.exhausted()
     }
 
-    /// One launch-fabric cycle: offers the current CTA to a ready core.
-    fn launch(&mut self, ctx: &DispatchCtx) -> bool {
+    /// One launch-fabric cycle: offers the current CTA to a ready core; returns the core
+    /// that took it.
+    fn launch(&mut self, ctx: &DispatchCtx) -> Option<usize> {
         let now = self.now;
         if self.arb.cur.is_none() {
-            match self.source.pull() {
-                Some(m) => self.arb.cur = Some((m, 0, None)),
-                None => return false,
-            }
+            self.arb.cur = Some((self.source.pull()?, 0, None));
         }
         let n = self.cores.len();
         let (ctas, idx, dest) = self.arb.cur.as_mut().expect("a message");
         let cta = ctas[*idx];
-        let order: Vec<usize> = match *dest {
-            Some(d) => vec![d],
-            None => (0..n).map(|k| (self.arb.rr + k) % n).collect(),
+        let (first, count) = match *dest {
+            Some(d) => (d, 1),
+            None => (self.arb.rr, n),
         };
-        for c in order {
+        for k in 0..count {
+            let c = (first + k) % n;
             let clk = &mut self.clocks[c];
             if !clk.disp_ready(now) {
                 continue;
@@ -224,57 +233,76 @@ impl<'a> Cluster<'a> {
                 self.arb.rr = c + 1;
                 self.arb.cur = None;
             }
-            return true;
+            return Some(c);
         }
-        false
+        None
     }
 
     /// Runs until cycle `until` (exclusive) or until the cluster has finished.
+    ///
+    /// Each unit is ticked only in cycles where it has something to do (its next event, a
+    /// message or a doorbell); a unit's counters account for the cycles it skipped.
     pub fn run(&mut self, until: u64, ctx: &DispatchCtx, kt: &KernelTiming) -> Result<(), Fault> {
         let mem = ctx.mem;
         while self.now < until {
             let now = self.now;
-            let launched = self.launch(ctx);
+            let mut dirty = false;
+            if now >= self.arb_next {
+                self.arb_next = u64::MAX;
+                if let Some(c) = self.launch(ctx) {
+                    dirty = true;
+                    self.core_next[c] = self.core_next[c].min(self.cores[c].next_event(&mut self.clocks[c], now));
+                }
+            }
             let mut below = Below { l2: &mut self.l2, dram: &mut self.dram };
             for (c, core) in self.cores.iter_mut().enumerate() {
+                if self.core_next[c] > now {
+                    continue;
+                }
                 let clk = &mut self.clocks[c];
                 core.tick_timed(clk, now, ctx, kt, &mut below)?;
                 if !clk.outgoing.is_empty() {
                     let r = self.rtu_of_core[c];
                     for (at, m) in clk.outgoing.drain(..) {
                         self.rtus[r].post(at, c as u32, m);
+                        self.rtu_next[r] = self.rtu_next[r].min(at);
+                    }
+                }
+                dirty |= std::mem::take(&mut clk.dirty);
+                self.core_next[c] = core.next_event(clk, now);
+            }
+            for (r, rtu) in self.rtus.iter_mut().enumerate() {
+                if self.rtu_next[r] > now {
+                    continue;
+                }
+                let mut fronts = FrontsView { cores: &mut *self.cores, clocks: &mut self.clocks, rang: false };
+                let cache = &mut self.rtcaches[self.rtcache_of_rtu[r]];
+                rtu.tick(now, &mut fronts, cache, &mut below, mem)?;
+                self.rtu_next[r] = rtu.next_event(now);
+                if fronts.rang {
+                    for (c, clk) in self.clocks.iter().enumerate() {
+                        if !clk.wakes.is_empty() {
+                            self.core_next[c] = now + 1;
+                        }
                     }
                 }
             }
-            for (r, rtu) in self.rtus.iter_mut().enumerate() {
-                let mut fronts = FrontsView { cores: &mut *self.cores, clocks: &mut self.clocks };
-                let cache = &mut self.rtcaches[self.rtcache_of_rtu[r]];
-                rtu.tick(now, &mut fronts, cache, &mut below, mem)?;
-            }
-            // The next cycle anything can happen.
-            let mut next = u64::MAX;
-            let mut dirty = launched;
-            for (c, core) in self.cores.iter().enumerate() {
-                let clk = &mut self.clocks[c];
-                dirty |= std::mem::take(&mut clk.dirty);
-                next = next.min(core.next_event(clk, now));
-            }
-            for rtu in &self.rtus {
-                next = next.min(rtu.next_event(now));
-            }
             if self.arb.cur.is_some() || self.source.pending() {
                 if dirty {
-                    next = now + 1;
+                    self.arb_next = now + 1;
                 } else if let Some(t) = self.clocks.iter().map(|c| c.disp_free_at()).filter(|&t| t > now).min() {
                     // A blocked message waits for a dispatcher to finish expanding, or for a
                     // retirement to free a slot (an issue event, which marks the core dirty).
-                    next = next.min(t);
+                    self.arb_next = self.arb_next.min(t);
                 }
             }
-            if self.busy() {
-                self.end = now + 1;
-            }
+            // The next cycle anything can happen.
+            let next =
+                self.core_next.iter().chain(self.rtu_next.iter()).copied().min().unwrap_or(u64::MAX).min(self.arb_next);
             if next == u64::MAX {
+                if self.busy() {
+                    self.end = now + 1;
+                }
                 if self.clocks.iter().any(|c| c.resident() > 0) {
                     for (i, c) in self.cores.iter().enumerate() {
                         tracing::debug!(
@@ -291,10 +319,10 @@ impl<'a> Cluster<'a> {
                          early-exited code)",
                     ));
                 }
-                // Idle until the KMU link brings work (or done).
-                self.now = if self.finished() { now + 1 } else { until };
+                self.now = now + 1;
                 return Ok(());
             }
+            self.end = now + 1;
             self.now = next.min(until).max(now + 1);
         }
         Ok(())
@@ -319,18 +347,5 @@ impl<'a> Cluster<'a> {
         rep.dram_reads = self.dram.reads;
         rep.dram_queue_cycles = self.dram.queue_cycles;
         rep
-    }
-
-    pub fn set_link(&mut self, queue_push: impl FnOnce(&mut VecDeque<Vec<CtaDesc>>, &mut bool)) {
-        if let LaunchSource::Link { queue, kmu_done } = &mut self.source {
-            queue_push(queue, kmu_done);
-        }
-    }
-
-    pub fn link_len(&self) -> usize {
-        match &self.source {
-            LaunchSource::Link { queue, .. } => queue.len(),
-            LaunchSource::Kmu { .. } => 0,
-        }
     }
 }

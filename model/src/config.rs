@@ -288,18 +288,13 @@ impl Default for MemConfig {
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SimConfig {
-    /// Cycles the clusters run independently between synchronisations (each on a host
-    /// thread). The KMU hands clusters their launch messages at these boundaries.
-    pub quantum: u32,
-    /// Launch messages a cluster's KMU link buffers (refilled every quantum).
-    pub launch_queue: u32,
     /// Cycles from the KMU to a core's dispatcher (one registered stage per router level).
     pub launch_latency: u32,
 }
 
 impl Default for SimConfig {
     fn default() -> Self {
-        SimConfig { quantum: 128, launch_queue: 8, launch_latency: 3 }
+        SimConfig { launch_latency: 3 }
     }
 }
 
@@ -326,7 +321,7 @@ pub struct DeviceConfig {
     /// Wall-clock limit for one dispatch, milliseconds (0 = none).
     pub watchdog_ms: u64,
     /// Host threads that run cores (functional) or clusters (timed) in parallel (0 = all
-    /// host cores).
+    /// host cores). Results and cycle counts do not depend on it.
     pub host_threads: u32,
 }
 
@@ -521,9 +516,6 @@ impl DeviceConfig {
         }
         if !pow2(c.lmem_banks) {
             return Err(format!("core.lmem_banks = {} must be a power of two", c.lmem_banks));
-        }
-        if self.sim.quantum == 0 || self.sim.launch_queue == 0 {
-            return Err("sim.quantum and sim.launch_queue must be at least 1".into());
         }
         Ok(())
     }

@@ -4,8 +4,8 @@
 //! clusters to the cores until the grid is done. In functional mode the cores run on host
 //! threads; a core pulls its next cluster when its dispatcher can take it, as the launch
 //! fabric's round-robin over ready cores does. In timed mode the device's clusters advance
-//! cycle by cycle (`cluster.rs`), each on a host thread, synchronised every `sim.quantum`
-//! cycles when the KMU hands each cluster its next launch messages.
+//! cycle by cycle (`cluster.rs`), each on a host thread: the KMU's launch messages go to the
+//! clusters in a fixed round robin, so clusters never need to synchronise.
 
 use crate::cluster::{Cluster, LaunchSource};
 use crate::config::{DeviceConfig, Mode};
@@ -17,9 +17,8 @@ use crate::fault::{Fault, FaultKind};
 use crate::kmu::Kmu;
 use crate::mem::AddressSpace;
 use crate::stats::TimedReport;
-use parking_lot::Mutex;
-use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -182,37 +181,8 @@ impl Device {
     }
 }
 
-/// Cycles a one-cluster device runs between looks at the clock and the stop flag.
+/// Cycles a cluster runs between looks at the clock and the stop flag.
 const CHUNK: u64 = 1 << 16;
-
-/// A barrier whose last arriver runs the serial step (the KMU's deliveries) before it
-/// releases the others; waiters spin, then yield.
-struct SpinBarrier {
-    n: usize,
-    count: AtomicUsize,
-    generation: AtomicUsize,
-}
-
-impl SpinBarrier {
-    fn wait(&self, serial: impl FnOnce()) {
-        let g = self.generation.load(Ordering::Acquire);
-        if self.count.fetch_add(1, Ordering::AcqRel) + 1 == self.n {
-            serial();
-            self.count.store(0, Ordering::Relaxed);
-            self.generation.store(g.wrapping_add(1), Ordering::Release);
-        } else {
-            let mut spins = 0u32;
-            while self.generation.load(Ordering::Acquire) == g {
-                if spins < 2000 {
-                    std::hint::spin_loop();
-                    spins += 1;
-                } else {
-                    std::thread::yield_now();
-                }
-            }
-        }
-    }
-}
 
 impl Device {
     fn run_timed(&mut self, ctx: &DispatchCtx, kmu: &Kmu, report: &mut DispatchReport) -> Result<(), Fault> {
@@ -223,32 +193,56 @@ impl Device {
         let ncl = cfg.num_clusters as usize;
         let mut clusters = Vec::with_capacity(ncl);
         for (i, cores) in self.cores.chunks_mut(cfg.cores_per_cluster as usize).enumerate() {
-            let source = if ncl == 1 {
-                LaunchSource::Kmu { kmu, next: 0 }
-            } else {
-                LaunchSource::Link { queue: VecDeque::new(), kmu_done: false }
-            };
+            let source = LaunchSource::new(kmu, i as u64, ncl as u64);
             clusters.push(Cluster::new(&cfg, i as u32, cores, ctx, source, reform)?);
         }
+        // Clusters share nothing but the KMU's fixed assignment of launch messages, so each
+        // runs to completion on its own host thread.
         let threads = cfg.host_threads().min(ncl).max(1);
-        let result = if ncl == 1 {
-            let cl = &mut clusters[0];
-            let mut r = Ok(());
+        let run_one = |cl: &mut Cluster| -> Result<(), Fault> {
             while !cl.finished() {
                 let until = cl.now + CHUNK;
-                if let Err(f) = cl.run(until, ctx, &kt) {
-                    r = Err(f);
-                    break;
-                }
-                if let Err(f) = watchdog(ctx) {
-                    r = Err(f);
-                    break;
+                if let Err(f) = cl.run(until, ctx, &kt).and_then(|()| watchdog(ctx)) {
+                    ctx.stop.store(true, Ordering::Relaxed);
+                    return Err(f);
                 }
             }
-            r
-        } else {
-            run_quanta(&cfg, ctx, kmu, &kt, &mut clusters, threads)
+            Ok(())
         };
+        let results: Vec<Result<(), Fault>> = if threads == 1 {
+            clusters.iter_mut().map(run_one).collect()
+        } else {
+            let mut groups: Vec<Vec<&mut Cluster>> = (0..threads).map(|_| Vec::new()).collect();
+            for (i, cl) in clusters.iter_mut().enumerate() {
+                groups[i % threads].push(cl);
+            }
+            std::thread::scope(|s| {
+                let handles: Vec<_> = groups
+                    .into_iter()
+                    .map(|g| {
+                        let run_one = &run_one;
+                        s.spawn(move || g.into_iter().map(run_one).collect::<Vec<_>>())
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .flat_map(|h| {
+                        h.join().unwrap_or_else(|_| {
+                            vec![Err(Fault::new(FaultKind::BadLaunch, "a cluster thread panicked"))]
+                        })
+                    })
+                    .collect()
+            })
+        };
+        let mut result = Ok(());
+        for r in results {
+            if let Err(f) = r {
+                let secondary = f.detail.starts_with("stopped:");
+                if result.as_ref().err().is_none_or(|g: &Fault| g.detail.starts_with("stopped:") && !secondary) {
+                    result = Err(f);
+                }
+            }
+        }
         let end = clusters.iter().map(|c| c.end).max().unwrap_or(0);
         let mut t = TimedReport {
             cycles: end,
@@ -292,108 +286,4 @@ fn watchdog(ctx: &DispatchCtx) -> Result<(), Fault> {
         }
     }
     Ok(())
-}
-
-/// The KMU's delivery at a quantum boundary: launch messages in walk order, each to the
-/// next cluster (round robin) whose link has room.
-fn deliver(cfg: &DeviceConfig, kmu: &Kmu, next: &mut u64, rr: &mut usize, clusters: &[Mutex<&mut Cluster>]) {
-    let n = clusters.len();
-    let total = kmu.num_clusters();
-    let cap = cfg.sim.launch_queue as usize;
-    'walk: while *next < total {
-        for k in 0..n {
-            let c = (*rr + k) % n;
-            let mut cl = clusters[c].lock();
-            if cl.link_len() < cap {
-                let m = kmu.cluster(*next).collect();
-                cl.set_link(|q, _| q.push_back(m));
-                *next += 1;
-                *rr = c + 1;
-                continue 'walk;
-            }
-        }
-        break;
-    }
-    if *next >= total {
-        for cl in clusters {
-            cl.lock().set_link(|_, done| *done = true);
-        }
-    }
-}
-
-/// Runs several clusters quantum by quantum, on up to `threads` host threads.
-fn run_quanta(
-    cfg: &DeviceConfig,
-    ctx: &DispatchCtx,
-    kmu: &Kmu,
-    kt: &KernelTiming,
-    clusters: &mut [Cluster],
-    threads: usize,
-) -> Result<(), Fault> {
-    let quantum = cfg.sim.quantum as u64;
-    let cells: Vec<Mutex<&mut Cluster>> = clusters.iter_mut().map(Mutex::new).collect();
-    let mut next = 0u64;
-    let mut rr = 0usize;
-    deliver(cfg, kmu, &mut next, &mut rr, &cells);
-    let state = Mutex::new((next, rr));
-    let until = AtomicU64::new(quantum);
-    let done = AtomicBool::new(false);
-    let fault: Mutex<Option<Fault>> = Mutex::new(None);
-    let barrier = SpinBarrier { n: threads, count: AtomicUsize::new(0), generation: AtomicUsize::new(0) };
-    let serial = || {
-        if fault.lock().is_some() {
-            done.store(true, Ordering::Release);
-            return;
-        }
-        if let Err(f) = watchdog(ctx) {
-            *fault.lock() = Some(f);
-            done.store(true, Ordering::Release);
-            return;
-        }
-        if cells.iter().all(|c| c.lock().finished()) {
-            done.store(true, Ordering::Release);
-            return;
-        }
-        let mut st = state.lock();
-        let (ref mut next, ref mut rr) = *st;
-        deliver(cfg, kmu, next, rr, &cells);
-        until.fetch_add(quantum, Ordering::AcqRel);
-    };
-    let work = |t: usize| loop {
-        let end = until.load(Ordering::Acquire);
-        for (i, cell) in cells.iter().enumerate() {
-            if i % threads != t {
-                continue;
-            }
-            let mut cl = cell.lock();
-            if cl.now < end && !cl.finished() {
-                if let Err(f) = cl.run(end, ctx, kt) {
-                    ctx.stop.store(true, Ordering::Relaxed);
-                    fault.lock().get_or_insert(f);
-                }
-            }
-            if cl.now < end {
-                cl.now = end;
-            }
-        }
-        barrier.wait(serial);
-        if done.load(Ordering::Acquire) {
-            break;
-        }
-    };
-    if threads == 1 {
-        work(0);
-    } else {
-        std::thread::scope(|s| {
-            for t in 1..threads {
-                let work = &work;
-                s.spawn(move || work(t));
-            }
-            work(0);
-        });
-    }
-    match fault.into_inner() {
-        Some(f) => Err(f),
-        None => Ok(()),
-    }
 }

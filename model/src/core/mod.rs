@@ -71,6 +71,8 @@ pub struct DispatchCtx<'a> {
 /// Instructions a warp runs before the core looks at the clock and its other warps.
 const QUANTUM: u64 = 1 << 14;
 
+// Aligned so units that run on different host threads never share a cache line.
+#[repr(align(128))]
 pub struct Core {
     pub id: u32,
     nt: usize,

@@ -117,8 +117,21 @@ pub struct CoreTimedStats {
     pub l1: CacheStats,
 }
 
+/// Why a core did not issue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stall {
+    Scoreboard,
+    TraceBurst,
+    WaitHold,
+    NoReadyWarp,
+}
+
 /// A core's timed state for one dispatch.
+// Aligned so units that run on different host threads never share a cache line.
+#[repr(align(128))]
 pub struct Clock {
+    /// Why the core waits until its next event (for the cycles it is not ticked).
+    cause: Stall,
     cfg: CoreConfig,
     launch_latency: u64,
     l1_banks: u64,
@@ -149,6 +162,7 @@ impl Clock {
     pub fn new(cfg: &DeviceConfig, disp: CtaDispatcher) -> Clock {
         let m = &cfg.mem;
         Clock {
+            cause: Stall::NoReadyWarp,
             cfg: cfg.core,
             launch_latency: cfg.sim.launch_latency as u64,
             l1_banks: m.l1_banks as u64,
@@ -208,11 +222,24 @@ impl Clock {
         self.stats.parked_warp_cycles += self.parked * cycles;
     }
 
+    /// Cycles skipped between ticks: the core waited for the reason its last tick saw.
+    fn account_skipped(&mut self, cycles: u64) {
+        self.account(cycles);
+        if self.resident > 0 {
+            match self.cause {
+                Stall::Scoreboard => self.stats.stall_scoreboard += cycles,
+                Stall::TraceBurst => self.stats.stall_trace_burst += cycles,
+                Stall::WaitHold => self.stats.stall_wait_hold += cycles,
+                Stall::NoReadyWarp => self.stats.stall_no_ready_warp += cycles,
+            }
+        }
+    }
+
     /// Brings the cycle counters up to `end`.
     pub fn finish(&mut self, end: u64) {
         let from = self.last_tick.map_or(0, |t| t + 1);
         if end > from {
-            self.account(end - from);
+            self.account_skipped(end - from);
         }
         self.last_tick = Some(end.max(1) - 1);
         self.stats.l1 = self.l1.stats.clone();
@@ -334,10 +361,9 @@ impl Core {
         kt: &KernelTiming,
         below: &mut Below,
     ) -> Result<(), Fault> {
-        if let Some(last) = clk.last_tick {
-            if now > last + 1 {
-                clk.account(now - last - 1);
-            }
+        let from = clk.last_tick.map_or(0, |t| t + 1);
+        if now > from {
+            clk.account_skipped(now - from);
         }
         clk.last_tick = Some(now);
         clk.account(1);
@@ -401,12 +427,14 @@ impl Core {
         Ok(())
     }
 
-    /// The next cycle this core may do something (`u64::MAX`: only when poked).
-    pub(crate) fn next_event(&self, clk: &Clock, now: u64) -> u64 {
+    /// The next cycle this core may do something (`u64::MAX`: only when poked). Also notes
+    /// why it waits, so the cycles it skips are counted as the right kind of stall.
+    pub(crate) fn next_event(&self, clk: &mut Clock, now: u64) -> u64 {
         if !clk.wakes.is_empty() {
             return now + 1;
         }
         if clk.hold.is_some_and(|h| self.warps[h].state == WarpState::Parked) {
+            clk.cause = Stall::WaitHold;
             return u64::MAX;
         }
         let mut t = u64::MAX;
@@ -416,8 +444,10 @@ impl Core {
             }
         }
         if t == u64::MAX {
+            clk.cause = Stall::NoReadyWarp;
             return t;
         }
+        clk.cause = if clk.port_free > now + 1 { Stall::TraceBurst } else { Stall::Scoreboard };
         t.max(clk.port_free).max(now + 1)
     }
 

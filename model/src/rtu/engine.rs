@@ -208,7 +208,94 @@ impl NodeSource for TimedSource<'_> {
     }
 }
 
+type Ev = (u32, u32, bool);
+
+/// A timing wheel of wake events: one bucket per cycle over a window, a heap beyond it.
+/// Events are never scheduled in the past, and the core is ticked at every cycle that
+/// holds one (its next event is the minimum), so only the current bucket can be due.
+struct Wheel {
+    buckets: Vec<Vec<Ev>>,
+    /// Non-empty buckets, one bit each.
+    used: Vec<u64>,
+    far: BinaryHeap<Reverse<(u64, Ev)>>,
+    /// Cycle of the last `take_due` (events before it are never pushed).
+    base: u64,
+    len: usize,
+}
+
+const WHEEL: u64 = 1024;
+
+impl Wheel {
+    fn new() -> Wheel {
+        Wheel {
+            buckets: (0..WHEEL).map(|_| Vec::new()).collect(),
+            used: vec![0; (WHEEL / 64) as usize],
+            far: BinaryHeap::new(),
+            base: 0,
+            len: 0,
+        }
+    }
+
+    fn push(&mut self, at: u64, e: Ev) {
+        self.len += 1;
+        if at < self.base + WHEEL {
+            let b = (at % WHEEL) as usize;
+            self.buckets[b].push(e);
+            self.used[b / 64] |= 1 << (b % 64);
+        } else {
+            self.far.push(Reverse((at, e)));
+        }
+    }
+
+    /// Moves the events due at `now` into `out`.
+    fn take_due(&mut self, now: u64, out: &mut Vec<Ev>) {
+        self.base = now;
+        while let Some(Reverse((at, e))) = self.far.peek().copied() {
+            if at >= now + WHEEL {
+                break;
+            }
+            self.far.pop();
+            self.len -= 1;
+            self.push(at, e);
+        }
+        let b = (now % WHEEL) as usize;
+        if self.used[b / 64] >> (b % 64) & 1 != 0 {
+            self.len -= self.buckets[b].len();
+            out.append(&mut self.buckets[b]);
+            self.used[b / 64] &= !(1 << (b % 64));
+        }
+    }
+
+    /// The earliest cycle after `now` holding an event (`u64::MAX`: none).
+    fn next_at(&self, now: u64) -> u64 {
+        if self.len == 0 {
+            return u64::MAX;
+        }
+        let words = self.used.len();
+        let start = ((now + 1) % WHEEL) as usize;
+        let (sw, sb) = (start / 64, start % 64);
+        for k in 0..=words {
+            let wi = (sw + k) % words;
+            let mut bits = self.used[wi];
+            if k == 0 {
+                bits &= !0u64 << sb;
+            } else if k == words {
+                bits &= (1u64 << sb).wrapping_sub(1);
+            }
+            if bits != 0 {
+                let b = (wi * 64 + bits.trailing_zeros() as usize) as u64;
+                let cur = (now + 1) % WHEEL;
+                let d = (b + WHEEL - cur) % WHEEL;
+                return now + 1 + d;
+            }
+        }
+        self.far.peek().map_or(u64::MAX, |Reverse((at, _))| *at)
+    }
+}
+
 /// One traversal core.
+// Aligned so units that run on different host threads never share a cache line.
+#[repr(align(128))]
 pub struct RtuCore {
     cfg: RtuConfig,
     t: Timing,
@@ -225,8 +312,9 @@ pub struct RtuCore {
     wake: Vec<u64>,
     wake_count: usize,
     rr: usize,
-    /// (cycle, context, generation, is a line arrival).
-    events: BinaryHeap<Reverse<(u64, u32, u32, bool)>>,
+    /// Wake events: (context, generation, is a line arrival), by cycle.
+    events: Wheel,
+    due: Vec<(u32, u32, bool)>,
     pipe: [Option<(u32, u32)>; 2],
     filling: Option<usize>,
     wb: Option<WriteBack>,
@@ -283,7 +371,8 @@ impl RtuCore {
             wake: vec![0; (slots * nt).div_ceil(64)],
             wake_count: 0,
             rr: 0,
-            events: BinaryHeap::new(),
+            events: Wheel::new(),
+            due: Vec::new(),
             pipe: [None, None],
             filling: None,
             wb: None,
@@ -313,7 +402,7 @@ impl RtuCore {
             self.staging,
             live,
             self.wake_count,
-            self.events.len(),
+            self.events.len,
             self.inbox.len(),
             self.wb.as_ref().map(|w| w.slot),
             self.wb_queue,
@@ -340,9 +429,7 @@ impl RtuCore {
         if let Some(Reverse((at, ..))) = self.inbox.peek() {
             t = t.min(*at);
         }
-        if let Some(Reverse((at, ..))) = self.events.peek() {
-            t = t.min(*at);
-        }
+        t = t.min(self.events.next_at(now));
         if let Some(wb) = &self.wb {
             t = t.min(wb.done_at);
         }
@@ -396,11 +483,11 @@ impl RtuCore {
     }
 
     fn event(&mut self, at: u64, c: usize) {
-        self.events.push(Reverse((at, c as u32, self.ctx[c].gen, false)));
+        self.events.push(at, (c as u32, self.ctx[c].gen, false));
     }
 
     fn line_event(&mut self, at: u64, c: usize) {
-        self.events.push(Reverse((at, c as u32, self.ctx[c].gen, true)));
+        self.events.push(at, (c as u32, self.ctx[c].gen, true));
     }
 
     /// Drops `lanes` of slot `s` (a new TRACE re-armed them, or their warp retired).
@@ -533,11 +620,9 @@ impl RtuCore {
         mem: &MemoryMap,
     ) -> Result<(), Fault> {
         // Cycles skipped since the last tick saw nothing change.
-        if let Some(last) = self.last_tick {
-            let gap = now.saturating_sub(last + 1);
-            if gap > 0 {
-                self.account(gap, false);
-            }
+        let from = self.last_tick.map_or(0, |t| t + 1);
+        if now > from {
+            self.account(now - from, false);
         }
         self.last_tick = Some(now);
 
@@ -551,11 +636,9 @@ impl RtuCore {
         }
 
         // Wake events: lines back, PE results, launches.
-        while let Some(Reverse((at, c, gen, line))) = self.events.peek().copied() {
-            if at > now {
-                break;
-            }
-            self.events.pop();
+        let mut due = std::mem::take(&mut self.due);
+        self.events.take_due(now, &mut due);
+        for &(c, gen, line) in &due {
             let c = c as usize;
             if self.ctx[c].gen != gen {
                 continue;
@@ -585,6 +668,9 @@ impl RtuCore {
                 _ => {}
             }
         }
+
+        due.clear();
+        self.due = due;
 
         // Record write-back.
         if let Some(wb) = &self.wb {
