@@ -1,0 +1,197 @@
+//! The cases, one module per dEQP group. Each module's `register` runs the same loops as
+//! dEQP's `create*Tests` for the compute stage, so the names come out exactly as dEQP
+//! prints them; `tests/lists.rs` checks them against the real lists.
+
+pub mod builtin;
+pub mod common;
+
+use crate::case::{Case, TestError, ROOT};
+
+/// A case whose port is not written yet: reported as Skip with this reason, never as Pass.
+pub fn not_ported(name: String) -> Case {
+    Case::new(name, |_| Err(TestError::NotSupported("not ported yet (vortex-cts)".into())))
+}
+
+const LONG_STAGES: [&str; 12] = [
+    "vertex_shader",
+    "tess_control_shader",
+    "tess_evaluation_shader",
+    "geometry_shader",
+    "fragment_shader",
+    "compute_shader",
+    "rgen_shader",
+    "isect_shader",
+    "ahit_shader",
+    "chit_shader",
+    "miss_shader",
+    "call_shader",
+];
+
+/// Every case of C0-C2 in dEQP's registration order.
+pub fn register(cases: &mut Vec<Case>) {
+    builtin::register(cases);
+    register_traversal_control(cases);
+    register_acceleration_structures(cases);
+    for t in ["object_behind_bounding_boxes", "triangle_in_between"] {
+        cases.push(not_ported(format!("{ROOT}.procedural_geometry.{t}")));
+    }
+    builtin::register_advanced(cases);
+    for (test, geoms) in [("nomiss", &["triangles", "aabbs"][..]), ("singlehit", &["triangles"][..])] {
+        for g in geoms {
+            cases.push(not_ported(format!("{ROOT}.watertightness.{test}.comp.{g}")));
+        }
+    }
+    register_ray_flags(cases);
+    register_misc(cases);
+    for g in ["triangles", "aabbs"] {
+        for s in 0..6 {
+            for r in 0..5 {
+                cases.push(not_ported(format!("{ROOT}.direction_length.{g}.scaling_factor_{s}.rotation_{r}")));
+            }
+        }
+    }
+    for end in ["tmax_zero", "inside", "edge", "outside"] {
+        for s in 0..6 {
+            for r in 0..5 {
+                cases.push(not_ported(format!("{ROOT}.inside_aabbs.ray_end_{end}.scaling_factor_{s}.rotation_{r}")));
+            }
+        }
+    }
+    cases.push(not_ported(format!("{ROOT}.barycentric_coordinates.compute")));
+    cases.push(not_ported(format!("{ROOT}.non_uniform_args.no_miss")));
+    for i in 1..=6 {
+        cases.push(not_ported(format!("{ROOT}.non_uniform_args.miss_cause_{i}")));
+    }
+    cases.push(not_ported(format!("{ROOT}.multiple_ray_queries.compute_shader")));
+    for g in ["triangles", "aabbs"] {
+        cases.push(not_ported(format!("{ROOT}.stress.compute_shader.{g}")));
+    }
+}
+
+fn register_traversal_control(cases: &mut Vec<Case>) {
+    for stage in LONG_STAGES.iter().filter(|s| **s == "compute_shader") {
+        for test in ["generate_intersection", "skip_intersection"] {
+            for g in ["triangles", "aabbs"] {
+                cases.push(not_ported(format!("{ROOT}.traversal_control.{stage}.{test}.{g}")));
+            }
+        }
+    }
+}
+
+fn register_ray_flags(cases: &mut Vec<Case>) {
+    let groups: [(&str, &[&str], bool); 4] = [
+        ("opacity", &["none", "opaque", "noopaque", "cullopaque", "cullnoopaque"], true),
+        ("terminate_on_first_hit", &["terminateonfirsthit"], true),
+        ("face_culling", &["cullbackfacingtriangles", "cullfrontfacingtriangles"], false),
+        ("skip_geometry", &["skiptriangles", "skipaabb"], true),
+    ];
+    for (group, flags, with_aabbs) in groups {
+        for g in ["triangles", "aabbs"] {
+            if g == "aabbs" && !with_aabbs {
+                continue;
+            }
+            for f in flags {
+                cases.push(not_ported(format!("{ROOT}.ray_flags.compute_shader.{group}.{g}.{f}")));
+            }
+        }
+    }
+}
+
+fn register_misc(cases: &mut Vec<Case>) {
+    for t in ["dynamic_indexing", "dynamic_indexing_use_first", "dynamic_indexing_inbounds"] {
+        cases.push(not_ported(format!("{ROOT}.misc.{t}")));
+    }
+    // reuse_scratch_buffer is a fragment-shader case (excluded from C1).
+    for t in ["update_empty_bottom", "update_empty_top"] {
+        cases.push(not_ported(format!("{ROOT}.misc.{t}")));
+    }
+    for n in [61, 64, 127, 128, 251, 256, 509, 512, 1021, 1024, 0] {
+        for v in ["all", "single_first", "single_last", "single_middle"] {
+            cases.push(not_ported(format!("{ROOT}.misc.ray_per_inv_{n}_{v}")));
+        }
+    }
+    cases.push(not_ported(format!("{ROOT}.misc.preserve_flip_facing")));
+}
+
+fn register_acceleration_structures(cases: &mut Vec<Case>) {
+    let a = format!("{ROOT}.acceleration_structures");
+    let res = "traditional_structures";
+    let stage = "compute_shader";
+    let built = "gpu_built";
+    // flags
+    for bottom in ["triangles", "triangles_aop", "aabbs", "aabbs_aop"] {
+        for top in ["identical_instances", "identical_instances_aop", "different_instances", "different_instances_aop"]
+        {
+            for pad in ["nopadding", "padded"] {
+                for opt in ["0", "fasttrace", "fastbuild"] {
+                    for upd in ["0", "update"] {
+                        for cmp in ["0", "compaction"] {
+                            for low in ["0", "lowmemory"] {
+                                for generic in ["", "_bottomgeneric", "_topgeneric", "_bothgeneric"] {
+                                    cases.push(not_ported(format!(
+                                        "{a}.flags.{res}.{stage}.{built}.{bottom}.{top}.{pad}.{opt}_{upd}_{cmp}_{low}{generic}"
+                                    )));
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // format
+    for fmt in [
+        "r32g32_sfloat",
+        "r32g32b32_sfloat",
+        "r16g16_sfloat",
+        "r16g16b16a16_sfloat",
+        "r16g16_snorm",
+        "r16g16b16a16_snorm",
+        "r8g8_snorm",
+        "r8g8b8_snorm",
+        "r8g8b8a8_snorm",
+        "r16g16b16_snorm",
+        "r16g16b16_sfloat",
+        "r32g32b32a32_sfloat",
+        "r64g64_sfloat",
+        "r64g64b64_sfloat",
+        "r64g64b64a64_sfloat",
+    ] {
+        for pad in ["nopadding", "padded"] {
+            for idx in ["index_none", "index_uint16", "index_uint32"] {
+                cases.push(not_ported(format!("{a}.format.{res}.{stage}.{built}.{fmt}.{pad}.{idx}")));
+            }
+        }
+    }
+    // operations
+    for op in ["copy", "compaction", "serialization"] {
+        for target in ["top_acceleration_structure", "bottom_acceleration_structure"] {
+            for g in ["triangles", "aabbs"] {
+                cases.push(not_ported(format!("{a}.operations.{res}.{stage}.{op}.{built}.{target}.{g}")));
+            }
+        }
+    }
+    cases.push(not_ported(format!("{a}.function_argument.{res}.{built}")));
+    for idx in ["index_none", "index_uint16", "index_uint32"] {
+        for tr in ["transformed", "notransform"] {
+            for f in ["noflags", "ccw", "nocull", "ccw_nocull"] {
+                cases.push(not_ported(format!("{a}.instance_triangle_culling.{res}.{stage}.{built}.{idx}.{tr}_{f}")));
+            }
+        }
+    }
+    for u in ["update", "update_in_place"] {
+        cases.push(not_ported(format!("{a}.instance_update.{res}.{built}.{u}")));
+    }
+    cases.push(not_ported(format!("{a}.dynamic_indexing.{res}.dynamic_indexing")));
+    for idx in ["index_none", "index_uint16", "index_uint32"] {
+        for e in [
+            "inactive_triangles",
+            "inactive_instances",
+            "no_geometries_bottom",
+            "no_primitives_top",
+            "no_primitives_bottom",
+        ] {
+            cases.push(not_ported(format!("{a}.empty.{res}.{stage}.{built}.{idx}.{e}")));
+        }
+    }
+}
