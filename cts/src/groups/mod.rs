@@ -4,6 +4,7 @@
 
 pub mod builtin;
 pub mod common;
+pub mod traversal;
 
 use crate::case::{Case, TestError, ROOT};
 
@@ -12,7 +13,7 @@ pub fn not_ported(name: String) -> Case {
     Case::new(name, |_| Err(TestError::NotSupported("not ported yet (vortex-cts)".into())))
 }
 
-const LONG_STAGES: [&str; 12] = [
+pub const LONG_STAGES: [&str; 12] = [
     "vertex_shader",
     "tess_control_shader",
     "tess_evaluation_shader",
@@ -30,17 +31,13 @@ const LONG_STAGES: [&str; 12] = [
 /// Every case of C0-C2 in dEQP's registration order.
 pub fn register(cases: &mut Vec<Case>) {
     builtin::register(cases);
-    register_traversal_control(cases);
+    traversal::register_traversal_control(cases);
     register_acceleration_structures(cases);
     for t in ["object_behind_bounding_boxes", "triangle_in_between"] {
         cases.push(not_ported(format!("{ROOT}.procedural_geometry.{t}")));
     }
     builtin::register_advanced(cases);
-    for (test, geoms) in [("nomiss", &["triangles", "aabbs"][..]), ("singlehit", &["triangles"][..])] {
-        for g in geoms {
-            cases.push(not_ported(format!("{ROOT}.watertightness.{test}.comp.{g}")));
-        }
-    }
+    traversal::register_watertightness(cases);
     register_ray_flags(cases);
     register_misc(cases);
     for g in ["triangles", "aabbs"] {
@@ -65,16 +62,6 @@ pub fn register(cases: &mut Vec<Case>) {
     cases.push(not_ported(format!("{ROOT}.multiple_ray_queries.compute_shader")));
     for g in ["triangles", "aabbs"] {
         cases.push(not_ported(format!("{ROOT}.stress.compute_shader.{g}")));
-    }
-}
-
-fn register_traversal_control(cases: &mut Vec<Case>) {
-    for stage in LONG_STAGES.iter().filter(|s| **s == "compute_shader") {
-        for test in ["generate_intersection", "skip_intersection"] {
-            for g in ["triangles", "aabbs"] {
-                cases.push(not_ported(format!("{ROOT}.traversal_control.{stage}.{test}.{g}")));
-            }
-        }
     }
 }
 
