@@ -459,6 +459,8 @@ pub struct TlasBuilder {
     pub opts: BuildOptions,
     /// Build with primitiveCount = 0.
     pub without_primitives: bool,
+    /// Pass the one INSTANCES geometry through `ppGeometries`.
+    pub pp_geometries: bool,
 }
 
 impl TlasBuilder {
@@ -495,14 +497,15 @@ impl TlasBuilder {
             .geometry(vk::AccelerationStructureGeometryDataKHR { instances: data })];
         let count = if self.without_primitives { 0 } else { self.instances.len() as u32 };
         let ranges = [vk::AccelerationStructureBuildRangeInfoKHR::default().primitive_count(count)];
-        // Instances through an array of pointers is a property of the instance data, not
-        // of how the one INSTANCES geometry is passed.
+        // Instances through an array of pointers is a property of the instance data; how
+        // the one INSTANCES geometry is passed is `pp_geometries`.
         let mut opts = self.opts.clone();
-        opts.array_of_pointers = false;
+        opts.array_of_pointers = self.pp_geometries;
+        let ptrs = [&geom[0] as *const vk::AccelerationStructureGeometryKHR];
         let g = BuildGeometry {
             ty: vk::AccelerationStructureTypeKHR::TOP_LEVEL,
             geometries: &geom,
-            pointers: &[],
+            pointers: &ptrs,
             ranges: &ranges,
         };
         record_build(env, cmd, g, &opts, inputs)

@@ -71,3 +71,31 @@ pub fn report_mismatches<T: PartialEq + std::fmt::Debug>(got: &[T], want: &[T], 
         .collect();
     Some(format!("{} of {} values differ: {}", bad.len(), want.len(), list.join("; ")))
 }
+
+/// Runs a compute shader over `bindings` (set 0, in order) with optional push constants,
+/// dispatching `groups` after `record` has recorded whatever must come first (AS builds).
+pub fn compute_dispatch(
+    env: &Env,
+    code: &[u32],
+    bindings: &[Binding],
+    push: &[u8],
+    groups: (u32, u32, u32),
+    spec: &[(u32, u32)],
+    record: impl FnOnce(&Env, vk::CommandBuffer, &ComputePipeline) -> TestResult<Keep>,
+) -> TestResult {
+    let pipeline = ComputePipeline::new(env, code, bindings, push.len() as u32, spec)?;
+    let cmd = env.begin()?;
+    let _keep = record(env, cmd, &pipeline)?;
+    if !push.is_empty() {
+        pipeline.record_push(cmd, push);
+    }
+    pipeline.record_dispatch(cmd, groups.0, groups.1, groups.2);
+    env.barrier(
+        cmd,
+        vk::PipelineStageFlags::COMPUTE_SHADER,
+        vk::AccessFlags::SHADER_WRITE,
+        vk::PipelineStageFlags::HOST,
+        vk::AccessFlags::HOST_READ,
+    );
+    env.submit_wait(cmd)
+}

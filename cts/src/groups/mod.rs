@@ -4,6 +4,7 @@
 
 pub mod builtin;
 pub mod common;
+pub mod direction;
 pub mod traversal;
 
 use crate::case::{Case, TestError, ROOT};
@@ -40,20 +41,8 @@ pub fn register(cases: &mut Vec<Case>) {
     traversal::register_watertightness(cases);
     register_ray_flags(cases);
     register_misc(cases);
-    for g in ["triangles", "aabbs"] {
-        for s in 0..6 {
-            for r in 0..5 {
-                cases.push(not_ported(format!("{ROOT}.direction_length.{g}.scaling_factor_{s}.rotation_{r}")));
-            }
-        }
-    }
-    for end in ["tmax_zero", "inside", "edge", "outside"] {
-        for s in 0..6 {
-            for r in 0..5 {
-                cases.push(not_ported(format!("{ROOT}.inside_aabbs.ray_end_{end}.scaling_factor_{s}.rotation_{r}")));
-            }
-        }
-    }
+    direction::register(cases);
+    direction::register_inside_aabbs(cases);
     cases.push(not_ported(format!("{ROOT}.barycentric_coordinates.compute")));
     cases.push(not_ported(format!("{ROOT}.non_uniform_args.no_miss")));
     for i in 1..=6 {
