@@ -53,7 +53,13 @@ pub fn register(cases: &mut Vec<Case>) {
     for (triangles, g) in [(true, "triangles"), (false, "aabbs")] {
         for (si, &scale) in scales.iter().enumerate() {
             for (ri, &rotation) in rotations.iter().enumerate() {
-                let p = Params { triangles, scale, rotation, arrays_of_pointers: counter % 2 == 0, end: RayEnd::Cross };
+                let p = Params {
+                    triangles,
+                    scale,
+                    rotation,
+                    arrays_of_pointers: counter.is_multiple_of(2),
+                    end: RayEnd::Cross,
+                };
                 counter += 1;
                 cases.push(Case::new(
                     format!("{ROOT}.direction_length.{g}.scaling_factor_{si}.rotation_{ri}"),
