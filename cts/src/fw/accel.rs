@@ -418,6 +418,18 @@ impl Instance {
             flags: vk::GeometryInstanceFlagsKHR::empty(),
         }
     }
+    /// An instance referring to the structure at `address` (0: inactive).
+    pub fn new_address(address: vk::DeviceAddress) -> Instance {
+        Instance {
+            blas: address,
+            transform: IDENTITY,
+            custom_index: 0,
+            mask: 0xFF,
+            sbt_offset: 0,
+            flags: vk::GeometryInstanceFlagsKHR::empty(),
+        }
+    }
+
     pub fn transform(mut self, t: Transform) -> Self {
         self.transform = t;
         self

@@ -5,6 +5,7 @@
 pub mod builtin;
 pub mod common;
 pub mod direction;
+pub mod misc;
 pub mod traversal;
 
 use crate::case::{Case, TestError, ROOT};
@@ -40,7 +41,7 @@ pub fn register(cases: &mut Vec<Case>) {
     builtin::register_advanced(cases);
     traversal::register_watertightness(cases);
     register_ray_flags(cases);
-    register_misc(cases);
+    misc::register(cases);
     direction::register(cases);
     direction::register_inside_aabbs(cases);
     cases.push(not_ported(format!("{ROOT}.barycentric_coordinates.compute")));
@@ -71,22 +72,6 @@ fn register_ray_flags(cases: &mut Vec<Case>) {
             }
         }
     }
-}
-
-fn register_misc(cases: &mut Vec<Case>) {
-    for t in ["dynamic_indexing", "dynamic_indexing_use_first", "dynamic_indexing_inbounds"] {
-        cases.push(not_ported(format!("{ROOT}.misc.{t}")));
-    }
-    // reuse_scratch_buffer is a fragment-shader case (excluded from C1).
-    for t in ["update_empty_bottom", "update_empty_top"] {
-        cases.push(not_ported(format!("{ROOT}.misc.{t}")));
-    }
-    for n in [61, 64, 127, 128, 251, 256, 509, 512, 1021, 1024, 0] {
-        for v in ["all", "single_first", "single_last", "single_middle"] {
-            cases.push(not_ported(format!("{ROOT}.misc.ray_per_inv_{n}_{v}")));
-        }
-    }
-    cases.push(not_ported(format!("{ROOT}.misc.preserve_flip_facing")));
 }
 
 fn register_acceleration_structures(cases: &mut Vec<Case>) {
