@@ -2,10 +2,13 @@
 //! The built-in ones are generated deterministically so every run (and every driver) sees
 //! exactly the same triangles.
 
+use crate::accel::{AccelerationStructure, Indices, Instance, TriangleGeometry};
+use crate::context::Context;
 use crate::math::Mat3x4;
 use crate::obj::{parse_obj, Mesh};
 use crate::BUNNY_OBJ;
 use crate::{Error, Result};
+use ash::vk;
 
 /// One placed copy of a mesh.
 #[derive(Clone, Copy, Debug)]
@@ -66,6 +69,85 @@ impl Scene {
         let mesh = parse_obj(&text)?;
         Ok(framed(path.display().to_string(), mesh, 1))
     }
+}
+
+/// A scene's acceleration structures on the device: one opaque BLAS per mesh and a TLAS
+/// with one instance per placement (instance custom index = mesh index).
+pub struct GpuScene {
+    pub blases: Vec<AccelerationStructure>,
+    pub tlas: AccelerationStructure,
+    /// Wall time of all the builds, submission to completion.
+    pub build_seconds: f64,
+}
+
+impl GpuScene {
+    pub fn build(ctx: &Context, scene: &Scene) -> Result<GpuScene> {
+        let t0 = std::time::Instant::now();
+        let blases = scene
+            .meshes
+            .iter()
+            .map(|m| {
+                let g = TriangleGeometry {
+                    vertices: m.positions.clone(),
+                    indices: Indices::U32(m.indices.clone()),
+                    transform: None,
+                    flags: vk::GeometryFlagsKHR::OPAQUE,
+                };
+                AccelerationStructure::build_bottom(ctx, &[g])
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let instances: Vec<Instance> = scene
+            .placements
+            .iter()
+            .map(|p| Instance {
+                blas: p.mesh,
+                transform: p.transform,
+                custom_index: p.mesh as u32,
+                mask: 0xFF,
+                flags: vk::GeometryInstanceFlagsKHR::empty(),
+            })
+            .collect();
+        let tlas = AccelerationStructure::build_top(ctx, &blases, &instances)?;
+        Ok(GpuScene { blases, tlas, build_seconds: t0.elapsed().as_secs_f64() })
+    }
+}
+
+impl Camera {
+    /// The 20 floats the ray-generating shaders take as push constants: eye + tan(fov/2),
+    /// forward + aspect, right, up, then `light` + `ao_radius`.
+    pub fn push_floats(&self, aspect: f32, light: [f32; 3], ao_radius: f32) -> [f32; 20] {
+        let forward =
+            normalize([self.target[0] - self.eye[0], self.target[1] - self.eye[1], self.target[2] - self.eye[2]]);
+        let right = normalize(cross(forward, self.up));
+        let up = cross(right, forward);
+        let tan_half = (self.fov_y_degrees.to_radians() / 2.0).tan();
+        [
+            self.eye[0],
+            self.eye[1],
+            self.eye[2],
+            tan_half,
+            forward[0],
+            forward[1],
+            forward[2],
+            aspect,
+            right[0],
+            right[1],
+            right[2],
+            0.0,
+            up[0],
+            up[1],
+            up[2],
+            0.0,
+            light[0],
+            light[1],
+            light[2],
+            ao_radius,
+        ]
+    }
+}
+
+fn cross(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
+    [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
 }
 
 /// Bounds of a mesh.

@@ -5,10 +5,8 @@ use crate::Options;
 use ash::vk;
 use std::io::Write;
 use std::time::Instant;
-use vortex_examples::scene::Scene;
-use vortex_examples::{
-    AccelerationStructure, Buffer, ComputePipeline, Context, Indices, Instance, Result, TriangleGeometry,
-};
+use vortex_examples::scene::{GpuScene, Scene};
+use vortex_examples::{Buffer, ComputePipeline, Context, Result};
 
 const RENDER: &[u8] = include_bytes!("../../../shaders/render.spv");
 
@@ -24,44 +22,9 @@ pub struct Rendered {
     pub render_seconds: f64,
 }
 
-fn normalize(v: [f32; 3]) -> [f32; 3] {
-    let l = (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt();
-    [v[0] / l, v[1] / l, v[2] / l]
-}
-
-fn cross(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
-    [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
-}
-
 pub fn render(ctx: &Context, scene: &Scene, o: &Options) -> Result<Rendered> {
-    let t0 = Instant::now();
-    let opaque = vk::GeometryFlagsKHR::OPAQUE;
-    let blases = scene
-        .meshes
-        .iter()
-        .map(|m| {
-            let g = TriangleGeometry {
-                vertices: m.positions.clone(),
-                indices: Indices::U32(m.indices.clone()),
-                transform: None,
-                flags: opaque,
-            };
-            AccelerationStructure::build_bottom(ctx, &[g])
-        })
-        .collect::<Result<Vec<_>>>()?;
-    let instances: Vec<Instance> = scene
-        .placements
-        .iter()
-        .map(|p| Instance {
-            blas: p.mesh,
-            transform: p.transform,
-            custom_index: p.mesh as u32,
-            mask: 0xFF,
-            flags: vk::GeometryInstanceFlagsKHR::empty(),
-        })
-        .collect();
-    let tlas = AccelerationStructure::build_top(ctx, &blases, &instances)?;
-    let build_seconds = t0.elapsed().as_secs_f64();
+    let gpu = GpuScene::build(ctx, scene)?;
+    let build_seconds = gpu.build_seconds;
 
     // Shading data: every mesh's positions and indices in one buffer each.
     let storage = vk::BufferUsageFlags::STORAGE_BUFFER;
@@ -85,39 +48,12 @@ pub fn render(ctx: &Context, scene: &Scene, o: &Options) -> Result<Rendered> {
     let mut bindings = vec![vk::DescriptorType::ACCELERATION_STRUCTURE_KHR];
     bindings.extend([vk::DescriptorType::STORAGE_BUFFER; 6]);
     let pipe = ComputePipeline::new(ctx, RENDER, &bindings, 96)?;
-    pipe.bind_acceleration_structure(0, &tlas);
+    pipe.bind_acceleration_structure(0, &gpu.tlas);
     for (i, b) in [&pos_buf, &idx_buf, &mesh_buf, &albedo_buf, &pixels, &ray_counts].into_iter().enumerate() {
         pipe.bind_storage_buffer(1 + i as u32, b);
     }
 
-    let cam = &scene.camera;
-    let forward = normalize([cam.target[0] - cam.eye[0], cam.target[1] - cam.eye[1], cam.target[2] - cam.eye[2]]);
-    let right = normalize(cross(forward, cam.up));
-    let up = cross(right, forward);
-    let tan_half = (cam.fov_y_degrees.to_radians() / 2.0).tan();
-    let aspect = w as f32 / h as f32;
-    let floats: [f32; 20] = [
-        cam.eye[0],
-        cam.eye[1],
-        cam.eye[2],
-        tan_half,
-        forward[0],
-        forward[1],
-        forward[2],
-        aspect,
-        right[0],
-        right[1],
-        right[2],
-        0.0,
-        up[0],
-        up[1],
-        up[2],
-        0.0,
-        scene.light[0],
-        scene.light[1],
-        scene.light[2],
-        scene.ao_radius,
-    ];
+    let floats = scene.camera.push_floats(w as f32 / h as f32, scene.light, scene.ao_radius);
     let t1 = Instant::now();
     let mut row = 0;
     while row < h {
