@@ -6,7 +6,8 @@
 //      directions over the hemisphere
 //   2  any-hit: a primary ray that treats every triangle as non-opaque; the shader confirms
 //      every candidate, so the committed hit is the closest
-// Each invocation adds how many rays it traced to its pixel's counter.
+// Each invocation writes how many rays it traced, and a depth that is negative for a miss and
+// mixes in the occlusion results (so no compiler can drop the secondary rays).
 layout(local_size_x = 8, local_size_y = 8) in;
 
 layout(binding = 0) uniform accelerationStructureEXT tlas;
@@ -53,13 +54,14 @@ void main() {
     }
     uint rays = 1u;
     float t = -1.0;
+    uint occlusion = 0u;
     if (rayQueryGetIntersectionTypeEXT(q, true) != gl_RayQueryCommittedIntersectionNoneEXT) {
         t = rayQueryGetIntersectionTEXT(q, true);
         vec3 p = eye.xyz + t * dir * 0.9999;
         if (dims.w == 0u) {
             rays++;
             if (occluded(p, light.xyz, 1.0e30)) {
-                t = -t;
+                occlusion++;
             }
         } else if (dims.w == 1u) {
             uint state = hash(px * 1973u + py * 9277u + 26699u);
@@ -77,11 +79,11 @@ void main() {
                 }
                 rays++;
                 if (occluded(p, d, light.w)) {
-                    t += 1.0;
+                    occlusion++;
                 }
             }
         }
     }
     ray_counts[py * dims.x + px] = rays;
-    depth[py * dims.x + px] = t;
+    depth[py * dims.x + px] = t < 0.0 ? -1.0 : t * float(1u + occlusion);
 }

@@ -68,7 +68,7 @@ fn worker(icd: &Icd, scene_name: &str, size: (u32, u32), samples: u32) -> Result
             .map_err(|e| e.to_string())?;
         let secs = t.elapsed().as_secs_f64();
         let rays: u64 = counts.read::<u32>().iter().map(|&r| r as u64).sum();
-        let hits = depth.read::<f32>().iter().filter(|&&d| d >= 0.0 || d < -1.0).count();
+        let hits = depth.read::<f32>().iter().filter(|&&d| d >= 0.0).count();
         println!("mode {mode} {secs} {rays} {hits}");
     }
     Ok(())
@@ -190,10 +190,10 @@ fn main() -> ExitCode {
                             ratio(fr(1), mr(1)),
                             ratio(fr(2), mr(2))
                         );
-                        for k in 0..3 {
+                        for (k, mode) in MODES.iter().enumerate() {
                             let (a, b) = (f.modes[k].2 as f64, m.modes[k].2 as f64);
                             if (a - b).abs() > 0.001 * a.max(b).max(1.0) {
-                                println!("  ! {} hit pixels disagree: {} vs {}", MODES[k], f.modes[k].2, m.modes[k].2);
+                                println!("  ! {mode} hit pixels disagree: {} vs {}", f.modes[k].2, m.modes[k].2);
                                 failed = true;
                             }
                         }
