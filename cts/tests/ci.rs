@@ -30,7 +30,11 @@ fn conformance_c0_c1_and_c2_sample_on_both_icds() {
         let stdout = String::from_utf8_lossy(&out.stdout);
         println!("{stdout}");
         let last = stdout.lines().last().unwrap_or("");
-        assert!(last.ends_with("skipped"), "no summary line from the runner:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            last.ends_with("skipped"),
+            "no summary line from the runner:\n{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         if !out.status.success() {
             failures.push(format!("{stages}: {last}\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr)));
         }

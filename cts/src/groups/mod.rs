@@ -2,6 +2,7 @@
 //! dEQP's `create*Tests` for the compute stage, so the names come out exactly as dEQP
 //! prints them; `tests/lists.rs` checks them against the real lists.
 
+pub mod accel;
 pub mod builtin;
 pub mod common;
 pub mod direction;
@@ -79,51 +80,8 @@ fn register_acceleration_structures(cases: &mut Vec<Case>) {
     let res = "traditional_structures";
     let stage = "compute_shader";
     let built = "gpu_built";
-    // flags
-    for bottom in ["triangles", "triangles_aop", "aabbs", "aabbs_aop"] {
-        for top in ["identical_instances", "identical_instances_aop", "different_instances", "different_instances_aop"]
-        {
-            for pad in ["nopadding", "padded"] {
-                for opt in ["0", "fasttrace", "fastbuild"] {
-                    for upd in ["0", "update"] {
-                        for cmp in ["0", "compaction"] {
-                            for low in ["0", "lowmemory"] {
-                                for generic in ["", "_bottomgeneric", "_topgeneric", "_bothgeneric"] {
-                                    cases.push(not_ported(format!(
-                                        "{a}.flags.{res}.{stage}.{built}.{bottom}.{top}.{pad}.{opt}_{upd}_{cmp}_{low}{generic}"
-                                    )));
-                                }
-                            }
-                        }
-                    }
-                }
-            }
-        }
-    }
-    // format
-    for fmt in [
-        "r32g32_sfloat",
-        "r32g32b32_sfloat",
-        "r16g16_sfloat",
-        "r16g16b16a16_sfloat",
-        "r16g16_snorm",
-        "r16g16b16a16_snorm",
-        "r8g8_snorm",
-        "r8g8b8_snorm",
-        "r8g8b8a8_snorm",
-        "r16g16b16_snorm",
-        "r16g16b16_sfloat",
-        "r32g32b32a32_sfloat",
-        "r64g64_sfloat",
-        "r64g64b64_sfloat",
-        "r64g64b64a64_sfloat",
-    ] {
-        for pad in ["nopadding", "padded"] {
-            for idx in ["index_none", "index_uint16", "index_uint32"] {
-                cases.push(not_ported(format!("{a}.format.{res}.{stage}.{built}.{fmt}.{pad}.{idx}")));
-            }
-        }
-    }
+    accel::register_flags(cases);
+    accel::register_format(cases);
     // operations
     for op in ["copy", "compaction", "serialization"] {
         for target in ["top_acceleration_structure", "bottom_acceleration_structure"] {
