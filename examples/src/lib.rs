@@ -11,6 +11,7 @@ pub mod image;
 pub mod math;
 pub mod obj;
 pub mod pipeline;
+pub mod scene;
 
 pub use accel::{AccelerationStructure, Indices, Instance, TriangleGeometry};
 pub use buffer::Buffer;
