@@ -23,7 +23,7 @@
 #[path = "../tests/common/rq.rs"]
 mod rq;
 
-use rq::{build_scene, run, spirv, Outcome};
+use rq::{build_scene, run, spirv, Outcome, SAMPLES};
 use vortex_model::config::{DeviceConfig, Mode, WaitMode};
 
 const SHADER: &str = r#"#version 460
@@ -170,12 +170,16 @@ fn main() {
         assert_eq!(sums[0], sums[1], "functional and timed results differ");
     }
     if all || a.what == "wait" {
-        println!("== (a) WAIT parked vs WAIT holding the execute port (primary rays)");
-        for (label, mode) in [("wait parked", WaitMode::Parked), ("wait holds the port", WaitMode::Hold)] {
-            let mut cfg = timed(&a.base);
-            cfg.core.wait_mode = mode;
-            let o = run(&scene4, &words, &cfg, a.size, false);
-            row(label, &o, rays_of(&o));
+        println!("== (a) WAIT parked vs WAIT holding the execute port (4 rays per pixel, one after the other)");
+        let samples = spirv(SAMPLES);
+        for slots in [1, 16] {
+            for (label, mode) in [("parked", WaitMode::Parked), ("holds the port", WaitMode::Hold)] {
+                let mut cfg = timed(&a.base);
+                cfg.core.wait_mode = mode;
+                cfg.rtu.slots_per_core = slots;
+                let o = run(&scene4, &samples, &cfg, a.size / 2, false);
+                row(&format!("wait {label}, {slots} slot/core"), &o, rays_of(&o));
+            }
         }
     }
     if all || a.what == "stack" {

@@ -39,7 +39,7 @@ use std::collections::{BinaryHeap, VecDeque};
 /// Counters of one traversal core.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct EngineStats {
-    /// Cycles the core existed (the dispatch's length).
+    /// Cycles the core existed (the dispatch's length; summed over traversal cores in totals).
     pub cycles: u64,
     /// Cycles whose EXEC stage retired a micro-step.
     pub busy_cycles: u64,
@@ -73,7 +73,7 @@ pub struct EngineStats {
 
 impl EngineStats {
     pub fn add(&mut self, o: &EngineStats) {
-        self.cycles = self.cycles.max(o.cycles);
+        self.cycles += o.cycles;
         self.busy_cycles += o.busy_cycles;
         self.idle_with_ray += o.idle_with_ray;
         self.idle_starved += o.idle_starved;

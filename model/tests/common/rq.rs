@@ -19,6 +19,35 @@ use vortex_transcode::accel::{
 };
 use vortex_transcode::shader::{compile, descriptor_type as dt, BindingLayout, CompileOptions, ResourceLayout};
 
+/// Several rays per pixel, one after the other (each WAITed before the next TRACE), as a
+/// path tracer's loop does: the workload where a WAIT holding the port starves the RTU.
+pub const SAMPLES: &str = r#"#version 460
+#extension GL_EXT_ray_query : require
+layout(local_size_x = 64) in;
+layout(set = 0, binding = 0) uniform accelerationStructureEXT tlas;
+layout(std430, set = 0, binding = 1) buffer Out { uint o[]; };
+layout(push_constant) uniform P { uint width; uint height; uint flag; } pc;
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    if (i >= pc.width * pc.height) return;
+    uint acc = 0u, hits = 0u;
+    for (uint s = 0u; s < 4u; s++) {
+        float x = (float(i % pc.width) + 0.25 + 0.5 * float(s & 1u)) / float(pc.width) * 2.0 - 1.0;
+        float y = (float(i / pc.width) + 0.25 + 0.5 * float(s >> 1)) / float(pc.height) * 2.0 - 1.0;
+        rayQueryEXT rq;
+        rayQueryInitializeEXT(rq, tlas, gl_RayFlagsOpaqueEXT, 0xFF, vec3(0.0, 1.1, -1.6), 0.0,
+                              normalize(vec3(x, -0.55 + 0.6 * y, 1.0)), 100.0);
+        while (rayQueryProceedEXT(rq)) {}
+        if (rayQueryGetIntersectionTypeEXT(rq, true) != gl_RayQueryCommittedIntersectionNoneEXT) {
+            hits++;
+            acc ^= floatBitsToUint(rayQueryGetIntersectionTEXT(rq, true)) + s;
+        }
+    }
+    o[3u * i] = acc;
+    o[3u * i + 1u] = hits;
+    o[3u * i + 2u] = 0u;
+}"#;
+
 pub type Tri = [[f32; 3]; 3];
 
 pub fn height(x: f32, z: f32) -> f32 {
