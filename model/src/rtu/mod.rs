@@ -335,6 +335,32 @@ impl RtuUnit {
         rec[rtu_abi::STATUS as usize] = status;
     }
 
+    /// The completion rule of a timed WAIT, without consuming anything: per query, one of its
+    /// lanes has a record it has not seen, or none of its lanes is owed one.
+    pub fn landed(&self, warp: usize, mask: u32, q: &[u32; MAX_THREADS]) -> Result<bool, RtuError> {
+        let mut m = mask;
+        while m != 0 {
+            let lane = m.trailing_zeros() as usize;
+            self.check_slot(warp, lane, q[lane])?;
+            let query = q[lane];
+            let mut group = 0u32;
+            let mut g = m;
+            while g != 0 {
+                let l = g.trailing_zeros() as usize;
+                g &= g - 1;
+                if q[l] == query {
+                    group |= 1 << l;
+                }
+            }
+            m &= !group;
+            let w = &self.warps[warp];
+            if w.fresh[query as usize] & group == 0 && w.outstanding[query as usize] & group != 0 {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
     /// WAIT: writes the status of each active lane's record into `status`. Returns false if
     /// some lane's record has not landed yet (the warp stays parked and retries).
     pub fn wait(
@@ -344,29 +370,8 @@ impl RtuUnit {
         q: &[u32; MAX_THREADS],
         status: &mut [u32; MAX_THREADS],
     ) -> Result<bool, RtuError> {
-        if self.timed {
-            // Per query: the WAIT completes when one of its lanes has a record it has not
-            // seen, or when none of its lanes is owed one.
-            let mut m = mask;
-            while m != 0 {
-                let lane = m.trailing_zeros() as usize;
-                self.check_slot(warp, lane, q[lane])?;
-                let query = q[lane];
-                let mut group = 0u32;
-                let mut g = m;
-                while g != 0 {
-                    let l = g.trailing_zeros() as usize;
-                    g &= g - 1;
-                    if q[l] == query {
-                        group |= 1 << l;
-                    }
-                }
-                m &= !group;
-                let w = &self.warps[warp];
-                if w.fresh[query as usize] & group == 0 && w.outstanding[query as usize] & group != 0 {
-                    return Ok(false);
-                }
-            }
+        if self.timed && !self.landed(warp, mask, q)? {
+            return Ok(false);
         }
         for lane in (0..self.nt).filter(|l| mask >> l & 1 != 0) {
             let base = self.check_slot(warp, lane, q[lane])?;
