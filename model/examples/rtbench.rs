@@ -172,13 +172,14 @@ fn main() {
     if all || a.what == "wait" {
         println!("== (a) WAIT parked vs WAIT holding the execute port (4 rays per pixel, one after the other)");
         let samples = spirv(SAMPLES);
-        for slots in [1, 16] {
+        for (slots, warps) in [(1, 32), (16, 32), (16, 4)] {
             for (label, mode) in [("parked", WaitMode::Parked), ("holds the port", WaitMode::Hold)] {
                 let mut cfg = timed(&a.base);
                 cfg.core.wait_mode = mode;
                 cfg.rtu.slots_per_core = slots;
+                cfg.num_warps = warps;
                 let o = run(&scene4, &samples, &cfg, a.size / 2, false);
-                row(&format!("wait {label}, {slots} slot/core"), &o, rays_of(&o));
+                row(&format!("wait {label}, {slots} slot/core, {warps} warps"), &o, rays_of(&o));
             }
         }
     }
