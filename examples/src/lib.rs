@@ -12,6 +12,7 @@ pub mod math;
 pub mod obj;
 pub mod pipeline;
 pub mod rawas;
+pub mod scene;
 
 pub use accel::{AccelerationStructure, Indices, Instance, TriangleGeometry};
 pub use buffer::Buffer;
