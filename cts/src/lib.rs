@@ -1,5 +1,5 @@
-//! The compute-stage core of `dEQP-VK.ray_query` (stages C0, C1 and C2 of
-//! `shared/research/deqp-ray-query.md` §5), ported as a pure Vulkan client.
+//! The compute-stage core of `dEQP-VK.ray_query` (stages C0, C1, C2 and the
+//! host-build stage C4 of `shared/research/deqp-ray-query.md` §5), ported as a pure Vulkan client.
 //!
 //! Nothing here links the Vortex driver crates: every case reaches the driver through the
 //! Vulkan loader (ash, loaded at run time), exactly as dEQP does, so the same case runs

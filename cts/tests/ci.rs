@@ -1,4 +1,5 @@
-//! The CI gate: the runner on C0 and C1 and a fixed sample of C2, on our ICD and on
+//! The CI gate: the runner on C0 and C1, a fixed sample of C2 and all of C4 (host builds:
+//! every case NotSupported on lavapipe, which lacks host commands), on our ICD and on
 //! lavapipe, compared against the committed baselines (`baselines/`). Any regression (an
 //! unexpected failure, crash or timeout, or a baseline entry that now passes) fails it.
 //!
@@ -8,7 +9,7 @@ use std::process::Command;
 use vortex_examples::icd::LAVAPIPE_MANIFEST;
 
 #[test]
-fn conformance_c0_c1_and_c2_sample_on_both_icds() {
+fn conformance_c0_c1_c2_sample_and_c4_on_both_icds() {
     let every = std::env::var("VORTEX_CTS_C2_EVERY").unwrap_or_else(|_| "1".into());
     let mut icds = vec!["vortex"];
     if std::path::Path::new(LAVAPIPE_MANIFEST).is_file() {
@@ -19,8 +20,8 @@ fn conformance_c0_c1_and_c2_sample_on_both_icds() {
     let out_dir = std::env::temp_dir().join(format!("vortex-cts-ci-{}", std::process::id()));
     let exe = env!("CARGO_BIN_EXE_vortex-cts");
     let mut failures = Vec::new();
-    // C0 and C1 whole, then the C2 sample: two runner invocations with the same output.
-    for (stages, extra) in [("C0,C1", vec![]), ("C2", vec!["--every".to_string(), every.clone()])] {
+    // C0 and C1 whole, then the C2 sample, then C4: three runner invocations.
+    for (stages, extra) in [("C0,C1", vec![]), ("C2", vec!["--every".to_string(), every.clone()]), ("C4", vec![])] {
         let out = Command::new(exe)
             .args(["--icd", &icds.join(","), "--stage", stages, "--quiet", "--output"])
             .arg(out_dir.join(stages.replace(',', "")))

@@ -310,6 +310,10 @@ impl Scratch {
     }
 }
 
+/// Host commands that the driver really deferred (returned `VK_OPERATION_DEFERRED_KHR`
+/// for, so they were joined), since the process started.
+pub static DEFERRED: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
 /// Runs `call` (a host command given a deferred operation, or null) `at`: directly, or as
 /// a deferred operation joined by the given number of threads. Returns the command's result.
 pub fn host_command(ctx: &Context, at: Where, call: impl FnOnce(vk::DeferredOperationKHR) -> vk::Result) -> Result<()> {
@@ -335,7 +339,10 @@ pub fn host_command(ctx: &Context, at: Where, call: impl FnOnce(vk::DeferredOper
                 .result()
                 .vk("vkGetDeferredOperationResultKHR")
         }
-        vk::Result::OPERATION_DEFERRED_KHR => join(ctx, op, threads),
+        vk::Result::OPERATION_DEFERRED_KHR => {
+            DEFERRED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            join(ctx, op, threads)
+        }
         e => Err(Error::Vulkan { call: "host command", result: e }),
     };
     // SAFETY: complete (or never started).

@@ -523,3 +523,337 @@ impl TlasBuilder {
         record_build(env, cmd, g, &opts, inputs)
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// Host builds and host commands (`accelerationStructureHostCommands`, dEQP's `cpu_built`):
+// inputs are host pointers, instances name their BLASes by handle value, and copies,
+// compaction and serialization run on the host, optionally as deferred operations joined by
+// several threads (dEQP's host_threading).
+
+/// How a host command runs: at call time, or as a deferred operation joined by this many
+/// threads (0: as many as `vkGetDeferredOperationMaxConcurrencyKHR` says, capped at 256).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HostOp {
+    Now,
+    Deferred(u32),
+}
+
+/// Runs a host command `call` (given a deferred operation, or null) as `op` says, the way
+/// dEQP's `finishDeferredOperation` does: joining threads retry on `VK_THREAD_IDLE_KHR`,
+/// wait for the result on `VK_THREAD_DONE_KHR`, and at least one must see `VK_SUCCESS`.
+pub fn host_command(env: &Env, op: HostOp, call: impl FnOnce(vk::DeferredOperationKHR) -> vk::Result) -> TestResult {
+    use ash::vk::Handle;
+    let threads = match op {
+        HostOp::Now => {
+            let r = call(vk::DeferredOperationKHR::null());
+            if r != vk::Result::SUCCESS {
+                crate::fail!("host command failed: {r:?}");
+            }
+            return Ok(());
+        }
+        HostOp::Deferred(n) => n,
+    };
+    let d = ash::khr::deferred_host_operations::Device::new(&env.instance, &env.device);
+    // SAFETY (this function): a valid device; the operation is destroyed once complete.
+    let dop = unsafe { d.create_deferred_operation(None) }.vk("vkCreateDeferredOperationKHR")?;
+    let fp = d.fp().clone();
+    let dev = env.device.handle();
+    let r = call(dop);
+    let out = match r {
+        vk::Result::OPERATION_NOT_DEFERRED_KHR | vk::Result::SUCCESS => {
+            unsafe { (fp.get_deferred_operation_result_khr)(dev, dop) }.result().vk("vkGetDeferredOperationResultKHR")
+        }
+        vk::Result::OPERATION_DEFERRED_KHR => {
+            let max = unsafe { (fp.get_deferred_operation_max_concurrency_khr)(dev, dop) };
+            if max == 0 {
+                crate::fail!("vkGetDeferredOperationMaxConcurrencyKHR must not return 0");
+            }
+            let n = if threads == 0 { max.min(256) } else { threads };
+            let (op_raw, dev_raw) = (dop.as_raw(), dev.as_raw());
+            let joins: Vec<_> = (0..n)
+                .map(|_| {
+                    let fp = fp.clone();
+                    std::thread::spawn(move || {
+                        let (op, dev) = (vk::DeferredOperationKHR::from_raw(op_raw), vk::Device::from_raw(dev_raw));
+                        // SAFETY: the operation and device outlive the joins (joined below).
+                        unsafe {
+                            let mut r = (fp.deferred_operation_join_khr)(dev, op);
+                            while r == vk::Result::THREAD_IDLE_KHR {
+                                std::thread::yield_now();
+                                r = (fp.deferred_operation_join_khr)(dev, op);
+                            }
+                            match r {
+                                vk::Result::SUCCESS => (fp.get_deferred_operation_result_khr)(dev, op),
+                                vk::Result::THREAD_DONE_KHR => loop {
+                                    let res = (fp.get_deferred_operation_result_khr)(dev, op);
+                                    if res != vk::Result::NOT_READY {
+                                        break if res == vk::Result::SUCCESS {
+                                            vk::Result::THREAD_DONE_KHR
+                                        } else {
+                                            res
+                                        };
+                                    }
+                                    std::thread::yield_now();
+                                },
+                                e => e,
+                            }
+                        }
+                    })
+                })
+                .collect();
+            let results: Vec<vk::Result> =
+                joins.into_iter().map(|j| j.join().unwrap_or(vk::Result::ERROR_UNKNOWN)).collect();
+            if let Some(e) = results.iter().find(|r| r.as_raw() < 0) {
+                Err(crate::case::TestError::Fail(format!("deferred host operation failed: {e:?}")))
+            } else if !results.contains(&vk::Result::SUCCESS) {
+                Err(crate::case::TestError::Fail(format!("Neither reported VK_SUCCESS: {results:?}")))
+            } else {
+                Ok(())
+            }
+        }
+        e => Err(crate::case::TestError::Fail(format!("host command failed: {e:?}"))),
+    };
+    unsafe { d.destroy_deferred_operation(dop, None) };
+    out
+}
+
+/// Host memory for a host build's inputs and scratch (8-byte aligned).
+fn host_blob(bytes: &[u8]) -> Vec<u64> {
+    let mut v = vec![0u64; bytes.len().div_ceil(8).max(1)];
+    bytemuck::cast_slice_mut::<u64, u8>(&mut v)[..bytes.len()].copy_from_slice(bytes);
+    v
+}
+
+/// Builds `info` (whose addresses are host pointers) on the host at call time into a new
+/// structure sized by a HOST size query.
+fn host_build(env: &Env, g: BuildGeometry, opts: &BuildOptions) -> TestResult<Built> {
+    let BuildGeometry { ty, geometries, pointers: geometry_ptrs, ranges } = g;
+    let mut info = vk::AccelerationStructureBuildGeometryInfoKHR::default()
+        .ty(ty)
+        .flags(opts.build_flags)
+        .mode(vk::BuildAccelerationStructureModeKHR::BUILD);
+    if opts.array_of_pointers && !geometry_ptrs.is_empty() {
+        info.geometry_count = geometry_ptrs.len() as u32;
+        info.pp_geometries = geometry_ptrs.as_ptr();
+    } else {
+        info = info.geometries(geometries);
+    }
+    let counts: Vec<u32> = ranges.iter().map(|r| r.primitive_count).collect();
+    let mut sizes = vk::AccelerationStructureBuildSizesInfoKHR::default();
+    // SAFETY: `info` points at geometry descriptions alive for this call.
+    unsafe {
+        env.accel.get_acceleration_structure_build_sizes(
+            vk::AccelerationStructureBuildTypeKHR::HOST,
+            &info,
+            &counts,
+            &mut sizes,
+        )
+    };
+    let (handle, storage, address) = create(env, ty, sizes.acceleration_structure_size, opts)?;
+    let mut scratch =
+        vec![GARBAGE as u64 * 0x0101_0101_0101_0101; (sizes.build_scratch_size as usize).div_ceil(8).max(1)];
+    info = info
+        .dst_acceleration_structure(handle)
+        .scratch_data(vk::DeviceOrHostAddressKHR { host_address: scratch.as_mut_ptr().cast() });
+    let range_ptrs = [ranges.as_ptr()];
+    // SAFETY: every host address points into memory alive until the call returns.
+    let r = unsafe {
+        (env.accel.fp().build_acceleration_structures_khr)(
+            env.device.handle(),
+            vk::DeferredOperationKHR::null(),
+            1,
+            &info,
+            range_ptrs.as_ptr(),
+        )
+    };
+    if r != vk::Result::SUCCESS {
+        crate::fail!("vkBuildAccelerationStructuresKHR failed: {r:?}");
+    }
+    Ok(Built {
+        handle,
+        address,
+        size: sizes.acceleration_structure_size,
+        accel: env.accel.clone(),
+        _storage: storage,
+        _inputs: Vec::new(),
+    })
+}
+
+impl BlasBuilder {
+    /// Builds on the host now (inputs in host memory).
+    pub fn build_host(&self, env: &Env) -> TestResult<Blas> {
+        let mut keep: Vec<Vec<u64>> = Vec::new();
+        let mut geoms = Vec::new();
+        let mut ranges = Vec::new();
+        if !self.without_geometries {
+            for g in &self.geometries {
+                let vb = host_blob(&g.vertex_bytes());
+                let vaddr = vb.as_ptr() as u64;
+                keep.push(vb);
+                let geom = if g.triangles {
+                    let iaddr = if g.index_type != vk::IndexType::NONE_KHR {
+                        let ib = host_blob(&g.index_bytes());
+                        let a = ib.as_ptr() as u64;
+                        keep.push(ib);
+                        a
+                    } else {
+                        0
+                    };
+                    let tri = vk::AccelerationStructureGeometryTrianglesDataKHR::default()
+                        .vertex_format(g.vertex_format)
+                        .vertex_data(vk::DeviceOrHostAddressConstKHR { device_address: vaddr })
+                        .vertex_stride(g.vertex_block() as u64)
+                        .max_vertex((g.vertices.len() as u32).saturating_sub(1))
+                        .index_type(g.index_type)
+                        .index_data(vk::DeviceOrHostAddressConstKHR { device_address: iaddr })
+                        .transform_data(vk::DeviceOrHostAddressConstKHR { device_address: 0 });
+                    vk::AccelerationStructureGeometryKHR::default()
+                        .geometry_type(vk::GeometryTypeKHR::TRIANGLES)
+                        .geometry(vk::AccelerationStructureGeometryDataKHR { triangles: tri })
+                        .flags(g.flags)
+                } else {
+                    let aabbs = vk::AccelerationStructureGeometryAabbsDataKHR::default()
+                        .data(vk::DeviceOrHostAddressConstKHR { device_address: vaddr })
+                        .stride(g.vertex_block() as u64);
+                    vk::AccelerationStructureGeometryKHR::default()
+                        .geometry_type(vk::GeometryTypeKHR::AABBS)
+                        .geometry(vk::AccelerationStructureGeometryDataKHR { aabbs })
+                        .flags(g.flags)
+                };
+                geoms.push(geom);
+                let count = if self.without_primitives { 0 } else { g.primitive_count() };
+                ranges.push(vk::AccelerationStructureBuildRangeInfoKHR::default().primitive_count(count));
+            }
+        }
+        let ptrs: Vec<*const vk::AccelerationStructureGeometryKHR> = geoms.iter().map(|g| g as *const _).collect();
+        let g = BuildGeometry {
+            ty: vk::AccelerationStructureTypeKHR::BOTTOM_LEVEL,
+            geometries: &geoms,
+            pointers: &ptrs,
+            ranges: &ranges,
+        };
+        let b = host_build(env, g, &self.opts);
+        drop(keep);
+        b
+    }
+}
+
+impl TlasBuilder {
+    /// Builds on the host now. Instances refer to BLASes by handle value: each instance's
+    /// device address is looked up among `blases` (an address not among them, such as 0,
+    /// is kept as it is).
+    pub fn build_host(&self, env: &Env, blases: &[&Blas]) -> TestResult<Tlas> {
+        use ash::vk::Handle;
+        let records: Vec<u8> = self
+            .instances
+            .iter()
+            .flat_map(|i| {
+                let mut i = *i;
+                if let Some(b) = blases.iter().find(|b| b.address == i.blas && i.blas != 0) {
+                    i.blas = b.handle.as_raw();
+                }
+                i.bytes()
+            })
+            .collect();
+        let ib = host_blob(&records);
+        let ptrs: Vec<u64> = (0..self.instances.len() as u64).map(|k| ib.as_ptr() as u64 + 64 * k).collect();
+        let data_address = if self.opts.array_of_pointers { ptrs.as_ptr() as u64 } else { ib.as_ptr() as u64 };
+        let data = vk::AccelerationStructureGeometryInstancesDataKHR::default()
+            .array_of_pointers(self.opts.array_of_pointers)
+            .data(vk::DeviceOrHostAddressConstKHR { device_address: data_address });
+        let geom = [vk::AccelerationStructureGeometryKHR::default()
+            .geometry_type(vk::GeometryTypeKHR::INSTANCES)
+            .geometry(vk::AccelerationStructureGeometryDataKHR { instances: data })];
+        let count = if self.without_primitives { 0 } else { self.instances.len() as u32 };
+        let ranges = [vk::AccelerationStructureBuildRangeInfoKHR::default().primitive_count(count)];
+        let mut opts = self.opts.clone();
+        opts.array_of_pointers = self.pp_geometries;
+        let gp = [&geom[0] as *const vk::AccelerationStructureGeometryKHR];
+        let g = BuildGeometry {
+            ty: vk::AccelerationStructureTypeKHR::TOP_LEVEL,
+            geometries: &geom,
+            pointers: &gp,
+            ranges: &ranges,
+        };
+        let t = host_build(env, g, &opts);
+        drop((ib, ptrs));
+        t
+    }
+}
+
+/// `vkWriteAccelerationStructuresPropertiesKHR` for one structure.
+pub fn host_property(env: &Env, a: &Built, ty: vk::QueryType) -> TestResult<u64> {
+    let mut v = 0u64;
+    // SAFETY: one live structure, 8 bytes of output with an 8-byte stride.
+    let r = unsafe {
+        (env.accel.fp().write_acceleration_structures_properties_khr)(
+            env.device.handle(),
+            1,
+            &a.handle,
+            ty,
+            8,
+            (&mut v as *mut u64).cast(),
+            8,
+        )
+    };
+    r.result().vk("vkWriteAccelerationStructuresPropertiesKHR")?;
+    Ok(v)
+}
+
+/// A new structure of `ty` and `size` bytes (on the options' buffer layout) copied from
+/// `src` on the host with `mode` (clone or compact).
+pub fn host_copy(
+    env: &Env,
+    src: &Built,
+    ty: vk::AccelerationStructureTypeKHR,
+    size: u64,
+    mode: vk::CopyAccelerationStructureModeKHR,
+    op: HostOp,
+) -> TestResult<Built> {
+    let (handle, storage, address) = create(env, ty, size, &BuildOptions::default())?;
+    let info = vk::CopyAccelerationStructureInfoKHR::default().src(src.handle).dst(handle).mode(mode);
+    let dev = env.device.handle();
+    // SAFETY: live structures.
+    let r = host_command(env, op, |dop| unsafe { (env.accel.fp().copy_acceleration_structure_khr)(dev, dop, &info) });
+    let built = Built { handle, address, size, accel: env.accel.clone(), _storage: storage, _inputs: Vec::new() };
+    r.map(|_| built)
+}
+
+/// Serializes `src` into host memory (its serialization size, queried on the host).
+pub fn host_serialize(env: &Env, src: &Built, op: HostOp) -> TestResult<Vec<u64>> {
+    let size = host_property(env, src, vk::QueryType::ACCELERATION_STRUCTURE_SERIALIZATION_SIZE_KHR)?;
+    let mut blob = vec![GARBAGE as u64 * 0x0101_0101_0101_0101; (size as usize).div_ceil(8)];
+    let info = vk::CopyAccelerationStructureToMemoryInfoKHR::default()
+        .src(src.handle)
+        .dst(vk::DeviceOrHostAddressKHR { host_address: blob.as_mut_ptr().cast() })
+        .mode(vk::CopyAccelerationStructureModeKHR::SERIALIZE);
+    let dev = env.device.handle();
+    // SAFETY: the blob holds the serialization size.
+    host_command(env, op, |dop| unsafe {
+        (env.accel.fp().copy_acceleration_structure_to_memory_khr)(dev, dop, &info)
+    })?;
+    Ok(blob)
+}
+
+/// A new structure of `ty` deserialized from `blob` on the host, sized by the
+/// deserialized size the blob's header gives (byte offset 40).
+pub fn host_deserialize(
+    env: &Env,
+    blob: &[u64],
+    ty: vk::AccelerationStructureTypeKHR,
+    op: HostOp,
+) -> TestResult<Built> {
+    let size = blob[5];
+    let (handle, storage, address) = create(env, ty, size, &BuildOptions::default())?;
+    let info = vk::CopyMemoryToAccelerationStructureInfoKHR::default()
+        .src(vk::DeviceOrHostAddressConstKHR { host_address: blob.as_ptr().cast() })
+        .dst(handle)
+        .mode(vk::CopyAccelerationStructureModeKHR::DESERIALIZE);
+    let dev = env.device.handle();
+    // SAFETY: a serialized structure at the source.
+    let r = host_command(env, op, |dop| unsafe {
+        (env.accel.fp().copy_memory_to_acceleration_structure_khr)(dev, dop, &info)
+    });
+    let built = Built { handle, address, size, accel: env.accel.clone(), _storage: storage, _inputs: Vec::new() };
+    r.map(|_| built)
+}

@@ -31,6 +31,8 @@ pub struct Scene {
     pub top_before_bind: bool,
     pub vertex_format: vk::Format,
     pub index_type: vk::IndexType,
+    /// `cpu_built`: built on the host at recording time (instances by handle value).
+    pub host: bool,
 }
 
 fn cell_geometry(s: &Scene, x0: f32, y0: f32, scale: f32) -> Geometry {
@@ -67,6 +69,11 @@ fn is_snorm(f: vk::Format) -> bool {
 
 pub fn run_checkerboard(env: &Env, s: &Scene) -> TestResult {
     env.require_ray_query()?;
+    if s.host && !env.caps.acceleration_structure_host_commands {
+        crate::not_supported!(
+            "Requires VkPhysicalDeviceAccelerationStructureFeaturesKHR.accelerationStructureHostCommands"
+        );
+    }
     let (cand, label) = if s.triangles {
         ("gl_RayQueryCandidateIntersectionTriangleEXT", "triangle")
     } else {
@@ -120,22 +127,22 @@ void main()
         base[1][1] = scale;
         if s.identical_instances {
             for &(x, y) in &cells {
-                let blas = BlasBuilder {
+                let b = BlasBuilder {
                     geometries: vec![cell_geometry(s, x as f32, y as f32, scale)],
                     opts: bottom_opts.clone(),
                     ..Default::default()
-                }
-                .record(env, cmd)?;
+                };
+                let blas = if s.host { b.build_host(env)? } else { b.record(env, cmd)? };
                 tlas.add(Instance::new(&blas).transform(base));
                 keep.push(blas);
             }
         } else {
-            let blas = BlasBuilder {
+            let b = BlasBuilder {
                 geometries: vec![cell_geometry(s, 0.0, 0.0, scale)],
                 opts: bottom_opts,
                 ..Default::default()
-            }
-            .record(env, cmd)?;
+            };
+            let blas = if s.host { b.build_host(env)? } else { b.record(env, cmd)? };
             for &(x, y) in &cells {
                 let mut t = base;
                 t[0][3] = x as f32;
@@ -144,7 +151,7 @@ void main()
             }
             keep.push(blas);
         }
-        let t = tlas.record(env, cmd)?;
+        let t = if s.host { tlas.build_host(env, &keep.iter().collect::<Vec<_>>())? } else { tlas.record(env, cmd)? };
         let h = t.handle;
         keep.push(t);
         Ok((h, keep))
@@ -169,7 +176,7 @@ void main()
 const A: &str = "acceleration_structures";
 const PREFIX: &str = "traditional_structures.compute_shader.gpu_built";
 
-fn base_scene() -> Scene {
+pub fn base_scene() -> Scene {
     Scene {
         triangles: true,
         bottom_aop: false,
@@ -183,6 +190,7 @@ fn base_scene() -> Scene {
         top_before_bind: false,
         vertex_format: vk::Format::R32G32B32_SFLOAT,
         index_type: vk::IndexType::NONE_KHR,
+        host: false,
     }
 }
 

@@ -6,6 +6,7 @@ pub mod accel;
 pub mod builtin;
 pub mod common;
 pub mod direction;
+pub mod host;
 pub mod misc;
 pub mod traversal;
 
@@ -31,7 +32,7 @@ pub const LONG_STAGES: [&str; 12] = [
     "call_shader",
 ];
 
-/// Every case of C0-C2 in dEQP's registration order.
+/// Every case of C0-C2 in dEQP's registration order, then C4 (host builds).
 pub fn register(cases: &mut Vec<Case>) {
     builtin::register(cases);
     traversal::register_traversal_control(cases);
@@ -54,6 +55,7 @@ pub fn register(cases: &mut Vec<Case>) {
     for g in ["triangles", "aabbs"] {
         cases.push(not_ported(format!("{ROOT}.stress.compute_shader.{g}")));
     }
+    host::register(cases);
 }
 
 fn register_ray_flags(cases: &mut Vec<Case>) {

@@ -13,13 +13,13 @@ use std::time::{Duration, Instant};
 use vortex_examples::icd::Icd;
 
 pub const USAGE: &str = "\
-vortex-cts: the compute-stage core of dEQP-VK.ray_query (C0-C2) with a deqp-runner-style runner
+vortex-cts: the compute-stage core of dEQP-VK.ray_query (C0-C2, and C4: host builds) with a deqp-runner-style runner
 
 usage: vortex-cts [options]
 
   --icd LIST          ICDs to run on, comma-separated: vortex, lavapipe or a manifest path
                       (default: vortex)
-  --stage LIST        stages to run: C0, C1, C2 (default: C0,C1,C2)
+  --stage LIST        stages to run: C0, C1, C2, C4 (default: all)
   -t, --case GLOB     run only cases matching GLOB (`*` crosses dots, as in --deqp-case);
                       repeatable
   -e, --exclude GLOB  do not run cases matching GLOB; repeatable
@@ -79,7 +79,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
             "--stage" => {
                 o.stages = value()?
                     .split(',')
-                    .map(|s| Stage::parse(s).ok_or(format!("unknown stage {s} (C0, C1 or C2)")))
+                    .map(|s| Stage::parse(s).ok_or(format!("unknown stage {s} (C0, C1, C2 or C4)")))
                     .collect::<Result<_, _>>()?
             }
             "-t" | "--case" => o.include.push(value()?),

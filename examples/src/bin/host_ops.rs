@@ -95,9 +95,10 @@ fn reference(ctx: &Context, tris: &[[[f32; 3]; 3]], rays: &[([f32; 3], [f32; 3])
     trace(ctx, t.handle, rays).map_err(err)
 }
 
-/// Host builds of BLAS and TLAS (instances by handle), and the two mixed ways.
+/// Host builds of BLAS and TLAS (instances by handle), and the two mixed ways. (6000
+/// triangles: enough that deferred builds are really deferred.)
 fn builds(ctx: &Context) -> Check {
-    let tris = soup(2000, 5);
+    let tris = soup(6000, 5);
     let rays = grid_rays(40);
     let want = reference(ctx, &tris, &rays)?;
     let mut hits = 0;
@@ -220,7 +221,7 @@ fn updates(ctx: &Context) -> Check {
 /// Host copies: clone, compact (sized by a host property query), serialize to host memory
 /// and back; a deserialized TLAS still finds its BLAS.
 fn copies(ctx: &Context) -> Check {
-    let tris = soup(1500, 9);
+    let tris = soup(6000, 9);
     let rays = grid_rays(32);
     let want = reference(ctx, &tris, &rays)?;
     let acc = ctx.accel();
@@ -375,6 +376,13 @@ fn main() {
                 failed += 1;
             }
         }
+    }
+    let deferred = vortex_examples::rawas::DEFERRED.load(std::sync::atomic::Ordering::Relaxed);
+    if deferred == 0 {
+        println!("FAIL no host command was really deferred");
+        failed += 1;
+    } else {
+        println!("{deferred} host commands were deferred and joined");
     }
     println!("{}/{} host-command checks passed", checks.len() - failed, checks.len());
     std::process::exit(if failed == 0 { 0 } else { 1 });

@@ -7,7 +7,7 @@
 //! (handle values) resolve without dereferencing anything.
 
 use super::command::{cmd, command_buffer};
-use super::deferred::{run_or_defer, Unit};
+use super::deferred::{run_or_defer, Unit, DEFER_MIN_BYTES, DEFER_MIN_PRIMITIVES};
 use super::device::device;
 use crate::handle::{guard, guard_result, guard_void, nd, nd_destroy, nd_new, nd_opt};
 use crate::util::slice;
@@ -313,18 +313,26 @@ pub unsafe extern "system" fn build_acceleration_structures(
     guard_result("vkBuildAccelerationStructuresKHR", || {
         let dev = device(d)?;
         let mut units: Vec<Unit> = Vec::new();
+        let mut prims = 0u64;
         // SAFETY: build infos and one range array per info; geometry data and scratch are
         // host addresses that stay valid until the (possibly deferred) build completes.
         for (k, info) in unsafe { slice(p_infos, count) }.iter().enumerate() {
             let job = unsafe { parse_build(info, *pp_ranges.add(k))? };
+            prims += job.request.geometries.iter().map(|g| g.range.primitive_count as u64).sum::<u64>();
             let rt = dev.rt.clone();
             units.push(Box::new(move || match vortex_runtime::accel::host_build(&rt, &job) {
                 Ok(()) => vk::Result::SUCCESS,
                 Err(e) => e,
             }));
         }
-        run_or_defer(op, units)
+        let worth = prims >= DEFER_MIN_PRIMITIVES;
+        run_or_defer(op, units, worth)
     })
+}
+
+/// True if copying the structure `a` is worth deferring (see `DEFER_MIN_BYTES`).
+fn worth_copying(a: &AccelStruct) -> bool {
+    a.size >= DEFER_MIN_BYTES
 }
 
 pub unsafe extern "system" fn copy_acceleration_structure(
@@ -345,10 +353,11 @@ pub unsafe extern "system" fn copy_acceleration_structure(
         }
         let (src, dst) = unsafe { (nd::<_, AccelStruct>(i.src)?, nd::<_, AccelStruct>(i.dst)?) };
         let rt = dev.rt.clone();
+        let worth = worth_copying(&src);
         let u = unit("vkCopyAccelerationStructureKHR", move || {
             vortex_runtime::accel::copy(&rt.space.snapshot(), &src, &dst)
         });
-        run_or_defer(op, vec![u])
+        run_or_defer(op, vec![u], worth)
     })
 }
 
@@ -368,6 +377,7 @@ pub unsafe extern "system" fn copy_acceleration_structure_to_memory(
         let src = unsafe { nd::<_, AccelStruct>(i.src)? };
         let dst = unsafe { i.dst.host_address } as u64;
         let rt = dev.rt.clone();
+        let worth = worth_copying(&src);
         let u = unit("vkCopyAccelerationStructureToMemoryKHR", move || {
             let mem = rt.space.snapshot();
             let a = src.bound_address("serialization source")?;
@@ -378,7 +388,7 @@ pub unsafe extern "system" fn copy_acceleration_structure_to_memory(
                 .ok_or("the destination address is null")?;
             vortex_runtime::accel::serialize(&mem, &src, out)
         });
-        run_or_defer(op, vec![u])
+        run_or_defer(op, vec![u], worth)
     })
 }
 
@@ -398,6 +408,7 @@ pub unsafe extern "system" fn copy_memory_to_acceleration_structure(
         let dst = unsafe { nd::<_, AccelStruct>(i.dst)? };
         let src = unsafe { i.src.host_address } as u64;
         let rt = dev.rt.clone();
+        let worth = worth_copying(&dst);
         let u = unit("vkCopyMemoryToAccelerationStructureKHR", move || {
             let mem = rt.space.snapshot();
             // SAFETY: the application provides a serialized structure at the source: its
@@ -409,7 +420,7 @@ pub unsafe extern "system" fn copy_memory_to_acceleration_structure(
                 unsafe { vortex_runtime::accel::host_bytes(&mem, src, size) }.ok_or("the source address is null")?;
             vortex_runtime::accel::deserialize(&mem, blob, &dst)
         });
-        run_or_defer(op, vec![u])
+        run_or_defer(op, vec![u], worth)
     })
 }
 

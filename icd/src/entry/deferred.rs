@@ -1,5 +1,7 @@
 //! VK_KHR_deferred_host_operations. A host command given an operation object queues its work
-//! as units (one per build info, one per copy) and returns `VK_OPERATION_DEFERRED_KHR`;
+//! as units (one per build info, one per copy) and returns `VK_OPERATION_DEFERRED_KHR` —
+//! unless the work is too small to be worth the application's threads, which it does at
+//! once, returning `VK_OPERATION_NOT_DEFERRED_KHR`;
 //! threads that call `vkDeferredOperationJoinKHR` take units until none are left. The
 //! thread that finishes the last unit completes the operation and gets `VK_SUCCESS`; a
 //! thread that finds nothing left while others still run gets `VK_THREAD_DONE_KHR`, and
@@ -108,17 +110,28 @@ impl DeferredOperation {
     }
 }
 
-/// Runs a host command's units: deferred on `op` if it is not null (returning
-/// `VK_OPERATION_DEFERRED_KHR`), else now, in order, returning the first error.
-pub fn run_or_defer(op: vk::DeferredOperationKHR, units: Vec<Unit>) -> Result<vk::Result, vk::Result> {
-    if op == vk::DeferredOperationKHR::null() {
+/// Work below this is not worth the application's threads: host commands given a
+/// deferred operation do it at once and return `VK_OPERATION_NOT_DEFERRED_KHR` (spawning
+/// and joining threads costs more than a small copy or build).
+pub const DEFER_MIN_BYTES: u64 = 256 * 1024;
+pub const DEFER_MIN_PRIMITIVES: u64 = 4096;
+
+/// Runs a host command's units: deferred on `op` if it is not null and the work is
+/// `worth` deferring (returning `VK_OPERATION_DEFERRED_KHR`), else now, in order,
+/// returning the first error (`VK_OPERATION_NOT_DEFERRED_KHR` when an operation was given).
+pub fn run_or_defer(op: vk::DeferredOperationKHR, units: Vec<Unit>, worth: bool) -> Result<vk::Result, vk::Result> {
+    if op == vk::DeferredOperationKHR::null() || !worth {
         for u in units {
             let r = u();
             if r.as_raw() < 0 {
                 return Err(r);
             }
         }
-        return Ok(vk::Result::SUCCESS);
+        return Ok(if op == vk::DeferredOperationKHR::null() {
+            vk::Result::SUCCESS
+        } else {
+            vk::Result::OPERATION_NOT_DEFERRED_KHR
+        });
     }
     // SAFETY: a live operation handle per the API contract.
     let op = unsafe { nd::<_, DeferredOperation>(op)? };
