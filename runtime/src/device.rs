@@ -26,7 +26,7 @@ impl Gpu {
     /// The device configuration: defaults, then `VORTEX_CONFIG` (a TOML file, see
     /// `docs/TIMING.md`; an invalid one is reported and the defaults are used), then the
     /// environment (`VORTEX_MODE`, `VORTEX_WATCHDOG_MS`, `VORTEX_THREADS`,
-    /// `VORTEX_BVH_WIDTH`, `VORTEX_BVH_LEAF`). A malformed value is reported and ignored.
+    /// `VORTEX_BVH_WIDTH`, `VORTEX_BVH_LEAF`, `VORTEX_BVH_BUILDER`). A malformed value is reported and ignored.
     pub fn from_env() -> Gpu {
         let mut config = match std::env::var("VORTEX_CONFIG") {
             Ok(path) if !path.trim().is_empty() => DeviceConfig::from_file(path.trim()).unwrap_or_else(|e| {
@@ -60,9 +60,20 @@ impl Gpu {
         let mut accel = accel::Options::new(config.rtu.bvh_width);
         if let Ok(v) = std::env::var("VORTEX_BVH_LEAF") {
             match v.trim().parse::<u32>() {
-                Ok(l @ 1..=8) => accel.max_leaf = l,
+                Ok(l @ 1..=8) => accel.max_leaf = Some(l),
                 _ => tracing::error!("VORTEX_BVH_LEAF={v:?} is not a leaf size from 1 to 8; ignored"),
             }
+        }
+        if let Ok(v) = std::env::var("VORTEX_BVH_BUILDER") {
+            accel.builder = match v.trim() {
+                "sah" => Some(accel::Builder::Sah),
+                "fast" => Some(accel::Builder::Fast),
+                "sweep" => Some(accel::Builder::FullSweep),
+                _ => {
+                    tracing::error!("VORTEX_BVH_BUILDER={v:?} is not sah, fast or sweep; ignored");
+                    None
+                }
+            };
         }
         Gpu { config, accel }
     }

@@ -592,7 +592,7 @@ fn throughput() {
     let n = 1_000_000;
     let mut opts = Options::new(4);
     if let Some(l) = std::env::var("LEAF").ok().and_then(|v| v.parse().ok()) {
-        opts.max_leaf = l;
+        opts.max_leaf = Some(l);
     }
     if std::env::var("FAST").is_ok() {
         opts.builder = Some(vortex_transcode::accel::Builder::Fast);
@@ -710,7 +710,7 @@ fn builders() {
     };
     let mut opts = Options::new(4);
     if let Some(l) = std::env::var("LEAF").ok().and_then(|v| v.parse().ok()) {
-        opts.max_leaf = l;
+        opts.max_leaf = Some(l);
     }
     if let Some(c) = std::env::var("CLUSTER").ok().and_then(|v| v.parse().ok()) {
         opts.cluster = c;
@@ -870,8 +870,11 @@ fn every_builder_width_and_leaf_size_matches_brute_force() {
             for leaf in [1u32, 3, 8] {
                 seed += 1;
                 let mut rng = Rng::new(seed);
-                let dev =
-                    Device::with_options(Options { max_leaf: leaf, builder: Some(builder), ..Options::new(width) });
+                let dev = Device::with_options(Options {
+                    max_leaf: Some(leaf),
+                    builder: Some(builder),
+                    ..Options::new(width)
+                });
                 let geoms: Vec<Vec<Tri>> = (0..3).map(|g| random_tris(&mut rng, 500 + 300 * g, 1.0, 0.1)).collect();
                 // All opaque; the middle one also NO_DUPLICATE_ANY_HIT.
                 let inputs =
@@ -909,7 +912,7 @@ fn aabb_leaves_and_sah_quality() {
             (c, [c[0] + rng.range(0.0, 0.3), c[1] + rng.range(0.0, 0.3), c[2] + rng.range(0.0, 0.3)])
         })
         .collect();
-    let dev = Device::with_options(Options { max_leaf: 4, ..Options::new(6) });
+    let dev = Device::with_options(Options { max_leaf: Some(4), ..Options::new(6) });
     let b = dev.build(Level::Bottom, vec![dev.aabbs(&boxes, 0)]).unwrap();
     let (h, c) = check_structure(&dev.mem(), b.addr);
     assert_eq!(c.prims.len(), 3000);
@@ -917,10 +920,17 @@ fn aabb_leaves_and_sah_quality() {
 
     let tris = random_tris(&mut rng, 20_000, 10.0, 0.2);
     let mut costs = Vec::new();
+    // The trees compared on one-triangle leaves (the fast builder's default leaf is larger).
     for builder in [Builder::FullSweep, Builder::Sah, Builder::Fast] {
-        let dev = Device::with_options(Options { builder: Some(builder), ..Options::new(4) });
+        let dev = Device::with_options(Options { builder: Some(builder), max_leaf: Some(1), ..Options::new(4) });
         costs.push(dev.build(Level::Bottom, vec![dev.triangles(&tris, 1)]).unwrap().stats.sah_cost);
     }
+    // PREFER_FAST_BUILD picks the fast builder and its multi-triangle leaves.
+    let mut dev = Device::new(4);
+    dev.flags = vortex_transcode::accel::flags::PREFER_FAST_BUILD;
+    let b = dev.build(Level::Bottom, vec![dev.triangles(&tris, 1)]).unwrap();
+    assert_eq!(b.stats.builder, Some(Builder::Fast));
+    assert!(b.stats.leaves * 2 < tris.len() as u64, "{} leaves for {} triangles", b.stats.leaves, tris.len());
     assert!(costs[1] <= costs[0] * 1.08, "SAH builder {} vs full sweep {}", costs[1], costs[0]);
     assert!(costs[2] <= costs[0] * 1.3, "fast builder {} vs full sweep {}", costs[2], costs[0]);
 }
@@ -958,7 +968,7 @@ fn scratch_is_used() {
 fn updates_refit_bottom_levels() {
     for (width, leaf, in_place) in [(4u32, 1u32, true), (6, 4, false), (4, 3, false), (6, 1, true)] {
         let mut rng = Rng::new(70 + width as u64 + leaf as u64);
-        let dev = Device::with_options(Options { max_leaf: leaf, ..Options::new(width) });
+        let dev = Device::with_options(Options { max_leaf: Some(leaf), ..Options::new(width) });
         let tris = random_tris(&mut rng, 2000, 1.0, 0.1);
         let g = dev.triangles(&tris, 1);
         let b = dev.build(Level::Bottom, vec![g]).unwrap();

@@ -9,7 +9,7 @@ use vortex_model::abi::format as fmt;
 use vortex_model::mem::{MemFault, MemFaultKind, MemoryMap};
 
 /// An axis-aligned box.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Aabb {
     pub lo: [f32; 3],
     pub hi: [f32; 3],

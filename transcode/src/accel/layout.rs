@@ -49,19 +49,15 @@ fn ceil_log2(x: f64) -> i32 {
 pub fn quantise_axis(lo: &[f32], hi: &[f32], qlo: &mut [u8], qhi: &mut [u8]) -> (f32, i8) {
     let n = lo.len();
     assert!(n <= 8 && hi.len() == n && qlo.len() == n && qhi.len() == n);
-    // An empty child (lo > hi: a refit whose primitives all became inactive) gets the
-    // inverted box (255, 0), which no ray enters.
-    let (mut l, mut h) = ([f32::INFINITY; 8], [f32::NEG_INFINITY; 8]);
-    let mut live = [false; 8];
+    // An empty child (lo > hi: a refit whose primitives all became inactive; or NaN) gets
+    // the inverted box (255, 0), which no ray enters.
+    let (mut origin, mut top) = (f32::INFINITY, f32::NEG_INFINITY);
     for c in 0..n {
-        live[c] = lo[c] <= hi[c];
-        if live[c] {
-            l[c] = lo[c];
-            h[c] = hi[c];
+        if lo[c] <= hi[c] {
+            origin = origin.min(lo[c]);
+            top = top.max(hi[c]);
         }
     }
-    let origin = l.iter().copied().fold(f32::INFINITY, f32::min);
-    let top = h.iter().copied().fold(f32::NEG_INFINITY, f32::max);
     if origin.is_nan() || top.is_nan() || origin > top {
         qlo.fill(255);
         qhi.fill(0);
@@ -75,46 +71,37 @@ pub fn quantise_axis(lo: &[f32], hi: &[f32], qlo: &mut [u8], qhi: &mut [u8]) -> 
     }
     e = e.clamp(bvh::EXP_MIN, bvh::EXP_MAX);
     'retry: loop {
-        // Powers of two are exact in f32 for these exponents (2^-127 as a subnormal), so
-        // the scaling is exact; the subtraction and the dequantising add may round, which
-        // the checks correct for.
+        // Powers of two are exact in f32 for these exponents, so the scaling is exact;
+        // the subtraction and the dequantising add may round, which the checks correct.
         let inv = exp2_f64(-e) as f32;
         let step = bvh::exp2i(e);
-        let (mut ql, mut qh) = ([0u32; 8], [0u32; 8]);
-        let mut ok = true;
-        for c in 0..8 {
-            let a = ((l[c] - origin) * inv).clamp(0.0, 255.0);
-            let b = ((h[c] - origin) * inv).clamp(0.0, 255.0);
+        for c in 0..n {
+            let (l, h) = (lo[c], hi[c]);
+            let live = l <= h;
+            if !live {
+                (qlo[c], qhi[c]) = (255, 0);
+                continue;
+            }
+            let a = ((l - origin) * inv).clamp(0.0, 255.0);
+            let b = ((h - origin) * inv).clamp(0.0, 255.0);
             // Truncation is floor for these non-negative values; ceil without libm.
-            ql[c] = a as u32;
+            let mut ql = a as u32;
             let t = b as u32;
-            qh[c] = t + ((t as f32) < b) as u32;
-            let dl = origin + ql[c] as f32 * step;
-            let dh = origin + qh[c] as f32 * step;
-            ok &= !live[c] || (dl <= l[c] && dh >= h[c]);
-        }
-        if !ok {
-            for c in 0..n {
-                if !live[c] {
-                    continue;
-                }
-                if bvh::dequant(origin, e as i8, ql[c] as u8) > l[c] {
-                    ql[c] = step_down(origin, e, ql[c], l[c]);
-                }
-                if bvh::dequant(origin, e as i8, qh[c] as u8) < h[c] {
-                    match step_up(origin, e, qh[c], h[c]) {
-                        Some(q) => qh[c] = q,
-                        None => {
-                            assert!(e < bvh::EXP_MAX, "quantisation cannot cover a finite box");
-                            e += 1;
-                            continue 'retry;
-                        }
+            let mut qh = t + ((t as f32) < b) as u32;
+            if origin + ql as f32 * step > l {
+                ql = step_down(origin, e, ql, l);
+            }
+            if origin + qh as f32 * step < h {
+                match step_up(origin, e, qh, h) {
+                    Some(q) => qh = q,
+                    None => {
+                        assert!(e < bvh::EXP_MAX, "quantisation cannot cover a finite box");
+                        e += 1;
+                        continue 'retry;
                     }
                 }
             }
-        }
-        for c in 0..n {
-            (qlo[c], qhi[c]) = if live[c] { (ql[c] as u8, qh[c] as u8) } else { (255, 0) };
+            (qlo[c], qhi[c]) = (ql as u8, qh as u8);
         }
         return (origin, e as i8);
     }
@@ -208,22 +195,21 @@ pub struct Writer<'a> {
 }
 
 impl Writer<'_> {
-    /// Writes the record(s) of child `r` into `out` (exactly its bytes), which sits at
-    /// AS offset `off`.
-    pub fn write(&self, r: u32, out: &mut [u8], off: u64) -> Result<Written, BuildError> {
+    /// Writes the record(s) of child `r`, whose box is `b`, into `out` (exactly its
+    /// bytes), which sits at AS offset `off`.
+    pub fn write(&self, r: u32, b: &Aabb, out: &mut [u8], off: u64) -> Result<Written, BuildError> {
         if Tree::is_prim(r) {
-            return self.write_leaf(r & !LEAF_PRIM, 1, out);
+            return self.write_leaf(r & !LEAF_PRIM, 1, b, out);
         }
         let n = self.tree.nodes.at(r);
         if n.is_leaf() {
-            return self.write_leaf(n.first, n.prims(), out);
+            return self.write_leaf(n.first, n.prims(), b, out);
         }
         self.write_node(r, out, off)
     }
 
-    fn write_leaf(&self, first: u32, count: u32, out: &mut [u8]) -> Result<Written, BuildError> {
+    fn write_leaf(&self, first: u32, count: u32, b: &Aabb, out: &mut [u8]) -> Result<Written, BuildError> {
         let t = self.tree;
-        let mut b = Aabb::EMPTY;
         let (g0, p0) = t.prim_id(first);
         match self.src.kind {
             Kind::Triangles => {
@@ -241,7 +227,6 @@ impl Writer<'_> {
                         words[r + j] = v[j].to_bits();
                     }
                     words[r + tri::PRIM / 4] = t.ids[first + k][1];
-                    b.grow(&t.prim_box((first + k) as u32));
                 }
                 let bytes: &[u8] = bytemuck::cast_slice(&words);
                 out.copy_from_slice(&bytes[..out.len()]);
@@ -260,13 +245,11 @@ impl Writer<'_> {
                         wr_f32(out, r + proc::MAX + 4 * a, p.hi[a]);
                     }
                     wr_u32(out, r + proc::PRIM, p.prim);
-                    b.grow(&p.aabb());
                 }
             }
             Kind::Instances => {
                 let i = &self.src.insts[p0 as usize];
                 write_instance(out, i);
-                b = t.prim_box(first);
             }
         }
         Ok(Written { sah: b.half_area() as f64 * count as f64, nodes: 0, leaves: 1 })
@@ -283,7 +266,7 @@ impl Writer<'_> {
         head[node::COUNT] = len as u8;
         let mut lo = [[0.0f32; 6]; 3];
         let mut hi = [[0.0f32; 6]; 3];
-        let mut jobs: [(u32, &mut [u8], u64, u32); 6] = Default::default();
+        let mut jobs: [(u32, &mut [u8], u64, u32, Aabb); 6] = Default::default();
         let mut at = off + nb as u64;
         for (c, &r) in kids[..len].iter().enumerate() {
             let (b, count, _, size) = t.child(r);
@@ -296,7 +279,7 @@ impl Writer<'_> {
             let bytes = size as usize * 16;
             let (mine, tail) = std::mem::take(&mut rest).split_at_mut(bytes);
             rest = tail;
-            jobs[c] = (r, mine, at, count);
+            jobs[c] = (r, mine, at, count, b);
             at += bytes as u64;
         }
         for a in 0..3 {
@@ -316,12 +299,12 @@ impl Writer<'_> {
         let sum = if big >= 2 {
             use rayon::prelude::*;
             jobs.par_iter_mut()
-                .map(|(r, o, at, _)| self.write(*r, o, *at))
+                .map(|(r, o, at, _, b)| self.write(*r, b, o, *at))
                 .try_reduce(Written::default, |a, b| Ok(a + b))?
         } else {
             let mut s = Written::default();
-            for (r, o, at, _) in jobs.iter_mut() {
-                s = s + self.write(*r, o, *at)?;
+            for (r, o, at, _, b) in jobs.iter_mut() {
+                s = s + self.write(*r, b, o, *at)?;
             }
             s
         };

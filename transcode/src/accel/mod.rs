@@ -263,9 +263,10 @@ pub enum Builder {
 pub struct Options {
     /// CW-BVH width, 4 or 6.
     pub width: u32,
-    /// Largest multi-primitive leaf (1..=8; 1 = one primitive per leaf, seed 000's format).
+    /// Largest multi-primitive leaf (1..=8; 1 = one primitive per leaf, seed 000's format);
+    /// `None`: the builder's default ([`FAST_LEAF`] for the fast builder, 1 for the others).
     /// `LOW_MEMORY` builds use at least [`LOW_MEMORY_LEAF`].
-    pub max_leaf: u32,
+    pub max_leaf: Option<u32>,
     /// Largest linear-BVH subtree the SAH builder treats as one item.
     pub cluster: u32,
     /// Forces a builder regardless of the build flags.
@@ -274,10 +275,13 @@ pub struct Options {
 
 /// Leaf size of `LOW_MEMORY` builds.
 pub const LOW_MEMORY_LEAF: u32 = 4;
+/// Default leaf size of the fast builder (`PREFER_FAST_BUILD`): multi-triangle leaves make
+/// the build faster and the structure smaller.
+pub const FAST_LEAF: u32 = 4;
 
 impl Options {
     pub fn new(width: u32) -> Options {
-        Options { width, max_leaf: 1, cluster: 4, builder: None }
+        Options { width, max_leaf: None, cluster: 4, builder: None }
     }
 
     /// The builder for `VkBuildAccelerationStructureFlagsKHR` `flags`.
@@ -287,7 +291,8 @@ impl Options {
 
     /// The leaf size for `flags` and primitives of `kind`.
     fn leaf_for(&self, f: u32, kind: Kind) -> u32 {
-        let l = if f & flags::LOW_MEMORY != 0 { self.max_leaf.max(LOW_MEMORY_LEAF) } else { self.max_leaf };
+        let l = self.max_leaf.unwrap_or(if self.builder_for(f) == Builder::Fast { FAST_LEAF } else { 1 });
+        let l = if f & flags::LOW_MEMORY != 0 { l.max(LOW_MEMORY_LEAF) } else { l };
         l.clamp(1, kind.max_leaf())
     }
 }
@@ -614,9 +619,10 @@ pub fn build_from(
         }
     };
 
+    // The wide nodes and their sizes (top-down from the root).
+    let records = root.map_or(0, |r| t.wide_sizes(r) * 16);
     lap(&mut phases.tree);
     // 4. Layout, straight into the destination.
-    let records = root.map_or(0, |r| t.child_size(r) * 16);
     let table_off = header::BYTES as u64 + records;
     let top = req.level == Level::Top;
     let table_bytes = if top { (8 * active as u64).next_multiple_of(bvh::RECORD_ALIGN as u64) } else { 0 };
@@ -636,8 +642,8 @@ pub fn build_from(
         None => (0, Aabb { lo: [0.0; 3], hi: [0.0; 3] }),
         Some(r) => {
             let w = layout::Writer { tree: &t, src: &src, width };
-            let written = w.write(r, recs, header::BYTES as u64)?;
             let b = t.child_box(r);
+            let written = w.write(r, &b, recs, header::BYTES as u64)?;
             let root_area = b.half_area() as f64;
             stats.sah_cost = if root_area > 0.0 { written.sah / root_area } else { 0.0 };
             stats.nodes = written.nodes;

@@ -316,32 +316,59 @@ fn split_binned(items: &mut [Item], cb: &Aabb) -> (usize, Aabb, Aabb) {
     (i, cl, cr)
 }
 
+/// `x`'s bits mapped so unsigned order is `total_cmp` order.
+#[inline]
+fn ordered(x: f32) -> u32 {
+    let b = x.to_bits();
+    if b & 0x8000_0000 != 0 {
+        !b
+    } else {
+        b | 0x8000_0000
+    }
+}
+
 /// Full-sweep split: the best position over every axis, `items` left sorted on that axis.
+/// Sorts (centroid, index) keys rather than the items themselves, and moves the items
+/// once, into the winning axis's order.
 fn split_sweep(items: &mut [Item]) -> usize {
     let m = items.len();
-    let mut best = (f32::INFINITY, 0usize, 0usize);
-    let mut stack = [0.0f32; SMALL];
-    let mut heap = Vec::new();
-    let right: &mut [f32] = if m <= SMALL {
-        &mut stack[..m]
+    if m == 2 {
+        return 1;
+    }
+    const STACK: usize = REBUILD_MAX as usize;
+    let mut keys_stack = [[0u64; STACK]; 3];
+    let mut right_stack = [0.0f32; STACK];
+    let (mut keys_heap, mut right_heap) = (Vec::new(), Vec::new());
+    let (keys, right): (&mut [[u64; STACK]], &mut [f32]) = if m <= STACK {
+        (&mut keys_stack[..], &mut right_stack[..m])
     } else {
-        heap.resize(m, 0.0);
-        &mut heap
+        // Large ranges (the full-sweep reference) sort per axis on the heap.
+        keys_heap.resize(3 * m.div_ceil(STACK), [0u64; STACK]);
+        right_heap.resize(m, 0.0);
+        (&mut keys_heap[..], &mut right_heap[..])
     };
+    let mut best = (f32::INFINITY, 0usize, 0usize);
+    let chunks = m.div_ceil(STACK);
     for a in 0..3 {
-        items.sort_unstable_by(|x, y| x.c2(a).total_cmp(&y.c2(a)));
+        let k: &mut [u64] = bytemuck::cast_slice_mut::<[u64; STACK], u64>(&mut keys[a * chunks..(a + 1) * chunks]);
+        let k = &mut k[..m];
+        for (i, it) in items.iter().enumerate() {
+            k[i] = (ordered(it.c2(a)) as u64) << 32 | i as u64;
+        }
+        k.sort_unstable();
+        let at = |j: usize| &items[k[j] as u32 as usize];
         let mut acc = Aabb::EMPTY;
         let mut w = 0.0f32;
         for i in (1..m).rev() {
-            acc.grow(&items[i].aabb());
-            w += items[i].count as f32;
+            acc.grow(&at(i).aabb());
+            w += at(i).count as f32;
             right[i] = acc.half_area() * w;
         }
         let mut lacc = Aabb::EMPTY;
         let mut lw = 0.0f32;
         for i in 1..m {
-            lacc.grow(&items[i - 1].aabb());
-            lw += items[i - 1].count as f32;
+            lacc.grow(&at(i - 1).aabb());
+            lw += at(i - 1).count as f32;
             let cost = lacc.half_area() * lw + right[i];
             if cost < best.0 {
                 best = (cost, a, i);
@@ -351,9 +378,19 @@ fn split_sweep(items: &mut [Item]) -> usize {
     if !best.0.is_finite() {
         return m / 2;
     }
-    if best.1 != 2 {
-        let a = best.1;
-        items.sort_unstable_by(|x, y| x.c2(a).total_cmp(&y.c2(a)));
-    }
+    let a = best.1;
+    let k: &[u64] = bytemuck::cast_slice::<[u64; STACK], u64>(&keys[a * chunks..(a + 1) * chunks]);
+    let sorted: Vec<Item>;
+    let mut small = [Item::default(); STACK];
+    let src: &[Item] = if m <= STACK {
+        for (j, key) in k[..m].iter().enumerate() {
+            small[j] = items[*key as u32 as usize];
+        }
+        &small[..m]
+    } else {
+        sorted = k[..m].iter().map(|key| items[*key as u32 as usize]).collect();
+        &sorted
+    };
+    items.copy_from_slice(src);
     best.2
 }

@@ -1,7 +1,7 @@
 //! The binary tree every builder produces, and what turns it into the wide tree: the
-//! bottom-up finalisation of a node (box, primitive count, SAH cost, the multi-primitive
-//! leaf decision, and the byte size of its wide subtree) and the greedy collapse that
-//! picks a wide node's children.
+//! bottom-up finalisation of a node (box, primitive count and the multi-primitive leaf
+//! decision), then, top-down from the root, the greedy collapse that picks each wide
+//! node's children and the byte size of every wide subtree.
 //!
 //! Nodes live in one array shared by the builder's threads ([`Nodes`]): every node is
 //! written by exactly one task, and read only after that task finished (a child is
@@ -17,6 +17,8 @@ pub const LEAF_PRIM: u32 = 1 << 31;
 pub const LEAF_NODE: u32 = 1 << 31;
 /// `BNode::first` of a node whose primitives are not contiguous in sorted order.
 pub const NONCONTIG: u32 = u32::MAX;
+/// Subtrees of at least this many primitives get their wide sizes in parallel.
+const PAR_SIZES: u32 = 8192;
 
 /// A binary node.
 #[repr(C)]
@@ -30,7 +32,8 @@ pub struct BNode {
     /// Primitives below it; [`LEAF_NODE`] set when it is a multi-primitive leaf.
     pub count: u32,
     /// Bytes (16-byte units) of the records it becomes as a wide node's child: the leaf
-    /// record, or the wide node rooted here and everything below it.
+    /// record, or the wide node rooted here and everything below it (set by
+    /// `Tree::wide_sizes`, for the nodes that become wide-node roots).
     pub size: u32,
 }
 
@@ -85,6 +88,13 @@ impl Nodes {
         assert!((i as usize) < self.len, "node {i} out of {}", self.len);
         // SAFETY: in bounds; the caller is node i's only writer.
         unsafe { *self.ptr.add(i as usize) = n }
+    }
+
+    #[inline]
+    pub fn set_size(&self, i: u32, size: u32) {
+        assert!((i as usize) < self.len);
+        // SAFETY: as for `set`.
+        unsafe { (*self.ptr.add(i as usize)).size = size }
     }
 
     #[inline]
@@ -145,8 +155,8 @@ pub struct Tree<'a> {
     pub verts: &'a [[f32; 9]],
     pub ids: &'a [[u32; 2]],
     pub nodes: Nodes,
-    /// Each internal node's wide children (as a wide node's root), filled by `finalize`
-    /// so the writer need not collapse again; unused slots hold `u32::MAX`.
+    /// The wide children of each internal node that becomes a wide node's root, filled by
+    /// `wide_sizes` so the writer need not collapse again; unused slots hold `u32::MAX`.
     pub wide: Wide,
 }
 
@@ -238,16 +248,6 @@ impl Tree<'_> {
         }
     }
 
-    /// Size (16-byte units) of a child's records.
-    #[inline]
-    pub fn child_size(&self, r: u32) -> u64 {
-        if Self::is_prim(r) {
-            self.kind.leaf_bytes(1) / 16
-        } else {
-            self.nodes.at(r).size as u64
-        }
-    }
-
     /// True for a child that a wide node may open (an internal node, not a leaf).
     #[inline]
     pub fn openable(&self, r: u32) -> bool {
@@ -306,30 +306,58 @@ impl Tree<'_> {
         (first + 1..first + count).all(|p| self.prim_id(p).0 == g)
     }
 
-    /// Completes node `p` whose `kids` are set and finalised: box, count, first, the leaf
-    /// decision and its size (as a wide node's child).
+    /// Completes node `p` whose `kids` are set and finalised: box, count, first and the
+    /// leaf decision (a leaf's size too; an internal node's size comes from [`Tree::wide_sizes`]).
     pub fn finalize(&self, p: u32) {
         let kids = self.nodes.at(p).kids;
-        let (bl, cl, fl, _) = self.child(kids[0]);
-        let (br, cr, fr, _) = self.child(kids[1]);
+        let (bl, cl, fl) = self.child_head(kids[0]);
+        let (br, cr, fr) = self.child_head(kids[1]);
         let b = bl.union(&br);
         let count = cl + cr;
         let first = if fl != NONCONTIG && fr != NONCONTIG && fl + cl == fr { fl } else { NONCONTIG };
         // Multi-primitive leaves: every subtree of at most `max_leaf` primitives of one
         // geometry becomes one leaf (the size is a knob, so the rule is plain).
         let leaf = self.max_leaf > 1 && count <= self.max_leaf && first != NONCONTIG && self.one_geometry(first, count);
-        let mut n = BNode { lo: b.lo, hi: b.hi, kids, first, count: count | if leaf { LEAF_NODE } else { 0 }, size: 0 };
-        if leaf {
-            n.size = (self.kind.leaf_bytes(count) / 16) as u32;
-            self.nodes.set(p, n);
-            return;
+        let size = if leaf { (self.kind.leaf_bytes(count) / 16) as u32 } else { 0 };
+        self.nodes
+            .set(p, BNode { lo: b.lo, hi: b.hi, kids, first, count: count | if leaf { LEAF_NODE } else { 0 }, size });
+    }
+
+    /// (box, primitive count, first sorted position) of a child.
+    #[inline]
+    fn child_head(&self, r: u32) -> (Aabb, u32, u32) {
+        if Self::is_prim(r) {
+            let pos = r & !LEAF_PRIM;
+            (self.prim_box(pos), 1, pos)
+        } else {
+            let n = self.nodes.at(r);
+            (n.aabb(), n.prims(), n.first)
         }
-        self.nodes.set(p, n);
-        let (c, len) = self.collapse(p);
-        self.wide.set(p, c);
-        let size =
-            bvh::node_bytes(self.width as u32) as u64 / 16 + c[..len].iter().map(|&r| self.child_size(r)).sum::<u64>();
-        n.size = u32::try_from(size).expect("acceleration structure larger than 64 GiB");
-        self.nodes.set(p, n);
+    }
+
+    /// Picks the wide children of every wide node under child `r` (top-down: only the
+    /// internal nodes that become wide-node roots are collapsed), records each one's size,
+    /// and returns the size (16-byte units) of `r`'s records. Large subtrees in parallel.
+    pub fn wide_sizes(&self, r: u32) -> u64 {
+        if Self::is_prim(r) {
+            return self.kind.leaf_bytes(1) / 16;
+        }
+        let n = self.nodes.at(r);
+        if n.is_leaf() {
+            return n.size as u64;
+        }
+        let (c, len) = self.collapse(r);
+        self.wide.set(r, c);
+        let kids = &c[..len];
+        let big = kids.iter().filter(|&&k| !Self::is_prim(k) && self.nodes.at(k).prims() >= PAR_SIZES).count();
+        let below: u64 = if big >= 2 {
+            use rayon::prelude::*;
+            kids.par_iter().map(|&k| self.wide_sizes(k)).sum()
+        } else {
+            kids.iter().map(|&k| self.wide_sizes(k)).sum()
+        };
+        let size = bvh::node_bytes(self.width as u32) as u64 / 16 + below;
+        self.nodes.set_size(r, u32::try_from(size).expect("acceleration structure larger than 64 GiB"));
+        size
     }
 }
