@@ -715,6 +715,9 @@ fn builders() {
     if let Some(c) = std::env::var("CLUSTER").ok().and_then(|v| v.parse().ok()) {
         opts.cluster = c;
     }
+    if let Some(r) = std::env::var("REBUILD").ok().and_then(|v| v.parse().ok()) {
+        opts.rebuild = r;
+    }
     let dev = Device::new(4);
     let g = dev.triangles(&tris, 1);
     let s = build_sizes(Level::Bottom, &[(GeometryKind::Triangles, n as u32)], 0, 4);

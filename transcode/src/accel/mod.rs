@@ -269,6 +269,9 @@ pub struct Options {
     pub max_leaf: Option<u32>,
     /// Largest linear-BVH subtree the SAH builder treats as one item.
     pub cluster: u32,
+    /// Largest linear-BVH subtree the SAH builder rebuilds by full-sweep SAH (at most
+    /// [`sah::REBUILD_MAX`]; below 3: none).
+    pub rebuild: u32,
     /// Forces a builder regardless of the build flags.
     pub builder: Option<Builder>,
 }
@@ -281,7 +284,7 @@ pub const FAST_LEAF: u32 = 4;
 
 impl Options {
     pub fn new(width: u32) -> Options {
-        Options { width, max_leaf: None, cluster: 4, builder: None }
+        Options { width, max_leaf: None, cluster: 16, rebuild: 16, builder: None }
     }
 
     /// The builder for `VkBuildAccelerationStructureFlagsKHR` `flags`.
@@ -602,9 +605,10 @@ pub fn build_from(
             Builder::Fast => lbvh::build(&t),
             Builder::Sah => lbvh::build(&t).map(|r| {
                 let m = sah::clusters(&t, r, opts.cluster.max(1), items);
-                if t.max_leaf == 1 {
-                    // Clusters rebuilt by full-sweep SAH over their primitives.
-                    items[..m].par_iter_mut().with_min_len(256).for_each(|it| sah::rebuild_cluster(&t, it));
+                if t.max_leaf == 1 && opts.rebuild > 2 {
+                    // Their small subtrees rebuilt by full-sweep SAH over their primitives.
+                    let r = opts.rebuild;
+                    items[..m].par_iter_mut().with_min_len(256).for_each(|it| sah::rebuild_cluster(&t, it, r));
                 }
                 if m < 2 {
                     items[0].r

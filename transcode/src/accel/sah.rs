@@ -66,27 +66,73 @@ pub fn clusters(tree: &Tree, root: u32, max: u32, out: &mut [Item]) -> usize {
 /// Largest cluster [`rebuild_cluster`] rebuilds.
 pub const REBUILD_MAX: u32 = 64;
 
-/// Rebuilds a linear-BVH cluster (a subtree over a contiguous range of sorted positions,
-/// using the nodes numbered like those positions) by full-sweep SAH over its primitives,
-/// in the same nodes; updates the item's reference to the new root.
-pub fn rebuild_cluster(tree: &Tree, it: &mut Item) {
-    if it.count < 3 || it.count > REBUILD_MAX || Tree::is_prim(it.r) {
+/// Rebuilds, by full-sweep SAH over their primitives, the maximal subtrees of at most
+/// `max` (<= [`REBUILD_MAX`]) primitives of a linear-BVH cluster, each in its own nodes
+/// (a linear-BVH subtree covers a contiguous range of sorted positions and uses the nodes
+/// numbered like them); updates the item's reference, or the parents' child references.
+pub fn rebuild_cluster(tree: &Tree, it: &mut Item, max: u32) {
+    let max = max.min(REBUILD_MAX);
+    if it.count <= max {
+        it.r = rebuild_subtree(tree, it.r, it.count);
         return;
     }
-    let root = tree.nodes.at(it.r);
-    let first = root.first;
+    let mut stack = [0u32; 64];
+    let mut depth = 0;
+    if !Tree::is_prim(it.r) {
+        stack[0] = it.r;
+        depth = 1;
+    }
+    while depth > 0 {
+        depth -= 1;
+        let p = stack[depth];
+        let mut kids = tree.nodes.at(p).kids;
+        let mut changed = false;
+        for k in kids.iter_mut() {
+            if Tree::is_prim(*k) {
+                continue;
+            }
+            let count = tree.nodes.at(*k).prims();
+            if count <= max {
+                let r = rebuild_subtree(tree, *k, count);
+                changed |= r != *k;
+                *k = r;
+            } else if depth < stack.len() {
+                stack[depth] = *k;
+                depth += 1;
+            }
+        }
+        if changed {
+            tree.nodes.set_kids(p, kids);
+        }
+    }
+}
+
+/// The full-sweep rebuild of linear-BVH subtree `r` of `count` primitives; its new root.
+fn rebuild_subtree(tree: &Tree, r: u32, count: u32) -> u32 {
+    if count < 3 || count > REBUILD_MAX || Tree::is_prim(r) {
+        return r;
+    }
+    let first = tree.nodes.at(r).first;
     if first == super::tree::NONCONTIG {
-        return;
+        return r;
     }
-    let mut buf = [Item::default(); REBUILD_MAX as usize];
-    let prims = &mut buf[..it.count as usize];
+    // The range's linear-BVH nodes are `first .. first + count - 1`.
+    if count <= 16 {
+        rebuild_n::<16>(tree, first, count)
+    } else {
+        rebuild_n::<64>(tree, first, count)
+    }
+}
+
+fn rebuild_n<const N: usize>(tree: &Tree, first: u32, count: u32) -> u32 {
+    let mut buf = [Item::default(); N];
+    let prims = &mut buf[..count as usize];
     for (k, p) in prims.iter_mut().enumerate() {
         let pos = first + k as u32;
         let b = tree.prim_box(pos);
         *p = Item { lo: b.lo, hi: b.hi, r: LEAF_PRIM | pos, count: 1 };
     }
-    // The range's linear-BVH nodes are `first .. first + count - 1`.
-    it.r = small(tree, prims, first);
+    small_n::<N>(tree, prims, first)
 }
 
 /// One item per sorted primitive.
@@ -138,7 +184,7 @@ pub fn build_full_sweep(tree: &Tree, items: &mut [Item], base: u32) -> u32 {
     base
 }
 
-/// Ranges this small are split by a full sweep (cheaper than binning them).
+/// Ranges this small are built by a full sweep (cheaper than binning them).
 const SMALL: usize = 12;
 
 fn binned(tree: &Tree, items: &mut [Item], idx: u32, cb: Aabb) -> u32 {
@@ -161,15 +207,110 @@ fn binned(tree: &Tree, items: &mut [Item], idx: u32, cb: Aabb) -> u32 {
     idx
 }
 
-/// Full-sweep SAH for a small range (no centroid bounds needed).
+/// Full-sweep SAH for a small range (at most [`REBUILD_MAX`] items): the items are sorted
+/// once per axis, and every split keeps the three orders by stable partition, so no level
+/// sorts again. Nodes are numbered as in [`build`] (a range's node, then its left range's,
+/// then its right range's).
 fn small(tree: &Tree, items: &mut [Item], idx: u32) -> u32 {
-    if items.len() == 1 {
+    if items.len() <= 16 {
+        small_n::<16>(tree, items, idx)
+    } else {
+        small_n::<64>(tree, items, idx)
+    }
+}
+
+/// Working space of [`small_range`], for at most `N` items.
+struct Scratch<const N: usize> {
+    right: [f32; N],
+    left: [bool; N],
+    tmp: [u8; N],
+}
+
+fn small_n<const N: usize>(tree: &Tree, items: &[Item], idx: u32) -> u32 {
+    let m = items.len();
+    assert!(m <= N && N <= 256);
+    if m == 1 {
         return items[0].r;
     }
-    let k = split_sweep(items);
-    let (l, r) = items.split_at_mut(k);
-    let lr = small(tree, l, idx + 1);
-    let rr = small(tree, r, idx + k as u32);
+    let mut lists = [[0u8; N]; 3];
+    let mut keys = [0u64; N];
+    for (a, list) in lists.iter_mut().enumerate() {
+        for (i, it) in items.iter().enumerate() {
+            keys[i] = (ordered(it.c2(a)) as u64) << 8 | i as u64;
+        }
+        keys[..m].sort_unstable();
+        for (k, key) in keys[..m].iter().enumerate() {
+            list[k] = *key as u8;
+        }
+    }
+    let mut sc = Scratch { right: [0.0; N], left: [false; N], tmp: [0; N] };
+    let [l0, l1, l2] = &mut lists;
+    small_range(tree, items, [&mut l0[..m], &mut l1[..m], &mut l2[..m]], idx, &mut sc)
+}
+
+/// The subtree over the items the three lists name (the same set, each sorted on its axis).
+fn small_range<const N: usize>(
+    tree: &Tree,
+    items: &[Item],
+    lists: [&mut [u8]; 3],
+    idx: u32,
+    sc: &mut Scratch<N>,
+) -> u32 {
+    let m = lists[0].len();
+    if m == 1 {
+        return items[lists[0][0] as usize].r;
+    }
+    let mut best = (f32::INFINITY, 0usize, m / 2);
+    for (a, list) in lists.iter().enumerate() {
+        let mut acc = Aabb::EMPTY;
+        let mut w = 0.0f32;
+        for i in (1..m).rev() {
+            let it = &items[list[i] as usize];
+            acc.grow(&it.aabb());
+            w += it.count as f32;
+            sc.right[i] = acc.half_area() * w;
+        }
+        let mut lacc = Aabb::EMPTY;
+        let mut lw = 0.0f32;
+        for i in 1..m {
+            let it = &items[list[i - 1] as usize];
+            lacc.grow(&it.aabb());
+            lw += it.count as f32;
+            let cost = lacc.half_area() * lw + sc.right[i];
+            if cost < best.0 {
+                best = (cost, a, i);
+            }
+        }
+    }
+    let (_, a, k) = best;
+    // Which items go left, then a stable partition of the other two lists.
+    for (j, &i) in lists[a].iter().enumerate() {
+        sc.left[i as usize] = j < k;
+    }
+    let [x, y, z] = lists;
+    let mut parts = [x, y, z];
+    for (b, list) in parts.iter_mut().enumerate() {
+        if b == a {
+            continue;
+        }
+        let (mut nl, mut nr) = (0, k);
+        for &i in list.iter() {
+            if sc.left[i as usize] {
+                sc.tmp[nl] = i;
+                nl += 1;
+            } else {
+                sc.tmp[nr] = i;
+                nr += 1;
+            }
+        }
+        list.copy_from_slice(&sc.tmp[..m]);
+    }
+    let [x, y, z] = parts;
+    let (xl, xr) = x.split_at_mut(k);
+    let (yl, yr) = y.split_at_mut(k);
+    let (zl, zr) = z.split_at_mut(k);
+    let lr = small_range(tree, items, [xl, yl, zl], idx + 1, sc);
+    let rr = small_range(tree, items, [xr, yr, zr], idx + k as u32, sc);
     tree.nodes.set_kids(idx, [lr, rr]);
     tree.finalize(idx);
     idx
