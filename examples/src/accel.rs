@@ -82,6 +82,15 @@ pub struct Instance {
     pub custom_index: u32,
     pub mask: u8,
     pub flags: vk::GeometryInstanceFlagsKHR,
+    /// 24 bits (`instanceShaderBindingTableRecordOffset`).
+    pub sbt_offset: u32,
+}
+
+/// One procedural geometry of a BLAS: axis-aligned boxes (`VkAabbPositionsKHR`, min then max).
+#[derive(Clone, Debug)]
+pub struct AabbGeometry {
+    pub boxes: Vec<[f32; 6]>,
+    pub flags: vk::GeometryFlagsKHR,
 }
 
 /// `VkAccelerationStructureInstanceKHR`, spelled out as plain bytes.
@@ -147,6 +156,32 @@ impl AccelerationStructure {
         build(ctx, vk::AccelerationStructureTypeKHR::BOTTOM_LEVEL, &vk_geometries, &ranges)
     }
 
+    /// Builds a BLAS of procedural geometries; geometry index i is `geometries[i]`.
+    pub fn build_bottom_aabbs(ctx: &Context, geometries: &[AabbGeometry]) -> Result<Self> {
+        let input = vk::BufferUsageFlags::ACCELERATION_STRUCTURE_BUILD_INPUT_READ_ONLY_KHR;
+        let mut inputs = Vec::new();
+        let mut vk_geometries = Vec::new();
+        let mut ranges = Vec::new();
+        for g in geometries {
+            if g.boxes.is_empty() {
+                return Err(Error::msg("an AABB geometry needs at least one box"));
+            }
+            let boxes = Buffer::with_data(ctx, &g.boxes, input)?;
+            let aabbs = vk::AccelerationStructureGeometryAabbsDataKHR::default()
+                .data(vk::DeviceOrHostAddressConstKHR { device_address: boxes.address() })
+                .stride(std::mem::size_of::<[f32; 6]>() as u64);
+            vk_geometries.push(
+                vk::AccelerationStructureGeometryKHR::default()
+                    .geometry_type(vk::GeometryTypeKHR::AABBS)
+                    .geometry(vk::AccelerationStructureGeometryDataKHR { aabbs })
+                    .flags(g.flags),
+            );
+            ranges.push(vk::AccelerationStructureBuildRangeInfoKHR::default().primitive_count(g.boxes.len() as u32));
+            inputs.push(boxes);
+        }
+        build(ctx, vk::AccelerationStructureTypeKHR::BOTTOM_LEVEL, &vk_geometries, &ranges)
+    }
+
     /// Builds a TLAS over `instances`; instance id i is `instances[i]`.
     pub fn build_top(ctx: &Context, blases: &[AccelerationStructure], instances: &[Instance]) -> Result<Self> {
         let records = instances
@@ -160,7 +195,7 @@ impl AccelerationStructure {
                 Ok(InstanceRecord {
                     transform: inst.transform.to_row_major(),
                     custom_index_and_mask: (inst.custom_index & 0x00ff_ffff) | (u32::from(inst.mask) << 24),
-                    sbt_offset_and_flags: flags << 24,
+                    sbt_offset_and_flags: (inst.sbt_offset & 0x00ff_ffff) | flags << 24,
                     blas_address: blas.address,
                 })
             })

@@ -16,7 +16,7 @@ pub struct Gpu {
 
 impl Gpu {
     /// The device configuration: defaults, then the environment (`VORTEX_WATCHDOG_MS`,
-    /// `VORTEX_THREADS`). A malformed value is reported and ignored.
+    /// `VORTEX_THREADS`, `VORTEX_WARP_SIZE`). A malformed value is reported and ignored.
     pub fn from_env() -> Gpu {
         let mut config = DeviceConfig::default();
         if let Ok(v) = std::env::var("VORTEX_WATCHDOG_MS") {
@@ -29,6 +29,19 @@ impl Gpu {
             match v.trim().parse::<u32>() {
                 Ok(n) => config.host_threads = n,
                 Err(_) => tracing::error!("VORTEX_THREADS={v:?} is not a thread count; ignored"),
+            }
+        }
+        if let Ok(v) = std::env::var("VORTEX_WARP_SIZE") {
+            let mut c = config.clone();
+            match v.trim().parse::<u32>() {
+                Ok(n) => {
+                    c.num_threads = n;
+                    match c.validate() {
+                        Ok(()) => config = c,
+                        Err(e) => tracing::error!("VORTEX_WARP_SIZE={v:?}: {e}; ignored"),
+                    }
+                }
+                Err(_) => tracing::error!("VORTEX_WARP_SIZE={v:?} is not a lane count; ignored"),
             }
         }
         Gpu { config }
