@@ -603,12 +603,15 @@ pub fn execute(i: &Instr, w: &mut Warp, mask: u32, env: &mut ExecEnv) -> Result<
             unary(regs, nt, mask, d, a, |x| u(round(mode, f(x))))
         }
         Op::Ffract => unary(regs, nt, mask, d, a, |x| u(f(x) - f(x).floor())),
+        // FSign: 1.0, -1.0, or +0.0 for either zero (GLSL.std.450: "0.0 if x = 0"); NaN stays NaN.
         Op::Fsign => unary(regs, nt, mask, d, a, |x| {
             let v = f(x);
             u(if v > 0.0 {
                 1.0
             } else if v < 0.0 {
                 -1.0
+            } else if v == 0.0 {
+                0.0
             } else {
                 v
             })

@@ -294,6 +294,9 @@ fn parse_u64(s: &str) -> Result<u64, String> {
 }
 
 fn parse_f64(s: &str) -> Result<f64, String> {
+    if s.starts_with("0x") {
+        return parse_u64(s).map(|v| v as f64);
+    }
     s.parse().map_err(|_| format!("`{s}` is not a number"))
 }
 

@@ -427,9 +427,17 @@ impl<'m> Lowerer<'m> {
         let (x, sh) = self.operand(inst.id(2)?)?;
         let n = sh.n as u16;
         let d = self.e.alloc(2 * sh.n)?;
+        // Both parts carry the sign of x (so -3.0 gives -0.0 and -3.0), and an infinite x
+        // has fraction zero.
+        let (sign, mag, zero) = (self.imm(0x8000_0000)?, self.imm(0x7FFF_FFFF)?, self.imm(0)?);
         for k in 0..n {
             self.e.ins(Vx::Fround, Round::Trunc as u8, d + n + k, x + k, N, N, N, 0);
-            self.e.ins(Vx::Fsub, 0, d + k, x + k, d + n + k, N, N, 0);
+            let f = self.e.op2(Vx::Fsub, 0, x + k, d + n + k)?;
+            let inf = self.e.op2(Vx::Fcmp, FloatCond::IsInf as u8, x + k, x + k)?;
+            let f = self.e.op3(Vx::Sel, 0, inf, zero, f)?;
+            let f = self.e.op2(Vx::And, 0, f, mag)?;
+            let s = self.e.op2(Vx::And, 0, x + k, sign)?;
+            self.e.ins(Vx::Or, 0, d + k, f, s, N, N, 0);
         }
         if is_struct {
             self.define(rid, d, rty);

@@ -1,0 +1,33 @@
+#version 450
+// Every 32-bit atomic on a storage buffer, from many invocations of several workgroups at
+// once: add, min/max (signed and unsigned), and/or/xor, exchange and compare-exchange.
+// Final values are order-independent; the values returned to each invocation are
+// combined order-independently too.
+//! dispatch 8
+//! buffer 0 storage 64 = u32 0 0xffffffff 0 2147483647 -2147483648 0xffffffff 0 0 0 0 0
+//! buffer 1 storage 64
+//! check 0 exact
+//! check 1 exact
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) buffer A { uint add; uint umin; uint umax; int smin; int smax; uint and_; uint or_; uint xor_; uint xchg; uint cas; uint count; } a;
+layout(std430, binding = 1) buffer R { uint sum; uint orv; uint casWins; uint xchgSeen; } r;
+
+void main() {
+    uint id = gl_GlobalInvocationID.x;
+    uint h = id * 2654435761u;
+    uint old = atomicAdd(a.add, h >> 8);
+    atomicAdd(r.sum, old & 0xffu);
+    atomicMin(a.umin, h | 1u);
+    atomicMax(a.umax, h);
+    atomicMin(a.smin, int(h));
+    atomicMax(a.smax, int(h));
+    atomicAnd(a.and_, ~(1u << (id & 31u)) | (id & 0x100u));
+    atomicOr(r.orv, atomicOr(a.or_, 1u << (id & 31u)) & 0x3u);
+    atomicXor(a.xor_, h);
+    uint prev = atomicExchange(a.xchg, id + 1u);
+    atomicOr(r.xchgSeen, uint(prev == 0u));
+    if (atomicCompSwap(a.cas, 0u, id + 1u) == 0u) atomicAdd(r.casWins, 1u);
+    atomicAdd(a.count, 1u);
+    // Every invocation's exchange value is unique, so the last value left is one of them.
+    if (id == 0u) a.cas = a.cas != 0u ? 1u : 0u;
+}
