@@ -49,6 +49,7 @@ optional_features! {
     "shaderInt16" => core.shader_int16,
     "shaderFloat64" => core.shader_float64,
     "shaderImageGatherExtended" => core.shader_image_gather_extended,
+    "imageCubeArray" => core.image_cube_array,
     "shaderStorageImageExtendedFormats" => core.shader_storage_image_extended_formats,
     "shaderStorageImageReadWithoutFormat" => core.shader_storage_image_read_without_format,
     "shaderStorageImageWriteWithoutFormat" => core.shader_storage_image_write_without_format,

@@ -50,6 +50,7 @@ pub fn extension_properties(list: &[(&str, u32)]) -> Vec<vk::ExtensionProperties
 /// Core 1.0 features.
 pub fn features10() -> vk::PhysicalDeviceFeatures {
     vk::PhysicalDeviceFeatures {
+        image_cube_array: vk::TRUE,
         shader_storage_image_extended_formats: vk::TRUE,
         shader_storage_image_read_without_format: vk::TRUE,
         shader_storage_image_write_without_format: vk::TRUE,

@@ -20,6 +20,7 @@ const CAPABILITIES: &[Capability] = &[
     Capability::Int64,
     Capability::Int64Atomics,
     Capability::Image1D,
+    Capability::ImageCubeArray,
     Capability::ImageQuery,
     Capability::StorageImageExtendedFormats,
     Capability::StorageImageReadWithoutFormat,

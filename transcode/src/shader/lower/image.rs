@@ -44,7 +44,7 @@ impl<'m> Lowerer<'m> {
                 };
                 let mut fields = match dim {
                     Dim::Dim1D => vec![desc::IMG_WIDTH],
-                    Dim::Dim2D => vec![desc::IMG_WIDTH, desc::IMG_HEIGHT],
+                    Dim::Dim2D | Dim::DimCube => vec![desc::IMG_WIDTH, desc::IMG_HEIGHT],
                     Dim::Dim3D => vec![desc::IMG_WIDTH, desc::IMG_HEIGHT, desc::IMG_DEPTH],
                     d => return Err(unsupported!("OpImageQuerySize on a {d:?} image")),
                 };
@@ -56,8 +56,13 @@ impl<'m> Lowerer<'m> {
                     return Err(invalid!("{}: result has the wrong component count", inst.name()));
                 }
                 let d = self.e.alloc(fields.len() as u32)?;
-                for (k, f) in fields.into_iter().enumerate() {
-                    self.e.ins(Vx::Ldg, MemSize::B32 as u8, d + k as u16, image, N, N, N, f as u32);
+                for (k, f) in fields.iter().enumerate() {
+                    self.e.ins(Vx::Ldg, MemSize::B32 as u8, d + k as u16, image, N, N, N, *f as u32);
+                }
+                if dim == Dim::DimCube && arrayed {
+                    // A cube array's size counts cubes, not faces.
+                    let six = self.imm(6)?;
+                    self.e.ins(Vx::Udiv, 0, d + 2, d + 2, six, N, N, 0);
                 }
                 self.define(inst.rid()?, d, rty);
                 Ok(())
