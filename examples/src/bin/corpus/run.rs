@@ -181,7 +181,16 @@ fn run_inner(ctx: &Context, s: &Shader) -> Result<(f64, Readback), String> {
         };
         objs.buffers.insert(r.key.clone(), Buffer::new(ctx, size, usage).map_err(err)?);
     }
-    let addresses: HashMap<String, u64> = objs.buffers.iter().map(|(k, b)| (k.clone(), b.address())).collect();
+    // Scenes next: buffers may hold their addresses too.
+    for r in &s.resources {
+        if let Kind::Scene(name) = &r.kind {
+            objs.scenes.insert(r.key.clone(), scene::build(ctx, name)?);
+        }
+    }
+    let mut addresses: HashMap<String, u64> = objs.buffers.iter().map(|(k, b)| (k.clone(), b.address())).collect();
+    for (k, sc) in &objs.scenes {
+        addresses.insert(k.clone(), sc.last().ok_or("empty scene")?.address());
+    }
     let resolve = |k: &str| addresses.get(k).copied();
     for r in &s.resources {
         if let Some(b) = objs.buffers.get(&r.key) {
@@ -226,9 +235,6 @@ fn run_inner(ctx: &Context, s: &Shader) -> Result<(f64, Readback), String> {
                 let view = unsafe { ctx.device().create_buffer_view(&info, None) }
                     .map_err(|e| format!("vkCreateBufferView: {e:?}"))?;
                 objs.views.insert(r.key.clone(), BufferView(ctx.device().clone(), view));
-            }
-            Kind::Scene(name) => {
-                objs.scenes.insert(r.key.clone(), scene::build(ctx, name)?);
             }
             _ => {}
         }
