@@ -31,6 +31,9 @@ pub const DEVICE_EXTENSIONS: &[(&str, u32)] = &[
     ("VK_KHR_dedicated_allocation", 3),
     ("VK_KHR_timeline_semaphore", 2),
     ("VK_KHR_uniform_buffer_standard_layout", 1),
+    ("VK_KHR_16bit_storage", 1),
+    ("VK_KHR_8bit_storage", 1),
+    ("VK_KHR_shader_float16_int8", 1),
 ];
 
 /// Fixed UUIDs: the driver UUID also versions serialized acceleration structures.
@@ -51,6 +54,9 @@ pub fn extension_properties(list: &[(&str, u32)]) -> Vec<vk::ExtensionProperties
 pub fn features10() -> vk::PhysicalDeviceFeatures {
     vk::PhysicalDeviceFeatures {
         image_cube_array: vk::TRUE,
+        shader_int64: vk::TRUE,
+        shader_int16: vk::TRUE,
+        shader_float64: vk::TRUE,
         shader_storage_image_extended_formats: vk::TRUE,
         shader_storage_image_read_without_format: vk::TRUE,
         shader_storage_image_write_without_format: vk::TRUE,
@@ -64,9 +70,9 @@ pub fn features10() -> vk::PhysicalDeviceFeatures {
 const T: vk::Bool32 = vk::TRUE;
 
 fn fill_v11(f: &mut vk::PhysicalDeviceVulkan11Features) {
-    f.storage_buffer16_bit_access = 0;
-    f.uniform_and_storage_buffer16_bit_access = 0;
-    f.storage_push_constant16 = 0;
+    f.storage_buffer16_bit_access = T;
+    f.uniform_and_storage_buffer16_bit_access = T;
+    f.storage_push_constant16 = T;
     f.storage_input_output16 = 0;
     f.multiview = 0;
     f.multiview_geometry_shader = 0;
@@ -81,13 +87,13 @@ fn fill_v11(f: &mut vk::PhysicalDeviceVulkan11Features) {
 fn fill_v12(f: &mut vk::PhysicalDeviceVulkan12Features) {
     f.sampler_mirror_clamp_to_edge = 0;
     f.draw_indirect_count = 0;
-    f.storage_buffer8_bit_access = 0;
-    f.uniform_and_storage_buffer8_bit_access = 0;
-    f.storage_push_constant8 = 0;
-    f.shader_buffer_int64_atomics = 0;
-    f.shader_shared_int64_atomics = 0;
-    f.shader_float16 = 0;
-    f.shader_int8 = 0;
+    f.storage_buffer8_bit_access = T;
+    f.uniform_and_storage_buffer8_bit_access = T;
+    f.storage_push_constant8 = T;
+    f.shader_buffer_int64_atomics = T;
+    f.shader_shared_int64_atomics = T;
+    f.shader_float16 = T;
+    f.shader_int8 = T;
     f.descriptor_indexing = T;
     f.shader_input_attachment_array_dynamic_indexing = 0;
     f.shader_uniform_texel_buffer_array_dynamic_indexing = T;
@@ -409,9 +415,16 @@ pub unsafe fn fill_properties(gpu: &Gpu, chain: *mut c_void) {
         ($q:ident) => {
             $q.denorm_behavior_independence = vk::ShaderFloatControlsIndependence::ALL;
             $q.rounding_mode_independence = vk::ShaderFloatControlsIndependence::ALL;
+            // Every width computes in IEEE arithmetic with denormals, rounding to nearest even.
+            $q.shader_denorm_preserve_float16 = T;
             $q.shader_denorm_preserve_float32 = T;
+            $q.shader_denorm_preserve_float64 = T;
+            $q.shader_rounding_mode_rte_float16 = T;
             $q.shader_rounding_mode_rte_float32 = T;
+            $q.shader_rounding_mode_rte_float64 = T;
+            $q.shader_signed_zero_inf_nan_preserve_float16 = T;
             $q.shader_signed_zero_inf_nan_preserve_float32 = T;
+            $q.shader_signed_zero_inf_nan_preserve_float64 = T;
         };
     }
     macro_rules! driver_identity {
@@ -680,11 +693,11 @@ mod tests {
         // SAFETY: a valid chain built above.
         assert_eq!(unsafe { unsupported_feature(&chain as *const _ as *const c_void) }, None);
 
-        let mut f16 = vk::PhysicalDeviceShaderFloat16Int8Features::default().shader_float16(true);
-        let chain = vk::PhysicalDeviceFeatures2::default().push_next(&mut f16);
+        let mut mv = vk::PhysicalDeviceMultiviewFeatures::default().multiview(true);
+        let chain = vk::PhysicalDeviceFeatures2::default().push_next(&mut mv);
         // SAFETY: as above.
         let what = unsafe { unsupported_feature(&chain as *const _ as *const c_void) }.unwrap();
-        assert!(what.contains("Float16Int8") && what.contains("#0"), "{what}");
+        assert!(what.contains("Multiview") && what.contains("#0"), "{what}");
 
         let core = vk::PhysicalDeviceFeatures2::default()
             .features(vk::PhysicalDeviceFeatures { geometry_shader: vk::TRUE, ..Default::default() });

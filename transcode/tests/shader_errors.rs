@@ -58,12 +58,12 @@ fn unsupported_features_are_named() {
     let unsupported = |e: &CompileError| matches!(e, CompileError::Unsupported(_));
     let cases = [
         (
-            "#version 450\nlayout(local_size_x = 1) in;\nlayout(std430, binding = 0) buffer B { double d; } b;\nvoid main() { b.d *= 2.0; }",
-            "SPIR-V capability Float64",
+            "#version 450\n#extension GL_EXT_shader_atomic_float : require\nlayout(local_size_x = 1) in;\nlayout(std430, binding = 0) buffer B { double d; } b;\nvoid main() { atomicAdd(b.d, 2.0lf); }",
+            "SPIR-V capability AtomicFloat64AddEXT",
         ),
         (
-            "#version 450\n#extension GL_EXT_shader_explicit_arithmetic_types_int8 : require\nlayout(local_size_x = 1) in;\nlayout(std430, binding = 0) buffer B { uint v; } b;\nvoid main() { int8_t x = int8_t(b.v); b.v = uint(x * x); }",
-            "SPIR-V capability Int8",
+            "#version 450\n#extension GL_EXT_shader_image_int64 : require\nlayout(local_size_x = 1) in;\nlayout(r64ui, binding = 1) uniform u64image2D img;\nlayout(std430, binding = 0) buffer B { uint v; } b;\nvoid main() { b.v = uint(imageLoad(img, ivec2(0)).x); }",
+            "SPIR-V capability Int64ImageEXT",
         ),
         (
             "#version 450\n#extension GL_KHR_shader_subgroup_basic : require\nlayout(local_size_x = 1) in;\nlayout(std430, binding = 0) buffer B { uint v; } b;\nvoid main() { if (subgroupElect()) b.v = 1u; }",

@@ -232,6 +232,43 @@ opcodes! {
     /// Image atomic: dst = old; texel op= c (d = comparator); `mod` is an [`AtomicOp`].
     Iatom = 0x82, "iatom", Tex, R;
 
+    /// 64-bit floating point on register pairs (raw IEEE binary64 bits, low word first).
+    Dadd = 0xA0, "dadd", Fma, R;
+    Dsub = 0xA1, "dsub", Fma, R;
+    Dmul = 0xA2, "dmul", Fma, R;
+    /// dst = a * b + c (fused).
+    Dfma = 0xA3, "dfma", Fma, R;
+    Ddiv = 0xA4, "ddiv", Div, R;
+    /// IEEE minNum-style min/max (NaN operands lose).
+    Dmin = 0xA5, "dmin", Alu, R;
+    Dmax = 0xA6, "dmax", Alu, R;
+    /// dst (one register) = cond(a, b) ? 1 : 0; `mod` is a [`FloatCond`].
+    Dcmp = 0xA7, "dcmp", Alu, R;
+    Dsqrt = 0xA8, "dsqrt", Div, R;
+    Drsq = 0xA9, "drsq", Div, R;
+    Drcp = 0xAA, "drcp", Div, R;
+    /// Rounding: `mod` is a [`Round`].
+    Dround = 0xAB, "dround", Alu, R;
+    Dfract = 0xAC, "dfract", Alu, R;
+    /// f32 -> f64 pair (exact).
+    F2d = 0xB0, "f2d", Alu, R;
+    /// f64 pair -> f32 (round to nearest even).
+    D2f = 0xB1, "d2f", Alu, R;
+    /// f64 pair -> i32 / u32 (toward zero, saturating).
+    D2i = 0xB2, "d2i", Alu, R;
+    D2u = 0xB3, "d2u", Alu, R;
+    /// i32 / u32 -> f64 pair (exact).
+    I2d = 0xB4, "i2d", Alu, R;
+    U2d = 0xB5, "u2d", Alu, R;
+    /// f64 pair -> i64 / u64 pair (toward zero, saturating).
+    D2l = 0xB6, "d2l", Alu, R;
+    D2ul = 0xB7, "d2ul", Alu, R;
+    /// i64 / u64 pair -> f64 pair (round to nearest even).
+    L2d = 0xB8, "l2d", Alu, R;
+    Ul2d = 0xB9, "ul2d", Alu, R;
+    /// f64 pair -> f16 bits in the low half (round to nearest even, once).
+    D2h = 0xBA, "d2h", Alu, R;
+
     /// Arm a trace: lanes' query slot in `a`, ray in b..b+11 (see [`super::rtu::ray`]).
     /// dst (if not `REG_NONE`) receives the handle (the query slot).
     Trace = 0x90, "trace", Rtu, R;
@@ -787,7 +824,7 @@ pub fn disasm(i: &Instr) -> String {
             reg(i.a),
             reg(i.b)
         ),
-        Fcmp => write!(
+        Fcmp | Dcmp => write!(
             s,
             "{m}.{} {}, {}, {}",
             FloatCond::from_u8(i.modifier).map(FloatCond::name).unwrap_or("?"),

@@ -132,6 +132,12 @@ pub fn operand_widths(i: &Instr) -> Vec<(u16, u32)> {
         Wait => vec![Some((i.dst, 1)), Some((i.a, 1))],
         Cont => vec![Some((i.a, 1)), Some((i.b, 1)), Some((i.c, 1))],
         Getw | Getwf => vec![Some((i.dst, i.modifier.max(1) as u32)), Some((i.a, 1))],
+        Dadd | Dsub | Dmul | Ddiv | Dmin | Dmax => vec![Some((i.dst, 2)), Some((i.a, 2)), Some((i.b, 2))],
+        Dfma => vec![Some((i.dst, 2)), Some((i.a, 2)), Some((i.b, 2)), Some((i.c, 2))],
+        Dcmp => vec![Some((i.dst, 1)), Some((i.a, 2)), Some((i.b, 2))],
+        Dsqrt | Drsq | Drcp | Dround | Dfract | D2l | D2ul | L2d | Ul2d => vec![Some((i.dst, 2)), Some((i.a, 2))],
+        F2d | I2d | U2d => vec![Some((i.dst, 2)), Some((i.a, 1))],
+        D2f | D2i | D2u | D2h => vec![Some((i.dst, 1)), Some((i.a, 2))],
     };
     v.into_iter().flatten().collect()
 }

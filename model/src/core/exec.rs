@@ -146,27 +146,40 @@ macro_rules! int_cond {
 int_cond!(int_cond, u32, i32);
 int_cond!(int_cond64, u64, i64);
 
-fn float_cond(c: FloatCond, a: f32, b: f32) -> bool {
-    let uno = a.is_nan() || b.is_nan();
-    match c {
-        FloatCond::Oeq => !uno && a == b,
-        FloatCond::One => !uno && a != b,
-        FloatCond::Olt => !uno && a < b,
-        FloatCond::Ole => !uno && a <= b,
-        FloatCond::Ogt => !uno && a > b,
-        FloatCond::Oge => !uno && a >= b,
-        FloatCond::Ueq => uno || a == b,
-        FloatCond::Une => uno || a != b,
-        FloatCond::Ult => uno || a < b,
-        FloatCond::Ule => uno || a <= b,
-        FloatCond::Ugt => uno || a > b,
-        FloatCond::Uge => uno || a >= b,
-        FloatCond::Ord => !uno,
-        FloatCond::Uno => uno,
-        FloatCond::IsNan => a.is_nan(),
-        FloatCond::IsInf => a.is_infinite(),
-    }
+#[inline]
+fn fd(x: u64) -> f64 {
+    f64::from_bits(x)
 }
+
+/// Float comparisons for one width.
+macro_rules! float_cond {
+    ($name:ident, $f:ty) => {
+        fn $name(c: FloatCond, a: $f, b: $f) -> bool {
+            let uno = a.is_nan() || b.is_nan();
+            match c {
+                FloatCond::Oeq => !uno && a == b,
+                FloatCond::One => !uno && a != b,
+                FloatCond::Olt => !uno && a < b,
+                FloatCond::Ole => !uno && a <= b,
+                FloatCond::Ogt => !uno && a > b,
+                FloatCond::Oge => !uno && a >= b,
+                FloatCond::Ueq => uno || a == b,
+                FloatCond::Une => uno || a != b,
+                FloatCond::Ult => uno || a < b,
+                FloatCond::Ule => uno || a <= b,
+                FloatCond::Ugt => uno || a > b,
+                FloatCond::Uge => uno || a >= b,
+                FloatCond::Ord => !uno,
+                FloatCond::Uno => uno,
+                FloatCond::IsNan => a.is_nan(),
+                FloatCond::IsInf => a.is_infinite(),
+            }
+        }
+    };
+}
+
+float_cond!(float_cond, f32);
+float_cond!(float_cond64, f64);
 
 fn sfu(func: SfuFunc, a: f32, b: f32) -> f32 {
     use SfuFunc::*;
@@ -192,15 +205,23 @@ fn sfu(func: SfuFunc, a: f32, b: f32) -> f32 {
     }
 }
 
-fn round(mode: Round, x: f32) -> f32 {
-    match mode {
-        Round::Floor => x.floor(),
-        Round::Ceil => x.ceil(),
-        Round::Trunc => x.trunc(),
-        Round::Even => x.round_ties_even(),
-        Round::Away => x.round(),
-    }
+/// `FROUND`/`DROUND` for one width.
+macro_rules! round {
+    ($name:ident, $f:ty) => {
+        fn $name(mode: Round, x: $f) -> $f {
+            match mode {
+                Round::Floor => x.floor(),
+                Round::Ceil => x.ceil(),
+                Round::Trunc => x.trunc(),
+                Round::Even => x.round_ties_even(),
+                Round::Away => x.round(),
+            }
+        }
+    };
 }
+
+round!(round, f32);
+round!(round64, f64);
 
 fn msb_u(x: u32) -> u32 {
     if x == 0 {
@@ -642,6 +663,83 @@ pub fn execute(i: &Instr, w: &mut Warp, mask: u32, env: &mut ExecEnv) -> Result<
             lanes!(mask, nt, |l| {
                 let x = f(regs[aa + l]);
                 let v = if i.op == Op::F2l { x as i64 as u64 } else { x as u64 };
+                set_pair(regs, dd, nt, l, v);
+            });
+        }
+
+        Op::Dadd => binary64(regs, nt, mask, i, |x, y| (fd(x) + fd(y)).to_bits()),
+        Op::Dsub => binary64(regs, nt, mask, i, |x, y| (fd(x) - fd(y)).to_bits()),
+        Op::Dmul => binary64(regs, nt, mask, i, |x, y| (fd(x) * fd(y)).to_bits()),
+        Op::Ddiv => binary64(regs, nt, mask, i, |x, y| (fd(x) / fd(y)).to_bits()),
+        Op::Dmin => binary64(regs, nt, mask, i, |x, y| fd(x).min(fd(y)).to_bits()),
+        Op::Dmax => binary64(regs, nt, mask, i, |x, y| fd(x).max(fd(y)).to_bits()),
+        Op::Dfma => {
+            let (dd, aa, bb, cc) = (d as usize, a as usize, b as usize, c as usize);
+            lanes!(mask, nt, |l| {
+                let v = fd(pair(regs, aa, nt, l)).mul_add(fd(pair(regs, bb, nt, l)), fd(pair(regs, cc, nt, l)));
+                set_pair(regs, dd, nt, l, v.to_bits());
+            });
+        }
+        Op::Dcmp => {
+            let cond = FloatCond::from_u8(i.modifier).ok_or_else(|| illegal(i, "bad float condition"))?;
+            let (dd, aa, bb) = (d as usize * nt, a as usize, b as usize);
+            lanes!(mask, nt, |l| {
+                regs[dd + l] = float_cond64(cond, fd(pair(regs, aa, nt, l)), fd(pair(regs, bb, nt, l))) as u32;
+            });
+        }
+        Op::Dsqrt | Op::Drsq | Op::Drcp | Op::Dround | Op::Dfract => {
+            let mode = if i.op == Op::Dround {
+                Some(Round::from_u8(i.modifier).ok_or_else(|| illegal(i, "bad rounding mode"))?)
+            } else {
+                None
+            };
+            let (dd, aa) = (d as usize, a as usize);
+            lanes!(mask, nt, |l| {
+                let x = fd(pair(regs, aa, nt, l));
+                let v = match (i.op, mode) {
+                    (Op::Dsqrt, _) => x.sqrt(),
+                    (Op::Drsq, _) => 1.0 / x.sqrt(),
+                    (Op::Drcp, _) => 1.0 / x,
+                    (Op::Dround, Some(m)) => round64(m, x),
+                    _ => x - x.floor(),
+                };
+                set_pair(regs, dd, nt, l, v.to_bits());
+            });
+        }
+        Op::F2d | Op::I2d | Op::U2d => {
+            let (dd, aa) = (d as usize, a as usize * nt);
+            lanes!(mask, nt, |l| {
+                let x = regs[aa + l];
+                let v = match i.op {
+                    Op::F2d => f(x) as f64,
+                    Op::I2d => x as i32 as f64,
+                    _ => x as f64,
+                };
+                set_pair(regs, dd, nt, l, v.to_bits());
+            });
+        }
+        Op::D2f | Op::D2i | Op::D2u | Op::D2h => {
+            let (dd, aa) = (d as usize * nt, a as usize);
+            lanes!(mask, nt, |l| {
+                let x = fd(pair(regs, aa, nt, l));
+                regs[dd + l] = match i.op {
+                    Op::D2f => u(x as f32),
+                    Op::D2i => x as i32 as u32,
+                    Op::D2u => x as u32,
+                    _ => half::f16::from_f64(x).to_bits() as u32,
+                };
+            });
+        }
+        Op::D2l | Op::D2ul | Op::L2d | Op::Ul2d => {
+            let (dd, aa) = (d as usize, a as usize);
+            lanes!(mask, nt, |l| {
+                let x = pair(regs, aa, nt, l);
+                let v = match i.op {
+                    Op::D2l => fd(x) as i64 as u64,
+                    Op::D2ul => fd(x) as u64,
+                    Op::L2d => (x as i64 as f64).to_bits(),
+                    _ => (x as f64).to_bits(),
+                };
                 set_pair(regs, dd, nt, l, v);
             });
         }

@@ -19,6 +19,16 @@ const CAPABILITIES: &[Capability] = &[
     Capability::Matrix,
     Capability::Int64,
     Capability::Int64Atomics,
+    Capability::Int16,
+    Capability::Int8,
+    Capability::Float16,
+    Capability::Float64,
+    Capability::StorageBuffer16BitAccess,
+    Capability::UniformAndStorageBuffer16BitAccess,
+    Capability::StoragePushConstant16,
+    Capability::StorageBuffer8BitAccess,
+    Capability::UniformAndStorageBuffer8BitAccess,
+    Capability::StoragePushConstant8,
     Capability::Image1D,
     Capability::ImageCubeArray,
     Capability::ImageQuery,
@@ -48,6 +58,9 @@ const EXTENSIONS: &[&str] = &[
     "SPV_KHR_ray_query",
     "SPV_EXT_descriptor_indexing",
     "SPV_KHR_storage_buffer_storage_class",
+    "SPV_KHR_16bit_storage",
+    "SPV_KHR_8bit_storage",
+    "SPV_KHR_float_controls",
     "SPV_KHR_vulkan_memory_model",
     "SPV_KHR_non_semantic_info",
     "SPV_KHR_relaxed_extended_instruction",
@@ -432,15 +445,18 @@ impl Module {
             TypeBool => Type::Bool,
             TypeInt => {
                 let (width, signed) = (inst.lit(0)?, inst.lit(1)? != 0);
-                if width != 32 && width != 64 {
+                if ![8, 16, 32, 64].contains(&width) {
                     return Err(unsupported!("{width}-bit integers"));
                 }
                 Type::Int { width, signed }
             }
             TypeFloat => {
                 let width = inst.lit(0)?;
-                if width != 32 {
+                if ![16, 32, 64].contains(&width) {
                     return Err(unsupported!("{width}-bit floats"));
+                }
+                if inst.operands.len() > 1 {
+                    return Err(unsupported!("floating-point encoding {:?}", inst.operands[1]));
                 }
                 Type::Float { width }
             }

@@ -41,25 +41,57 @@ pub(crate) enum Type {
     RayQuery,
 }
 
-/// What one scalar component is, as far as instruction selection cares.
+/// What one scalar component is, as far as instruction selection cares (see `lower::num`
+/// for how each lives in registers).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Scalar {
     Bool,
+    /// 8- and 16-bit integers: one register, zero-extended.
+    I8,
+    I16,
     /// 32-bit integer.
     I32,
     /// 64-bit integer (a register pair).
     I64,
+    /// 16-bit float: one register holding the f32 of the same value.
+    F16,
     F32,
+    /// 64-bit float: a register pair of raw IEEE bits.
+    F64,
 }
 
 impl Scalar {
     /// Registers per component.
     pub fn regs(self) -> u32 {
-        if self == Scalar::I64 {
+        if self.bits() == 64 {
             2
         } else {
             1
         }
+    }
+
+    /// Width in bits (booleans: the 32 of their register).
+    pub fn bits(self) -> u32 {
+        match self {
+            Scalar::I8 => 8,
+            Scalar::I16 | Scalar::F16 => 16,
+            Scalar::I64 | Scalar::F64 => 64,
+            _ => 32,
+        }
+    }
+
+    pub fn is_float(self) -> bool {
+        matches!(self, Scalar::F16 | Scalar::F32 | Scalar::F64)
+    }
+
+    /// 8- or 16-bit integer.
+    pub fn is_narrow_int(self) -> bool {
+        matches!(self, Scalar::I8 | Scalar::I16)
+    }
+
+    /// Bytes in explicitly laid-out memory.
+    pub fn bytes(self) -> u32 {
+        self.bits() / 8
     }
 }
 
@@ -121,8 +153,8 @@ impl Types {
 
     fn regs64(&self, id: Id) -> Result<u64> {
         Ok(match self.get(id)? {
-            Type::Bool | Type::Float { .. } | Type::RayQuery => 1,
-            Type::Int { width, .. } => {
+            Type::Bool | Type::RayQuery => 1,
+            Type::Int { width, .. } | Type::Float { width } => {
                 if *width == 64 {
                     2
                 } else {
@@ -175,10 +207,14 @@ impl Types {
     pub fn scalar(&self, id: Id) -> Result<Scalar> {
         match self.get(id)? {
             Type::Bool => Ok(Scalar::Bool),
+            Type::Int { width: 8, .. } => Ok(Scalar::I8),
+            Type::Int { width: 16, .. } => Ok(Scalar::I16),
             Type::Int { width: 32, .. } => Ok(Scalar::I32),
             Type::Int { width: 64, .. } => Ok(Scalar::I64),
+            Type::Float { width: 16 } => Ok(Scalar::F16),
             Type::Float { width: 32 } => Ok(Scalar::F32),
-            _ => Err(invalid!("%{id} ({}) is not a 32/64-bit scalar type", self.describe(id))),
+            Type::Float { width: 64 } => Ok(Scalar::F64),
+            _ => Err(invalid!("%{id} ({}) is not a scalar type", self.describe(id))),
         }
     }
 

@@ -657,12 +657,19 @@ impl<'m> Lowerer<'m> {
         let kind = match p.kind {
             PtrKind::Global { base, off, align, lay, desc } => {
                 let comp_bytes = |l: &Self| -> Result<u32> {
-                    Ok(if l.m.types.shape(elem).map(|s| s.scalar) == Ok(Scalar::I64) { 8 } else { 4 })
+                    Ok(match l.m.types.shape(elem).map(|s| s.scalar) {
+                        Ok(Scalar::Bool) | Err(_) => 4,
+                        Ok(s) => s.bytes(),
+                    })
                 };
                 let (stride, lay) = if column {
                     match lay {
                         Lay::Matrix { stride, row_major: false } => (stride, Lay::Plain),
-                        Lay::Matrix { stride, row_major: true } => (4, Lay::Column { stride }),
+                        Lay::Matrix { stride, row_major: true } => {
+                            // A row-major matrix's column: one component along each row.
+                            let cb = self.m.types.shape(elem)?.scalar.bytes();
+                            (cb, Lay::Column { stride })
+                        }
                         _ => return Err(invalid!("matrix %{} in buffer memory without MatrixStride", p.ty)),
                     }
                 } else if let Some(s) = stride {
@@ -846,13 +853,35 @@ impl<'m> Lowerer<'m> {
                 }
                 Ok(())
             }
-            Type::Int { width: 64, .. } => self.words(store, base, off, align, r, 2),
+            Type::Int { width: 64, .. } | Type::Float { width: 64 } => self.words(store, base, off, align, r, 2),
+            Type::Int { width: w @ (8 | 16), .. } => {
+                // Canonical narrow registers are zero-extended: what u8/u16 loads give.
+                let size = if w == 8 { MemSize::U8 } else { MemSize::U16 };
+                if store {
+                    self.e.ins(Vx::Stg, size as u8, N, base, r, N, N, off);
+                } else {
+                    self.e.ins(Vx::Ldg, size as u8, r, base, N, N, N, off);
+                }
+                Ok(())
+            }
+            Type::Float { width: 16 } => {
+                // Half bits in memory, the f32 of the same value in the register.
+                if store {
+                    let h = self.e.op1(Vx::F2h, 0, r)?;
+                    self.e.ins(Vx::Stg, MemSize::U16 as u8, N, base, h, N, N, off);
+                } else {
+                    self.e.ins(Vx::Ldg, MemSize::U16 as u8, r, base, N, N, N, off);
+                    self.e.ins(Vx::H2f, 0, r, r, N, N, N, 0);
+                }
+                Ok(())
+            }
             Type::Int { .. } | Type::Float { .. } => self.words(store, base, off, align, r, 1),
             Type::Vector { elem, n } => {
                 let er = self.m.types.regs(elem)?;
-                let eb = 4 * er;
+                let es = self.m.types.scalar(elem)?;
+                let eb = if es == Scalar::Bool { 4 } else { es.bytes() };
                 let strided = if let Lay::Column { stride } = lay { Some(stride) } else { None };
-                if strided.is_some() || matches!(self.m.types.get(elem)?, Type::Bool) {
+                if strided.is_some() || es == Scalar::Bool || eb < 4 {
                     let stride = strided.unwrap_or(eb);
                     for k in 0..n {
                         let o = add_off(off, k as u64 * stride as u64)?;
@@ -868,9 +897,10 @@ impl<'m> Lowerer<'m> {
                     return Err(invalid!("matrix %{ty} in buffer memory without MatrixStride"));
                 };
                 let cr = self.m.types.regs(col)?;
+                let cb = self.m.types.shape(col)?.scalar.bytes();
                 for c in 0..cols {
                     let (o, l) = if row_major {
-                        (add_off(off, 4 * c as u64)?, Lay::Column { stride })
+                        (add_off(off, cb as u64 * c as u64)?, Lay::Column { stride })
                     } else {
                         (add_off(off, c as u64 * stride as u64)?, Lay::Plain)
                     };

@@ -22,6 +22,7 @@ mod alu;
 mod glsl;
 mod image;
 mod mem;
+mod num;
 mod rayquery;
 
 pub(crate) use mem::Ptr;
@@ -551,6 +552,9 @@ impl<'m> Lowerer<'m> {
                     let v = self.imm64(lit)?;
                     self.e.op2(Vx::Icmp64, IntCond::Eq as u8, sel, v)?
                 } else {
+                    // Narrow selectors are zero-extended; their literals may be sign-extended.
+                    let bits = shape.scalar.bits();
+                    let lit = if bits < 32 { lit & ((1 << bits) - 1) } else { lit };
                     let v = self.imm(lit as u32)?;
                     self.e.op2(Vx::Icmp, IntCond::Eq as u8, sel, v)?
                 };
