@@ -34,6 +34,7 @@ pub const DEVICE_EXTENSIONS: &[(&str, u32)] = &[
     ("VK_KHR_16bit_storage", 1),
     ("VK_KHR_8bit_storage", 1),
     ("VK_KHR_shader_float16_int8", 1),
+    ("VK_KHR_shader_subgroup_extended_types", 1),
 ];
 
 /// Fixed UUIDs: the driver UUID also versions serialized acceleration structures.
@@ -119,7 +120,7 @@ fn fill_v12(f: &mut vk::PhysicalDeviceVulkan12Features) {
     f.scalar_block_layout = T;
     f.imageless_framebuffer = 0;
     f.uniform_buffer_standard_layout = T;
-    f.shader_subgroup_extended_types = 0;
+    f.shader_subgroup_extended_types = T;
     f.separate_depth_stencil_layouts = 0;
     f.host_query_reset = 0;
     f.timeline_semaphore = T;
@@ -131,7 +132,7 @@ fn fill_v12(f: &mut vk::PhysicalDeviceVulkan12Features) {
     f.vulkan_memory_model_availability_visibility_chains = 0;
     f.shader_output_viewport_index = 0;
     f.shader_output_layer = 0;
-    f.subgroup_broadcast_dynamic_id = 0;
+    f.subgroup_broadcast_dynamic_id = T;
 }
 
 /// Fills every feature structure we know in an output chain; unknown ones are left alone.
@@ -436,7 +437,15 @@ pub unsafe fn fill_properties(gpu: &Gpu, chain: *mut c_void) {
         };
     }
     let subgroup_stages = vk::ShaderStageFlags::COMPUTE;
-    let subgroup_ops = vk::SubgroupFeatureFlags::BASIC;
+    // Every subgroup operation, at any warp size (VX's VOTE/BALLOT/SHFL/RED; ISA.md).
+    let subgroup_ops = vk::SubgroupFeatureFlags::BASIC
+        | vk::SubgroupFeatureFlags::VOTE
+        | vk::SubgroupFeatureFlags::ARITHMETIC
+        | vk::SubgroupFeatureFlags::BALLOT
+        | vk::SubgroupFeatureFlags::SHUFFLE
+        | vk::SubgroupFeatureFlags::SHUFFLE_RELATIVE
+        | vk::SubgroupFeatureFlags::CLUSTERED
+        | vk::SubgroupFeatureFlags::QUAD;
     let fill = |ty: vk::StructureType, p: *mut c_void| match ty {
         vk::StructureType::PHYSICAL_DEVICE_PROPERTIES_2 => {
             at!(p, vk::PhysicalDeviceProperties2).properties = properties10(gpu)

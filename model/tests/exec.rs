@@ -346,3 +346,51 @@ fn double_precision_ops() {
         assert_eq!(word(3), half::f16::from_f64(x).to_bits() as u32);
     }
 }
+
+/// The cross-lane ops on a warp with a divergent branch: only the active lanes take part.
+#[test]
+fn cross_lane_ops_see_the_active_lanes() {
+    use vortex_model::abi::isa::{RedOp, ShflMode, VoteOp, RED_CLUSTER_SHIFT, RED_EXCLUSIVE, RED_INCLUSIVE};
+    let mut h = Harness::new(DeviceConfig { num_threads: 8, ..Default::default() });
+    let out = h.alloc(&vec![0u8; 4 * 8 * 8]);
+    let mut code = Vec::new();
+    code.extend(load_param(2, 0));
+    code.push(r(Op::Csr, 0, 4, N, N, N, csr::LANE_ID));
+    // Odd lanes skip to the join: the ops below run on lanes 0, 2, 4, 6 only.
+    code.push(r(Op::Movi, 0, 5, N, N, N, 1));
+    code.push(r(Op::And, 0, 6, 4, 5, N, 0));
+    let bra_at = code.len();
+    code.push(Instr::bra(6, 0, 0, 0));
+    code.push(r(Op::Vote, VoteOp::All as u8, 10, 4, N, N, 0)); // lane 0 holds 0 -> 0
+    code.push(r(Op::Vote, VoteOp::Any as u8, 11, 4, N, N, 0));
+    code.push(r(Op::Ballot, 0, 12, 4, N, N, 0)); // lanes 2, 4, 6 non-zero
+    code.push(r(Op::Movi, 0, 7, N, N, N, 2));
+    code.push(r(Op::Shfl, ShflMode::Down as u8, 13, 4, 7, N, 0)); // lane + 2
+    code.push(r(Op::Shfl, ShflMode::Xor as u8, 14, 4, 5, N, 0)); // lane ^ 1: inactive -> own
+    code.push(r(Op::Red, RedOp::Iadd as u8, 15, 4, N, N, 0)); // 0+2+4+6
+    code.push(r(Op::Red, RedOp::Iadd as u8, 16, 4, N, N, RED_EXCLUSIVE));
+    code.push(r(Op::Red, RedOp::Umax as u8, 17, 4, N, N, RED_INCLUSIVE | 4 << RED_CLUSTER_SHIFT));
+    let join = code.len() as u32;
+    code[bra_at] = Instr::bra(6, join, bra_at as u32 + 1, join);
+    // out + lane * 32: r10..r17
+    code.push(r(Op::Movi, 0, 7, N, N, N, 5));
+    code.push(r(Op::Shl, 0, 8, 4, 7, N, 0));
+    code.push(r(Op::Movi, 0, 9, N, N, N, 0));
+    code.push(r(Op::Iadd64, 0, 18, 2, 8, N, 0));
+    code.push(r(Op::Stg, MemSize::B128 as u8, N, 18, 10, N, 0));
+    code.push(r(Op::Stg, MemSize::B128 as u8, N, 18, 14, N, 16));
+    code.push(exit());
+    h.launch(header(20, [8, 1, 1]), &code, [1, 1, 1], &out.to_le_bytes()).unwrap();
+    let bytes = h.read(out, 4 * 8 * 8);
+    for lane in (0..8usize).step_by(2) {
+        let w = |k: usize| u32::from_le_bytes(bytes[lane * 32 + 4 * k..][..4].try_into().unwrap());
+        assert_eq!(w(0), 0, "vote.all");
+        assert_eq!(w(1), 1, "vote.any");
+        assert_eq!(w(2), 0b0101_0100, "ballot");
+        assert_eq!(w(3), if lane + 2 < 8 { lane as u32 + 2 } else { lane as u32 }, "shfl.down");
+        assert_eq!(w(4), lane as u32, "shfl.xor from an inactive lane");
+        assert_eq!(w(5), 12, "red.iadd");
+        assert_eq!(w(6), (0..lane as u32).step_by(2).sum::<u32>(), "exclusive scan");
+        assert_eq!(w(7), lane as u32, "inclusive max within clusters of 4");
+    }
+}

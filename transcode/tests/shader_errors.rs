@@ -66,8 +66,8 @@ fn unsupported_features_are_named() {
             "SPIR-V capability Int64ImageEXT",
         ),
         (
-            "#version 450\n#extension GL_KHR_shader_subgroup_basic : require\nlayout(local_size_x = 1) in;\nlayout(std430, binding = 0) buffer B { uint v; } b;\nvoid main() { if (subgroupElect()) b.v = 1u; }",
-            "OpGroupNonUniformElect",
+            "#version 450\n#extension GL_NV_shader_subgroup_partitioned : require\nlayout(local_size_x = 1) in;\nlayout(std430, binding = 0) buffer B { uint v; } b;\nvoid main() { b.v = subgroupPartitionNV(b.v).x; }",
+            "SPIR-V capability GroupNonUniformPartitioned",
         ),
         (
             "#version 450\nlayout(local_size_x = 1) in;\nlayout(binding = 1) uniform sampler2D s;\nlayout(std430, binding = 0) buffer B { vec4 v; } b;\nvoid main() { b.v = texelFetch(s, ivec2(0), 0); }",

@@ -39,8 +39,14 @@ const CAPABILITIES: &[Capability] = &[
     // Skip-triangles/AABBs and the micromap 2-state flag are ordinary run-time ray flags here.
     Capability::RayTraversalPrimitiveCullingKHR,
     Capability::RayTracingOpacityMicromapEXT,
-    // Only the subgroup built-ins (size, lane id, ids); group instructions are refused one by one.
     Capability::GroupNonUniform,
+    Capability::GroupNonUniformVote,
+    Capability::GroupNonUniformBallot,
+    Capability::GroupNonUniformShuffle,
+    Capability::GroupNonUniformShuffleRelative,
+    Capability::GroupNonUniformArithmetic,
+    Capability::GroupNonUniformClustered,
+    Capability::GroupNonUniformQuad,
     Capability::ShaderNonUniform,
     Capability::RuntimeDescriptorArray,
     Capability::UniformBufferArrayDynamicIndexing,

@@ -322,7 +322,21 @@ impl<'m> Lowerer<'m> {
                 | BuiltIn::GlobalInvocationId
                 | BuiltIn::WorkgroupSize
         );
-        if n != if vec3 { 3 } else { 1 } {
+        let mask4 = matches!(
+            b,
+            BuiltIn::SubgroupEqMask
+                | BuiltIn::SubgroupGeMask
+                | BuiltIn::SubgroupGtMask
+                | BuiltIn::SubgroupLeMask
+                | BuiltIn::SubgroupLtMask
+        );
+        if n != if vec3 {
+            3
+        } else if mask4 {
+            4
+        } else {
+            1
+        } {
             return Err(invalid!("built-in {b:?} declared with {n} components"));
         }
         let csr = |l: &mut Self, c: u32| -> Result<u16> {
@@ -398,6 +412,7 @@ impl<'m> Lowerer<'m> {
             BuiltIn::SubgroupLocalInvocationId => self.e.ins(Vx::Csr, 0, d, N, N, N, N, csr::LANE_ID),
             BuiltIn::SubgroupId => self.e.ins(Vx::Csr, 0, d, N, N, N, N, csr::CTA_RANK),
             BuiltIn::NumSubgroups => self.e.ins(Vx::Csr, 0, d, N, N, N, N, csr::CTA_SIZE),
+            b if mask4 => self.subgroup_mask_builtin(b, d)?,
             b => return Err(unsupported!("built-in {b:?} in a compute shader")),
         }
         Ok(d)

@@ -24,6 +24,7 @@ mod image;
 mod mem;
 mod num;
 mod rayquery;
+mod subgroup;
 
 pub(crate) use mem::Ptr;
 
@@ -95,6 +96,9 @@ pub(crate) struct Lowerer<'m> {
     num_queries: u32,
     /// Memoized prologue values: kargs address, LMEM base, descriptor-set addresses.
     cache: mem::Cache,
+    /// Memoized prologue values of the subgroup lowering: lane id, warp mask.
+    cache_lane: Option<u16>,
+    cache_warp_mask: Option<u16>,
 }
 
 pub(crate) fn lower(m: &Module, flat: &Flat, cfg: &Cfg, opts: &CompileOptions) -> Result<Lowered> {
@@ -119,6 +123,8 @@ pub(crate) fn lower(m: &Module, flat: &Flat, cfg: &Cfg, opts: &CompileOptions) -
         query_base: HashMap::new(),
         num_queries: 0,
         cache: mem::Cache::default(),
+        cache_lane: None,
+        cache_warp_mask: None,
     };
     l.analyze(flat)?;
     l.run(flat, cfg)?;
@@ -297,6 +303,7 @@ impl<'m> Lowerer<'m> {
             | AtomicFAddEXT => self.mem_inst(inst),
             ImageRead | ImageWrite | ImageQuerySize | ImageTexelPointer => self.image_inst(inst),
             op if rayquery::handles(op) => self.ray_query_inst(inst),
+            op if subgroup::handles(op) => self.subgroup_inst(inst),
             _ => self.alu_inst(inst),
         }
     }
