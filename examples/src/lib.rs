@@ -12,6 +12,7 @@ pub mod image;
 pub mod math;
 pub mod obj;
 pub mod pipeline;
+pub mod scene;
 
 pub use accel::{AabbGeometry, AccelerationStructure, Indices, Instance, TriangleGeometry};
 pub use buffer::Buffer;

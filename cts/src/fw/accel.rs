@@ -1,0 +1,525 @@
+//! Acceleration structures described on the host and built on the device, in the roles of
+//! dEQP's `BottomLevelAccelerationStructure` / `TopLevelAccelerationStructure`: geometry in
+//! any AS vertex format, with or without indices and padding, arrays of pointers, GENERIC
+//! creation, creation before the storage memory is bound, builds without geometries or
+//! primitives. Builds are recorded into the caller's command buffer (the inputs stay alive
+//! in the returned object until it is dropped, after the submission has finished).
+
+use crate::case::{TestResult, VkCheck};
+use crate::fw::mem::GARBAGE;
+use crate::fw::{Buffer, Env, Transform, IDENTITY};
+use ash::vk;
+use half::f16;
+
+/// One geometry of a BLAS. For triangles `vertices` are the vertices (three per triangle
+/// without indices); for AABBs they come in (min, max) pairs.
+#[derive(Clone, Debug)]
+pub struct Geometry {
+    pub triangles: bool,
+    pub vertex_format: vk::Format,
+    pub index_type: vk::IndexType,
+    pub vertices: Vec<[f32; 3]>,
+    pub indices: Vec<u32>,
+    pub flags: vk::GeometryFlagsKHR,
+    /// Padding blocks after each vertex (triangles, a vertex's size each) or each AABB
+    /// (8 bytes each).
+    pub padding: u32,
+}
+
+impl Geometry {
+    pub fn triangles(vertices: Vec<[f32; 3]>) -> Geometry {
+        Geometry {
+            triangles: true,
+            vertex_format: vk::Format::R32G32B32_SFLOAT,
+            index_type: vk::IndexType::NONE_KHR,
+            vertices,
+            indices: Vec::new(),
+            flags: vk::GeometryFlagsKHR::empty(),
+            padding: 0,
+        }
+    }
+
+    pub fn aabbs(corners: Vec<[f32; 3]>) -> Geometry {
+        Geometry { triangles: false, ..Geometry::triangles(corners) }
+    }
+
+    /// `triangles` selects the kind (dEQP's `addGeometry(data, triangles)`).
+    pub fn new(data: Vec<[f32; 3]>, triangles: bool) -> Geometry {
+        if triangles {
+            Geometry::triangles(data)
+        } else {
+            Geometry::aabbs(data)
+        }
+    }
+
+    pub fn flags(mut self, flags: vk::GeometryFlagsKHR) -> Geometry {
+        self.flags = flags;
+        self
+    }
+
+    pub fn primitive_count(&self) -> u32 {
+        let n = if !self.triangles {
+            self.vertices.len() / 2
+        } else if self.index_type != vk::IndexType::NONE_KHR {
+            self.indices.len() / 3
+        } else {
+            self.vertices.len() / 3
+        };
+        n as u32
+    }
+
+    fn vertex_block(&self) -> usize {
+        if self.triangles {
+            format_size(self.vertex_format) * (1 + self.padding as usize)
+        } else {
+            24 + 8 * self.padding as usize
+        }
+    }
+
+    /// The vertex (or AABB) data as the device reads it.
+    pub fn vertex_bytes(&self) -> Vec<u8> {
+        let block = self.vertex_block();
+        if self.triangles {
+            let mut out = vec![0u8; block * self.vertices.len()];
+            for (i, v) in self.vertices.iter().enumerate() {
+                let enc = encode_vertex(self.vertex_format, v);
+                out[i * block..i * block + enc.len()].copy_from_slice(&enc);
+            }
+            out
+        } else {
+            let boxes = self.vertices.len() / 2;
+            let mut out = vec![0u8; block * boxes];
+            for b in 0..boxes {
+                let pair: Vec<u8> = self.vertices[2 * b]
+                    .iter()
+                    .chain(self.vertices[2 * b + 1].iter())
+                    .flat_map(|f| f.to_le_bytes())
+                    .collect();
+                out[b * block..b * block + 24].copy_from_slice(&pair);
+            }
+            out
+        }
+    }
+
+    pub fn index_bytes(&self) -> Vec<u8> {
+        match self.index_type {
+            vk::IndexType::UINT16 => self.indices.iter().flat_map(|&i| (i as u16).to_le_bytes()).collect(),
+            vk::IndexType::UINT32 => self.indices.iter().flat_map(|&i| i.to_le_bytes()).collect(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// Bytes per vertex of an AS vertex format.
+pub fn format_size(format: vk::Format) -> usize {
+    let (n, size) = format_layout(format);
+    n * size
+}
+
+/// (components, bytes per component).
+fn format_layout(format: vk::Format) -> (usize, usize) {
+    use vk::Format as F;
+    match format {
+        F::R32G32_SFLOAT => (2, 4),
+        F::R32G32B32_SFLOAT => (3, 4),
+        F::R32G32B32A32_SFLOAT => (4, 4),
+        F::R16G16_SFLOAT | F::R16G16_SNORM => (2, 2),
+        F::R16G16B16_SFLOAT | F::R16G16B16_SNORM => (3, 2),
+        F::R16G16B16A16_SFLOAT | F::R16G16B16A16_SNORM => (4, 2),
+        F::R64G64_SFLOAT => (2, 8),
+        F::R64G64B64_SFLOAT => (3, 8),
+        F::R64G64B64A64_SFLOAT => (4, 8),
+        F::R8G8_SNORM => (2, 1),
+        F::R8G8B8_SNORM => (3, 1),
+        F::R8G8B8A8_SNORM => (4, 1),
+        other => panic!("{other:?} is not an acceleration-structure vertex format"),
+    }
+}
+
+/// float -> signed normalized integer with `max` as 1.0: round half to even, saturate.
+fn snorm(v: f32, max: i64) -> i64 {
+    let scaled = v * max as f32;
+    let r = scaled.round();
+    let r = if (scaled - scaled.trunc()).abs() == 0.5 { 2.0 * (scaled / 2.0).round() } else { r };
+    (r as i64).clamp(-max, max)
+}
+
+/// One vertex in `format`; a fourth component is 0 and a missing z is dropped.
+pub fn encode_vertex(format: vk::Format, v: &[f32; 3]) -> Vec<u8> {
+    use vk::Format as F;
+    let (n, _) = format_layout(format);
+    let comp = |i: usize| if i < 3 { v[i] } else { 0.0 };
+    let mut out = Vec::new();
+    for i in 0..n {
+        let c = comp(i);
+        match format {
+            F::R32G32_SFLOAT | F::R32G32B32_SFLOAT | F::R32G32B32A32_SFLOAT => out.extend(c.to_le_bytes()),
+            F::R16G16_SFLOAT | F::R16G16B16_SFLOAT | F::R16G16B16A16_SFLOAT => {
+                out.extend(f16::from_f32(c).to_bits().to_le_bytes())
+            }
+            F::R16G16_SNORM | F::R16G16B16_SNORM | F::R16G16B16A16_SNORM => {
+                out.extend((snorm(c, i16::MAX as i64) as i16).to_le_bytes())
+            }
+            F::R64G64_SFLOAT | F::R64G64B64_SFLOAT | F::R64G64B64A64_SFLOAT => out.extend(f64::from(c).to_le_bytes()),
+            F::R8G8_SNORM | F::R8G8B8_SNORM | F::R8G8B8A8_SNORM => out.push(snorm(c, i8::MAX as i64) as i8 as u8),
+            _ => unreachable!(),
+        }
+    }
+    out
+}
+
+const INPUT: vk::BufferUsageFlags = vk::BufferUsageFlags::ACCELERATION_STRUCTURE_BUILD_INPUT_READ_ONLY_KHR;
+
+/// What dEQP's helpers vary about how a structure is created and built.
+#[derive(Clone, Debug)]
+pub struct BuildOptions {
+    pub build_flags: vk::BuildAccelerationStructureFlagsKHR,
+    /// Created as `GENERIC_KHR`, built as top or bottom.
+    pub generic: bool,
+    /// Geometries (BLAS) or instances (TLAS) passed through arrays of pointers.
+    pub array_of_pointers: bool,
+    /// `vkCreateAccelerationStructureKHR` before the storage buffer has memory.
+    pub create_before_bind: bool,
+}
+
+impl Default for BuildOptions {
+    fn default() -> Self {
+        BuildOptions {
+            build_flags: vk::BuildAccelerationStructureFlagsKHR::empty(),
+            generic: false,
+            array_of_pointers: false,
+            create_before_bind: false,
+        }
+    }
+}
+
+/// A built (or at least recorded) acceleration structure and everything its build reads.
+pub struct Built {
+    pub handle: vk::AccelerationStructureKHR,
+    pub address: vk::DeviceAddress,
+    pub size: u64,
+    accel: ash::khr::acceleration_structure::Device,
+    _storage: Buffer,
+    _inputs: Vec<Buffer>,
+}
+
+impl Drop for Built {
+    fn drop(&mut self) {
+        // SAFETY: no submission using it is pending.
+        unsafe { self.accel.destroy_acceleration_structure(self.handle, None) };
+    }
+}
+
+pub type Blas = Built;
+pub type Tlas = Built;
+
+/// Storage + AS creation (optionally before the memory is bound), sized from `sizes`.
+fn create(
+    env: &Env,
+    ty: vk::AccelerationStructureTypeKHR,
+    size: u64,
+    opts: &BuildOptions,
+) -> TestResult<(vk::AccelerationStructureKHR, Buffer, vk::DeviceAddress)> {
+    let usage = vk::BufferUsageFlags::ACCELERATION_STRUCTURE_STORAGE_KHR;
+    let mut storage = Buffer::unbound(env, size, usage)?;
+    let create_ty = if opts.generic { vk::AccelerationStructureTypeKHR::GENERIC } else { ty };
+    let info = vk::AccelerationStructureCreateInfoKHR::default().buffer(storage.handle).size(size).ty(create_ty);
+    let handle = if opts.create_before_bind {
+        // SAFETY: valid buffer; the spec allows creating before memory is bound as long
+        // as it is bound before any use.
+        let h =
+            unsafe { env.accel.create_acceleration_structure(&info, None) }.vk("vkCreateAccelerationStructureKHR")?;
+        storage.bind(env)?;
+        h
+    } else {
+        storage.bind(env)?;
+        unsafe { env.accel.create_acceleration_structure(&info, None) }.vk("vkCreateAccelerationStructureKHR")?
+    };
+    storage.fill(GARBAGE);
+    let address = unsafe {
+        env.accel.get_acceleration_structure_device_address(
+            &vk::AccelerationStructureDeviceAddressInfoKHR::default().acceleration_structure(handle),
+        )
+    };
+    Ok((handle, storage, address))
+}
+
+/// Records the build of `info` with `ranges` (scratch allocated here) and the barrier
+/// after it that makes it visible to later builds and shaders.
+/// The geometry of one build: descriptions, the same by pointer, and the ranges.
+struct BuildGeometry<'a> {
+    ty: vk::AccelerationStructureTypeKHR,
+    geometries: &'a [vk::AccelerationStructureGeometryKHR<'a>],
+    pointers: &'a [*const vk::AccelerationStructureGeometryKHR<'a>],
+    ranges: &'a [vk::AccelerationStructureBuildRangeInfoKHR],
+}
+
+fn record_build(
+    env: &Env,
+    cmd: vk::CommandBuffer,
+    g: BuildGeometry,
+    opts: &BuildOptions,
+    mut inputs: Vec<Buffer>,
+) -> TestResult<Built> {
+    let BuildGeometry { ty, geometries, pointers: geometry_ptrs, ranges } = g;
+    let mut info = vk::AccelerationStructureBuildGeometryInfoKHR::default()
+        .ty(ty)
+        .flags(opts.build_flags)
+        .mode(vk::BuildAccelerationStructureModeKHR::BUILD);
+    if opts.array_of_pointers && !geometry_ptrs.is_empty() {
+        info.geometry_count = geometry_ptrs.len() as u32;
+        info.pp_geometries = geometry_ptrs.as_ptr();
+    } else {
+        info = info.geometries(geometries);
+    }
+    let counts: Vec<u32> = ranges.iter().map(|r| r.primitive_count).collect();
+    let mut sizes = vk::AccelerationStructureBuildSizesInfoKHR::default();
+    // SAFETY: `info` points at geometry descriptions alive for this call.
+    unsafe {
+        env.accel.get_acceleration_structure_build_sizes(
+            vk::AccelerationStructureBuildTypeKHR::DEVICE,
+            &info,
+            &counts,
+            &mut sizes,
+        )
+    };
+    let (handle, storage, address) = create(env, ty, sizes.acceleration_structure_size, opts)?;
+    let align = env.min_scratch_alignment;
+    let scratch = Buffer::new(env, sizes.build_scratch_size.max(1) + align, vk::BufferUsageFlags::STORAGE_BUFFER)?;
+    scratch.fill(GARBAGE);
+    info = info
+        .dst_acceleration_structure(handle)
+        .scratch_data(vk::DeviceOrHostAddressKHR { device_address: scratch.address.next_multiple_of(align) });
+    inputs.push(scratch);
+    // SAFETY: every address points into a buffer kept alive in `inputs` / `storage`.
+    unsafe {
+        env.accel.cmd_build_acceleration_structures(cmd, &[info], &[ranges]);
+    }
+    env.barrier(
+        cmd,
+        vk::PipelineStageFlags::ACCELERATION_STRUCTURE_BUILD_KHR,
+        vk::AccessFlags::ACCELERATION_STRUCTURE_WRITE_KHR | vk::AccessFlags::ACCELERATION_STRUCTURE_READ_KHR,
+        vk::PipelineStageFlags::ALL_COMMANDS,
+        vk::AccessFlags::ACCELERATION_STRUCTURE_WRITE_KHR | vk::AccessFlags::ACCELERATION_STRUCTURE_READ_KHR,
+    );
+    Ok(Built {
+        handle,
+        address,
+        size: sizes.acceleration_structure_size,
+        accel: env.accel.clone(),
+        _storage: storage,
+        _inputs: inputs,
+    })
+}
+
+/// A bottom-level structure to build.
+#[derive(Clone, Debug, Default)]
+pub struct BlasBuilder {
+    pub geometries: Vec<Geometry>,
+    pub opts: BuildOptions,
+    /// Build with geometryCount = 0.
+    pub without_geometries: bool,
+    /// Build every geometry with primitiveCount = 0.
+    pub without_primitives: bool,
+}
+
+impl BlasBuilder {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn add(&mut self, g: Geometry) -> &mut Self {
+        self.geometries.push(g);
+        self
+    }
+
+    /// Uploads the inputs and records the build into `cmd`.
+    pub fn record(&self, env: &Env, cmd: vk::CommandBuffer) -> TestResult<Blas> {
+        let mut inputs = Vec::new();
+        let mut geoms = Vec::new();
+        let mut ranges = Vec::new();
+        if !self.without_geometries {
+            for g in &self.geometries {
+                let vb = Buffer::unbound(env, g.vertex_bytes().len().max(1) as u64, INPUT)?;
+                let mut vb = vb;
+                vb.bind(env)?;
+                vb.fill(GARBAGE);
+                vb.write(0, &g.vertex_bytes());
+                let vaddr = vb.address;
+                inputs.push(vb);
+                let geom = if g.triangles {
+                    let iaddr = if g.index_type != vk::IndexType::NONE_KHR {
+                        let ib = Buffer::new(env, g.index_bytes().len().max(1) as u64, INPUT)?;
+                        ib.fill(GARBAGE);
+                        ib.write(0, &g.index_bytes());
+                        let a = ib.address;
+                        inputs.push(ib);
+                        a
+                    } else {
+                        0
+                    };
+                    let tri = vk::AccelerationStructureGeometryTrianglesDataKHR::default()
+                        .vertex_format(g.vertex_format)
+                        .vertex_data(vk::DeviceOrHostAddressConstKHR { device_address: vaddr })
+                        .vertex_stride(g.vertex_block() as u64)
+                        .max_vertex((g.vertices.len() as u32).saturating_sub(1))
+                        .index_type(g.index_type)
+                        .index_data(vk::DeviceOrHostAddressConstKHR { device_address: iaddr })
+                        .transform_data(vk::DeviceOrHostAddressConstKHR { device_address: 0 });
+                    vk::AccelerationStructureGeometryKHR::default()
+                        .geometry_type(vk::GeometryTypeKHR::TRIANGLES)
+                        .geometry(vk::AccelerationStructureGeometryDataKHR { triangles: tri })
+                        .flags(g.flags)
+                } else {
+                    let aabbs = vk::AccelerationStructureGeometryAabbsDataKHR::default()
+                        .data(vk::DeviceOrHostAddressConstKHR { device_address: vaddr })
+                        .stride(g.vertex_block() as u64);
+                    vk::AccelerationStructureGeometryKHR::default()
+                        .geometry_type(vk::GeometryTypeKHR::AABBS)
+                        .geometry(vk::AccelerationStructureGeometryDataKHR { aabbs })
+                        .flags(g.flags)
+                };
+                geoms.push(geom);
+                let count = if self.without_primitives { 0 } else { g.primitive_count() };
+                ranges.push(vk::AccelerationStructureBuildRangeInfoKHR::default().primitive_count(count));
+            }
+        }
+        let ptrs: Vec<*const vk::AccelerationStructureGeometryKHR> = geoms.iter().map(|g| g as *const _).collect();
+        let g = BuildGeometry {
+            ty: vk::AccelerationStructureTypeKHR::BOTTOM_LEVEL,
+            geometries: &geoms,
+            pointers: &ptrs,
+            ranges: &ranges,
+        };
+        record_build(env, cmd, g, &self.opts, inputs)
+    }
+}
+
+/// One TLAS instance. `blas` is the referenced structure's device address (0 makes the
+/// instance inactive).
+#[derive(Clone, Copy, Debug)]
+pub struct Instance {
+    pub blas: vk::DeviceAddress,
+    pub transform: Transform,
+    pub custom_index: u32,
+    pub mask: u32,
+    pub sbt_offset: u32,
+    pub flags: vk::GeometryInstanceFlagsKHR,
+}
+
+impl Instance {
+    pub fn new(blas: &Blas) -> Instance {
+        Instance {
+            blas: blas.address,
+            transform: IDENTITY,
+            custom_index: 0,
+            mask: 0xFF,
+            sbt_offset: 0,
+            flags: vk::GeometryInstanceFlagsKHR::empty(),
+        }
+    }
+    /// An instance referring to the structure at `address` (0: inactive).
+    pub fn new_address(address: vk::DeviceAddress) -> Instance {
+        Instance {
+            blas: address,
+            transform: IDENTITY,
+            custom_index: 0,
+            mask: 0xFF,
+            sbt_offset: 0,
+            flags: vk::GeometryInstanceFlagsKHR::empty(),
+        }
+    }
+
+    pub fn transform(mut self, t: Transform) -> Self {
+        self.transform = t;
+        self
+    }
+    pub fn custom_index(mut self, i: u32) -> Self {
+        self.custom_index = i;
+        self
+    }
+    pub fn mask(mut self, m: u32) -> Self {
+        self.mask = m;
+        self
+    }
+    pub fn sbt_offset(mut self, o: u32) -> Self {
+        self.sbt_offset = o;
+        self
+    }
+    pub fn flags(mut self, f: vk::GeometryInstanceFlagsKHR) -> Self {
+        self.flags = f;
+        self
+    }
+
+    /// `VkAccelerationStructureInstanceKHR` as 64 bytes.
+    pub fn bytes(&self) -> [u8; 64] {
+        let mut out = [0u8; 64];
+        let floats: Vec<u8> = self.transform.iter().flatten().flat_map(|f| f.to_le_bytes()).collect();
+        out[..48].copy_from_slice(&floats);
+        out[48..52].copy_from_slice(&((self.custom_index & 0xff_ffff) | ((self.mask & 0xff) << 24)).to_le_bytes());
+        out[52..56]
+            .copy_from_slice(&((self.sbt_offset & 0xff_ffff) | ((self.flags.as_raw() & 0xff) << 24)).to_le_bytes());
+        out[56..64].copy_from_slice(&self.blas.to_le_bytes());
+        out
+    }
+}
+
+/// A top-level structure to build.
+#[derive(Clone, Debug, Default)]
+pub struct TlasBuilder {
+    pub instances: Vec<Instance>,
+    pub opts: BuildOptions,
+    /// Build with primitiveCount = 0.
+    pub without_primitives: bool,
+    /// Pass the one INSTANCES geometry through `ppGeometries`.
+    pub pp_geometries: bool,
+}
+
+impl TlasBuilder {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn add(&mut self, i: Instance) -> &mut Self {
+        self.instances.push(i);
+        self
+    }
+
+    pub fn record(&self, env: &Env, cmd: vk::CommandBuffer) -> TestResult<Tlas> {
+        let records: Vec<u8> = self.instances.iter().flat_map(|i| i.bytes()).collect();
+        let ib = Buffer::new(env, records.len().max(64) as u64, INPUT)?;
+        ib.fill(GARBAGE);
+        ib.write(0, &records);
+        let mut inputs = vec![];
+        let data_address = if self.opts.array_of_pointers {
+            let ptrs: Vec<u64> = (0..self.instances.len() as u64).map(|i| ib.address + 64 * i).collect();
+            let pb = Buffer::with_data(env, &ptrs, INPUT)?;
+            let a = pb.address;
+            inputs.push(pb);
+            a
+        } else {
+            ib.address
+        };
+        inputs.push(ib);
+        let data = vk::AccelerationStructureGeometryInstancesDataKHR::default()
+            .array_of_pointers(self.opts.array_of_pointers)
+            .data(vk::DeviceOrHostAddressConstKHR { device_address: data_address });
+        let geom = [vk::AccelerationStructureGeometryKHR::default()
+            .geometry_type(vk::GeometryTypeKHR::INSTANCES)
+            .geometry(vk::AccelerationStructureGeometryDataKHR { instances: data })];
+        let count = if self.without_primitives { 0 } else { self.instances.len() as u32 };
+        let ranges = [vk::AccelerationStructureBuildRangeInfoKHR::default().primitive_count(count)];
+        // Instances through an array of pointers is a property of the instance data; how
+        // the one INSTANCES geometry is passed is `pp_geometries`.
+        let mut opts = self.opts.clone();
+        opts.array_of_pointers = self.pp_geometries;
+        let ptrs = [&geom[0] as *const vk::AccelerationStructureGeometryKHR];
+        let g = BuildGeometry {
+            ty: vk::AccelerationStructureTypeKHR::TOP_LEVEL,
+            geometries: &geom,
+            pointers: &ptrs,
+            ranges: &ranges,
+        };
+        record_build(env, cmd, g, &opts, inputs)
+    }
+}

@@ -1,0 +1,216 @@
+//! Runs the same scenes on several Vulkan drivers in one run and prints a table: AS build
+//! speed and trace throughput for coherent (primary + shadow), incoherent (ambient
+//! occlusion) and any-hit rays, with the ratio of the first driver to the others. Each
+//! driver runs in its own child process (the loader picks its driver per process); the
+//! hit counts of every workload are compared across drivers, so a fast wrong answer shows.
+//!
+//! ```text
+//! bench [--scenes bunny,spheres,million,random] [--icds vortex,lavapipe] [--samples N]
+//!       [--size WxH]
+//! ```
+//! An ICD name `vortex-timed` runs our driver in timed mode (`VORTEX_MODE=timed`).
+
+use ash::vk;
+use std::process::{Command, ExitCode};
+use std::time::Instant;
+use vortex_examples::scene::{GpuScene, Scene};
+use vortex_examples::{Buffer, ComputePipeline, Context, Icd};
+
+const BENCH: &[u8] = include_bytes!("../../shaders/bench.spv");
+const MODES: [&str; 3] = ["coherent", "incoherent", "any-hit"];
+
+/// What one driver measured on one scene.
+#[derive(Clone, Debug, Default)]
+struct Measured {
+    triangles: u64,
+    build_s: f64,
+    /// Per mode: (seconds, rays, hit pixels).
+    modes: [(f64, u64, u64); 3],
+}
+
+fn default_size(scene: &str) -> (u32, u32) {
+    // lavapipe traces the random soup about 200x slower than sorted input: keep its run short.
+    if scene == "random" {
+        (256, 192)
+    } else {
+        (1024, 768)
+    }
+}
+
+/// The child: builds the scene and runs each workload once, printing one line per result.
+fn worker(icd: &Icd, scene_name: &str, size: (u32, u32), samples: u32) -> Result<(), String> {
+    let scene = Scene::builtin(scene_name).map_err(|e| e.to_string())?;
+    let ctx = Context::new(icd).map_err(|e| e.to_string())?;
+    let gpu = GpuScene::build(&ctx, &scene).map_err(|e| e.to_string())?;
+    println!("build {} {}", gpu.build_seconds, scene.unique_triangle_count());
+    let (w, h) = size;
+    let n = w as u64 * h as u64;
+    let storage = vk::BufferUsageFlags::STORAGE_BUFFER;
+    let counts = Buffer::new(&ctx, 4 * n, storage).map_err(|e| e.to_string())?;
+    let depth = Buffer::new(&ctx, 4 * n, storage).map_err(|e| e.to_string())?;
+    let bindings = [
+        vk::DescriptorType::ACCELERATION_STRUCTURE_KHR,
+        vk::DescriptorType::STORAGE_BUFFER,
+        vk::DescriptorType::STORAGE_BUFFER,
+    ];
+    let pipe = ComputePipeline::new(&ctx, BENCH, &bindings, 96).map_err(|e| e.to_string())?;
+    pipe.bind_acceleration_structure(0, &gpu.tlas);
+    pipe.bind_storage_buffer(1, &counts);
+    pipe.bind_storage_buffer(2, &depth);
+    let floats = scene.camera.push_floats(w as f32 / h as f32, scene.light, scene.ao_radius);
+    for mode in 0..3u32 {
+        let mut push: Vec<u8> = floats.iter().flat_map(|f| f.to_le_bytes()).collect();
+        for v in [w, h, samples, mode] {
+            push.extend_from_slice(&v.to_le_bytes());
+        }
+        let t = Instant::now();
+        ctx.submit_once(|cmd| pipe.record_dispatch(cmd, &push, [w.div_ceil(8), h.div_ceil(8), 1]))
+            .map_err(|e| e.to_string())?;
+        let secs = t.elapsed().as_secs_f64();
+        let rays: u64 = counts.read::<u32>().iter().map(|&r| r as u64).sum();
+        let hits = depth.read::<f32>().iter().filter(|&&d| d >= 0.0).count();
+        println!("mode {mode} {secs} {rays} {hits}");
+    }
+    Ok(())
+}
+
+fn measure(icd: &str, scene: &str, size: (u32, u32), samples: u32) -> Result<Measured, String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let (icd_arg, timed) = match icd.strip_suffix("-timed") {
+        Some(base) => (base, true),
+        None => (icd, false),
+    };
+    let mut cmd = Command::new(exe);
+    cmd.args(["--worker", "--icd", icd_arg, "--scenes", scene, "--samples", &samples.to_string()]);
+    cmd.args(["--size", &format!("{}x{}", size.0, size.1)]);
+    if timed {
+        cmd.env("VORTEX_MODE", "timed");
+    }
+    let out = cmd.output().map_err(|e| format!("cannot start the {icd} worker: {e}"))?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    if !out.status.success() {
+        return Err(format!("{icd} on {scene} failed: {}", String::from_utf8_lossy(&out.stderr).trim()));
+    }
+    let mut m = Measured::default();
+    for line in stdout.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        match f.as_slice() {
+            ["build", s, t] => {
+                m.build_s = s.parse().unwrap_or(f64::NAN);
+                m.triangles = t.parse().unwrap_or(0);
+            }
+            ["mode", k, s, r, h] => {
+                let k: usize = k.parse().unwrap_or(0);
+                m.modes[k.min(2)] = (s.parse().unwrap_or(f64::NAN), r.parse().unwrap_or(0), h.parse().unwrap_or(0));
+            }
+            _ => {}
+        }
+    }
+    Ok(m)
+}
+
+fn main() -> ExitCode {
+    let mut scenes = "bunny,spheres,million,random".to_string();
+    let mut icds = "vortex,lavapipe".to_string();
+    let mut samples = 4u32;
+    let mut size: Option<(u32, u32)> = None;
+    let mut worker_icd: Option<Icd> = None;
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        let mut value = || args.next().unwrap_or_default();
+        match a.as_str() {
+            "--scenes" => scenes = value(),
+            "--icds" => icds = value(),
+            "--samples" => samples = value().parse().unwrap_or(4),
+            "--size" => {
+                let v = value();
+                size = v.split_once('x').and_then(|(w, h)| Some((w.parse().ok()?, h.parse().ok()?)));
+                if size.is_none() {
+                    eprintln!("bench: --size wants WxH, got {v:?}");
+                    return ExitCode::from(2);
+                }
+            }
+            "--worker" => worker_icd = Some(Icd::Vortex),
+            "--icd" => worker_icd = Some(Icd::parse(&value())),
+            "-h" | "--help" => {
+                println!("usage: bench [--scenes bunny,spheres,million,random] [--icds vortex,lavapipe] [--samples N] [--size WxH]");
+                return ExitCode::SUCCESS;
+            }
+            _ => {
+                eprintln!("bench: unexpected argument {a:?}");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    if let Some(icd) = worker_icd {
+        let scene = scenes.split(',').next().unwrap_or("bunny").to_string();
+        return match worker(&icd, &scene, size.unwrap_or_else(|| default_size(&scene)), samples) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("bench worker: {e}");
+                ExitCode::from(1)
+            }
+        };
+    }
+    let icds: Vec<&str> = icds.split(',').collect();
+    println!(
+        "{:<44} {:<14} {:>12} {:>14} {:>14} {:>14}",
+        "scene", "driver", "build Mtri/s", "coherent Mr/s", "incoher. Mr/s", "any-hit Mr/s"
+    );
+    let mut failed = false;
+    for scene in scenes.split(',') {
+        let sz = size.unwrap_or_else(|| default_size(scene));
+        let results: Vec<(&str, Result<Measured, String>)> =
+            icds.iter().map(|&i| (i, measure(i, scene, sz, samples))).collect();
+        let label = Scene::builtin(scene).map(|s| s.name).unwrap_or_else(|_| scene.to_string());
+        let mut first: Option<Measured> = None;
+        for (icd, r) in &results {
+            match r {
+                Ok(m) => {
+                    let rate = |k: usize| m.modes[k].1 as f64 / m.modes[k].0 / 1e6;
+                    println!(
+                        "{:<44} {:<14} {:>12.2} {:>14.3} {:>14.3} {:>14.3}",
+                        format!("{label} @{}x{}", sz.0, sz.1),
+                        icd,
+                        m.triangles as f64 / m.build_s / 1e6,
+                        rate(0),
+                        rate(1),
+                        rate(2)
+                    );
+                    if let Some(f) = &first {
+                        let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { f64::NAN };
+                        let fr = |k: usize| f.modes[k].1 as f64 / f.modes[k].0;
+                        let mr = |k: usize| m.modes[k].1 as f64 / m.modes[k].0;
+                        println!(
+                            "{:<44} {:<14} {:>11.2}x {:>13.2}x {:>13.2}x {:>13.2}x",
+                            "",
+                            format!("{}/{}", icds[0], icd),
+                            ratio(m.build_s, f.build_s),
+                            ratio(fr(0), mr(0)),
+                            ratio(fr(1), mr(1)),
+                            ratio(fr(2), mr(2))
+                        );
+                        for (k, mode) in MODES.iter().enumerate() {
+                            let (a, b) = (f.modes[k].2 as f64, m.modes[k].2 as f64);
+                            if (a - b).abs() > 0.001 * a.max(b).max(1.0) {
+                                println!("  ! {mode} hit pixels disagree: {} vs {}", f.modes[k].2, m.modes[k].2);
+                                failed = true;
+                            }
+                        }
+                    } else {
+                        first = Some(m.clone());
+                    }
+                }
+                Err(e) => {
+                    println!("{:<44} {:<14} error: {e}", label, icd);
+                    failed = true;
+                }
+            }
+        }
+    }
+    if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}

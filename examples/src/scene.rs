@@ -1,0 +1,334 @@
+//! Scenes for the renderer and the benchmark: meshes, instances of them, a camera and a light.
+//! The built-in ones are generated deterministically so every run (and every driver) sees
+//! exactly the same triangles.
+
+use crate::accel::{AccelerationStructure, Indices, Instance, TriangleGeometry};
+use crate::context::Context;
+use crate::math::Mat3x4;
+use crate::obj::{parse_obj, Mesh};
+use crate::BUNNY_OBJ;
+use crate::{Error, Result};
+use ash::vk;
+
+/// One placed copy of a mesh.
+#[derive(Clone, Copy, Debug)]
+pub struct Placement {
+    pub mesh: usize,
+    pub transform: Mat3x4,
+    /// Base colour, linear RGB.
+    pub albedo: [f32; 3],
+}
+
+/// A pinhole camera.
+#[derive(Clone, Copy, Debug)]
+pub struct Camera {
+    pub eye: [f32; 3],
+    pub target: [f32; 3],
+    pub up: [f32; 3],
+    pub fov_y_degrees: f32,
+}
+
+#[derive(Clone, Debug)]
+pub struct Scene {
+    pub name: String,
+    pub meshes: Vec<Mesh>,
+    pub placements: Vec<Placement>,
+    pub camera: Camera,
+    /// Direction towards the (directional) light.
+    pub light: [f32; 3],
+    /// Length of ambient-occlusion rays.
+    pub ao_radius: f32,
+}
+
+impl Scene {
+    /// Triangles in the whole scene, counting every instance.
+    pub fn triangle_count(&self) -> u64 {
+        self.placements.iter().map(|p| self.meshes[p.mesh].triangle_count() as u64).sum()
+    }
+
+    /// Triangles the acceleration structures store (each mesh once).
+    pub fn unique_triangle_count(&self) -> u64 {
+        self.meshes.iter().map(|m| m.triangle_count() as u64).sum()
+    }
+
+    /// A built-in scene by name: `bunny` (default), `spheres`, `million`, `random`.
+    pub fn builtin(name: &str) -> Result<Scene> {
+        match name {
+            "bunny" => bunny(),
+            "spheres" => Ok(spheres(100_000, 64)),
+            "million" => Ok(million()),
+            "random" => Ok(random_soup(200_000, 1)),
+            other => Err(Error::msg(format!("unknown scene {other:?} (bunny, spheres, million, random)"))),
+        }
+    }
+
+    /// A scene made of one OBJ file on a ground plane.
+    pub fn from_obj(path: &std::path::Path) -> Result<Scene> {
+        let text =
+            std::fs::read_to_string(path).map_err(|e| Error::msg(format!("cannot read {}: {e}", path.display())))?;
+        let mesh = parse_obj(&text)?;
+        Ok(framed(path.display().to_string(), mesh, 1))
+    }
+}
+
+/// A scene's acceleration structures on the device: one opaque BLAS per mesh and a TLAS
+/// with one instance per placement (instance custom index = mesh index).
+pub struct GpuScene {
+    pub blases: Vec<AccelerationStructure>,
+    pub tlas: AccelerationStructure,
+    /// Wall time of all the builds, submission to completion.
+    pub build_seconds: f64,
+}
+
+impl GpuScene {
+    pub fn build(ctx: &Context, scene: &Scene) -> Result<GpuScene> {
+        let t0 = std::time::Instant::now();
+        let blases = scene
+            .meshes
+            .iter()
+            .map(|m| {
+                let g = TriangleGeometry {
+                    vertices: m.positions.clone(),
+                    indices: Indices::U32(m.indices.clone()),
+                    transform: None,
+                    flags: vk::GeometryFlagsKHR::OPAQUE,
+                };
+                AccelerationStructure::build_bottom(ctx, &[g])
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let instances: Vec<Instance> = scene
+            .placements
+            .iter()
+            .map(|p| Instance {
+                blas: p.mesh,
+                transform: p.transform,
+                custom_index: p.mesh as u32,
+                mask: 0xFF,
+                flags: vk::GeometryInstanceFlagsKHR::empty(),
+                sbt_offset: 0,
+            })
+            .collect();
+        let tlas = AccelerationStructure::build_top(ctx, &blases, &instances)?;
+        Ok(GpuScene { blases, tlas, build_seconds: t0.elapsed().as_secs_f64() })
+    }
+}
+
+impl Camera {
+    /// The 20 floats the ray-generating shaders take as push constants: eye + tan(fov/2),
+    /// forward + aspect, right, up, then `light` + `ao_radius`.
+    pub fn push_floats(&self, aspect: f32, light: [f32; 3], ao_radius: f32) -> [f32; 20] {
+        let forward =
+            normalize([self.target[0] - self.eye[0], self.target[1] - self.eye[1], self.target[2] - self.eye[2]]);
+        let right = normalize(cross(forward, self.up));
+        let up = cross(right, forward);
+        let tan_half = (self.fov_y_degrees.to_radians() / 2.0).tan();
+        [
+            self.eye[0],
+            self.eye[1],
+            self.eye[2],
+            tan_half,
+            forward[0],
+            forward[1],
+            forward[2],
+            aspect,
+            right[0],
+            right[1],
+            right[2],
+            0.0,
+            up[0],
+            up[1],
+            up[2],
+            0.0,
+            light[0],
+            light[1],
+            light[2],
+            ao_radius,
+        ]
+    }
+}
+
+fn cross(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
+    [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
+}
+
+/// Bounds of a mesh.
+fn bounds(m: &Mesh) -> ([f32; 3], [f32; 3]) {
+    let mut lo = [f32::INFINITY; 3];
+    let mut hi = [f32::NEG_INFINITY; 3];
+    for p in &m.positions {
+        for k in 0..3 {
+            lo[k] = lo[k].min(p[k]);
+            hi[k] = hi[k].max(p[k]);
+        }
+    }
+    (lo, hi)
+}
+
+/// A square ground plane of half-size `r` at height `y`, two triangles.
+fn ground(r: f32, y: f32) -> Mesh {
+    Mesh { positions: vec![[-r, y, -r], [r, y, -r], [r, y, r], [-r, y, r]], indices: vec![0, 2, 1, 0, 3, 2] }
+}
+
+/// `copies` copies of `mesh` in a row, scaled to unit height, standing on a ground plane,
+/// with a camera that frames them.
+fn framed(name: String, mesh: Mesh, copies: usize) -> Scene {
+    let (lo, hi) = bounds(&mesh);
+    let size = (0..3).map(|k| hi[k] - lo[k]).fold(0.0f32, f32::max).max(1e-6);
+    let s = 1.0 / size;
+    let centre = [(lo[0] + hi[0]) / 2.0, lo[1], (lo[2] + hi[2]) / 2.0];
+    let mut placements = Vec::new();
+    let colours = [[0.8, 0.55, 0.35], [0.35, 0.6, 0.8], [0.6, 0.8, 0.4], [0.8, 0.4, 0.6]];
+    for i in 0..copies {
+        let x = (i as f32 - (copies - 1) as f32 / 2.0) * 1.2;
+        let t = Mat3x4::compose(&[
+            Mat3x4::translation(-centre[0], -centre[1], -centre[2]),
+            Mat3x4::scale(s, s, s),
+            Mat3x4::rotation_y(25.0 * i as f32),
+            Mat3x4::translation(x, 0.0, 0.0),
+        ]);
+        placements.push(Placement { mesh: 0, transform: t, albedo: colours[i % colours.len()] });
+    }
+    let extent = copies as f32 * 0.6 + 0.8;
+    placements.push(Placement { mesh: 1, transform: Mat3x4::IDENTITY, albedo: [0.7, 0.7, 0.7] });
+    Scene {
+        name,
+        meshes: vec![mesh, ground(extent * 4.0, 0.0)],
+        placements,
+        camera: Camera {
+            eye: [0.0, 0.42 * extent + 0.4, 1.35 * extent + 0.6],
+            target: [0.0, 0.4, 0.0],
+            up: [0.0, 1.0, 0.0],
+            fov_y_degrees: 40.0,
+        },
+        light: normalize([0.5, 1.0, 0.6]),
+        ao_radius: 0.4,
+    }
+}
+
+fn normalize(v: [f32; 3]) -> [f32; 3] {
+    let l = (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt();
+    [v[0] / l, v[1] / l, v[2] / l]
+}
+
+/// The default scene: three Stanford bunnies on a ground plane.
+pub fn bunny() -> Result<Scene> {
+    Ok(framed("bunny".into(), parse_obj(BUNNY_OBJ)?, 3))
+}
+
+/// A UV sphere of radius 1 with about `triangles` triangles.
+pub fn sphere(triangles: usize) -> Mesh {
+    // 2 * rings * segments triangles (minus the pole fans' degenerate halves, kept simple).
+    let n = ((triangles as f32 / 4.0).sqrt().ceil() as usize).max(3);
+    let (rings, segments) = (n, 2 * n);
+    let mut positions = Vec::with_capacity((rings + 1) * (segments + 1));
+    for r in 0..=rings {
+        let theta = std::f32::consts::PI * r as f32 / rings as f32;
+        for s in 0..=segments {
+            let phi = 2.0 * std::f32::consts::PI * s as f32 / segments as f32;
+            positions.push([theta.sin() * phi.cos(), theta.cos(), theta.sin() * phi.sin()]);
+        }
+    }
+    let mut indices = Vec::with_capacity(rings * segments * 6);
+    let w = segments as u32 + 1;
+    for r in 0..rings as u32 {
+        for s in 0..segments as u32 {
+            let (a, b, c, d) = (r * w + s, r * w + s + 1, (r + 1) * w + s, (r + 1) * w + s + 1);
+            indices.extend_from_slice(&[a, c, b, b, c, d]);
+        }
+    }
+    Mesh { positions, indices }
+}
+
+/// A sphere of about `triangles` triangles instanced `instances` times in a grid on a plane.
+pub fn spheres(triangles: usize, instances: usize) -> Scene {
+    let side = (instances as f32).sqrt().ceil() as usize;
+    let mut placements = Vec::new();
+    for i in 0..instances {
+        let (gx, gz) = ((i % side) as f32, (i / side) as f32);
+        let off = (side - 1) as f32 / 2.0;
+        let t = Mat3x4::compose(&[
+            Mat3x4::scale(0.4, 0.4, 0.4),
+            Mat3x4::translation((gx - off) * 1.0, 0.4, (gz - off) * 1.0),
+        ]);
+        let c = [0.3 + 0.5 * (gx / side as f32), 0.5, 0.3 + 0.5 * (gz / side as f32)];
+        placements.push(Placement { mesh: 0, transform: t, albedo: c });
+    }
+    let half = side as f32 * 0.5 + 1.0;
+    placements.push(Placement { mesh: 1, transform: Mat3x4::IDENTITY, albedo: [0.75, 0.75, 0.75] });
+    Scene {
+        name: format!("{instances} spheres x {} triangles", sphere(triangles).triangle_count()),
+        meshes: vec![sphere(triangles), ground(half * 3.0, 0.0)],
+        placements,
+        camera: Camera {
+            eye: [0.0, half * 0.9, half * 1.6],
+            target: [0.0, 0.0, 0.0],
+            up: [0.0, 1.0, 0.0],
+            fov_y_degrees: 45.0,
+        },
+        light: normalize([0.4, 1.0, 0.3]),
+        ao_radius: 0.5,
+    }
+}
+
+/// About a million triangles in one BLAS: a finely tessellated sphere, framed like the bunny.
+pub fn million() -> Scene {
+    let mut s = framed("million".into(), sphere(1_000_000), 1);
+    s.name = format!("1 sphere x {} triangles", s.meshes[0].triangle_count());
+    s
+}
+
+/// `n` random small triangles in the unit cube (a "soup": the worst case for a BVH).
+pub fn random_soup(n: usize, seed: u64) -> Scene {
+    let mut rng = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut next = || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        (rng >> 40) as f32 / (1u64 << 24) as f32
+    };
+    let mut positions = Vec::with_capacity(3 * n);
+    for _ in 0..n {
+        let c = [next(), next(), next()];
+        for _ in 0..3 {
+            positions.push([c[0] + (next() - 0.5) * 0.02, c[1] + (next() - 0.5) * 0.02, c[2] + (next() - 0.5) * 0.02]);
+        }
+    }
+    let indices = (0..3 * n as u32).collect();
+    let soup = Mesh { positions, indices };
+    Scene {
+        name: format!("{n} random triangles"),
+        meshes: vec![soup],
+        placements: vec![Placement {
+            mesh: 0,
+            transform: Mat3x4::translation(-0.5, -0.5, -0.5),
+            albedo: [0.7, 0.65, 0.6],
+        }],
+        camera: Camera { eye: [0.0, 0.4, 1.6], target: [0.0, 0.0, 0.0], up: [0.0, 1.0, 0.0], fov_y_degrees: 45.0 },
+        light: normalize([0.3, 1.0, 0.5]),
+        ao_radius: 0.05,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_scenes_have_the_advertised_sizes() {
+        let s = spheres(100_000, 64);
+        assert!((95_000..110_000).contains(&s.meshes[0].triangle_count()), "{}", s.meshes[0].triangle_count());
+        assert_eq!(s.placements.len(), 65);
+        assert!(million().unique_triangle_count() >= 1_000_000);
+        assert_eq!(random_soup(1000, 1).triangle_count(), 1000);
+        let b = bunny().unwrap();
+        assert!(b.triangle_count() > 10_000);
+        assert!(Scene::builtin("nope").is_err());
+    }
+
+    #[test]
+    fn generation_is_deterministic() {
+        let a = random_soup(100, 7);
+        let b = random_soup(100, 7);
+        assert_eq!(a.meshes[0].positions, b.meshes[0].positions);
+    }
+}
