@@ -17,8 +17,11 @@
 //!   seen, and continuing it would drop that candidate (DESIGN §5: the first proceed only
 //!   waits). A Terminate before the first proceed still continues, with TERMINATE alone.
 //!   Then action := IGNORE and `WAIT` until the lane's record is not PENDING (only pending
-//!   lanes loop); the result is "the status yields a candidate". Lanes with no open
-//!   candidate ignore a CONT's action (the RTU's rule), so proceeding after the end is safe.
+//!   lanes loop); the result is "the status yields a candidate", except after a Terminate:
+//!   a terminated lane whose walk had not reached its first record yet (the CONT found
+//!   nothing open) still yields later, so it is continued with TERMINATE until DONE, and
+//!   proceed returns false. Lanes with no open candidate ignore a CONT's action (the RTU's
+//!   rule), so proceeding after the end is safe.
 //! - Getters: `GETW`/`GETWF` of the committed or candidate span, or of the ray echo.
 
 use super::Lowerer;
@@ -255,7 +258,21 @@ impl<'m> Lowerer<'m> {
         let (anyhit, proc_) = (self.imm(rtu::STS_YIELD_ANYHIT)?, self.imm(rtu::STS_YIELD_PROC)?);
         let a = self.e.op2(Vx::Icmp, IntCond::Eq as u8, status, anyhit)?;
         let p = self.e.op2(Vx::Icmp, IntCond::Eq as u8, status, proc_)?;
-        let r = self.e.op2(Vx::Or, 0, a, p)?;
+        let yielded = self.e.op2(Vx::Or, 0, a, p)?;
+        // A terminated query never yields. A lane terminated before its first record landed
+        // (the TRACE may still be walking) ignored the CONT; it yields something later, and
+        // is continued with TERMINATE again until the walk is over.
+        let terminated = self.e.op2(Vx::Icmp, IntCond::Ne as u8, tm, zero)?;
+        let drain = self.e.op2(Vx::And, 0, yielded, terminated)?;
+        let drain_blk = self.e.label(format!("%{} proceed.drain", self.block));
+        let out = self.e.label(format!("%{} proceed.out", self.block));
+        self.e.bra(drain, drain_blk, out, out);
+        self.e.place(drain_blk)?;
+        self.e.ins(Vx::Cont, 0, N, slot, term, t, N, 0);
+        self.e.jmp(wait);
+        self.e.place(out)?;
+        let live = self.e.op2(Vx::Icmp, IntCond::Eq as u8, tm, zero)?;
+        let r = self.e.op2(Vx::And, 0, yielded, live)?;
         self.define(inst.rid()?, r, inst.rty()?);
         Ok(())
     }
