@@ -39,6 +39,7 @@ const CAPABILITIES: &[Capability] = &[
     // Skip-triangles/AABBs and the micromap 2-state flag are ordinary run-time ray flags here.
     Capability::RayTraversalPrimitiveCullingKHR,
     Capability::RayTracingOpacityMicromapEXT,
+    Capability::PhysicalStorageBufferAddresses,
     Capability::GroupNonUniform,
     Capability::GroupNonUniformVote,
     Capability::GroupNonUniformBallot,
@@ -67,6 +68,8 @@ const EXTENSIONS: &[&str] = &[
     "SPV_KHR_16bit_storage",
     "SPV_KHR_8bit_storage",
     "SPV_KHR_float_controls",
+    "SPV_KHR_physical_storage_buffer",
+    "SPV_EXT_physical_storage_buffer",
     "SPV_KHR_vulkan_memory_model",
     "SPV_KHR_non_semantic_info",
     "SPV_KHR_relaxed_extended_instruction",
@@ -336,7 +339,9 @@ impl Module {
         }
         if let Some(mm) = &self.raw.memory_model {
             match mm.operand(0)? {
-                Operand::AddressingModel(spirv::AddressingModel::Logical) => {}
+                Operand::AddressingModel(
+                    spirv::AddressingModel::Logical | spirv::AddressingModel::PhysicalStorageBuffer64,
+                ) => {}
                 Operand::AddressingModel(a) => return Err(unsupported!("addressing model {a:?}")),
                 o => return Err(invalid!("OpMemoryModel with operand {o:?}")),
             }
@@ -434,7 +439,10 @@ impl Module {
         use Op::*;
         let op = inst.class.opcode;
         if let Some(id) = inst.result_id {
-            if self.types.contains(id) || self.consts.contains_key(&id) || self.globals.contains_key(&id) {
+            let forward = op == TypePointer
+                && matches!(self.types.get(id), Ok(Type::Pointer { pointee: super::types::FORWARD, .. }));
+            if (self.types.contains(id) && !forward) || self.consts.contains_key(&id) || self.globals.contains_key(&id)
+            {
                 return Err(invalid!("%{id} is defined more than once"));
             }
         }
@@ -504,7 +512,7 @@ impl Module {
                     Operand::StorageClass(sc) => *sc,
                     o => return Err(invalid!("{} with storage class {o:?}", inst.name())),
                 };
-                // Pointee may be forward-declared only for physical pointers, which are refused.
+                // A pointee declared later is a forward physical pointer, in the table already.
                 Type::Pointer { sc, pointee: ty(self, 1)? }
             }
             TypeFunction => Type::Function,
@@ -545,7 +553,18 @@ impl Module {
                 return Ok(());
             }
             Line | NoLine | Nop => return Ok(()),
-            TypeForwardPointer => return Err(unsupported!("OpTypeForwardPointer (physical pointers)")),
+            TypeForwardPointer => {
+                let id = inst.id(0)?;
+                match inst.operand(1)? {
+                    Operand::StorageClass(StorageClass::PhysicalStorageBuffer) => {}
+                    o => return Err(unsupported!("OpTypeForwardPointer with storage class {o:?}")),
+                }
+                if self.types.contains(id) {
+                    return Err(invalid!("OpTypeForwardPointer of %{id}, which is already defined"));
+                }
+                let t = Type::Pointer { sc: StorageClass::PhysicalStorageBuffer, pointee: super::types::FORWARD };
+                return self.types.insert(id, t);
+            }
             _ => return Err(unsupported!("module-scope instruction {}", inst.name())),
         };
         self.types.insert(inst.rid()?, t)

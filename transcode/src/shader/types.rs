@@ -41,6 +41,14 @@ pub(crate) enum Type {
     RayQuery,
 }
 
+/// The pointee of a forward-declared pointer type not yet defined.
+pub(crate) const FORWARD: Id = 0;
+
+/// A pointer into physical storage buffer memory (a 64-bit address at run time).
+pub(crate) fn is_physical(t: &Type) -> bool {
+    matches!(t, Type::Pointer { sc: StorageClass::PhysicalStorageBuffer, .. })
+}
+
 /// What one scalar component is, as far as instruction selection cares (see `lower::num`
 /// for how each lives in registers).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -111,9 +119,12 @@ pub(crate) struct Types {
 }
 
 impl Types {
-    /// Adds a type whose operands are already present.
+    /// Adds a type whose operands are already present. A physical-storage-buffer pointer
+    /// may replace its own forward declaration (`OpTypeForwardPointer`): such pointers are
+    /// 64-bit addresses and never look into their pointee, so they may form cycles.
     pub fn insert(&mut self, id: Id, t: Type) -> Result<()> {
-        if self.map.contains_key(&id) {
+        let forward = matches!(self.map.get(&id), Some(Type::Pointer { pointee: FORWARD, .. }));
+        if self.map.contains_key(&id) && !(forward && is_physical(&t)) {
             // A redefinition could make a type contain itself.
             return Err(invalid!("type %{id} is defined more than once"));
         }
@@ -121,7 +132,7 @@ impl Types {
             Type::Vector { elem, .. } | Type::Array { elem, .. } | Type::RuntimeArray { elem } => vec![*elem],
             Type::Matrix { col, .. } => vec![*col],
             Type::Struct { members } => members.clone(),
-            Type::Pointer { pointee, .. } => vec![*pointee],
+            Type::Pointer { pointee, .. } if !is_physical(&t) => vec![*pointee],
             Type::Image { sampled, .. } => vec![*sampled],
             _ => vec![],
         };
@@ -228,6 +239,7 @@ impl Types {
 
     pub fn pointee(&self, id: Id) -> Result<(StorageClass, Id)> {
         match self.get(id)? {
+            Type::Pointer { pointee: FORWARD, .. } => Err(invalid!("pointer type %{id} is declared but never defined")),
             Type::Pointer { sc, pointee } => Ok((*sc, *pointee)),
             _ => Err(invalid!("%{id} is not a pointer type")),
         }
@@ -264,6 +276,9 @@ impl Types {
                 Type::Array { elem, len } => format!("{}[{len}]", self.describe(*elem)),
                 Type::RuntimeArray { elem } => format!("{}[]", self.describe(*elem)),
                 Type::Struct { members } => format!("struct({} members)", members.len()),
+                Type::Pointer { sc: StorageClass::PhysicalStorageBuffer, pointee } => {
+                    format!("ptr<physical, %{pointee}>")
+                }
                 Type::Pointer { sc, pointee } => format!("ptr<{sc:?}, {}>", self.describe(*pointee)),
                 Type::Function => "function".into(),
                 Type::Image { dim, .. } => format!("image{dim:?}"),

@@ -193,6 +193,45 @@ impl<'m> Lowerer<'m> {
                 self.define(inst.rid()?, d, ty);
                 Ok(())
             }
+            // Physical storage buffer pointers are their 64-bit address.
+            ConvertUToPtr | ConvertPtrToU => {
+                let (rid, rty) = (inst.rid()?, inst.rty()?);
+                let src = inst.id(0)?;
+                let r = self.regs(src)?;
+                let sty = self.type_of(src)?;
+                let ok = |t: &Type| super::super::types::is_physical(t) || matches!(t, Type::Int { width: 64, .. });
+                if !ok(self.m.types.get(sty)?) || !ok(self.m.types.get(rty)?) {
+                    return Err(unsupported!(
+                        "{} other than between a 64-bit integer and a physical pointer",
+                        inst.name()
+                    ));
+                }
+                self.vals.insert(rid, Val::Regs { r, ty: rty });
+                Ok(())
+            }
+            PtrEqual | PtrNotEqual | PtrDiff => {
+                let (rid, rty) = (inst.rid()?, inst.rty()?);
+                let (a, b) = (self.regs(inst.id(0)?)?, self.regs(inst.id(1)?)?);
+                let d = match op {
+                    PtrEqual => self.e.op2(Vx::Icmp64, IntCond::Eq as u8, a, b)?,
+                    PtrNotEqual => self.e.op2(Vx::Icmp64, IntCond::Ne as u8, a, b)?,
+                    _ => {
+                        // (a - b) / stride of the pointee, in the result's width.
+                        let pty = self.type_of(inst.id(0)?)?;
+                        let stride = self
+                            .m
+                            .decos(pty)
+                            .array_stride
+                            .ok_or_else(|| invalid!("{}: pointer type without ArrayStride", inst.name()))?;
+                        let diff = self.e.op64(Vx::Isub64, 0, a, b)?;
+                        let k = self.imm64(stride as u64)?;
+                        // A 32-bit result is the pair's low word.
+                        self.e.op64(Vx::Sdiv64, 0, diff, k)?
+                    }
+                };
+                self.define(rid, d, rty);
+                Ok(())
+            }
             _ => Err(unsupported!("SPIR-V instruction Op{}", inst.class.opname)),
         }
     }
@@ -412,7 +451,8 @@ impl<'m> Lowerer<'m> {
 
     fn select(&mut self, inst: &Instruction) -> Result<()> {
         let (rid, rty) = (inst.rid()?, inst.rty()?);
-        if matches!(self.m.types.get(rty)?, Type::Pointer { .. }) {
+        let t = self.m.types.get(rty)?;
+        if matches!(t, Type::Pointer { .. }) && !super::super::types::is_physical(t) {
             return Err(unsupported!("OpSelect %{rid} of pointers (variable pointers)"));
         }
         let (c, csh) = self.operand(inst.id(0)?)?;
@@ -524,10 +564,20 @@ impl<'m> Lowerer<'m> {
         let (rid, rty) = (inst.rid()?, inst.rty()?);
         let src = inst.id(0)?;
         let sty = self.type_of(src)?;
-        if matches!(self.m.types.get(rty)?, Type::Pointer { .. }) {
-            return Err(unsupported!("OpBitcast %{rid} to a pointer"));
-        }
         let r = self.regs(src)?;
+        // A physical pointer and a 64-bit integer or a uvec2 share their register image.
+        let (st, rt) = (self.m.types.get(sty)?.clone(), self.m.types.get(rty)?.clone());
+        let (sp, rp) = (super::super::types::is_physical(&st), super::super::types::is_physical(&rt));
+        if sp || rp {
+            if self.m.types.regs(sty)? != 2 || self.m.types.regs(rty)? != 2 {
+                return Err(invalid!("OpBitcast %{rid} between a pointer and a value of another size"));
+            }
+            self.vals.insert(rid, Val::Regs { r, ty: rty });
+            return Ok(());
+        }
+        if matches!(rt, Type::Pointer { .. }) || matches!(st, Type::Pointer { .. }) {
+            return Err(unsupported!("OpBitcast %{rid} of a logical pointer"));
+        }
         let (ss, rsh) = (self.m.types.shape(sty)?, self.m.types.shape(rty)?);
         if ss.scalar.bits() * ss.n != rsh.scalar.bits() * rsh.n {
             return Err(invalid!("OpBitcast %{rid} between types of different sizes"));
