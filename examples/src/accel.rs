@@ -118,6 +118,16 @@ pub struct AccelerationStructure {
 impl AccelerationStructure {
     /// Builds a BLAS holding `geometries`; geometry index i is `geometries[i]`.
     pub fn build_bottom(ctx: &Context, geometries: &[TriangleGeometry]) -> Result<Self> {
+        Self::build_bottom_with(ctx, geometries, vk::BuildAccelerationStructureFlagsKHR::empty())
+    }
+
+    /// [`AccelerationStructure::build_bottom`] with extra build flags (e.g.
+    /// `ALLOW_DATA_ACCESS` for ray-query position fetch).
+    pub fn build_bottom_with(
+        ctx: &Context,
+        geometries: &[TriangleGeometry],
+        flags: vk::BuildAccelerationStructureFlagsKHR,
+    ) -> Result<Self> {
         let input = vk::BufferUsageFlags::ACCELERATION_STRUCTURE_BUILD_INPUT_READ_ONLY_KHR;
         // The input buffers only have to live until the build has run.
         let mut inputs = Vec::new();
@@ -153,7 +163,7 @@ impl AccelerationStructure {
                 .push(vk::AccelerationStructureBuildRangeInfoKHR::default().primitive_count(g.triangle_count() as u32));
             inputs.extend([Some(vertices), index_address, transform].into_iter().flatten());
         }
-        build(ctx, vk::AccelerationStructureTypeKHR::BOTTOM_LEVEL, &vk_geometries, &ranges)
+        build(ctx, vk::AccelerationStructureTypeKHR::BOTTOM_LEVEL, &vk_geometries, &ranges, flags)
     }
 
     /// Builds a BLAS of procedural geometries; geometry index i is `geometries[i]`.
@@ -179,7 +189,7 @@ impl AccelerationStructure {
             ranges.push(vk::AccelerationStructureBuildRangeInfoKHR::default().primitive_count(g.boxes.len() as u32));
             inputs.push(boxes);
         }
-        build(ctx, vk::AccelerationStructureTypeKHR::BOTTOM_LEVEL, &vk_geometries, &ranges)
+        build(ctx, vk::AccelerationStructureTypeKHR::BOTTOM_LEVEL, &vk_geometries, &ranges, Default::default())
     }
 
     /// Builds a TLAS over `instances`; instance id i is `instances[i]`.
@@ -209,7 +219,7 @@ impl AccelerationStructure {
             .geometry_type(vk::GeometryTypeKHR::INSTANCES)
             .geometry(vk::AccelerationStructureGeometryDataKHR { instances: data });
         let range = vk::AccelerationStructureBuildRangeInfoKHR::default().primitive_count(records.len() as u32);
-        build(ctx, vk::AccelerationStructureTypeKHR::TOP_LEVEL, &[geometry], &[range])
+        build(ctx, vk::AccelerationStructureTypeKHR::TOP_LEVEL, &[geometry], &[range], Default::default())
     }
 
     pub fn handle(&self) -> vk::AccelerationStructureKHR {
@@ -234,13 +244,14 @@ fn build(
     ty: vk::AccelerationStructureTypeKHR,
     geometries: &[vk::AccelerationStructureGeometryKHR],
     ranges: &[vk::AccelerationStructureBuildRangeInfoKHR],
+    flags: vk::BuildAccelerationStructureFlagsKHR,
 ) -> Result<AccelerationStructure> {
     let shared = ctx.shared.clone();
     let accel = &shared.accel;
     let counts: Vec<u32> = ranges.iter().map(|r| r.primitive_count).collect();
     let info = vk::AccelerationStructureBuildGeometryInfoKHR::default()
         .ty(ty)
-        .flags(vk::BuildAccelerationStructureFlagsKHR::PREFER_FAST_TRACE)
+        .flags(vk::BuildAccelerationStructureFlagsKHR::PREFER_FAST_TRACE | flags)
         .mode(vk::BuildAccelerationStructureModeKHR::BUILD)
         .geometries(geometries);
     let mut sizes = vk::AccelerationStructureBuildSizesInfoKHR::default();

@@ -1,5 +1,5 @@
 //! The differential shader corpus (corpus/shaders): the committed SPIR-V is exactly what
-//! scripts/build-corpus.sh makes from the GLSL next to it, and every shader gives the same
+//! scripts/build-corpus.sh makes from the GLSL (or SPIR-V assembly) next to it, and every shader gives the same
 //! results on Vortex as on lavapipe (the `corpus` binary prints the per-shader verdicts).
 
 use std::fs;
@@ -18,7 +18,7 @@ fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
         let p = e.expect("cannot read the corpus").path();
         if p.is_dir() {
             sources(&p, out);
-        } else if p.extension().is_some_and(|x| x == "comp") {
+        } else if p.extension().is_some_and(|x| x == "comp" || x == "spvasm") {
             out.push(p);
         }
     }
@@ -38,19 +38,34 @@ fn committed_spirv_matches_its_source() {
     files.sort();
     assert!(files.len() >= 2, "the corpus is empty");
     let mut stale = Vec::new();
+    let spirv_as = Command::new("spirv-as").arg("--version").output().is_ok();
     for (n, src) in files.iter().enumerate() {
+        if !spirv_as && src.extension().is_some_and(|x| x == "spvasm") {
+            eprintln!("skipped {}: spirv-as is not installed (Debian: spirv-tools)", src.display());
+            continue;
+        }
         let text = fs::read_to_string(src).expect("cannot read a corpus shader");
-        let flags: Vec<&str> =
-            text.lines().filter_map(|l| l.strip_prefix("//! glslang ")).flat_map(str::split_whitespace).collect();
         let fresh = out_dir.join(format!("{n}.spv"));
-        let out = Command::new(GLSLANG)
-            .args(["--target-env", "vulkan1.2", "-V"])
-            .args(&flags)
-            .arg(src)
-            .arg("-o")
-            .arg(&fresh)
-            .output()
-            .expect("cannot run glslangValidator");
+        let out = if src.extension().is_some_and(|x| x == "spvasm") {
+            Command::new("spirv-as")
+                .args(["--target-env", "vulkan1.2", "--preserve-numeric-ids"])
+                .arg(src)
+                .arg("-o")
+                .arg(&fresh)
+                .output()
+                .expect("cannot run spirv-as")
+        } else {
+            let flags: Vec<&str> =
+                text.lines().filter_map(|l| l.strip_prefix("//! glslang ")).flat_map(str::split_whitespace).collect();
+            Command::new(GLSLANG)
+                .args(["--target-env", "vulkan1.2", "-V"])
+                .args(&flags)
+                .arg(src)
+                .arg("-o")
+                .arg(&fresh)
+                .output()
+                .expect("cannot run glslangValidator")
+        };
         assert!(out.status.success(), "{} does not compile:\n{}", src.display(), String::from_utf8_lossy(&out.stdout));
         if fs::read(src.with_extension("spv")).ok() != fs::read(&fresh).ok() {
             stale.push(src.with_extension("spv"));

@@ -20,6 +20,7 @@ pub const INSTANCE_EXTENSIONS: &[(&str, u32)] = &[("VK_KHR_get_physical_device_p
 pub const DEVICE_EXTENSIONS: &[(&str, u32)] = &[
     ("VK_KHR_acceleration_structure", 13),
     ("VK_KHR_ray_query", 1),
+    ("VK_KHR_ray_tracing_position_fetch", 1),
     ("VK_KHR_deferred_host_operations", 4),
     ("VK_KHR_buffer_device_address", 1),
     ("VK_KHR_spirv_1_4", 1),
@@ -279,6 +280,9 @@ pub unsafe fn fill_features(chain: *mut c_void) {
         }
         vk::StructureType::PHYSICAL_DEVICE_RAY_QUERY_FEATURES_KHR => {
             at!(p, vk::PhysicalDeviceRayQueryFeaturesKHR).ray_query = T
+        }
+        vk::StructureType::PHYSICAL_DEVICE_RAY_TRACING_POSITION_FETCH_FEATURES_KHR => {
+            at!(p, vk::PhysicalDeviceRayTracingPositionFetchFeaturesKHR).ray_tracing_position_fetch = T
         }
         _ => {}
     };
@@ -652,6 +656,7 @@ pub unsafe fn unsupported_feature(chain: *const c_void) -> Option<String> {
         PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES => vk::PhysicalDeviceVulkanMemoryModelFeatures,
         PHYSICAL_DEVICE_ACCELERATION_STRUCTURE_FEATURES_KHR => vk::PhysicalDeviceAccelerationStructureFeaturesKHR,
         PHYSICAL_DEVICE_RAY_QUERY_FEATURES_KHR => vk::PhysicalDeviceRayQueryFeaturesKHR,
+        PHYSICAL_DEVICE_RAY_TRACING_POSITION_FETCH_FEATURES_KHR => vk::PhysicalDeviceRayTracingPositionFetchFeaturesKHR,
     };
     // Every feature structure is sType, pNext, then Bool32 words.
     const HEADER: usize = std::mem::size_of::<vk::BaseInStructure>();

@@ -378,15 +378,18 @@ impl Walk {
         let (c, k) = (rtu_abi::CANDIDATE as usize, rtu_abi::COMMITTED as usize);
         let len = span::LEN as usize;
         win.copy_within(c..c + len, k);
+        let (ct, kt) = (rtu_abi::CANDIDATE_TRI as usize, rtu_abi::COMMITTED_TRI as usize);
         if win[c + span::KIND as usize] == rtu_abi::CANDIDATE_AABB {
             win[k + span::KIND as usize] = rtu_abi::COMMITTED_GENERATED;
             win[k + span::T as usize] = t_gen.to_bits();
             win[k + span::U as usize] = 0;
             win[k + span::V as usize] = 0;
             win[k + span::FRONT as usize] = 0;
+            win[kt..kt + 2].fill(0);
             self.best_t = t_gen;
         } else {
             win[k + span::KIND as usize] = rtu_abi::COMMITTED_TRIANGLE;
+            win.copy_within(ct..ct + 2, kt);
             self.best_t = f32::from_bits(win[c + span::T as usize]);
         }
         self.committed = true;
@@ -420,7 +423,8 @@ impl Walk {
         }
     }
 
-    /// Writes a hit (committed or candidate) into the span at `base`.
+    /// Writes a hit (committed or candidate) into the span at `base`. (Triangle hits also
+    /// record their triangle's address: [`set_tri`].)
     #[allow(clippy::too_many_arguments)]
     fn write_span(
         &self,
@@ -867,6 +871,7 @@ impl Walk {
                             rtu_abi::COMMITTED_TRIANGLE,
                             front,
                         );
+                        set_tri(win, rtu_abi::COMMITTED_TRI, addr + rec as u64);
                         self.best_t = h.t;
                         self.committed = true;
                         if cls::terminate_on_commit(self.flags) {
@@ -886,6 +891,7 @@ impl Walk {
                             rtu_abi::CANDIDATE_TRIANGLE,
                             front,
                         );
+                        set_tri(win, rtu_abi::CANDIDATE_TRI, addr + rec as u64);
                         st.candidates += 1;
                         self.state = State::Leaf { word, next: i as u8 + 1 };
                         return Ok(Some(Outcome::Yield(rtu_abi::STS_YIELD_ANYHIT)));
@@ -968,4 +974,10 @@ impl Walk {
         self.state = if self.obj.is_degenerate() { State::Pop } else { State::Visit(blas.root) };
         Ok(None)
     }
+}
+
+/// Stores a triangle record's device address into window slots `at`, `at + 1`.
+fn set_tri(win: &mut [u32], at: u32, addr: u64) {
+    win[at as usize] = addr as u32;
+    win[at as usize + 1] = (addr >> 32) as u32;
 }

@@ -39,6 +39,7 @@ const CAPABILITIES: &[Capability] = &[
     // Skip-triangles/AABBs and the micromap 2-state flag are ordinary run-time ray flags here.
     Capability::RayTraversalPrimitiveCullingKHR,
     Capability::RayTracingOpacityMicromapEXT,
+    Capability::RayQueryPositionFetchKHR,
     Capability::PhysicalStorageBufferAddresses,
     Capability::GroupNonUniform,
     Capability::GroupNonUniformVote,
@@ -63,6 +64,7 @@ const CAPABILITIES: &[Capability] = &[
 
 const EXTENSIONS: &[&str] = &[
     "SPV_KHR_ray_query",
+    "SPV_KHR_ray_tracing_position_fetch",
     "SPV_EXT_descriptor_indexing",
     "SPV_KHR_storage_buffer_storage_class",
     "SPV_KHR_16bit_storage",

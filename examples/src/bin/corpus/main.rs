@@ -1,4 +1,5 @@
-//! The differential shader corpus: every GLSL compute shader under `corpus/shaders` runs on
+//! The differential shader corpus: every compute shader under `corpus/shaders` (GLSL, and a
+//! few in SPIR-V assembly for what GLSL cannot express) runs on
 //! Mesa's lavapipe (the reference) and on Vortex RT through the real Vulkan loader, and
 //! whatever each was told to check is compared, bit for bit or within the precision the
 //! Vulkan specification allows for the operations involved.
@@ -85,14 +86,14 @@ const HELP: &str = "usage: corpus [--corpus DIR] [--filter TEXT]... [--reference
                     corpus --list\n       \
                     corpus --child --icd vortex|lavapipe|PATH --out DIR [--start N]";
 
-/// Every `.comp` under `dir`, sorted, as (id, path).
+/// Every `.comp` (GLSL) and `.spvasm` (SPIR-V assembly) under `dir`, sorted, as (id, path).
 fn sources(dir: &Path) -> Result<Vec<(String, PathBuf)>, String> {
     fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
         for e in fs::read_dir(dir)? {
             let p = e?.path();
             if p.is_dir() {
                 walk(&p, out)?;
-            } else if p.extension().is_some_and(|x| x == "comp") {
+            } else if p.extension().is_some_and(|x| x == "comp" || x == "spvasm") {
                 out.push(p);
             }
         }

@@ -33,26 +33,53 @@ fn none() -> vk::GeometryInstanceFlagsKHR {
 ///   cull disabled.
 /// - instance 2: BLAS 1 at (0, 2, 4), custom 99, mask 0x04, SBT 1.
 /// - instance 3: BLAS 0 at (2, 2, 5) forced non-opaque, custom 1234, mask 0x08, SBT 2.
-fn grid(ctx: &Context) -> Result<Vec<AccelerationStructure>, String> {
+///
+/// Scene `grid_fetch` is the same but for BLAS 0: one non-opaque geometry holding the quad
+/// (primitives 0, 1) and the triangle (2), built with `ALLOW_DATA_ACCESS` (for position
+/// fetch, which needs the `rayTracingPositionFetch` feature).
+fn grid(ctx: &Context, data_access: bool) -> Result<Vec<AccelerationStructure>, String> {
     let e = |e: vortex_examples::Error| e.to_string();
     let opaque = vk::GeometryFlagsKHR::OPAQUE | vk::GeometryFlagsKHR::NO_DUPLICATE_ANY_HIT_INVOCATION;
-    let tri = AccelerationStructure::build_bottom(
-        ctx,
-        &[
-            TriangleGeometry {
-                vertices: quad(0.0),
-                indices: Indices::U16(vec![0, 1, 2, 0, 2, 3]),
-                transform: None,
-                flags: opaque,
-            },
-            TriangleGeometry {
-                vertices: vec![[0.1, 0.1, -0.25], [0.9, 0.1, -0.25], [0.1, 0.9, -0.25]],
-                indices: Indices::None,
+    let access = if data_access {
+        vk::BuildAccelerationStructureFlagsKHR::ALLOW_DATA_ACCESS
+    } else {
+        vk::BuildAccelerationStructureFlagsKHR::empty()
+    };
+    let tri = if data_access {
+        // One non-opaque geometry: the quad (primitives 0, 1) and the triangle (2). (lavapipe
+        // fetches positions by primitive index within geometry 0, so one geometry it is.)
+        let mut vertices = quad(0.0);
+        vertices.extend([[0.1, 0.1, -0.25], [0.9, 0.1, -0.25], [0.1, 0.9, -0.25]]);
+        AccelerationStructure::build_bottom_with(
+            ctx,
+            &[TriangleGeometry {
+                vertices,
+                indices: Indices::U32(vec![0, 1, 2, 0, 2, 3, 4, 5, 6]),
                 transform: None,
                 flags: vk::GeometryFlagsKHR::NO_DUPLICATE_ANY_HIT_INVOCATION,
-            },
-        ],
-    )
+            }],
+            access,
+        )
+    } else {
+        AccelerationStructure::build_bottom_with(
+            ctx,
+            &[
+                TriangleGeometry {
+                    vertices: quad(0.0),
+                    indices: Indices::U16(vec![0, 1, 2, 0, 2, 3]),
+                    transform: None,
+                    flags: opaque,
+                },
+                TriangleGeometry {
+                    vertices: vec![[0.1, 0.1, -0.25], [0.9, 0.1, -0.25], [0.1, 0.9, -0.25]],
+                    indices: Indices::None,
+                    transform: None,
+                    flags: vk::GeometryFlagsKHR::NO_DUPLICATE_ANY_HIT_INVOCATION,
+                },
+            ],
+            access,
+        )
+    }
     .map_err(e)?;
     let boxes = AccelerationStructure::build_bottom_aabbs(
         ctx,
@@ -115,7 +142,8 @@ fn grid(ctx: &Context) -> Result<Vec<AccelerationStructure>, String> {
 /// Builds scene `name`; the TLAS is last.
 pub fn build(ctx: &Context, name: &str) -> Result<Vec<AccelerationStructure>, String> {
     match name {
-        "grid" => grid(ctx),
+        "grid" => grid(ctx, false),
+        "grid_fetch" => grid(ctx, true),
         _ => Err(format!("unknown scene `{name}`")),
     }
 }

@@ -525,12 +525,14 @@ fn rule(t: &[&str]) -> Result<(Rule, Option<(usize, usize)>), String> {
     Ok((r, range))
 }
 
-/// Parses the `//!` lines of `source` (the shader at `comp`, id `id`).
+/// Parses the `//!` (or `;!`) lines of `source` (the shader at `comp`, id `id`).
 pub fn parse(id: &str, comp: &Path, source: &str) -> Result<Shader, String> {
     let mut s =
         Shader { id: id.to_string(), spv: comp.with_extension("spv"), dispatch: [1, 1, 1], ..Default::default() };
     for (n, line) in source.lines().enumerate() {
-        let Some(rest) = line.trim_start().strip_prefix("//!") else { continue };
+        // `//!` in GLSL sources, `;!` in SPIR-V assembly ones.
+        let line = line.trim_start();
+        let Some(rest) = line.strip_prefix("//!").or_else(|| line.strip_prefix(";!")) else { continue };
         let t: Vec<&str> = rest.split_whitespace().collect();
         let at = |e: String| format!("line {}: {e}", n + 1);
         let Some((&head, args)) = t.split_first() else { continue };

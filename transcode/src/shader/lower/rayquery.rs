@@ -30,6 +30,7 @@ use crate::shader::module::InstExt;
 use crate::shader::types::{Id, Type};
 use rspirv::dr::Instruction;
 use spirv::Op;
+use vortex_model::abi::bvh;
 use vortex_model::abi::isa::{IntCond, MemSize, Op as Vx, REG_NONE as N};
 use vortex_model::abi::rtu::{self, span};
 
@@ -105,7 +106,29 @@ impl<'m> Lowerer<'m> {
             }
             RayQueryTerminateKHR => self.terminate(inst),
             RayQueryGetIntersectionTriangleVertexPositionsKHR => {
-                Err(unsupported!("OpRayQueryGetIntersectionTriangleVertexPositionsKHR (position fetch)"))
+                // The window holds the triangle record's address; its three vertices (as
+                // built) are read straight from the BLAS.
+                let slot = self.query_slot(inst.id(0)?)?;
+                let w = match self.m.const_u32(inst.id(1)?) {
+                    Some(0) => rtu::CANDIDATE_TRI,
+                    Some(1) => rtu::COMMITTED_TRI,
+                    _ => return Err(invalid!("{}: intersection operand is not the constant 0 or 1", inst.name())),
+                };
+                let rty = inst.rty()?;
+                if self.m.types.regs(rty)? != 9 {
+                    return Err(invalid!("{}: the result is not three vec3", inst.name()));
+                }
+                let addr = self.e.alloc(2)?;
+                self.e.ins(Vx::Getw, 2, addr, slot, N, N, N, w);
+                let d = self.e.alloc(9)?;
+                for (k, v) in [bvh::tri::V0, bvh::tri::V1, bvh::tri::V2].into_iter().enumerate() {
+                    for c in 0..3 {
+                        let at = (v + 4 * c) as u32;
+                        self.e.ins(Vx::Ldg, MemSize::B32 as u8, d + (3 * k + c) as u16, addr, N, N, N, at);
+                    }
+                }
+                self.define(inst.rid()?, d, rty);
+                Ok(())
             }
             op => {
                 let w = self.window(inst, op)?;
