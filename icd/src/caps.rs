@@ -554,6 +554,14 @@ pub fn format_properties(f: vk::Format) -> vk::FormatProperties {
         p.optimal_tiling_features = img;
         p.linear_tiling_features = img;
     }
+    if let Some(fmt) = format::lookup(f.as_raw() as u32) {
+        // Texel buffers go through the same texel path as storage images.
+        p.buffer_features |=
+            vk::FormatFeatureFlags::UNIFORM_TEXEL_BUFFER | vk::FormatFeatureFlags::STORAGE_TEXEL_BUFFER;
+        if fmt.texel_bytes() == 4 && fmt.is_integer() && fmt.comps == 1 {
+            p.buffer_features |= vk::FormatFeatureFlags::STORAGE_TEXEL_BUFFER_ATOMIC;
+        }
+    }
     if crate::entry::accel::vertex_format_supported(f) {
         p.buffer_features |= vk::FormatFeatureFlags::ACCELERATION_STRUCTURE_VERTEX_BUFFER_KHR;
     }

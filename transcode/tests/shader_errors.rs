@@ -71,7 +71,7 @@ fn unsupported_features_are_named() {
         ),
         (
             "#version 450\nlayout(local_size_x = 1) in;\nlayout(binding = 1) uniform sampler2D s;\nlayout(std430, binding = 0) buffer B { vec4 v; } b;\nvoid main() { b.v = texelFetch(s, ivec2(0), 0); }",
-            "resource",
+            "sampling is not supported",
         ),
     ];
     for (src, needle) in cases {

@@ -32,6 +32,8 @@ use vortex_model::abi::kernel::{build_image, KernelHeader};
 /// `VkDescriptorType` values the compiler understands.
 pub mod descriptor_type {
     pub const STORAGE_IMAGE: u32 = 3;
+    pub const UNIFORM_TEXEL_BUFFER: u32 = 4;
+    pub const STORAGE_TEXEL_BUFFER: u32 = 5;
     pub const UNIFORM_BUFFER: u32 = 6;
     pub const STORAGE_BUFFER: u32 = 7;
     pub const UNIFORM_BUFFER_DYNAMIC: u32 = 8;

@@ -32,6 +32,12 @@ const CAPABILITIES: &[Capability] = &[
     Capability::Image1D,
     Capability::ImageCubeArray,
     Capability::ImageQuery,
+    Capability::SampledBuffer,
+    Capability::ImageBuffer,
+    Capability::UniformTexelBufferArrayDynamicIndexing,
+    Capability::StorageTexelBufferArrayDynamicIndexing,
+    Capability::UniformTexelBufferArrayNonUniformIndexing,
+    Capability::StorageTexelBufferArrayNonUniformIndexing,
     Capability::StorageImageExtendedFormats,
     Capability::StorageImageReadWithoutFormat,
     Capability::StorageImageWriteWithoutFormat,
@@ -530,7 +536,7 @@ impl Module {
                 Type::Image { sampled: ty(self, 0)?, dim, arrayed: inst.lit(3)? != 0, ms: inst.lit(4)? != 0, format }
             }
             TypeSampler => Type::Sampler,
-            TypeSampledImage => Type::SampledImage,
+            TypeSampledImage => Type::SampledImage { image: ty(self, 0)? },
             TypeAccelerationStructureKHR => Type::AccelStruct,
             TypeRayQueryKHR => Type::RayQuery,
             ConstantTrue

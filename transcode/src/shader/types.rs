@@ -25,18 +25,49 @@ pub(crate) const MAX_TYPE_DEPTH: u32 = 64;
 pub(crate) enum Type {
     Void,
     Bool,
-    Int { width: u32, signed: bool },
-    Float { width: u32 },
-    Vector { elem: Id, n: u32 },
-    Matrix { col: Id, cols: u32 },
-    Array { elem: Id, len: u32 },
-    RuntimeArray { elem: Id },
-    Struct { members: Vec<Id> },
-    Pointer { sc: StorageClass, pointee: Id },
+    Int {
+        width: u32,
+        signed: bool,
+    },
+    Float {
+        width: u32,
+    },
+    Vector {
+        elem: Id,
+        n: u32,
+    },
+    Matrix {
+        col: Id,
+        cols: u32,
+    },
+    Array {
+        elem: Id,
+        len: u32,
+    },
+    RuntimeArray {
+        elem: Id,
+    },
+    Struct {
+        members: Vec<Id>,
+    },
+    Pointer {
+        sc: StorageClass,
+        pointee: Id,
+    },
     Function,
-    Image { sampled: Id, dim: Dim, arrayed: bool, ms: bool, format: ImageFormat },
+    Image {
+        sampled: Id,
+        dim: Dim,
+        arrayed: bool,
+        ms: bool,
+        format: ImageFormat,
+    },
     Sampler,
-    SampledImage,
+    /// An image with its sampler: only texel buffers (`samplerBuffer`) are supported, whose
+    /// value is the image descriptor's address.
+    SampledImage {
+        image: Id,
+    },
     AccelStruct,
     RayQuery,
 }
@@ -134,6 +165,7 @@ impl Types {
             Type::Struct { members } => members.clone(),
             Type::Pointer { pointee, .. } if !is_physical(&t) => vec![*pointee],
             Type::Image { sampled, .. } => vec![*sampled],
+            Type::SampledImage { image } => vec![*image],
             _ => vec![],
         };
         let depth = 1 + children.iter().map(|c| self.depth.get(c).copied().unwrap_or(0)).max().unwrap_or(0);
@@ -184,8 +216,8 @@ impl Types {
             }
             // Images (descriptor address), acceleration structures (device address) and
             // pointers held as values are 64-bit addresses.
-            Type::Image { .. } | Type::AccelStruct | Type::Pointer { .. } => 2,
-            Type::Void | Type::Function | Type::Sampler | Type::SampledImage | Type::RuntimeArray { .. } => {
+            Type::Image { .. } | Type::AccelStruct | Type::Pointer { .. } | Type::SampledImage { .. } => 2,
+            Type::Void | Type::Function | Type::Sampler | Type::RuntimeArray { .. } => {
                 return Err(unsupported!("values of type %{id} ({}) cannot live in registers", self.describe(id)))
             }
         })
@@ -283,7 +315,7 @@ impl Types {
                 Type::Function => "function".into(),
                 Type::Image { dim, .. } => format!("image{dim:?}"),
                 Type::Sampler => "sampler".into(),
-                Type::SampledImage => "sampled image".into(),
+                Type::SampledImage { .. } => "sampled image".into(),
                 Type::AccelStruct => "acceleration structure".into(),
                 Type::RayQuery => "ray query".into(),
             },

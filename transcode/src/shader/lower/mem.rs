@@ -292,7 +292,7 @@ impl<'m> Lowerer<'m> {
         }
         // Image and acceleration-structure handles are plain 64-bit values here, so variables
         // holding them are ordinary; samplers have no representation at all.
-        if matches!(self.m.types.get(ty)?, Type::Sampler | Type::SampledImage) {
+        if matches!(self.m.types.get(ty)?, Type::Sampler) {
             return Err(unsupported!("variable %{id} of type {}", self.m.types.describe(ty)));
         }
         let n = self.m.types.regs(ty)?;
@@ -552,13 +552,48 @@ impl<'m> Lowerer<'m> {
                 (&[vkdt::ACCELERATION_STRUCTURE], "acceleration structure")
             }
             (StorageClass::UniformConstant, Type::Image { dim, ms, .. }) => {
-                if *dim == spirv::Dim::DimBuffer || *dim == spirv::Dim::DimSubpassData || *ms {
-                    return Err(unsupported!("image {} of dimension {dim:?}", self.m.label(id)));
+                // Sampled = 2 is a storage image (0, "known at run time", is taken as one too).
+                let is_storage = self.image_sampled(t) != 1;
+                match (*dim, is_storage) {
+                    (spirv::Dim::DimBuffer, true) => (&[vkdt::STORAGE_TEXEL_BUFFER], "storage texel buffer"),
+                    (spirv::Dim::DimBuffer, false) => (&[vkdt::UNIFORM_TEXEL_BUFFER], "uniform texel buffer"),
+                    (spirv::Dim::DimSubpassData, _) => {
+                        return Err(unsupported!("image {} of dimension {dim:?}", self.m.label(id)))
+                    }
+                    _ if *ms => return Err(unsupported!("multisampled image {}", self.m.label(id))),
+                    (_, true) => (&[vkdt::STORAGE_IMAGE], "storage image"),
+                    (_, false) => {
+                        return Err(unsupported!(
+                            "sampled image {} (sampling is not supported; texel buffers are)",
+                            self.m.label(id)
+                        ))
+                    }
                 }
-                (&[vkdt::STORAGE_IMAGE], "storage image")
             }
+            (StorageClass::UniformConstant, Type::SampledImage { image }) => match self.m.types.get(*image)? {
+                Type::Image { dim: spirv::Dim::DimBuffer, .. } => {
+                    (&[vkdt::UNIFORM_TEXEL_BUFFER], "uniform texel buffer")
+                }
+                _ => {
+                    return Err(unsupported!(
+                        "sampled image {} (sampling is not supported; texel buffers are)",
+                        self.m.label(id)
+                    ))
+                }
+            },
             (_, t) => return Err(unsupported!("resource {} of type {t:?}", self.m.label(id))),
         })
+    }
+
+    /// The `Sampled` operand of an image type (1: sampled, 2: storage, 0: unknown).
+    fn image_sampled(&self, ty: Id) -> u32 {
+        self.m
+            .raw
+            .types_global_values
+            .iter()
+            .find(|i| i.result_id == Some(ty) && i.class.opcode == Op::TypeImage)
+            .and_then(|i| i.lit(5).ok())
+            .unwrap_or(0)
     }
 
     fn is_block(&self, ty: Id) -> bool {
@@ -850,7 +885,7 @@ impl<'m> Lowerer<'m> {
                 Ok(Val::Regs { r, ty: rty })
             }
             PtrKind::Desc { addr, .. } => match self.m.types.get(p.ty)? {
-                Type::Image { .. } => Ok(Val::Regs { r: addr, ty: rty }),
+                Type::Image { .. } | Type::SampledImage { .. } => Ok(Val::Regs { r: addr, ty: rty }),
                 Type::AccelStruct => {
                     let r = self.e.alloc(2)?;
                     self.e.ins(Vx::Ldg, MemSize::B64 as u8, r, addr, N, N, N, desc::AS_ADDR as u32);

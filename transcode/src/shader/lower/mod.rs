@@ -308,7 +308,7 @@ impl<'m> Lowerer<'m> {
             | AtomicOr
             | AtomicXor
             | AtomicFAddEXT => self.mem_inst(inst),
-            ImageRead | ImageWrite | ImageQuerySize | ImageTexelPointer => self.image_inst(inst),
+            ImageRead | ImageWrite | ImageQuerySize | ImageTexelPointer | Image | ImageFetch => self.image_inst(inst),
             op if rayquery::handles(op) => self.ray_query_inst(inst),
             op if subgroup::handles(op) => self.subgroup_inst(inst),
             _ => self.alu_inst(inst),
