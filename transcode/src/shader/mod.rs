@@ -20,10 +20,12 @@ mod error;
 mod inline;
 mod lower;
 mod module;
+mod reflect;
 mod types;
 
 pub use emit::RegName;
 pub use error::CompileError;
+pub use reflect::reflect_layout;
 
 use std::collections::BTreeMap;
 use vortex_model::abi::isa::Instr;

@@ -199,7 +199,7 @@ impl InstExt for Instruction {
 /// module-scope `NonSemantic.*` `OpExtInst`s (debug info) are stripped, and
 /// `OpExecutionModeId` is re-encoded as `OpExecutionMode` (whose mode parameters the grammar
 /// types per mode, so `LocalSizeId`'s operands still parse as ids).
-fn prepass(words: &[u32]) -> Result<Vec<u32>> {
+pub(crate) fn prepass(words: &[u32]) -> Result<Vec<u32>> {
     let parse = |m: String| CompileError::Parse(m);
     if words.len() < 5 {
         return Err(parse(format!("module is {} words long, shorter than the 5-word header", words.len())));
@@ -277,7 +277,7 @@ fn decode_string(words: &[u32]) -> String {
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
-fn load(words: &[u32]) -> Result<dr::Module> {
+pub(crate) fn load(words: &[u32]) -> Result<dr::Module> {
     // rspirv is third-party code: a panic inside it on some hostile input must still become an
     // error, never cross into the driver.
     let loaded = std::panic::catch_unwind(|| rspirv::dr::load_words(words));
