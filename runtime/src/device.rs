@@ -18,14 +18,13 @@ impl Gpu {
     /// The device configuration: defaults, then `VORTEX_CONFIG` (a TOML file, see
     /// `docs/TIMING.md`; an invalid one is reported and the defaults are used), then the
     /// environment (`VORTEX_MODE`, `VORTEX_WATCHDOG_MS`, `VORTEX_THREADS`, `VORTEX_WARP_SIZE`).
-    /// A malformed value is reported and ignored.
-    pub fn from_env() -> Gpu {
+    /// A malformed value is reported and ignored, except the warp size, which shapes the
+    /// machine: like the configuration, it is refused.
+    pub fn from_env() -> Result<Gpu, String> {
+        // A configuration that cannot be used is refused, not replaced by the defaults: a
+        // measurement taken on a machine other than the one asked for is worse than none.
         let mut config = match std::env::var("VORTEX_CONFIG") {
-            Ok(path) if !path.trim().is_empty() => DeviceConfig::from_file(path.trim()).unwrap_or_else(|e| {
-                tracing::error!("{e}; using the default configuration");
-                eprintln!("vortex: {e}; using the default configuration");
-                DeviceConfig::default()
-            }),
+            Ok(path) if !path.trim().is_empty() => DeviceConfig::from_file(path.trim())?,
             _ => DeviceConfig::default(),
         };
         if std::env::var_os("VORTEX_MODE").is_some() {
@@ -44,19 +43,13 @@ impl Gpu {
             }
         }
         if let Ok(v) = std::env::var("VORTEX_WARP_SIZE") {
-            let mut c = config.clone();
-            match v.trim().parse::<u32>() {
-                Ok(n) => {
-                    c.num_threads = n;
-                    match c.validate() {
-                        Ok(()) => config = c,
-                        Err(e) => tracing::error!("VORTEX_WARP_SIZE={v:?}: {e}; ignored"),
-                    }
-                }
-                Err(_) => tracing::error!("VORTEX_WARP_SIZE={v:?} is not a lane count; ignored"),
-            }
+            config.num_threads =
+                v.trim().parse::<u32>().map_err(|_| format!("VORTEX_WARP_SIZE={v:?} is not a lane count"))?;
         }
-        Gpu { config }
+        // VORTEX_STATS also asks for the per-invocation RTU work (the heatmap's data).
+        config.detailed_stats = std::env::var_os("VORTEX_STATS").is_some();
+        config.validate()?;
+        Ok(Gpu { config })
     }
 
     pub fn name(&self) -> String {
