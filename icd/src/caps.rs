@@ -21,6 +21,7 @@ pub const DEVICE_EXTENSIONS: &[(&str, u32)] = &[
     ("VK_KHR_acceleration_structure", 13),
     ("VK_KHR_ray_query", 1),
     ("VK_KHR_ray_tracing_position_fetch", 1),
+    ("VK_EXT_shader_atomic_float", 1),
     ("VK_KHR_deferred_host_operations", 4),
     ("VK_KHR_buffer_device_address", 1),
     ("VK_KHR_spirv_1_4", 1),
@@ -283,6 +284,24 @@ pub unsafe fn fill_features(chain: *mut c_void) {
         }
         vk::StructureType::PHYSICAL_DEVICE_RAY_TRACING_POSITION_FETCH_FEATURES_KHR => {
             at!(p, vk::PhysicalDeviceRayTracingPositionFetchFeaturesKHR).ray_tracing_position_fetch = T
+        }
+        vk::StructureType::PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT => {
+            // 32-bit float atomics (add, exchange, load, store) on buffers and workgroup
+            // memory: `amo fadd` and the untyped exchange. No 64-bit float atomics (the
+            // compiler does not lower AtomicFloat64AddEXT) and no image float atomics.
+            let f = at!(p, vk::PhysicalDeviceShaderAtomicFloatFeaturesEXT);
+            f.shader_buffer_float32_atomics = T;
+            f.shader_buffer_float32_atomic_add = T;
+            f.shader_buffer_float64_atomics = 0;
+            f.shader_buffer_float64_atomic_add = 0;
+            f.shader_shared_float32_atomics = T;
+            f.shader_shared_float32_atomic_add = T;
+            f.shader_shared_float64_atomics = 0;
+            f.shader_shared_float64_atomic_add = 0;
+            f.shader_image_float32_atomics = 0;
+            f.shader_image_float32_atomic_add = 0;
+            f.sparse_image_float32_atomics = 0;
+            f.sparse_image_float32_atomic_add = 0;
         }
         _ => {}
     };
@@ -665,6 +684,7 @@ pub unsafe fn unsupported_feature(chain: *const c_void) -> Option<String> {
         PHYSICAL_DEVICE_ACCELERATION_STRUCTURE_FEATURES_KHR => vk::PhysicalDeviceAccelerationStructureFeaturesKHR,
         PHYSICAL_DEVICE_RAY_QUERY_FEATURES_KHR => vk::PhysicalDeviceRayQueryFeaturesKHR,
         PHYSICAL_DEVICE_RAY_TRACING_POSITION_FETCH_FEATURES_KHR => vk::PhysicalDeviceRayTracingPositionFetchFeaturesKHR,
+        PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT => vk::PhysicalDeviceShaderAtomicFloatFeaturesEXT,
     };
     // Every feature structure is sType, pNext, then Bool32 words.
     const HEADER: usize = std::mem::size_of::<vk::BaseInStructure>();

@@ -27,12 +27,14 @@ void main() {
     barrier();
     uint base = gl_WorkGroupID.x * 64u;
     if (l < 32u) o.v[base + l] = hist[l];
-    if (l == 32u) o.v[base + 32u] = mn;
+    if (l == 32u) {
+        o.v[base + 32u] = mn;
+        o.v[base + 38u] = atomicExchange(mn, 5u); // returns what was read just above
+    }
     if (l == 33u) o.v[base + 33u] = mx;
     if (l == 34u) o.v[base + 34u] = an;
     if (l == 35u) o.v[base + 35u] = orr;
     if (l == 36u) o.v[base + 36u] = xr;
     if (l == 37u) o.v[base + 37u] = uint(cas != 0u);
-    if (l == 38u) o.v[base + 38u] = atomicExchange(mn, 5u);
     if (l > 38u && l < 64u) o.v[base + l] = 0u;
 }
