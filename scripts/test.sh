@@ -15,3 +15,8 @@ echo "== cargo build --release" >&2
 cargo build --release --workspace
 echo "== cargo test --release" >&2
 cargo test --release --workspace
+# One model, two modes: the whole suite again with the cycle-level model (model tests,
+# shader tests, the examples through the loader, the CTS cases); every result must be the
+# same bits (model/tests/modes.rs also compares the two modes output for output).
+echo "== cargo test --release (VORTEX_MODE=timed)" >&2
+VORTEX_MODE=timed cargo test --release --workspace

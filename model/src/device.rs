@@ -3,15 +3,20 @@
 //! `start` latches the launch, decodes the kernel (once per kernel id), and lets the KMU hand
 //! clusters to the cores until the grid is done. In functional mode the cores run on host
 //! threads; a core pulls its next cluster when its dispatcher can take it, as the launch
-//! fabric's round-robin over ready cores does.
+//! fabric's round-robin over ready cores does. In timed mode the device's clusters advance
+//! cycle by cycle (`cluster.rs`), each on a host thread: the KMU's launch messages go to the
+//! clusters in a fixed round robin, so clusters never need to synchronise.
 
-use crate::config::DeviceConfig;
+use crate::cluster::{Cluster, LaunchSource};
+use crate::config::{DeviceConfig, Mode};
 use crate::core::decode::DecodedKernel;
+use crate::core::timed::KernelTiming;
 use crate::core::{Core, CoreStats, DispatchCtx};
 use crate::dcr::{DcrFile, LaunchState};
 use crate::fault::{Fault, FaultKind};
 use crate::kmu::Kmu;
 use crate::mem::AddressSpace;
+use crate::stats::TimedReport;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -26,6 +31,8 @@ pub struct DispatchReport {
     pub totals: CoreStats,
     pub per_core: Vec<CoreStats>,
     pub wall: Duration,
+    /// Timed mode's cycles and unit counters.
+    pub timed: Option<TimedReport>,
 }
 
 pub struct Device {
@@ -107,6 +114,14 @@ impl Device {
             deadline,
             watchdog_ms: self.cfg.watchdog_ms,
         };
+        if self.cfg.mode == Mode::Timed {
+            self.run_timed(&ctx, &kmu, &mut report)?;
+            report.wall = t0.elapsed();
+            return Ok(report);
+        }
+        for c in &mut self.cores {
+            c.rtu.set_timed(false);
+        }
         let next = AtomicU64::new(0);
         let total = kmu.num_clusters();
         let pull = || {
@@ -164,4 +179,111 @@ impl Device {
         report.wall = t0.elapsed();
         Ok(report)
     }
+}
+
+/// Cycles a cluster runs between looks at the clock and the stop flag.
+const CHUNK: u64 = 1 << 16;
+
+impl Device {
+    fn run_timed(&mut self, ctx: &DispatchCtx, kmu: &Kmu, report: &mut DispatchReport) -> Result<(), Fault> {
+        let cfg = self.cfg.clone();
+        let kt = KernelTiming::new(&ctx.kernel.code);
+        let dcr_thresh = self.dcrs.read(crate::abi::dcr::RTU_REFORM_THRESH);
+        let reform = if dcr_thresh != 0 { dcr_thresh } else { cfg.rtu.reform_thresh };
+        let ncl = cfg.num_clusters as usize;
+        let mut clusters = Vec::with_capacity(ncl);
+        for (i, cores) in self.cores.chunks_mut(cfg.cores_per_cluster as usize).enumerate() {
+            let source = LaunchSource::new(kmu, i as u64, ncl as u64);
+            clusters.push(Cluster::new(&cfg, i as u32, cores, ctx, source, reform)?);
+        }
+        // Clusters share nothing but the KMU's fixed assignment of launch messages, so each
+        // runs to completion on its own host thread.
+        let threads = cfg.host_threads().min(ncl).max(1);
+        let run_one = |cl: &mut Cluster| -> Result<(), Fault> {
+            while !cl.finished() {
+                let until = cl.now + CHUNK;
+                if let Err(f) = cl.run(until, ctx, &kt).and_then(|()| watchdog(ctx)) {
+                    ctx.stop.store(true, Ordering::Relaxed);
+                    return Err(f);
+                }
+            }
+            Ok(())
+        };
+        let results: Vec<Result<(), Fault>> = if threads == 1 {
+            clusters.iter_mut().map(run_one).collect()
+        } else {
+            let mut groups: Vec<Vec<&mut Cluster>> = (0..threads).map(|_| Vec::new()).collect();
+            for (i, cl) in clusters.iter_mut().enumerate() {
+                groups[i % threads].push(cl);
+            }
+            std::thread::scope(|s| {
+                let handles: Vec<_> = groups
+                    .into_iter()
+                    .map(|g| {
+                        let run_one = &run_one;
+                        s.spawn(move || g.into_iter().map(run_one).collect::<Vec<_>>())
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .flat_map(|h| {
+                        h.join().unwrap_or_else(|_| {
+                            vec![Err(Fault::new(FaultKind::BadLaunch, "a cluster thread panicked"))]
+                        })
+                    })
+                    .collect()
+            })
+        };
+        let mut result = Ok(());
+        for r in results {
+            if let Err(f) = r {
+                let secondary = f.detail.starts_with("stopped:");
+                if result.as_ref().err().is_none_or(|g: &Fault| g.detail.starts_with("stopped:") && !secondary) {
+                    result = Err(f);
+                }
+            }
+        }
+        let end = clusters.iter().map(|c| c.end).max().unwrap_or(0);
+        let mut t = TimedReport {
+            cycles: end,
+            rtu_slots: cfg.rtu_slots(),
+            rtu_contexts: cfg.rtu_contexts(),
+            num_warps: cfg.num_warps,
+            host_threads: threads as u32,
+            ..Default::default()
+        };
+        for cl in &mut clusters {
+            let rep = cl.report(end);
+            for (counts, timed) in rep.cores {
+                report.totals.add(&counts);
+                report.per_core.push(counts);
+                t.cores.push(timed);
+            }
+            t.rtus.extend(rep.rtus);
+            t.rtcaches.extend(rep.rtcaches);
+            t.l2.push(rep.l2);
+            t.dram_reads += rep.dram_reads;
+            t.dram_queue_cycles += rep.dram_queue_cycles;
+        }
+        report.timed = Some(t);
+        result
+    }
+}
+
+fn watchdog(ctx: &DispatchCtx) -> Result<(), Fault> {
+    if ctx.stop.load(Ordering::Relaxed) {
+        return Err(Fault::new(FaultKind::BadLaunch, "stopped: another core faulted"));
+    }
+    if let Some(d) = ctx.deadline {
+        if Instant::now() >= d {
+            ctx.stop.store(true, Ordering::Relaxed);
+            let mut f = Fault::new(
+                FaultKind::Watchdog { limit_ms: ctx.watchdog_ms },
+                format!("dispatch still running after {} ms (kernel never ends?)", ctx.watchdog_ms),
+            );
+            f.kernel = Some(ctx.kernel.name.clone());
+            return Err(f);
+        }
+    }
+    Ok(())
 }

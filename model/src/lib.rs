@@ -14,6 +14,8 @@
 #![allow(clippy::too_many_arguments)]
 
 pub mod abi;
+pub mod cache;
+pub mod cluster;
 pub mod config;
 pub mod core;
 pub mod cta_dispatch;
@@ -23,3 +25,4 @@ pub mod fault;
 pub mod kmu;
 pub mod mem;
 pub mod rtu;
+pub mod stats;

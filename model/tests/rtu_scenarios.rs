@@ -161,6 +161,59 @@ fn rt_smoke_ahs_multi_divergent_lanes() {
     }
 }
 
+/// rt_smoke_ahs_custom / rt_smoke_ahs_geom: the any-hit decision reads the *candidate's*
+/// instance custom index, instance id and geometry index from the window.
+#[test]
+fn rt_smoke_ahs_custom_and_geom() {
+    let dev = Device::new(4);
+    let b = dev.blas(&[(&[tri_at(-5.0)], OPAQUE), (&[tri_at(0.0)], 0)]);
+    let near = InstanceDesc { custom: 0xC0DE, ..InstanceDesc::new(b.addr, translate(0.0, 0.0, 0.0)) };
+    let far = InstanceDesc { custom: 0xFA4, ..InstanceDesc::new(b.addr, translate(0.0, 0.0, -100.0)) };
+    let t = dev.tlas(&[far, near]);
+    let mut seen = Vec::new();
+    let rows = run(&dev, &[down(t.addr)], |_, c| {
+        seen.push((c.candidate(span::CUSTOM), c.candidate(span::INST_ID), c.candidate(span::GEOM)));
+        (IGNORE, 0.0)
+    });
+    assert_eq!(seen, vec![(0xC0DE, 1, 1)], "custom, instance id and geometry of the candidate");
+    assert_eq!((rows[0].committed(span::GEOM), rows[0].committed(span::CUSTOM)), (0, 0xC0DE));
+    assert_eq!(rows[0].committed_f(span::T), 6.0);
+}
+
+/// rt_smoke_reform / reform_mw / reform_sbt, in timed mode: with a reformation threshold of
+/// one, a slot writes a candidate batch back as soon as one lane holds a candidate and the
+/// others read PENDING; the lanes' results and offer orders are exactly functional mode's.
+#[test]
+fn reformation_batches_with_pending_lanes_change_nothing() {
+    let dev = Device::new(4);
+    let tris: Vec<Tri> = (0..8).map(|i| tri_at(-(i as f32))).collect();
+    let b = dev.blas(&[(&tris, 0)]);
+    // Lanes start at different heights, so their walks reach candidates at different times.
+    let rays: Vec<TraceRay> =
+        (0..32).map(|l| TraceRay { origin: [0.25, 0.25, 1.0 + 3.0 * (l % 5) as f32], ..down(b.addr) }).collect();
+    fn decide(offered: &mut [Vec<u32>]) -> impl FnMut(usize, &Row) -> (u32, f32) + '_ {
+        move |lane: usize, c: &Row| {
+            let prim = c.candidate(span::PRIM);
+            offered[lane].push(prim);
+            if prim == (lane as u32 * 3) % 8 {
+                (ACCEPT, 0.0)
+            } else {
+                (IGNORE, 0.0)
+            }
+        }
+    }
+    let mut f_off = vec![Vec::new(); 32];
+    let f = Harness::functional(&cfg(), 32, 1).run(&dev.mem(), &rays, decide(&mut f_off)).unwrap();
+    let reform = RtuConfig { reform_thresh: 1, ..cfg() };
+    let mut t_off = vec![Vec::new(); 32];
+    let mut h = Harness::timed(&reform, 32, 1);
+    let t = h.run(&dev.mem(), &rays, decide(&mut t_off)).unwrap();
+    assert_eq!(f, t);
+    assert_eq!(f_off, t_off);
+    let e = &h.timed_rtu().unwrap().engine.stats;
+    assert!(e.pending_lanes > 0 && e.batches > 8, "{e:?}");
+}
+
 #[test]
 fn rt_smoke_partial_mask() {
     let dev = Device::new(4);

@@ -15,10 +15,22 @@ pub struct Gpu {
 }
 
 impl Gpu {
-    /// The device configuration: defaults, then the environment (`VORTEX_WATCHDOG_MS`,
-    /// `VORTEX_THREADS`). A malformed value is reported and ignored.
+    /// The device configuration: defaults, then `VORTEX_CONFIG` (a TOML file, see
+    /// `docs/TIMING.md`; an invalid one is reported and the defaults are used), then the
+    /// environment (`VORTEX_MODE`, `VORTEX_WATCHDOG_MS`, `VORTEX_THREADS`). A malformed
+    /// value is reported and ignored.
     pub fn from_env() -> Gpu {
-        let mut config = DeviceConfig::default();
+        let mut config = match std::env::var("VORTEX_CONFIG") {
+            Ok(path) if !path.trim().is_empty() => DeviceConfig::from_file(path.trim()).unwrap_or_else(|e| {
+                tracing::error!("{e}; using the default configuration");
+                eprintln!("vortex: {e}; using the default configuration");
+                DeviceConfig::default()
+            }),
+            _ => DeviceConfig::default(),
+        };
+        if std::env::var_os("VORTEX_MODE").is_some() {
+            config.mode = vortex_model::config::Mode::from_env();
+        }
         if let Ok(v) = std::env::var("VORTEX_WATCHDOG_MS") {
             match v.trim().parse::<u64>() {
                 Ok(ms) => config.watchdog_ms = ms,

@@ -120,6 +120,9 @@ fn command_processor(
             None
         }
     };
+    // VORTEX_STATS=out.json: every dispatch's counters, rewritten after each batch.
+    let stats_path = std::env::var("VORTEX_STATS").ok().filter(|p| !p.trim().is_empty());
+    let mut stats: Vec<serde_json::Value> = Vec::new();
     while let Ok(Work::Submit(sub)) = rx.recv() {
         let dev = device.upgrade();
         let lost = dev.as_ref().is_none_or(|d| d.is_lost());
@@ -146,20 +149,11 @@ fn command_processor(
                 }
             }
             for r in &reports {
-                tracing::info!(
-                    "dispatch '{}' grid {:?} x block {:?}: {} CTAs, {} warp instrs ({} thread instrs), {} rays, \
-                     {} box tests, {} tri tests, {:.3} ms",
-                    r.kernel,
-                    r.grid,
-                    r.block,
-                    r.totals.ctas,
-                    r.totals.instructions,
-                    r.totals.thread_instructions,
-                    r.totals.rtu.rays,
-                    r.totals.rtu.box_tests,
-                    r.totals.rtu.tri_tests,
-                    r.wall.as_secs_f64() * 1e3
-                );
+                tracing::info!("{}", r.summary());
+            }
+            if let Some(path) = &stats_path {
+                stats.extend(reports.iter().map(|r| r.to_json()));
+                write_stats(path, &stats);
             }
         }
         for (sem, v) in &sub.signals {
@@ -173,5 +167,19 @@ fn command_processor(
             Some(q) => q.finish_one(),
             None => break,
         }
+    }
+}
+
+/// Writes `{"dispatches": [...]}` to `path` (through a temporary file, so a reader never
+/// sees half a file).
+fn write_stats(path: &str, dispatches: &[serde_json::Value]) {
+    let doc = serde_json::json!({ "dispatches": dispatches });
+    let tmp = format!("{path}.tmp");
+    let r = serde_json::to_vec_pretty(&doc)
+        .map_err(std::io::Error::other)
+        .and_then(|bytes| std::fs::write(&tmp, bytes))
+        .and_then(|()| std::fs::rename(&tmp, path));
+    if let Err(e) = r {
+        tracing::warn!("VORTEX_STATS={path}: {e}");
     }
 }

@@ -4,6 +4,7 @@
 
 pub mod decode;
 pub mod exec;
+pub mod timed;
 pub mod warp;
 
 use crate::abi::rtu as rtu_abi;
@@ -70,15 +71,17 @@ pub struct DispatchCtx<'a> {
 /// Instructions a warp runs before the core looks at the clock and its other warps.
 const QUANTUM: u64 = 1 << 14;
 
+// Aligned so units that run on different host threads never share a cache line.
+#[repr(align(128))]
 pub struct Core {
     pub id: u32,
     nt: usize,
     num_warps: u32,
     lmem_bytes: u32,
     lmem: Vec<u8>,
-    warps: Vec<Warp>,
+    pub(crate) warps: Vec<Warp>,
     ctas: Vec<CtaCtx>,
-    rtu: RtuUnit,
+    pub(crate) rtu: RtuUnit,
 }
 
 impl Core {

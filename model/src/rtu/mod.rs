@@ -9,8 +9,14 @@
 //!
 //! The window is per (warp, query slot, lane): a warp may hold up to
 //! [`abi::rtu::MAX_QUERIES`](crate::abi::rtu::MAX_QUERIES) traces at once.
+//!
+//! In timed mode the same front end arms the walks but does not run them: TRACE and
+//! CONTINUE post a message ([`RtuMsg`]) to the socket's traversal core ([`engine::RtuCore`]),
+//! which runs each lane's walk one record per step as its RTCache answers, and writes the
+//! records back (STATUS last). A WAIT whose lanes are still owed a record parks the warp.
 
 pub mod classifier;
+pub mod engine;
 pub mod isect;
 pub mod reference;
 pub mod walker;
@@ -104,6 +110,22 @@ struct WarpTraces {
     /// One walker context per (query, lane); kept across warp launches so their stacks
     /// are allocated once.
     walks: Vec<Walk>,
+    /// Timed mode, per query: lanes the RTU owes a record.
+    outstanding: Vec<u32>,
+    /// Timed mode, per query: lanes whose record landed since the last WAIT saw them (the
+    /// per-lane `response_ready` bits of seed 000 §2.2).
+    fresh: Vec<u32>,
+}
+
+/// What the front end tells the socket's traversal core (timed mode).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum RtuMsg {
+    /// TRACE armed `mask` lanes of (warp, query): their rays are staged.
+    Arm { warp: u32, query: u32, mask: u32 },
+    /// CONTINUE resumed `mask` lanes of (warp, query) (an open candidate was decided).
+    Resume { warp: u32, query: u32, mask: u32 },
+    /// The warp retired: whatever it left in flight is dropped.
+    Release { warp: u32 },
 }
 
 /// The per-core RTU front end.
@@ -112,6 +134,9 @@ pub struct RtuUnit {
     nt: usize,
     warps: Vec<WarpTraces>,
     stats: RtuStats,
+    timed: bool,
+    /// Timed mode: messages for the traversal core, drained by the core after each op.
+    pub outbox: Vec<RtuMsg>,
 }
 
 impl RtuUnit {
@@ -121,7 +146,83 @@ impl RtuUnit {
             nt: num_threads,
             warps: (0..num_warps).map(|_| WarpTraces::default()).collect(),
             stats: RtuStats::default(),
+            timed: false,
+            outbox: Vec::new(),
         }
+    }
+
+    /// Timed mode: TRACE and CONTINUE hand their lanes to the traversal core instead of
+    /// walking them before the op retires.
+    pub fn set_timed(&mut self, timed: bool) {
+        self.timed = timed;
+        self.outbox.clear();
+    }
+
+    pub fn is_timed(&self) -> bool {
+        self.timed
+    }
+
+    pub fn num_threads(&self) -> usize {
+        self.nt
+    }
+
+    pub fn config(&self) -> &RtuConfig {
+        &self.cfg
+    }
+
+    /// Adds `lane` of `query` to the message of `kind` in the outbox.
+    fn post(&mut self, warp: usize, query: u32, lane: usize, resume: bool) {
+        let (w, bit) = (warp as u32, 1u32 << lane);
+        for m in self.outbox.iter_mut().rev() {
+            match m {
+                RtuMsg::Arm { warp, query: q, mask } if !resume && *warp == w && *q == query => {
+                    *mask |= bit;
+                    return;
+                }
+                RtuMsg::Resume { warp, query: q, mask } if resume && *warp == w && *q == query => {
+                    *mask |= bit;
+                    return;
+                }
+                _ => {}
+            }
+        }
+        self.outbox.push(if resume {
+            RtuMsg::Resume { warp: w, query, mask: bit }
+        } else {
+            RtuMsg::Arm { warp: w, query, mask: bit }
+        });
+    }
+
+    /// Timed mode: lane `lane` of (warp, query) is owed a record again.
+    fn owe(&mut self, warp: usize, query: u32, lane: usize, rec_base: usize) {
+        let w = &mut self.warps[warp];
+        w.outstanding[query as usize] |= 1 << lane;
+        w.fresh[query as usize] &= !(1 << lane);
+        w.window[rec_base + rtu_abi::STATUS as usize] = rtu_abi::STS_PENDING;
+    }
+
+    /// The traversal core's access to one lane's walk, window row and counters.
+    pub(crate) fn lane(&mut self, warp: usize, query: u32, lane: usize) -> (&mut Walk, &mut [u32], &mut RtuStats) {
+        let w = &mut self.warps[warp];
+        let ctx = query as usize * self.nt + lane;
+        let base = ctx * rtu_abi::SLOT_COUNT as usize;
+        (&mut w.walks[ctx], &mut w.window[base..base + rtu_abi::SLOT_COUNT as usize], &mut self.stats)
+    }
+
+    /// The traversal core wrote a record for `lane` of (warp, query) whose walk ended its
+    /// step with `out`: STATUS goes last, and the lane's parked WAIT may complete.
+    pub(crate) fn land_lane(&mut self, warp: usize, query: u32, lane: usize, out: Outcome) {
+        let nt = self.nt;
+        let w = &mut self.warps[warp];
+        if query >= w.num_queries {
+            return;
+        }
+        let ctx = query as usize * nt + lane;
+        let base = ctx * rtu_abi::SLOT_COUNT as usize;
+        let rec = &mut w.window[base..base + rtu_abi::SLOT_COUNT as usize];
+        Self::land(rec, &w.walks[ctx], out, &mut self.stats);
+        w.outstanding[query as usize] &= !(1 << lane);
+        w.fresh[query as usize] |= 1 << lane;
     }
 
     /// A warp slot starts running a new warp whose kernel declares `num_queries` query slots:
@@ -142,9 +243,22 @@ impl RtuUnit {
         for walk in &mut w.walks[..n] {
             walk.finish();
         }
+        w.outstanding.clear();
+        w.outstanding.resize(num_queries as usize, 0);
+        w.fresh.clear();
+        w.fresh.resize(num_queries as usize, 0);
     }
 
     fn check_slot(&self, warp: usize, lane: usize, q: u32) -> Result<usize, RtuError> {
+        if !self.cfg.enable {
+            return Err(RtuError {
+                lane: lane as u32,
+                fault: Fault::new(
+                    crate::fault::FaultKind::IllegalInstruction,
+                    "RTU op on a device built without an RTU (rtu.enable = false)",
+                ),
+            });
+        }
         let w = &self.warps[warp];
         if q >= w.num_queries {
             return Err(RtuError {
@@ -193,6 +307,11 @@ impl RtuUnit {
             } else {
                 walk.begin(&self.cfg, r.accel, r.origin, r.dir, r.tmin, r.tmax, r.flags, r.cull_mask);
             }
+            if self.timed {
+                self.owe(warp, q[lane], lane, base);
+                self.post(warp, q[lane], lane, false);
+                continue;
+            }
             let out = walk
                 .run(&mut src, &self.cfg, rec, &mut self.stats)
                 .map_err(|fault| RtuError { lane: lane as u32, fault })?;
@@ -203,7 +322,7 @@ impl RtuUnit {
 
     /// Writes a record's STATUS (last): the record has landed.
     #[inline]
-    fn land(rec: &mut [u32], walk: &Walk, out: Outcome, stats: &mut RtuStats) {
+    pub(crate) fn land(rec: &mut [u32], walk: &Walk, out: Outcome, stats: &mut RtuStats) {
         let status = match out {
             Outcome::Yield(s) => s,
             Outcome::Parked => rtu_abi::STS_PENDING,
@@ -216,6 +335,32 @@ impl RtuUnit {
         rec[rtu_abi::STATUS as usize] = status;
     }
 
+    /// The completion rule of a timed WAIT, without consuming anything: per query, one of its
+    /// lanes has a record it has not seen, or none of its lanes is owed one.
+    pub fn landed(&self, warp: usize, mask: u32, q: &[u32; MAX_THREADS]) -> Result<bool, RtuError> {
+        let mut m = mask;
+        while m != 0 {
+            let lane = m.trailing_zeros() as usize;
+            self.check_slot(warp, lane, q[lane])?;
+            let query = q[lane];
+            let mut group = 0u32;
+            let mut g = m;
+            while g != 0 {
+                let l = g.trailing_zeros() as usize;
+                g &= g - 1;
+                if q[l] == query {
+                    group |= 1 << l;
+                }
+            }
+            m &= !group;
+            let w = &self.warps[warp];
+            if w.fresh[query as usize] & group == 0 && w.outstanding[query as usize] & group != 0 {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
     /// WAIT: writes the status of each active lane's record into `status`. Returns false if
     /// some lane's record has not landed yet (the warp stays parked and retries).
     pub fn wait(
@@ -225,9 +370,15 @@ impl RtuUnit {
         q: &[u32; MAX_THREADS],
         status: &mut [u32; MAX_THREADS],
     ) -> Result<bool, RtuError> {
+        if self.timed && !self.landed(warp, mask, q)? {
+            return Ok(false);
+        }
         for lane in (0..self.nt).filter(|l| mask >> l & 1 != 0) {
             let base = self.check_slot(warp, lane, q[lane])?;
             status[lane] = self.warps[warp].window[base + rtu_abi::STATUS as usize];
+            if self.timed {
+                self.warps[warp].fresh[q[lane] as usize] &= !(1 << lane);
+            }
         }
         Ok(true)
     }
@@ -262,7 +413,16 @@ impl RtuUnit {
                 }
             } else if status == rtu_abi::STS_PENDING && act & rtu_abi::ACT_TERMINATE != 0 {
                 walk.finish();
+                if self.timed {
+                    // Still traversing in the RTU: its next step sees the walk ended.
+                    continue;
+                }
             } else {
+                continue;
+            }
+            if self.timed {
+                self.owe(warp, q[lane], lane, base);
+                self.post(warp, q[lane], lane, true);
                 continue;
             }
             let out = walk

@@ -4,9 +4,11 @@
 //! a harness that drives [`RtuUnit`] one ray per lane through the proceed loop, and a small
 //! deterministic random generator.
 
+use super::engine::{Below, Fronts, RtuCore};
 use super::{RtuError, RtuUnit, TraceRay};
 use crate::abi::rtu::{self as rtu_abi, span};
 use crate::abi::MAX_THREADS;
+use crate::cache::{Cache, CacheGeom, Dram};
 use crate::config::RtuConfig;
 use crate::mem::MemoryMap;
 
@@ -269,17 +271,125 @@ impl Row {
 /// Drives an [`RtuUnit`] the way a lowered ray-query loop does: TRACE a batch of lanes,
 /// WAIT, then CONTINUE with the decision of `decide` for every lane holding a candidate,
 /// until every lane is terminal.
+///
+/// In timed mode (`VORTEX_MODE=timed`, or [`Harness::timed`]) the unit's TRACE and
+/// CONTINUE go to a traversal core ([`RtuCore`]) with its RTCache, L2 and DRAM, which is
+/// ticked cycle by cycle until the WAIT completes: the same scenarios then exercise the
+/// staging, slot, walker-pipeline and write-back machinery.
 pub struct Harness {
     pub unit: RtuUnit,
     pub lanes: usize,
+    timed: Option<Box<TimedRtu>>,
+}
+
+/// A traversal core and the memory behind it, for the harness.
+pub struct TimedRtu {
+    pub engine: RtuCore,
+    rtcache: Cache,
+    l2: Cache,
+    dram: Dram,
+    pub now: u64,
+}
+
+struct One<'a> {
+    unit: &'a mut RtuUnit,
+}
+
+impl Fronts for One<'_> {
+    fn unit(&mut self, _core: usize) -> &mut RtuUnit {
+        self.unit
+    }
+    fn wake(&mut self, _core: usize, _warp: u32) {}
+}
+
+struct Mem<'a> {
+    l2: &'a mut Cache,
+    dram: &'a mut Dram,
+}
+
+impl Below for Mem<'_> {
+    fn read(&mut self, line: u64, t: u64) -> u64 {
+        let dram = &mut *self.dram;
+        self.l2.read_delayed(line, t, |t2| dram.read(t2)).ready
+    }
 }
 
 impl Harness {
-    /// One warp of `lanes` lanes with `queries` query slots.
+    /// One warp of `lanes` lanes with `queries` query slots, in the mode `VORTEX_MODE` asks
+    /// for.
     pub fn new(cfg: &RtuConfig, lanes: usize, queries: u32) -> Harness {
+        match crate::config::Mode::from_env() {
+            crate::config::Mode::Functional => Harness::functional(cfg, lanes, queries),
+            crate::config::Mode::Timed => Harness::timed(cfg, lanes, queries),
+        }
+    }
+
+    pub fn functional(cfg: &RtuConfig, lanes: usize, queries: u32) -> Harness {
         let mut unit = RtuUnit::new(cfg, 1, lanes);
         unit.launch_warp(0, queries);
-        Harness { unit, lanes }
+        Harness { unit, lanes, timed: None }
+    }
+
+    /// Timed mode: a traversal core of the default machine's geometry and latencies.
+    pub fn timed(cfg: &RtuConfig, lanes: usize, queries: u32) -> Harness {
+        let mut h = Harness::functional(cfg, lanes, queries);
+        h.unit.set_timed(true);
+        let dc = crate::config::DeviceConfig {
+            num_threads: lanes.next_power_of_two() as u32,
+            rtu: cfg.clone(),
+            ..Default::default()
+        };
+        let r = &dc.rtu;
+        let m = &dc.mem;
+        h.timed = Some(Box::new(TimedRtu {
+            engine: RtuCore::new(&dc, 0, r.reform_thresh),
+            rtcache: Cache::new(CacheGeom {
+                size: r.rtcache_size,
+                ways: r.rtcache_ways,
+                banks: r.rtcache_banks,
+                mshrs: r.rtcache_mshrs,
+                latency: r.rtcache_latency,
+                merge_depth: Some(r.merge_depth),
+            }),
+            l2: Cache::new(CacheGeom {
+                size: m.l2_size,
+                ways: m.l2_ways,
+                banks: m.l2_banks,
+                mshrs: m.l2_mshrs,
+                latency: m.l2_latency,
+                merge_depth: None,
+            }),
+            dram: Dram::new(m.dram_latency, m.dram_bytes_per_cycle),
+            now: 0,
+        }));
+        h
+    }
+
+    /// The timed machinery, when the harness runs timed.
+    pub fn timed_rtu(&self) -> Option<&TimedRtu> {
+        self.timed.as_deref()
+    }
+
+    /// Hands the unit's posted messages to the traversal core and runs it until `done`.
+    fn settle(&mut self, mem: &MemoryMap, done: impl Fn(&RtuUnit) -> Result<bool, RtuError>) -> Result<(), RtuError> {
+        let Some(t) = self.timed.as_deref_mut() else { return Ok(()) };
+        for m in self.unit.outbox.drain(..) {
+            t.engine.post(t.now + 1, 0, m);
+        }
+        let limit = t.now + 50_000_000;
+        while !done(&self.unit)? {
+            if t.now > limit {
+                panic!("timed RTU harness: no record after 50M cycles");
+            }
+            let now = t.now;
+            let mut fronts = One { unit: &mut self.unit };
+            let mut below = Mem { l2: &mut t.l2, dram: &mut t.dram };
+            t.engine
+                .tick(now, &mut fronts, &mut t.rtcache, &mut below, mem)
+                .map_err(|f| RtuError { lane: f.lane.unwrap_or(0), fault: f })?;
+            t.now = t.engine.next_event(now).min(now + 1_000_000);
+        }
+        Ok(())
     }
 
     fn row(&self, lane: usize, q: u32) -> Result<Row, RtuError> {
@@ -303,13 +413,18 @@ impl Harness {
             self.unit.trace(mem, 0, mask, &q, &lane_rays)?;
             loop {
                 let mut st = [0u32; MAX_THREADS];
+                self.settle(mem, |u| u.landed(0, mask, &q))?;
                 let landed = self.unit.wait(0, mask, &q, &mut st)?;
-                assert!(landed, "functional mode lands every record at once");
+                assert!(landed, "the record has landed");
                 let mut ymask = 0u32;
                 let mut act = [0u32; MAX_THREADS];
                 let mut tt = [0f32; MAX_THREADS];
+                if st[..batch.len()].contains(&rtu_abi::STS_PENDING) {
+                    // A partial batch (timed mode, reformation threshold): the pending lanes
+                    // wait again, as the lowered proceed loop does.
+                    continue;
+                }
                 for lane in 0..batch.len() {
-                    assert_ne!(st[lane], rtu_abi::STS_PENDING, "functional mode never leaves a lane pending");
                     if rtu_abi::status_is_yield(st[lane]) {
                         ymask |= 1 << lane;
                         (act[lane], tt[lane]) = decide(bi * self.lanes + lane, &self.row(lane, 0)?);

@@ -42,6 +42,13 @@ pub trait NodeSource {
     /// or returns false when the bytes are not there yet (the request stays outstanding and
     /// the walker asks again for the same bytes when resumed).
     fn fetch(&mut self, addr: u64, out: &mut [u8]) -> Result<bool, MemFault>;
+
+    /// The walk moved on to another record: what was fetched for the previous one may not
+    /// answer the next. A timed source starts a new fetch here, so every record costs a
+    /// trip to the RTCache even when it shares a line with the last; the functional source
+    /// ignores it.
+    #[inline]
+    fn new_step(&mut self) {}
 }
 
 /// Functional-mode source: reads device memory at once, remembering the last region hit.
@@ -53,6 +60,20 @@ pub struct MemSource<'a> {
 impl<'a> MemSource<'a> {
     pub fn new(mem: &'a MemoryMap) -> MemSource<'a> {
         MemSource { mem, hot: None }
+    }
+}
+
+impl MemSource<'_> {
+    /// Faults exactly as a fetch of `len` bytes at `addr` would, without reading them.
+    pub fn check(&mut self, addr: u64, len: u64) -> Result<(), MemFault> {
+        match self.hot {
+            Some(r) if addr >= r.base && addr.checked_add(len).is_some_and(|e| e <= r.base + r.len) => Ok(()),
+            _ => {
+                let r = self.mem.region(addr, len).ok_or(MemFault { addr, size: len, kind: MemFaultKind::Unmapped })?;
+                self.hot = Some(r);
+                Ok(())
+            }
+        }
     }
 }
 
@@ -450,7 +471,12 @@ impl Walk {
         st: &mut RtuStats,
     ) -> Result<Outcome, Fault> {
         let mut buf = [0u8; MAX_RECORD];
+        let mut at = self.state;
         loop {
+            if self.state != at {
+                at = self.state;
+                src.new_step();
+            }
             match self.state {
                 State::Idle | State::Done => return Ok(Outcome::Done),
                 State::Start => {

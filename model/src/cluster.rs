@@ -1,0 +1,351 @@
+//! A cluster in timed mode: its cores, its sockets (each with its traversal cores and
+//! RTCaches), its L2 and DRAM channel, and the launch fabric from the KMU to its cores.
+//!
+//! Units talk through what the hardware has between them: the launch link (one CTA beat per
+//! cycle), the socket RTU bus (TRACE arms after their burst, CONTINUEs, retirements), the
+//! record write-back doorbell to a core's parked WAITs, and memory requests with their
+//! arrival cycles. A cluster advances cycle by cycle, skipping cycles in which no unit has
+//! anything to do.
+//!
+//! Clusters share nothing but the KMU's fixed assignment of launch messages (see
+//! [`LaunchSource`]), so the device runs each on its own host thread.
+
+use crate::cache::{Cache, CacheGeom, CacheStats, Dram};
+use crate::config::DeviceConfig;
+use crate::core::timed::{Below, Clock, CoreTimedStats, KernelTiming};
+use crate::core::{Core, CoreStats, DispatchCtx};
+use crate::fault::Fault;
+use crate::kmu::{CtaDesc, Kmu};
+use crate::rtu::engine::{EngineStats, Fronts, RtuCore};
+use crate::rtu::RtuUnit;
+
+/// Where a cluster's launch messages (one cluster of CTAs each) come from: the KMU's walk,
+/// of which cluster `c` of `n` takes messages `c, c + n, c + 2n, ...`.
+///
+/// The device-level router sends message `i` to GPU cluster `i mod n`: its round-robin
+/// pointer is fixed before a message is sent and a busy cluster stalls its own stream
+/// rather than yielding its turn (SimX's rule, seed 002 §4.5). Each cluster's stream is
+/// modelled independently (a stalled cluster does not hold up the KMU for the others), which
+/// is what lets clusters run on separate host threads with no synchronisation and still
+/// give the same cycle counts on any number of threads.
+pub struct LaunchSource<'k> {
+    kmu: &'k Kmu,
+    next: u64,
+    stride: u64,
+}
+
+impl<'k> LaunchSource<'k> {
+    pub fn new(kmu: &'k Kmu, first: u64, stride: u64) -> LaunchSource<'k> {
+        LaunchSource { kmu, next: first, stride: stride.max(1) }
+    }
+
+    fn pull(&mut self) -> Option<Vec<CtaDesc>> {
+        if self.next < self.kmu.num_clusters() {
+            let m = self.kmu.cluster(self.next).collect();
+            self.next += self.stride;
+            Some(m)
+        } else {
+            None
+        }
+    }
+
+    fn exhausted(&self) -> bool {
+        self.next >= self.kmu.num_clusters()
+    }
+
+    fn pending(&self) -> bool {
+        !self.exhausted()
+    }
+}
+
+/// The cluster's launch router: a message (one cluster of CTAs) is locked to the core its
+/// first CTA lands on until its last CTA; the round-robin pointer advances per message.
+struct LaunchArb {
+    cur: Option<(Vec<CtaDesc>, usize, Option<usize>)>,
+    rr: usize,
+    cluster_size: u32,
+}
+
+/// What one cluster did.
+#[derive(Clone, Debug, Default)]
+pub struct ClusterReport {
+    pub cores: Vec<(CoreStats, CoreTimedStats)>,
+    pub rtus: Vec<EngineStats>,
+    pub rtcaches: Vec<CacheStats>,
+    pub l2: CacheStats,
+    pub dram_reads: u64,
+    pub dram_queue_cycles: u64,
+    /// The cycle after the cluster's last activity.
+    pub end: u64,
+}
+
+// Aligned so units that run on different host threads never share a cache line.
+#[repr(align(128))]
+pub struct Cluster<'a> {
+    pub id: u32,
+    cores: &'a mut [Core],
+    clocks: Vec<Clock>,
+    rtus: Vec<RtuCore>,
+    rtcaches: Vec<Cache>,
+    /// Traversal core serving each core; RTCache of each traversal core.
+    rtu_of_core: Vec<usize>,
+    rtcache_of_rtu: Vec<usize>,
+    l2: Cache,
+    dram: Dram,
+    arb: LaunchArb,
+    /// Next cycle each unit has something to do.
+    core_next: Vec<u64>,
+    rtu_next: Vec<u64>,
+    arb_next: u64,
+    pub source: LaunchSource<'a>,
+    pub now: u64,
+    /// The cycle after the last one in which anything happened.
+    pub end: u64,
+}
+
+struct FrontsView<'b> {
+    cores: &'b mut [Core],
+    clocks: &'b mut [Clock],
+    /// A doorbell rang this cycle.
+    rang: bool,
+}
+
+impl Fronts for FrontsView<'_> {
+    fn unit(&mut self, core: usize) -> &mut RtuUnit {
+        &mut self.cores[core].rtu
+    }
+    fn wake(&mut self, core: usize, warp: u32) {
+        self.clocks[core].wakes.push(warp);
+        self.rang = true;
+    }
+}
+
+impl<'a> Cluster<'a> {
+    pub fn new(
+        cfg: &DeviceConfig,
+        id: u32,
+        cores: &'a mut [Core],
+        ctx: &DispatchCtx,
+        source: LaunchSource<'a>,
+        reform_thresh: u32,
+    ) -> Result<Cluster<'a>, Fault> {
+        let mut clocks = Vec::with_capacity(cores.len());
+        for c in cores.iter_mut() {
+            c.begin_timed();
+            clocks.push(Clock::new(cfg, crate::core::timed::dispatcher(cfg, ctx)?));
+        }
+        let base = id * cfg.cores_per_cluster;
+        let (nrc, cpr) = (cfg.num_rtu_cores(), cfg.cores_per_rtu());
+        let sockets = cfg.sockets_per_cluster();
+        let mut rtus = Vec::new();
+        let mut rtcache_of_rtu = Vec::new();
+        let mut rtcaches = Vec::new();
+        let r = &cfg.rtu;
+        for s in 0..sockets {
+            let first_cache = rtcaches.len();
+            for _ in 0..cfg.num_rtcaches() {
+                rtcaches.push(Cache::new(CacheGeom {
+                    size: r.rtcache_size,
+                    ways: r.rtcache_ways,
+                    banks: r.rtcache_banks,
+                    mshrs: r.rtcache_mshrs,
+                    latency: r.rtcache_latency,
+                    merge_depth: Some(r.merge_depth),
+                }));
+            }
+            for k in 0..nrc {
+                rtus.push(RtuCore::new(cfg, base, reform_thresh));
+                rtcache_of_rtu.push(first_cache + (k / 4) as usize);
+                let _ = s;
+            }
+        }
+        let rtu_of_core = (0..cores.len() as u32)
+            .map(|c| (c / cfg.socket_size * nrc + (c % cfg.socket_size) / cpr) as usize)
+            .collect();
+        let m = &cfg.mem;
+        let (cores_len, rtus_len) = (cores.len(), rtus.len());
+        Ok(Cluster {
+            id,
+            cores,
+            clocks,
+            rtus,
+            rtcaches,
+            rtu_of_core,
+            rtcache_of_rtu,
+            l2: Cache::new(CacheGeom {
+                size: m.l2_size,
+                ways: m.l2_ways,
+                banks: m.l2_banks,
+                mshrs: m.l2_mshrs,
+                latency: m.l2_latency,
+                merge_depth: None,
+            }),
+            dram: Dram::new(m.dram_latency, m.dram_bytes_per_cycle),
+            arb: LaunchArb { cur: None, rr: 0, cluster_size: ctx.launch.cluster_size() },
+            core_next: vec![u64::MAX; cores_len],
+            rtu_next: vec![u64::MAX; rtus_len],
+            arb_next: 0,
+            source,
+            now: 0,
+            end: 0,
+        })
+    }
+
+    /// True while anything is in flight: a launch message, a resident CTA, a dispatcher
+    /// expanding, RTU work (seed 002 §1.1: busy covers every beat in flight).
+    pub fn busy(&self) -> bool {
+        self.arb.cur.is_some()
+            || self.source.pending()
+            || self.clocks.iter().any(|c| !c.idle(self.now))
+            || self.rtus.iter().any(|r| !r.idle())
+    }
+
+    /// True when the cluster has finished everything it will ever be given.
+    pub fn finished(&self) -> bool {
+        !self.busy() && self.source.exhausted()
+    }
+
+    /// One launch-fabric cycle: offers the current CTA to a ready core; returns the core
+    /// that took it.
+    fn launch(&mut self, ctx: &DispatchCtx) -> Option<usize> {
+        let now = self.now;
+        if self.arb.cur.is_none() {
+            self.arb.cur = Some((self.source.pull()?, 0, None));
+        }
+        let n = self.cores.len();
+        let (ctas, idx, dest) = self.arb.cur.as_mut().expect("a message");
+        let cta = ctas[*idx];
+        let (first, count) = match *dest {
+            Some(d) => (d, 1),
+            None => (self.arb.rr, n),
+        };
+        for k in 0..count {
+            let c = (first + k) % n;
+            let clk = &mut self.clocks[c];
+            if !clk.disp_ready(now) {
+                continue;
+            }
+            let Some(adm) = clk.disp.try_admit(&cta, self.arb.cluster_size) else { continue };
+            self.cores[c].launch_cta_timed(clk, ctx, &cta, adm, now);
+            *idx += 1;
+            *dest = Some(c);
+            if *idx == ctas.len() {
+                self.arb.rr = c + 1;
+                self.arb.cur = None;
+            }
+            return Some(c);
+        }
+        None
+    }
+
+    /// Runs until cycle `until` (exclusive) or until the cluster has finished.
+    ///
+    /// Each unit is ticked only in cycles where it has something to do (its next event, a
+    /// message or a doorbell); a unit's counters account for the cycles it skipped.
+    pub fn run(&mut self, until: u64, ctx: &DispatchCtx, kt: &KernelTiming) -> Result<(), Fault> {
+        let mem = ctx.mem;
+        while self.now < until {
+            let now = self.now;
+            let mut dirty = false;
+            if now >= self.arb_next {
+                self.arb_next = u64::MAX;
+                if let Some(c) = self.launch(ctx) {
+                    dirty = true;
+                    self.core_next[c] = self.core_next[c].min(self.cores[c].next_event(&mut self.clocks[c], now));
+                }
+            }
+            let mut below = Below { l2: &mut self.l2, dram: &mut self.dram };
+            for (c, core) in self.cores.iter_mut().enumerate() {
+                if self.core_next[c] > now {
+                    continue;
+                }
+                let clk = &mut self.clocks[c];
+                core.tick_timed(clk, now, ctx, kt, &mut below)?;
+                if !clk.outgoing.is_empty() {
+                    let r = self.rtu_of_core[c];
+                    for (at, m) in clk.outgoing.drain(..) {
+                        self.rtus[r].post(at, c as u32, m);
+                        self.rtu_next[r] = self.rtu_next[r].min(at);
+                    }
+                }
+                dirty |= std::mem::take(&mut clk.dirty);
+                self.core_next[c] = core.next_event(clk, now);
+            }
+            for (r, rtu) in self.rtus.iter_mut().enumerate() {
+                if self.rtu_next[r] > now {
+                    continue;
+                }
+                let mut fronts = FrontsView { cores: &mut *self.cores, clocks: &mut self.clocks, rang: false };
+                let cache = &mut self.rtcaches[self.rtcache_of_rtu[r]];
+                rtu.tick(now, &mut fronts, cache, &mut below, mem)?;
+                self.rtu_next[r] = rtu.next_event(now);
+                if fronts.rang {
+                    for (c, clk) in self.clocks.iter().enumerate() {
+                        if !clk.wakes.is_empty() {
+                            self.core_next[c] = now + 1;
+                        }
+                    }
+                }
+            }
+            if self.arb.cur.is_some() || self.source.pending() {
+                if dirty {
+                    self.arb_next = now + 1;
+                } else if let Some(t) = self.clocks.iter().map(|c| c.disp_free_at()).filter(|&t| t > now).min() {
+                    // A blocked message waits for a dispatcher to finish expanding, or for a
+                    // retirement to free a slot (an issue event, which marks the core dirty).
+                    self.arb_next = self.arb_next.min(t);
+                }
+            }
+            // The next cycle anything can happen.
+            let next =
+                self.core_next.iter().chain(self.rtu_next.iter()).copied().min().unwrap_or(u64::MAX).min(self.arb_next);
+            if next == u64::MAX {
+                if self.busy() {
+                    self.end = now + 1;
+                }
+                if self.clocks.iter().any(|c| c.resident() > 0) {
+                    for (i, c) in self.cores.iter().enumerate() {
+                        tracing::debug!(
+                            "deadlock: core {i} warps {:?}",
+                            c.warps.iter().map(|w| w.state).collect::<Vec<_>>()
+                        );
+                    }
+                    for r in &self.rtus {
+                        tracing::debug!("deadlock: {}", r.debug_state());
+                    }
+                    return Err(Fault::new(
+                        crate::fault::FaultKind::BadLaunch,
+                        "every resident warp waits at a barrier that can never complete (barrier in divergent or \
+                         early-exited code)",
+                    ));
+                }
+                self.now = now + 1;
+                return Ok(());
+            }
+            self.end = now + 1;
+            self.now = next.min(until).max(now + 1);
+        }
+        Ok(())
+    }
+
+    /// Brings every counter to `end` and collects them.
+    pub fn report(&mut self, end: u64) -> ClusterReport {
+        let mut rep = ClusterReport { end: self.end, ..Default::default() };
+        for (core, clk) in self.cores.iter_mut().zip(self.clocks.iter_mut()) {
+            clk.finish(end);
+            let mut counts = clk.counts.clone();
+            counts.rtu = core.rtu.take_stats();
+            rep.cores.push((counts, clk.stats.clone()));
+            core.end_timed();
+        }
+        for rtu in &mut self.rtus {
+            rtu.finish(end);
+            rep.rtus.push(rtu.stats.clone());
+        }
+        rep.rtcaches = self.rtcaches.iter().map(|c| c.stats.clone()).collect();
+        rep.l2 = self.l2.stats.clone();
+        rep.dram_reads = self.dram.reads;
+        rep.dram_queue_cycles = self.dram.queue_cycles;
+        rep
+    }
+}

@@ -1,0 +1,993 @@
+//! The socket's traversal core (seed 000 §4, `VX_rtu_core`), in timed mode.
+//!
+//! - **Staging**: one entry per {core, warp, query} (the trace handle; several per warp, the
+//!   seed's open gap). TRACE's rays land unconditionally, so a TRACE never stalls.
+//! - **Slot pool and fill engine**: `NUM_SLOTS` traversals at once; the fill engine claims a
+//!   free slot for the oldest staged trace and streams its lanes into the slot's contexts
+//!   one per cycle (each lane's launch starts its reciprocal, then its walk). No free slot:
+//!   the trace waits in staging (back-pressure).
+//! - **Context scheduler**: `NUM_CTX = NUM_SLOTS × NUM_THREADS` contexts with wake bits and a
+//!   three-stage SELECT / ALIGN / EXEC pipeline retiring one micro-step per cycle. A micro-
+//!   step either drives the RTCache port with the record the walk asked for, or consumes the
+//!   lines that came back: the walker (the same code functional mode runs) advances one
+//!   record, and the PE work that record needs (box tests one child per cycle on the shared
+//!   box PE into the nearest-first collector, triangle tests, instance transform plus the
+//!   reciprocal of the object ray) decides when the context wakes to fetch the next record.
+//!   A context never holds the pipeline while it waits.
+//! - **Record write-back**: when a slot's lanes have all settled (terminal or candidate), or
+//!   `reform_thresh` of them hold a candidate, the commit engine writes the batch to the hit
+//!   windows `window_port_words` words per cycle, STATUS last; lanes still traversing read
+//!   PENDING. A slot with no lane traversing is released: the walk state of a lane waiting
+//!   for its CONTINUE stays with its staging home, and its CONTINUE re-stages it. (The seed
+//!   keeps such a slot live; releasing it is what makes a nested trace from inside a
+//!   proceed loop deadlock-free when the pool is small.)
+//!
+//! The walk answers never depend on timing: a context runs the walker only when every line
+//! its record needs has come back, and then reads the bytes from device memory.
+
+use super::walker::{MemSource, NodeSource, Outcome};
+use super::{RtuMsg, RtuStats, RtuUnit};
+use crate::cache::{line_of, Cache, Refused};
+use crate::config::DeviceConfig;
+use crate::config::RtuConfig;
+use crate::fault::Fault;
+use crate::mem::{MemFault, MemoryMap};
+use serde::Serialize;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+/// Counters of one traversal core.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct EngineStats {
+    /// Cycles the core existed (the dispatch's length; summed over traversal cores in totals).
+    pub cycles: u64,
+    /// Cycles whose EXEC stage retired a micro-step.
+    pub busy_cycles: u64,
+    /// Idle cycles with a ray in hand: a context traversing (waiting on the RTCache or a
+    /// PE) or a trace staged, but nothing to execute.
+    pub idle_with_ray: u64,
+    /// Idle cycles with no ray anywhere in the unit (starved: the cores did not feed it).
+    pub idle_starved: u64,
+    /// Sum over cycles of live slots (divide by `cycles` for the mean occupancy).
+    pub slot_cycles: u64,
+    /// Sum over cycles of traversing contexts.
+    pub context_cycles: u64,
+    /// Cycles a staged trace waited because every slot was taken.
+    pub slot_full_cycles: u64,
+    /// Traces staged by TRACE, and lanes re-staged by a CONTINUE after their slot left.
+    pub traces: u64,
+    pub restaged_lanes: u64,
+    /// Record batches written back, lanes reported PENDING in them, window words written.
+    pub batches: u64,
+    pub pending_lanes: u64,
+    pub window_words: u64,
+    /// Line reads sent to the RTCache (a record spanning two lines costs two).
+    pub line_requests: u64,
+    /// Micro-steps that found the RTCache refusing (MSHRs full or bank busy) and retried.
+    pub port_retries: u64,
+    /// Cycles the box / triangle / transform PEs accepted work.
+    pub box_pe_cycles: u64,
+    pub tri_pe_cycles: u64,
+    pub xform_pe_cycles: u64,
+}
+
+impl EngineStats {
+    pub fn add(&mut self, o: &EngineStats) {
+        self.cycles += o.cycles;
+        self.busy_cycles += o.busy_cycles;
+        self.idle_with_ray += o.idle_with_ray;
+        self.idle_starved += o.idle_starved;
+        self.slot_cycles += o.slot_cycles;
+        self.context_cycles += o.context_cycles;
+        self.slot_full_cycles += o.slot_full_cycles;
+        self.traces += o.traces;
+        self.restaged_lanes += o.restaged_lanes;
+        self.batches += o.batches;
+        self.pending_lanes += o.pending_lanes;
+        self.window_words += o.window_words;
+        self.line_requests += o.line_requests;
+        self.port_retries += o.port_retries;
+        self.box_pe_cycles += o.box_pe_cycles;
+        self.tri_pe_cycles += o.tri_pe_cycles;
+        self.xform_pe_cycles += o.xform_pe_cycles;
+    }
+}
+
+/// The cores a traversal core serves: their front ends, and a doorbell for parked WAITs.
+pub trait Fronts {
+    fn unit(&mut self, core: usize) -> &mut RtuUnit;
+    /// A record landed for `warp` of `core`: a WAIT parked there may complete.
+    fn wake(&mut self, core: usize, warp: u32);
+}
+
+/// Where an RTCache miss goes: returns when the line arrives, asked at cycle `t`.
+pub trait Below {
+    fn read(&mut self, line: u64, t: u64) -> u64;
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    Free,
+    /// Streamed in; its reciprocal is in flight.
+    Launch,
+    /// Ready to run the walker on the lines it holds.
+    Run,
+    /// Has lines to send to the RTCache.
+    Fetch,
+    /// Waiting for its lines.
+    MemWait,
+    /// Waiting for its PE results before fetching the next record.
+    PeWait,
+    /// Waiting for its PE results before its record settles.
+    SettleWait,
+    /// Terminal or candidate: waiting for write-back (or, after it, for a CONTINUE).
+    Settled,
+}
+
+struct Ctx {
+    gen: u32,
+    phase: Phase,
+    /// Lines of the record being fetched, and how many were sent / are still out.
+    want: Vec<u64>,
+    sent: usize,
+    out_lines: u32,
+    /// Lines of the current record that have come back.
+    held: Vec<u64>,
+    outcome: Outcome,
+}
+
+#[derive(Clone, Debug, Default)]
+struct Slot {
+    live: bool,
+    core: u32,
+    warp: u32,
+    query: u32,
+    /// Member lanes.
+    lanes: u32,
+    /// Lanes still to stream in, and which of them are fresh arms (vs resumed walks).
+    launching: u32,
+    arm_lanes: u32,
+    traversing: u32,
+    /// Settled, not yet written back.
+    settled: u32,
+    /// Written back with a candidate, waiting for a CONTINUE.
+    waiting: u32,
+    queued_wb: bool,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Stage {
+    core: u32,
+    warp: u32,
+    query: u32,
+    arm: u32,
+    resume: u32,
+}
+
+struct WriteBack {
+    slot: usize,
+    lanes: u32,
+    done_at: u64,
+}
+
+/// Pipeline latencies and widths of one traversal core.
+#[derive(Clone, Copy, Debug)]
+struct Timing {
+    box_lat: u64,
+    tri_lat: u64,
+    xform_lat: u64,
+    recip_lat: u64,
+    ports: usize,
+    record_cycles: u64,
+    record_words: u64,
+    reform_thresh: u32,
+}
+
+/// The source the walker reads in timed mode: a record is there only once every line it
+/// spans has come back to the context; otherwise the lines are asked for.
+struct TimedSource<'a> {
+    mem: MemSource<'a>,
+    held: &'a mut Vec<u64>,
+    want: &'a mut Vec<u64>,
+}
+
+impl NodeSource for TimedSource<'_> {
+    fn fetch(&mut self, addr: u64, out: &mut [u8]) -> Result<bool, MemFault> {
+        let (first, last) = (line_of(addr), line_of(addr + out.len().max(1) as u64 - 1));
+        if (first..=last).all(|l| self.held.contains(&l)) {
+            return self.mem.fetch(addr, out);
+        }
+        self.mem.check(addr, out.len() as u64)?;
+        self.want.clear();
+        self.want.extend((first..=last).filter(|l| !self.held.contains(l)));
+        Ok(false)
+    }
+
+    fn new_step(&mut self) {
+        self.held.clear();
+    }
+}
+
+type Ev = (u32, u32, bool);
+
+/// A timing wheel of wake events: one bucket per cycle over a window, a heap beyond it.
+/// Events are never scheduled in the past, and the core is ticked at every cycle that
+/// holds one (its next event is the minimum), so only the current bucket can be due.
+struct Wheel {
+    buckets: Vec<Vec<Ev>>,
+    /// Non-empty buckets, one bit each.
+    used: Vec<u64>,
+    far: BinaryHeap<Reverse<(u64, Ev)>>,
+    /// Cycle of the last `take_due` (events before it are never pushed).
+    base: u64,
+    len: usize,
+}
+
+const WHEEL: u64 = 1024;
+
+impl Wheel {
+    fn new() -> Wheel {
+        Wheel {
+            buckets: (0..WHEEL).map(|_| Vec::new()).collect(),
+            used: vec![0; (WHEEL / 64) as usize],
+            far: BinaryHeap::new(),
+            base: 0,
+            len: 0,
+        }
+    }
+
+    fn push(&mut self, at: u64, e: Ev) {
+        self.len += 1;
+        if at < self.base + WHEEL {
+            let b = (at % WHEEL) as usize;
+            self.buckets[b].push(e);
+            self.used[b / 64] |= 1 << (b % 64);
+        } else {
+            self.far.push(Reverse((at, e)));
+        }
+    }
+
+    /// Moves the events due at `now` into `out`.
+    fn take_due(&mut self, now: u64, out: &mut Vec<Ev>) {
+        self.base = now;
+        while let Some(Reverse((at, e))) = self.far.peek().copied() {
+            if at >= now + WHEEL {
+                break;
+            }
+            self.far.pop();
+            self.len -= 1;
+            self.push(at, e);
+        }
+        let b = (now % WHEEL) as usize;
+        if self.used[b / 64] >> (b % 64) & 1 != 0 {
+            self.len -= self.buckets[b].len();
+            out.append(&mut self.buckets[b]);
+            self.used[b / 64] &= !(1 << (b % 64));
+        }
+    }
+
+    /// The earliest cycle after `now` holding an event (`u64::MAX`: none).
+    fn next_at(&self, now: u64) -> u64 {
+        if self.len == 0 {
+            return u64::MAX;
+        }
+        let words = self.used.len();
+        let start = ((now + 1) % WHEEL) as usize;
+        let (sw, sb) = (start / 64, start % 64);
+        for k in 0..=words {
+            let wi = (sw + k) % words;
+            let mut bits = self.used[wi];
+            if k == 0 {
+                bits &= !0u64 << sb;
+            } else if k == words {
+                bits &= (1u64 << sb).wrapping_sub(1);
+            }
+            if bits != 0 {
+                let b = (wi * 64 + bits.trailing_zeros() as usize) as u64;
+                let cur = (now + 1) % WHEEL;
+                let d = (b + WHEEL - cur) % WHEEL;
+                return now + 1 + d;
+            }
+        }
+        self.far.peek().map_or(u64::MAX, |Reverse((at, _))| *at)
+    }
+}
+
+/// One traversal core.
+// Aligned so units that run on different host threads never share a cache line.
+#[repr(align(128))]
+pub struct RtuCore {
+    cfg: RtuConfig,
+    t: Timing,
+    nt: usize,
+    /// Device-wide id of the cluster's first core (faults name device-wide cores; messages
+    /// and fronts use cluster-local core indices).
+    pub core_base: u32,
+    inbox: BinaryHeap<Reverse<(u64, u64, u32, RtuMsg)>>,
+    inbox_seq: u64,
+    staging: VecDeque<Stage>,
+    slots: Vec<Slot>,
+    free_slots: usize,
+    ctx: Vec<Ctx>,
+    wake: Vec<u64>,
+    wake_count: usize,
+    rr: usize,
+    /// Wake events: (context, generation, is a line arrival), by cycle.
+    events: Wheel,
+    due: Vec<(u32, u32, bool)>,
+    pipe: [Option<(u32, u32)>; 2],
+    filling: Option<usize>,
+    wb: Option<WriteBack>,
+    wb_queue: VecDeque<usize>,
+    box_free: u64,
+    tri_free: u64,
+    xform_free: u64,
+    recip_free: u64,
+    traversing: u64,
+    live_slots: u64,
+    last_tick: Option<u64>,
+    /// Whether the last ticked cycle left a ray in hand (for the cycles skipped after it).
+    ray_in_hand: bool,
+    pub stats: EngineStats,
+}
+
+impl RtuCore {
+    pub fn new(cfg: &DeviceConfig, core_base: u32, reform_thresh: u32) -> RtuCore {
+        let r = &cfg.rtu;
+        let nt = cfg.num_threads as usize;
+        let slots = cfg.rtu_slots() as usize;
+        let record_words = crate::abi::rtu::span::LEN as u64 + 2;
+        let ctx = (0..slots * nt)
+            .map(|_| Ctx {
+                gen: 0,
+                phase: Phase::Free,
+                want: Vec::with_capacity(8),
+                sent: 0,
+                out_lines: 0,
+                held: Vec::with_capacity(8),
+                outcome: Outcome::Done,
+            })
+            .collect();
+        RtuCore {
+            cfg: r.clone(),
+            t: Timing {
+                box_lat: r.box_latency() as u64,
+                tri_lat: r.tri_latency() as u64,
+                xform_lat: r.xform_latency() as u64,
+                recip_lat: r.recip_latency() as u64,
+                ports: r.num_rtu_blocks as usize,
+                record_cycles: record_words.div_ceil(r.window_port_words as u64),
+                record_words,
+                reform_thresh,
+            },
+            nt,
+            core_base,
+            inbox: BinaryHeap::new(),
+            inbox_seq: 0,
+            staging: VecDeque::new(),
+            slots: vec![Slot::default(); slots],
+            free_slots: slots,
+            ctx,
+            wake: vec![0; (slots * nt).div_ceil(64)],
+            wake_count: 0,
+            rr: 0,
+            events: Wheel::new(),
+            due: Vec::new(),
+            pipe: [None, None],
+            filling: None,
+            wb: None,
+            wb_queue: VecDeque::new(),
+            box_free: 0,
+            tri_free: 0,
+            xform_free: 0,
+            recip_free: 0,
+            traversing: 0,
+            live_slots: 0,
+            last_tick: None,
+            ray_in_hand: false,
+            stats: EngineStats::default(),
+        }
+    }
+
+    /// A message from core `core` (cluster-local) arrives at cycle `at`.
+    pub fn post(&mut self, at: u64, core: u32, msg: RtuMsg) {
+        self.inbox.push(Reverse((at, self.inbox_seq, core, msg)));
+        self.inbox_seq += 1;
+    }
+
+    pub fn debug_state(&self) -> String {
+        let live: Vec<_> = self.slots.iter().filter(|s| s.live).collect();
+        format!(
+            "rtu: staging {:?} slots {:?} wake {} events {} inbox {} wb {:?}/{:?} filling {:?}",
+            self.staging,
+            live,
+            self.wake_count,
+            self.events.len,
+            self.inbox.len(),
+            self.wb.as_ref().map(|w| w.slot),
+            self.wb_queue,
+            self.filling
+        )
+    }
+
+    /// True when nothing is in flight (no message, staged trace, live slot or write-back).
+    pub fn idle(&self) -> bool {
+        self.inbox.is_empty() && self.staging.is_empty() && self.live_slots == 0 && self.wb.is_none()
+    }
+
+    /// The next cycle this core has something to do (`u64::MAX`: nothing until poked).
+    pub fn next_event(&self, now: u64) -> u64 {
+        if self.wake_count > 0
+            || self.pipe.iter().any(|p| p.is_some())
+            || self.filling.is_some()
+            || (!self.staging.is_empty() && self.free_slots > 0)
+            || (self.wb.is_none() && !self.wb_queue.is_empty())
+        {
+            return now + 1;
+        }
+        let mut t = u64::MAX;
+        if let Some(Reverse((at, ..))) = self.inbox.peek() {
+            t = t.min(*at);
+        }
+        t = t.min(self.events.next_at(now));
+        if let Some(wb) = &self.wb {
+            t = t.min(wb.done_at);
+        }
+        t.max(now + 1)
+    }
+
+    #[inline]
+    fn set_wake(&mut self, c: usize) {
+        let (w, b) = (c / 64, 1u64 << (c % 64));
+        if self.wake[w] & b == 0 {
+            self.wake[w] |= b;
+            self.wake_count += 1;
+        }
+    }
+
+    #[inline]
+    fn clear_wake(&mut self, c: usize) {
+        let (w, b) = (c / 64, 1u64 << (c % 64));
+        if self.wake[w] & b != 0 {
+            self.wake[w] &= !b;
+            self.wake_count -= 1;
+        }
+    }
+
+    /// Round-robin SELECT of a context whose wake bit is set.
+    fn select(&mut self) -> Option<usize> {
+        if self.wake_count == 0 {
+            return None;
+        }
+        let n = self.ctx.len();
+        let words = self.wake.len();
+        let start = self.rr % n;
+        let (sw, sb) = (start / 64, start % 64);
+        for k in 0..=words {
+            let wi = (sw + k) % words;
+            let mut bits = self.wake[wi];
+            if k == 0 {
+                bits &= !0u64 << sb;
+            }
+            if k == words {
+                bits = self.wake[sw] & ((1u64 << sb) - 1);
+            }
+            if bits != 0 {
+                let c = wi * 64 + bits.trailing_zeros() as usize;
+                self.clear_wake(c);
+                self.rr = c + 1;
+                return Some(c);
+            }
+        }
+        None
+    }
+
+    fn event(&mut self, at: u64, c: usize) {
+        self.events.push(at, (c as u32, self.ctx[c].gen, false));
+    }
+
+    fn line_event(&mut self, at: u64, c: usize) {
+        self.events.push(at, (c as u32, self.ctx[c].gen, true));
+    }
+
+    /// Drops `lanes` of slot `s` (a new TRACE re-armed them, or their warp retired).
+    fn abort(&mut self, s: usize, lanes: u32) {
+        let sl = &mut self.slots[s];
+        let lanes = lanes & sl.lanes;
+        if lanes == 0 {
+            return;
+        }
+        self.traversing -= (sl.traversing & lanes).count_ones() as u64;
+        sl.lanes &= !lanes;
+        sl.launching &= !lanes;
+        sl.arm_lanes &= !lanes;
+        sl.traversing &= !lanes;
+        sl.settled &= !lanes;
+        sl.waiting &= !lanes;
+        let mut m = lanes;
+        while m != 0 {
+            let l = m.trailing_zeros() as usize;
+            m &= m - 1;
+            let c = s * self.nt + l;
+            self.ctx[c].gen = self.ctx[c].gen.wrapping_add(1);
+            self.ctx[c].phase = Phase::Free;
+            self.ctx[c].held.clear();
+            self.clear_wake(c);
+        }
+        self.maybe_release(s);
+    }
+
+    fn maybe_release(&mut self, s: usize) {
+        let in_wb = self.wb.as_ref().is_some_and(|w| w.slot == s);
+        let sl = &self.slots[s];
+        if sl.live && sl.launching == 0 && sl.traversing == 0 && sl.settled == 0 && !sl.queued_wb && !in_wb {
+            let waiting = sl.waiting;
+            for l in 0..self.nt {
+                if waiting >> l & 1 != 0 || self.ctx[s * self.nt + l].phase != Phase::Free {
+                    let c = s * self.nt + l;
+                    self.ctx[c].gen = self.ctx[c].gen.wrapping_add(1);
+                    self.ctx[c].phase = Phase::Free;
+                    self.ctx[c].held.clear();
+                    self.clear_wake(c);
+                }
+            }
+            if self.filling == Some(s) {
+                self.filling = None;
+            }
+            self.slots[s] = Slot::default();
+            self.free_slots += 1;
+            self.live_slots -= 1;
+        }
+    }
+
+    fn stage(&mut self, core: u32, warp: u32, query: u32, arm: u32, resume: u32) {
+        if let Some(e) = self.staging.iter_mut().find(|e| e.core == core && e.warp == warp && e.query == query) {
+            e.arm |= arm;
+            e.resume = (e.resume | resume) & !e.arm;
+            return;
+        }
+        self.staging.push_back(Stage { core, warp, query, arm, resume });
+    }
+
+    fn handle(&mut self, core: u32, msg: RtuMsg, now: u64) {
+        match msg {
+            RtuMsg::Arm { warp, query, mask } => {
+                for s in 0..self.slots.len() {
+                    let sl = &self.slots[s];
+                    if sl.live && sl.core == core && sl.warp == warp && sl.query == query {
+                        self.abort(s, mask);
+                    }
+                }
+                for e in self.staging.iter_mut() {
+                    if e.core == core && e.warp == warp && e.query == query {
+                        e.resume &= !mask;
+                    }
+                }
+                self.stats.traces += 1;
+                self.stage(core, warp, query, mask, 0);
+            }
+            RtuMsg::Resume { warp, query, mask } => {
+                let mut left = mask;
+                for s in 0..self.slots.len() {
+                    let sl = &mut self.slots[s];
+                    if !(sl.live && sl.core == core && sl.warp == warp && sl.query == query) {
+                        continue;
+                    }
+                    let lanes = sl.waiting & left;
+                    if lanes == 0 {
+                        continue;
+                    }
+                    sl.waiting &= !lanes;
+                    sl.traversing |= lanes;
+                    left &= !lanes;
+                    self.traversing += lanes.count_ones() as u64;
+                    let mut m = lanes;
+                    while m != 0 {
+                        let l = m.trailing_zeros() as usize;
+                        m &= m - 1;
+                        let c = s * self.nt + l;
+                        self.ctx[c].phase = Phase::Run;
+                        self.ctx[c].held.clear();
+                        self.set_wake(c);
+                    }
+                }
+                if left != 0 {
+                    self.stats.restaged_lanes += left.count_ones() as u64;
+                    self.stage(core, warp, query, 0, left);
+                }
+            }
+            RtuMsg::Release { warp } => {
+                for s in 0..self.slots.len() {
+                    let sl = &self.slots[s];
+                    if sl.live && sl.core == core && sl.warp == warp {
+                        let lanes = sl.lanes;
+                        self.abort(s, lanes);
+                    }
+                }
+                self.staging.retain(|e| !(e.core == core && e.warp == warp));
+            }
+        }
+        let _ = now;
+    }
+
+    /// One cycle.
+    pub fn tick(
+        &mut self,
+        now: u64,
+        fronts: &mut dyn Fronts,
+        rtcache: &mut Cache,
+        below: &mut dyn Below,
+        mem: &MemoryMap,
+    ) -> Result<(), Fault> {
+        // Cycles skipped since the last tick saw nothing change.
+        let from = self.last_tick.map_or(0, |t| t + 1);
+        if now > from {
+            self.account(now - from, false);
+        }
+        self.last_tick = Some(now);
+
+        // Messages from the cores.
+        while let Some(Reverse((at, _, core, msg))) = self.inbox.peek().copied() {
+            if at > now {
+                break;
+            }
+            self.inbox.pop();
+            self.handle(core, msg, now);
+        }
+
+        // Wake events: lines back, PE results, launches.
+        let mut due = std::mem::take(&mut self.due);
+        self.events.take_due(now, &mut due);
+        for &(c, gen, line) in &due {
+            let c = c as usize;
+            if self.ctx[c].gen != gen {
+                continue;
+            }
+            if line {
+                let cx = &mut self.ctx[c];
+                cx.out_lines -= 1;
+                if cx.out_lines == 0 && cx.phase == Phase::MemWait {
+                    let Ctx { want, held, .. } = cx;
+                    held.append(want);
+                    cx.sent = 0;
+                    cx.phase = Phase::Run;
+                    self.set_wake(c);
+                }
+                continue;
+            }
+            match self.ctx[c].phase {
+                Phase::Launch => {
+                    self.ctx[c].phase = Phase::Run;
+                    self.set_wake(c);
+                }
+                Phase::PeWait => {
+                    self.ctx[c].phase = Phase::Fetch;
+                    self.set_wake(c);
+                }
+                Phase::SettleWait => self.settle(c),
+                _ => {}
+            }
+        }
+
+        due.clear();
+        self.due = due;
+
+        // Record write-back.
+        if let Some(wb) = &self.wb {
+            if wb.done_at <= now {
+                let wb = self.wb.take().expect("write-back");
+                self.finish_writeback(wb, fronts);
+            }
+        }
+        if self.wb.is_none() {
+            if let Some(s) = self.wb_queue.pop_front() {
+                self.slots[s].queued_wb = false;
+                let lanes = self.slots[s].settled;
+                self.slots[s].settled = 0;
+                self.stats.batches += 1;
+                self.stats.pending_lanes += (self.slots[s].traversing | self.slots[s].launching).count_ones() as u64;
+                self.stats.window_words += self.t.record_words * lanes.count_ones() as u64;
+                self.wb = Some(WriteBack { slot: s, lanes, done_at: now + self.t.record_cycles });
+            }
+        }
+
+        // Fill engine: one lane per cycle into the claimed slot.
+        if self.filling.is_none() && self.free_slots > 0 {
+            while let Some(e) = self.staging.pop_front() {
+                if e.arm | e.resume == 0 {
+                    continue;
+                }
+                let s = self.slots.iter().position(|s| !s.live).expect("a free slot");
+                self.free_slots -= 1;
+                self.live_slots += 1;
+                self.slots[s] = Slot {
+                    live: true,
+                    core: e.core,
+                    warp: e.warp,
+                    query: e.query,
+                    lanes: e.arm | e.resume,
+                    launching: e.arm | e.resume,
+                    arm_lanes: e.arm,
+                    ..Slot::default()
+                };
+                for l in 0..self.nt {
+                    let c = s * self.nt + l;
+                    self.ctx[c].gen = self.ctx[c].gen.wrapping_add(1);
+                }
+                self.filling = Some(s);
+                break;
+            }
+        }
+        if let Some(s) = self.filling.filter(|&s| self.slots[s].launching != 0) {
+            let sl = &mut self.slots[s];
+            let l = sl.launching.trailing_zeros() as usize;
+            let bit = 1u32 << l;
+            sl.launching &= !bit;
+            sl.traversing |= bit;
+            let arm = sl.arm_lanes & bit != 0;
+            if sl.launching == 0 {
+                self.filling = None;
+            }
+            self.traversing += 1;
+            let c = s * self.nt + l;
+            let cx = &mut self.ctx[c];
+            cx.phase = Phase::Launch;
+            cx.held.clear();
+            cx.want.clear();
+            cx.sent = 0;
+            cx.out_lines = 0;
+            // A fresh ray needs its direction's reciprocal before the first box test.
+            let at = if arm {
+                let start = (now + 1).max(self.recip_free);
+                self.recip_free = start + 1;
+                start + self.t.recip_lat
+            } else {
+                now + 1
+            };
+            self.event(at, c);
+        }
+
+        // EXEC, then the pipeline advances and SELECT picks the next context.
+        let mut retired = false;
+        if let Some((c, gen)) = self.pipe[1] {
+            let c = c as usize;
+            if self.ctx[c].gen == gen {
+                retired = self.exec(c, now, fronts, rtcache, below, mem)?;
+            }
+        }
+        self.pipe[1] = self.pipe[0];
+        self.pipe[0] = self.select().map(|c| (c as u32, self.ctx[c].gen));
+        self.ray_in_hand = self.traversing > 0 || !self.staging.is_empty();
+        self.account(1, retired);
+        Ok(())
+    }
+
+    fn account(&mut self, cycles: u64, busy: bool) {
+        self.stats.cycles += cycles;
+        if self.filling.is_none() && self.free_slots == 0 && !self.staging.is_empty() {
+            self.stats.slot_full_cycles += cycles;
+        }
+        if busy {
+            self.stats.busy_cycles += cycles;
+        } else if self.ray_in_hand {
+            self.stats.idle_with_ray += cycles;
+        } else {
+            self.stats.idle_starved += cycles;
+        }
+        self.stats.slot_cycles += self.live_slots * cycles;
+        self.stats.context_cycles += self.traversing * cycles;
+    }
+
+    /// Brings the cycle counters up to `end` (the dispatch's last cycle).
+    pub fn finish(&mut self, end: u64) {
+        let from = self.last_tick.map_or(0, |t| t + 1);
+        if end > from {
+            self.account(end - from, false);
+        }
+        self.last_tick = Some(end.max(1) - 1);
+    }
+
+    /// The EXEC stage for context `c`. Returns true if it retired a micro-step.
+    fn exec(
+        &mut self,
+        c: usize,
+        now: u64,
+        fronts: &mut dyn Fronts,
+        rtcache: &mut Cache,
+        below: &mut dyn Below,
+        mem: &MemoryMap,
+    ) -> Result<bool, Fault> {
+        match self.ctx[c].phase {
+            Phase::Fetch => {
+                self.issue(c, now, rtcache, below);
+                Ok(true)
+            }
+            Phase::Run => {
+                self.step(c, now, fronts, rtcache, below, mem)?;
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    /// Sends the context's outstanding lines to the RTCache, as many as it has ports.
+    fn issue(&mut self, c: usize, now: u64, rtcache: &mut Cache, below: &mut dyn Below) {
+        let mut issued = 0;
+        while self.ctx[c].sent < self.ctx[c].want.len() && issued < self.t.ports {
+            let line = self.ctx[c].want[self.ctx[c].sent];
+            match rtcache.read(line, now, |t| below.read(line, t)) {
+                Ok(a) => {
+                    self.stats.line_requests += 1;
+                    self.ctx[c].sent += 1;
+                    self.ctx[c].out_lines += 1;
+                    issued += 1;
+                    self.line_event(a.ready, c);
+                }
+                Err(Refused::Mshr | Refused::Bank) => {
+                    self.stats.port_retries += 1;
+                    break;
+                }
+            }
+        }
+        if self.ctx[c].sent == self.ctx[c].want.len() {
+            let cx = &mut self.ctx[c];
+            if cx.out_lines == 0 {
+                // Every line already came back while the rest were still being sent.
+                let Ctx { want, held, .. } = cx;
+                held.append(want);
+                cx.sent = 0;
+                cx.phase = Phase::Run;
+                self.set_wake(c);
+            } else {
+                cx.phase = Phase::MemWait;
+            }
+        } else {
+            self.ctx[c].phase = Phase::Fetch;
+            self.set_wake(c);
+        }
+    }
+
+    /// Runs the walker on the lines the context holds: one record, and the PE work it needs.
+    fn step(
+        &mut self,
+        c: usize,
+        now: u64,
+        fronts: &mut dyn Fronts,
+        rtcache: &mut Cache,
+        below: &mut dyn Below,
+        mem: &MemoryMap,
+    ) -> Result<(), Fault> {
+        let (s, lane) = (c / self.nt, c % self.nt);
+        let (core, warp, query) = (self.slots[s].core, self.slots[s].warp, self.slots[s].query);
+        let unit = fronts.unit(core as usize);
+        let (walk, rec, st) = unit.lane(warp as usize, query, lane);
+        let before: RtuStats = st.clone();
+        let cx = &mut self.ctx[c];
+        let mut src = TimedSource { mem: MemSource::new(mem), held: &mut cx.held, want: &mut cx.want };
+        let out = walk.run(&mut src, &self.cfg, rec, st).map_err(|f| Fault {
+            core: Some(core + self.core_base),
+            warp: Some(warp),
+            lane: Some(lane as u32),
+            ..f
+        })?;
+        // PE work of the record just consumed.
+        let boxes = (st.box_tests + st.aabb_tests) - (before.box_tests + before.aabb_tests);
+        let tris = st.tri_tests - before.tri_tests;
+        let xforms = st.instance_transforms - before.instance_transforms;
+        let mut done = now + 1;
+        if boxes > 0 {
+            // One child per cycle into the box PE, then the collector's insertion.
+            let start = (now + 1).max(self.box_free);
+            self.box_free = start + boxes;
+            self.stats.box_pe_cycles += boxes;
+            done = done.max(start + boxes - 1 + self.t.box_lat + 1);
+        }
+        if tris > 0 {
+            let start = (now + 1).max(self.tri_free);
+            self.tri_free = start + tris;
+            self.stats.tri_pe_cycles += tris;
+            done = done.max(start + tris - 1 + self.t.tri_lat);
+        }
+        if xforms > 0 {
+            let start = (now + 1).max(self.xform_free);
+            self.xform_free = start + xforms;
+            self.stats.xform_pe_cycles += xforms;
+            let r = (start + self.t.xform_lat).max(self.recip_free);
+            self.recip_free = r + 1;
+            done = done.max(r + self.t.recip_lat);
+        }
+        let cx = &mut self.ctx[c];
+        match out {
+            Outcome::Parked => {
+                cx.sent = 0;
+                cx.out_lines = 0;
+                if done > now + 1 {
+                    cx.phase = Phase::PeWait;
+                    self.event(done, c);
+                } else {
+                    // No PE work: drive the memory port in the same micro-step.
+                    self.issue(c, now, rtcache, below);
+                }
+            }
+            Outcome::Done | Outcome::Yield(_) => {
+                cx.outcome = out;
+                cx.held.clear();
+                if done > now + 1 {
+                    cx.phase = Phase::SettleWait;
+                    self.event(done, c);
+                } else {
+                    self.settle(c);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A lane's walk reached a record (terminal or candidate).
+    fn settle(&mut self, c: usize) {
+        let (s, lane) = (c / self.nt, c % self.nt);
+        self.ctx[c].phase = Phase::Settled;
+        let bit = 1u32 << lane;
+        let sl = &mut self.slots[s];
+        if sl.traversing & bit != 0 {
+            self.traversing -= 1;
+        }
+        sl.traversing &= !bit;
+        sl.settled |= bit;
+        self.check_writeback(s);
+    }
+
+    fn check_writeback(&mut self, s: usize) {
+        let sl = &self.slots[s];
+        if sl.queued_wb || sl.settled == 0 {
+            return;
+        }
+        let all = sl.traversing == 0 && sl.launching == 0;
+        let thresh = self.t.reform_thresh;
+        let ready = all || {
+            thresh > 0 && {
+                let mut yields = 0;
+                let mut m = sl.settled;
+                while m != 0 {
+                    let l = m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    if matches!(self.ctx[s * self.nt + l].outcome, Outcome::Yield(_)) {
+                        yields += 1;
+                    }
+                }
+                yields >= thresh
+            }
+        };
+        if ready {
+            self.slots[s].queued_wb = true;
+            self.wb_queue.push_back(s);
+        }
+    }
+
+    fn finish_writeback(&mut self, wb: WriteBack, fronts: &mut dyn Fronts) {
+        let s = wb.slot;
+        let (core, warp, query) = (self.slots[s].core, self.slots[s].warp, self.slots[s].query);
+        let lanes = wb.lanes & self.slots[s].lanes;
+        let unit = fronts.unit(core as usize);
+        let mut m = lanes;
+        while m != 0 {
+            let l = m.trailing_zeros() as usize;
+            m &= m - 1;
+            let c = s * self.nt + l;
+            let out = self.ctx[c].outcome;
+            unit.land_lane(warp as usize, query, l, out);
+            let sl = &mut self.slots[s];
+            if matches!(out, Outcome::Yield(_)) {
+                sl.waiting |= 1 << l;
+            } else {
+                sl.lanes &= !(1 << l);
+                self.ctx[c].phase = Phase::Free;
+            }
+        }
+        if lanes != 0 {
+            fronts.wake(core as usize, warp);
+        }
+        self.check_writeback(s);
+        self.maybe_release(s);
+    }
+}

@@ -1,0 +1,266 @@
+//! Per-dispatch counters as an architect reads them (`VORTEX_STATS=out.json`, and the
+//! `VORTEX_LOG=info` summary).
+//!
+//! Functional mode fills what does not need time (instructions, CTAs, rays, box and triangle
+//! tests, transforms, node fetches); timed mode adds cycles, IPC, warp occupancy, the
+//! memory system, and the RTU's RTCache, slot occupancy and idle causes.
+
+use crate::cache::CacheStats;
+use crate::core::timed::CoreTimedStats;
+use crate::device::DispatchReport;
+use crate::rtu::engine::EngineStats;
+use serde::Serialize;
+
+/// What timed mode adds to a dispatch's report.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct TimedReport {
+    pub cycles: u64,
+    pub cores: Vec<CoreTimedStats>,
+    /// One per traversal core (sockets × NUM_RTU_CORES per cluster, in cluster order).
+    pub rtus: Vec<EngineStats>,
+    pub rtcaches: Vec<CacheStats>,
+    /// One per cluster.
+    pub l2: Vec<CacheStats>,
+    pub dram_reads: u64,
+    pub dram_queue_cycles: u64,
+    /// RTU slots per traversal core and warp slots per core (for occupancy ratios).
+    pub rtu_slots: u32,
+    pub rtu_contexts: u32,
+    pub num_warps: u32,
+    /// Host threads the clusters ran on.
+    pub host_threads: u32,
+}
+
+#[derive(Serialize)]
+struct RtuJson {
+    rays: u64,
+    box_tests: u64,
+    tri_tests: u64,
+    aabb_tests: u64,
+    instance_transforms: u64,
+    node_fetches: u64,
+    records: u64,
+    candidates: u64,
+    restarts: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    timed: Option<RtuTimedJson>,
+}
+
+#[derive(Serialize)]
+struct RtuTimedJson {
+    traversal_cores: usize,
+    line_requests: u64,
+    rtcache: CacheStats,
+    rtcache_hit_rate: f64,
+    /// Mean live slots / NUM_SLOTS, mean traversing contexts / NUM_CTX.
+    slot_occupancy: f64,
+    context_occupancy: f64,
+    /// Fractions of traversal-core cycles: a micro-step retired; idle with a ray in hand;
+    /// idle with no ray (starved).
+    busy: f64,
+    idle_with_ray: f64,
+    idle_starved: f64,
+    totals: EngineStats,
+}
+
+#[derive(Serialize)]
+struct MemJson {
+    l1: CacheStats,
+    l2: CacheStats,
+    dram_reads: u64,
+    dram_queue_cycles: u64,
+}
+
+#[derive(Serialize)]
+struct DispatchJson<'a> {
+    kernel: &'a str,
+    mode: &'static str,
+    grid: [u32; 3],
+    block: [u32; 3],
+    ctas: u64,
+    warps: u64,
+    instructions: u64,
+    thread_instructions: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cycles: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ipc: Option<f64>,
+    /// Mean resident warps / warp slots, over cores and cycles.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    warp_occupancy: Option<f64>,
+    rtu: RtuJson,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    memory: Option<MemJson>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cores: Option<&'a [CoreTimedStats]>,
+    wall_ms: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    simulated_cycles_per_second: Option<f64>,
+}
+
+fn ratio(a: u64, b: u64) -> f64 {
+    if b == 0 {
+        0.0
+    } else {
+        a as f64 / b as f64
+    }
+}
+
+impl TimedReport {
+    pub fn rtu_totals(&self) -> EngineStats {
+        let mut t = EngineStats::default();
+        for r in &self.rtus {
+            t.add(r);
+        }
+        t
+    }
+
+    pub fn rtcache_totals(&self) -> CacheStats {
+        let mut t = CacheStats::default();
+        for c in &self.rtcaches {
+            t.add(c);
+        }
+        t
+    }
+
+    pub fn l1_totals(&self) -> CacheStats {
+        let mut t = CacheStats::default();
+        for c in &self.cores {
+            t.add(&c.l1);
+        }
+        t
+    }
+
+    pub fn l2_totals(&self) -> CacheStats {
+        let mut t = CacheStats::default();
+        for c in &self.l2 {
+            t.add(c);
+        }
+        t
+    }
+
+    /// Mean resident warps / warp slots over cores and cycles.
+    pub fn warp_occupancy(&self) -> f64 {
+        let warp_cycles: u64 = self.cores.iter().map(|c| c.warp_cycles).sum();
+        ratio(warp_cycles, self.cycles * self.cores.len() as u64 * self.num_warps as u64)
+    }
+
+    /// (busy, idle with a ray, starved) as fractions of traversal-core cycles.
+    pub fn rtu_fractions(&self) -> (f64, f64, f64) {
+        let t = self.rtu_totals();
+        let all = t.busy_cycles + t.idle_with_ray + t.idle_starved;
+        (ratio(t.busy_cycles, all), ratio(t.idle_with_ray, all), ratio(t.idle_starved, all))
+    }
+}
+
+impl DispatchReport {
+    /// Warp instructions per cycle (timed mode).
+    pub fn ipc(&self) -> Option<f64> {
+        self.timed.as_ref().map(|t| ratio(self.totals.instructions, t.cycles))
+    }
+
+    /// The dispatch as a JSON object.
+    pub fn to_json(&self) -> serde_json::Value {
+        let r = &self.totals.rtu;
+        let timed = self.timed.as_ref().map(|t| {
+            let tot = t.rtu_totals();
+            let rc = t.rtcache_totals();
+            let (busy, with_ray, starved) = t.rtu_fractions();
+            let n = t.rtus.len() as u64;
+            RtuTimedJson {
+                traversal_cores: t.rtus.len(),
+                line_requests: tot.line_requests,
+                rtcache_hit_rate: ratio(rc.hits, rc.accesses),
+                rtcache: rc,
+                slot_occupancy: ratio(tot.slot_cycles, t.cycles * n * t.rtu_slots as u64),
+                context_occupancy: ratio(tot.context_cycles, t.cycles * n * t.rtu_contexts as u64),
+                busy,
+                idle_with_ray: with_ray,
+                idle_starved: starved,
+                totals: tot,
+            }
+        });
+        let j = DispatchJson {
+            kernel: &self.kernel,
+            mode: if self.timed.is_some() { "timed" } else { "functional" },
+            grid: self.grid,
+            block: self.block,
+            ctas: self.totals.ctas,
+            warps: self.totals.warps,
+            instructions: self.totals.instructions,
+            thread_instructions: self.totals.thread_instructions,
+            cycles: self.timed.as_ref().map(|t| t.cycles),
+            ipc: self.ipc(),
+            warp_occupancy: self.timed.as_ref().map(|t| t.warp_occupancy()),
+            rtu: RtuJson {
+                rays: r.rays,
+                box_tests: r.box_tests,
+                tri_tests: r.tri_tests,
+                aabb_tests: r.aabb_tests,
+                instance_transforms: r.instance_transforms,
+                node_fetches: r.node_fetches,
+                records: r.records,
+                candidates: r.candidates,
+                restarts: r.restarts,
+                timed,
+            },
+            memory: self.timed.as_ref().map(|t| MemJson {
+                l1: t.l1_totals(),
+                l2: t.l2_totals(),
+                dram_reads: t.dram_reads,
+                dram_queue_cycles: t.dram_queue_cycles,
+            }),
+            cores: self.timed.as_ref().map(|t| &t.cores[..]),
+            wall_ms: self.wall.as_secs_f64() * 1e3,
+            simulated_cycles_per_second: self
+                .timed
+                .as_ref()
+                .map(|t| t.cycles as f64 / self.wall.as_secs_f64().max(1e-9)),
+        };
+        serde_json::to_value(j).expect("counters serialise")
+    }
+
+    /// One human-readable paragraph (the `VORTEX_LOG=info` line).
+    pub fn summary(&self) -> String {
+        let r = &self.totals.rtu;
+        let mut s = format!(
+            "dispatch '{}' grid {:?} x block {:?}: {} CTAs, {} warp instrs ({} thread instrs), {} rays, {} box tests, \
+             {} tri tests, {} transforms, {} node fetches, {:.3} ms",
+            self.kernel,
+            self.grid,
+            self.block,
+            self.totals.ctas,
+            self.totals.instructions,
+            self.totals.thread_instructions,
+            r.rays,
+            r.box_tests,
+            r.tri_tests,
+            r.instance_transforms,
+            r.node_fetches,
+            self.wall.as_secs_f64() * 1e3
+        );
+        if let Some(t) = &self.timed {
+            let rc = t.rtcache_totals();
+            let (busy, with_ray, starved) = t.rtu_fractions();
+            let tot = t.rtu_totals();
+            let n = t.rtus.len().max(1) as u64;
+            s += &format!(
+                "; timed: {} cycles, IPC {:.3}, warp occupancy {:.1}%, RTCache {} hits / {} misses / {} MSHR-full \
+                 stalls, RTU slots {:.1}% occupied, RTU busy {:.1}% / idle with a ray {:.1}% / starved {:.1}%, \
+                 {:.2} M cycles/s",
+                t.cycles,
+                self.ipc().unwrap_or(0.0),
+                100.0 * t.warp_occupancy(),
+                rc.hits,
+                rc.misses,
+                rc.mshr_full_stalls,
+                100.0 * ratio(tot.slot_cycles, t.cycles * n * t.rtu_slots as u64),
+                100.0 * busy,
+                100.0 * with_ray,
+                100.0 * starved,
+                t.cycles as f64 / self.wall.as_secs_f64().max(1e-9) / 1e6
+            );
+        }
+        s
+    }
+}

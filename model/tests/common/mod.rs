@@ -1,0 +1,3 @@
+//! Shared test helpers.
+
+pub mod rq;
