@@ -323,6 +323,10 @@ pub struct DeviceConfig {
     /// Host threads that run cores (functional) or clusters (timed) in parallel (0 = all
     /// host cores). Results and cycle counts do not depend on it.
     pub host_threads: u32,
+    /// Attribute RTU work to the invocations that traced (the traversal-cost heatmap of
+    /// `VORTEX_STATS`) and, in timed mode, keep each traversal core's activity over time
+    /// ([`crate::rtu::timeline`]); an observability switch, not a machine knob.
+    pub detailed_stats: bool,
 }
 
 impl Default for DeviceConfig {
@@ -343,6 +347,7 @@ impl Default for DeviceConfig {
             sim: SimConfig::default(),
             watchdog_ms: 60_000,
             host_threads: 0,
+            detailed_stats: false,
         }
     }
 }

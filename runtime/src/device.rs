@@ -19,13 +19,11 @@ impl Gpu {
     /// `docs/TIMING.md`; an invalid one is reported and the defaults are used), then the
     /// environment (`VORTEX_MODE`, `VORTEX_WATCHDOG_MS`, `VORTEX_THREADS`). A malformed
     /// value is reported and ignored.
-    pub fn from_env() -> Gpu {
+    pub fn from_env() -> Result<Gpu, String> {
+        // A configuration that cannot be used is refused, not replaced by the defaults: a
+        // measurement taken on a machine other than the one asked for is worse than none.
         let mut config = match std::env::var("VORTEX_CONFIG") {
-            Ok(path) if !path.trim().is_empty() => DeviceConfig::from_file(path.trim()).unwrap_or_else(|e| {
-                tracing::error!("{e}; using the default configuration");
-                eprintln!("vortex: {e}; using the default configuration");
-                DeviceConfig::default()
-            }),
+            Ok(path) if !path.trim().is_empty() => DeviceConfig::from_file(path.trim())?,
             _ => DeviceConfig::default(),
         };
         if std::env::var_os("VORTEX_MODE").is_some() {
@@ -43,7 +41,10 @@ impl Gpu {
                 Err(_) => tracing::error!("VORTEX_THREADS={v:?} is not a thread count; ignored"),
             }
         }
-        Gpu { config }
+        // VORTEX_STATS also asks for the per-invocation RTU work (the heatmap's data).
+        config.detailed_stats = std::env::var_os("VORTEX_STATS").is_some();
+        config.validate()?;
+        Ok(Gpu { config })
     }
 
     pub fn name(&self) -> String {

@@ -217,8 +217,7 @@ fn illegal(i: &Instr, what: &str) -> Fault {
 /// Reads the CSR `id` for `lane`.
 fn csr_value(id: u32, lane: usize, w: &Warp, env: &ExecEnv) -> u32 {
     let ls = env.launch;
-    let bd = ls.block_dim.map(|d| d.max(1));
-    let tid = w.rank * env.nt as u32 + lane as u32;
+    let tid = super::thread_index(w.rank, lane, env.nt, ls.block_dim);
     match id {
         csr::LANE_ID => lane as u32,
         csr::WARP_ID => env.warp_id,
@@ -229,9 +228,9 @@ fn csr_value(id: u32, lane: usize, w: &Warp, env: &ExecEnv) -> u32 {
         csr::CTA_ID => w.cta_slot,
         csr::CTA_RANK => w.rank,
         csr::CTA_SIZE => env.cta.num_warps,
-        csr::CTA_THREAD_ID_X => tid % bd[0],
-        csr::CTA_THREAD_ID_Y => (tid / bd[0]) % bd[1],
-        csr::CTA_THREAD_ID_Z => tid / (bd[0] * bd[1]),
+        csr::CTA_THREAD_ID_X => tid[0],
+        csr::CTA_THREAD_ID_Y => tid[1],
+        csr::CTA_THREAD_ID_Z => tid[2],
         csr::CTA_BLOCK_ID_X => env.cta.block_idx[0],
         csr::CTA_BLOCK_ID_Y => env.cta.block_idx[1],
         csr::CTA_BLOCK_ID_Z => env.cta.block_idx[2],

@@ -19,6 +19,7 @@ pub mod classifier;
 pub mod engine;
 pub mod isect;
 pub mod reference;
+pub mod timeline;
 pub mod walker;
 
 use crate::abi::rtu as rtu_abi;
@@ -225,6 +226,19 @@ impl RtuUnit {
         w.fresh[query as usize] |= 1 << lane;
     }
 
+    /// The RTU work (records fetched plus primitive tests) each lane of `warp` caused since
+    /// the warp was launched, and resets it; the core attributes it to the lanes'
+    /// invocations when the warp retires.
+    pub fn take_lane_work(&mut self, warp: usize) -> [u32; MAX_THREADS] {
+        let nt = self.nt;
+        let w = &mut self.warps[warp];
+        let mut out = [0u32; MAX_THREADS];
+        for (ctx, walk) in w.walks.iter_mut().take(w.num_queries as usize * nt).enumerate() {
+            out[ctx % nt] = out[ctx % nt].saturating_add(walk.take_work());
+        }
+        out
+    }
+
     /// A warp slot starts running a new warp whose kernel declares `num_queries` query slots:
     /// every (query, lane) record is idle (status DONE_MISS, nothing committed).
     pub fn launch_warp(&mut self, warp: usize, num_queries: u32) {
@@ -242,6 +256,7 @@ impl RtuUnit {
         }
         for walk in &mut w.walks[..n] {
             walk.finish();
+            walk.take_work();
         }
         w.outstanding.clear();
         w.outstanding.resize(num_queries as usize, 0);

@@ -264,6 +264,9 @@ pub struct Walk {
     top_restarts: u32,
     blas_restarts: u32,
     visits: u64,
+    /// RTU work done for this walk since the last `take_work`: records fetched plus
+    /// triangle and AABB tests (what the traversal-cost heatmap shows per ray).
+    work: u32,
 }
 
 impl Default for Walk {
@@ -288,6 +291,7 @@ impl Default for Walk {
             top_restarts: 0,
             blas_restarts: 0,
             visits: 0,
+            work: 0,
         }
     }
 }
@@ -462,8 +466,28 @@ impl Walk {
         }
     }
 
+    /// RTU work done since the last call (records fetched plus primitive tests), and resets
+    /// it: the front end attributes it to the lane that traced.
+    pub fn take_work(&mut self) -> u32 {
+        std::mem::take(&mut self.work)
+    }
+
     /// Runs the walk until it finishes, yields a candidate or parks.
     pub fn run<S: NodeSource>(
+        &mut self,
+        src: &mut S,
+        cfg: &RtuConfig,
+        win: &mut [u32],
+        st: &mut RtuStats,
+    ) -> Result<Outcome, Fault> {
+        let work = |s: &RtuStats| s.node_fetches + s.tri_tests + s.aabb_tests;
+        let before = work(st);
+        let out = self.run_steps(src, cfg, win, st);
+        self.work = self.work.saturating_add((work(st) - before).min(u32::MAX as u64) as u32);
+        out
+    }
+
+    fn run_steps<S: NodeSource>(
         &mut self,
         src: &mut S,
         cfg: &RtuConfig,

@@ -48,6 +48,8 @@ pub fn against(o: &Options, other: &str) -> Result<(), String> {
     let ref_path = o.out.with_extension(format!("{}.png", other.replace(['/', '.'], "_")));
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let mut cmd = Command::new(exe);
+    // The reference render must not overwrite this run's statistics.
+    cmd.env_remove("VORTEX_STATS");
     cmd.args(["--icd", other, "--width", &o.width.to_string(), "--height", &o.height.to_string()]);
     cmd.args(["--spp", &o.spp.to_string(), "--quiet", "--out"]).arg(&ref_path);
     match &o.obj {

@@ -6,11 +6,16 @@
 //!        [--width W] [--height H] [--spp N] [--out FILE.png] [--compare ICD] [--quiet]
 //! ```
 //!
+//! With `VORTEX_STATS=FILE` (on Vortex RT) it also writes `OUT.heat.png`, the RTU work per
+//! ray of every pixel with a legend, and in timed mode (`VORTEX_MODE=timed`)
+//! `OUT.timeline.svg`, the traversal cores' activity over the render.
+//!
 //! `--compare ICD` renders the same image on a second driver (in a child process: the loader
 //! picks its driver per process) and reports the fraction of differing pixels and the PSNR.
 
 mod compare;
 mod gpu;
+mod stats;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -24,6 +29,9 @@ const USAGE: &str = "usage: render [--icd vortex|lavapipe|PATH] [--scene bunny|s
   --spp      ambient-occlusion rays per pixel (default 4)
   --out      the PNG to write (default: render.png)
   --compare  also render on this driver and report differing pixels and PSNR
+environment:
+  VORTEX_STATS=FILE  (Vortex RT) also write OUT.heat.png, RTU work per ray with a legend,
+                     and with VORTEX_MODE=timed OUT.timeline.svg, RTU activity over time
 ";
 
 pub struct Options {
@@ -111,6 +119,13 @@ fn run(o: &Options) -> Result<(), String> {
             r.rays as f64 / r.render_seconds / 1e6
         );
         println!("wrote {}", o.out.display());
+    }
+    if let Some(stats_path) = std::env::var_os("VORTEX_STATS").filter(|p| !p.is_empty()) {
+        if ctx.info().name.contains("Vortex") {
+            stats::write(o, std::path::Path::new(&stats_path), &r)?;
+        } else if !o.quiet {
+            println!("VORTEX_STATS ignored: {} does not write it", ctx.info().name);
+        }
     }
     if let Some(other) = &o.compare {
         compare::against(o, other)?;
