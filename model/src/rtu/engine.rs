@@ -32,6 +32,7 @@ use crate::config::DeviceConfig;
 use crate::config::RtuConfig;
 use crate::fault::Fault;
 use crate::mem::{MemFault, MemoryMap};
+use crate::rtu::records::HeaderCache;
 use crate::rtu::timeline::{Activity, Timeline};
 use serde::Serialize;
 use std::cmp::Reverse;
@@ -193,15 +194,15 @@ struct TimedSource<'a> {
 }
 
 impl NodeSource for TimedSource<'_> {
-    fn fetch(&mut self, addr: u64, out: &mut [u8]) -> Result<bool, MemFault> {
-        let (first, last) = (line_of(addr), line_of(addr + out.len().max(1) as u64 - 1));
+    fn bytes(&mut self, addr: u64, len: usize) -> Result<Option<&[u8]>, MemFault> {
+        let (first, last) = (line_of(addr), line_of(addr + len.max(1) as u64 - 1));
         if (first..=last).all(|l| self.held.contains(&l)) {
-            return self.mem.fetch(addr, out);
+            return self.mem.bytes(addr, len);
         }
-        self.mem.check(addr, out.len() as u64)?;
+        self.mem.check(addr, len as u64)?;
         self.want.clear();
         self.want.extend((first..=last).filter(|l| !self.held.contains(l)));
-        Ok(false)
+        Ok(None)
     }
 
     fn new_step(&mut self) {
@@ -330,6 +331,9 @@ pub struct RtuCore {
     /// Whether the last ticked cycle left a ray in hand (for the cycles skipped after it).
     ray_in_hand: bool,
     pub stats: EngineStats,
+    /// Structure headers decoded by this core's walks (the decode only: every header is
+    /// still fetched through the RTCache).
+    headers: HeaderCache,
     /// With `DeviceConfig::detailed_stats`: the same counters over time.
     pub timeline: Option<Timeline>,
 }
@@ -389,6 +393,7 @@ impl RtuCore {
             last_tick: None,
             ray_in_hand: false,
             stats: EngineStats::default(),
+            headers: HeaderCache::default(),
             timeline: cfg.detailed_stats.then(Timeline::default),
         }
     }
@@ -876,7 +881,7 @@ impl RtuCore {
         let before: RtuStats = st.clone();
         let cx = &mut self.ctx[c];
         let mut src = TimedSource { mem: MemSource::new(mem), held: &mut cx.held, want: &mut cx.want };
-        let out = walk.run(&mut src, &self.cfg, rec, st).map_err(|f| Fault {
+        let out = walk.run(&mut src, &mut self.headers, &self.cfg, rec, st).map_err(|f| Fault {
             core: Some(core + self.core_base),
             warp: Some(warp),
             lane: Some(lane as u32),

@@ -18,6 +18,7 @@
 pub mod classifier;
 pub mod engine;
 pub mod isect;
+pub mod records;
 pub mod reference;
 pub mod timeline;
 pub mod walker;
@@ -27,6 +28,7 @@ use crate::abi::MAX_THREADS;
 use crate::config::RtuConfig;
 use crate::fault::Fault;
 use crate::mem::MemoryMap;
+use records::HeaderCache;
 use walker::{MemSource, Outcome, Walk};
 
 /// One lane's ray as TRACE delivers it (the 12-register operand of `abi::rtu::ray`).
@@ -136,6 +138,8 @@ pub struct RtuUnit {
     warps: Vec<WarpTraces>,
     stats: RtuStats,
     timed: bool,
+    /// Functional mode: the structure headers this core's walks decoded in the dispatch.
+    headers: HeaderCache,
     /// Timed mode: messages for the traversal core, drained by the core after each op.
     pub outbox: Vec<RtuMsg>,
 }
@@ -148,15 +152,18 @@ impl RtuUnit {
             warps: (0..num_warps).map(|_| WarpTraces::default()).collect(),
             stats: RtuStats::default(),
             timed: false,
+            headers: HeaderCache::default(),
             outbox: Vec::new(),
         }
     }
 
     /// Timed mode: TRACE and CONTINUE hand their lanes to the traversal core instead of
     /// walking them before the op retires.
+    /// Also starts a new dispatch: headers decoded in the last one are forgotten.
     pub fn set_timed(&mut self, timed: bool) {
         self.timed = timed;
         self.outbox.clear();
+        self.headers.clear();
     }
 
     pub fn is_timed(&self) -> bool {
@@ -328,7 +335,7 @@ impl RtuUnit {
                 continue;
             }
             let out = walk
-                .run(&mut src, &self.cfg, rec, &mut self.stats)
+                .run(&mut src, &mut self.headers, &self.cfg, rec, &mut self.stats)
                 .map_err(|fault| RtuError { lane: lane as u32, fault })?;
             Self::land(rec, walk, out, &mut self.stats);
         }
@@ -441,7 +448,7 @@ impl RtuUnit {
                 continue;
             }
             let out = walk
-                .run(&mut src, &self.cfg, rec, &mut self.stats)
+                .run(&mut src, &mut self.headers, &self.cfg, rec, &mut self.stats)
                 .map_err(|fault| RtuError { lane: lane as u32, fault })?;
             Self::land(rec, walk, out, &mut self.stats);
         }

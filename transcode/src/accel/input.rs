@@ -112,17 +112,20 @@ struct VertexFormat {
 /// `VkFormat` numbers of vertex formats that are not storage-image formats (so not in
 /// `abi::format`); Vulkan constants, host side only.
 mod vk {
+    pub const R8G8B8_SNORM: u32 = 24;
     pub const R16G16B16_SNORM: u32 = 85;
     pub const R16G16B16_SFLOAT: u32 = 90;
     pub const R32G32B32_SFLOAT: u32 = 106;
     pub const R64G64_SFLOAT: u32 = 115;
     pub const R64G64B64_SFLOAT: u32 = 118;
+    pub const R64G64B64A64_SFLOAT: u32 = 121;
     pub const A2B10G10R10_UNORM_PACK32: u32 = 64;
 }
 
 const VERTEX_FORMATS: &[VertexFormat] = &[
     VertexFormat { vk: vk::R32G32B32_SFLOAT, comps: 3, comp: Comp::F32, bytes: 12 },
     VertexFormat { vk: fmt::R32G32_SFLOAT, comps: 2, comp: Comp::F32, bytes: 8 },
+    VertexFormat { vk: fmt::R32G32B32A32_SFLOAT, comps: 3, comp: Comp::F32, bytes: 12 },
     VertexFormat { vk: fmt::R16G16_SFLOAT, comps: 2, comp: Comp::F16, bytes: 4 },
     VertexFormat { vk: fmt::R16G16B16A16_SFLOAT, comps: 3, comp: Comp::F16, bytes: 6 },
     VertexFormat { vk: vk::R16G16B16_SFLOAT, comps: 3, comp: Comp::F16, bytes: 6 },
@@ -132,11 +135,13 @@ const VERTEX_FORMATS: &[VertexFormat] = &[
     VertexFormat { vk: fmt::R16G16_UNORM, comps: 2, comp: Comp::Unorm16, bytes: 4 },
     VertexFormat { vk: fmt::R16G16B16A16_UNORM, comps: 3, comp: Comp::Unorm16, bytes: 6 },
     VertexFormat { vk: fmt::R8G8_SNORM, comps: 2, comp: Comp::Snorm8, bytes: 2 },
+    VertexFormat { vk: vk::R8G8B8_SNORM, comps: 3, comp: Comp::Snorm8, bytes: 3 },
     VertexFormat { vk: fmt::R8G8B8A8_SNORM, comps: 3, comp: Comp::Snorm8, bytes: 3 },
     VertexFormat { vk: fmt::R8G8_UNORM, comps: 2, comp: Comp::Unorm8, bytes: 2 },
     VertexFormat { vk: fmt::R8G8B8A8_UNORM, comps: 3, comp: Comp::Unorm8, bytes: 3 },
     VertexFormat { vk: vk::R64G64_SFLOAT, comps: 2, comp: Comp::F64, bytes: 16 },
     VertexFormat { vk: vk::R64G64B64_SFLOAT, comps: 3, comp: Comp::F64, bytes: 24 },
+    VertexFormat { vk: vk::R64G64B64A64_SFLOAT, comps: 3, comp: Comp::F64, bytes: 24 },
     VertexFormat { vk: vk::A2B10G10R10_UNORM_PACK32, comps: 3, comp: Comp::Unorm10Pack, bytes: 4 },
 ];
 

@@ -56,6 +56,10 @@ pub fn against(o: &Options, other: &str) -> Result<(), String> {
         Some(p) => cmd.arg("--obj").arg(p),
         None => cmd.args(["--scene", &o.scene]),
     };
+    cmd.args(["--subdivide", &o.shape.subdivide.to_string()]);
+    if let Some(n) = o.shape.copies {
+        cmd.args(["--copies", &n.to_string()]);
+    }
     let t = std::time::Instant::now();
     let status = cmd.status().map_err(|e| format!("cannot start the reference render: {e}"))?;
     if !status.success() {

@@ -3,7 +3,8 @@
 //!
 //! ```text
 //! render [--icd vortex|lavapipe|PATH] [--scene bunny|spheres|million|random | --obj FILE]
-//!        [--width W] [--height H] [--spp N] [--out FILE.png] [--compare ICD] [--quiet]
+//!        [--subdivide N] [--copies N] [--width W] [--height H] [--spp N] [--out FILE.png]
+//!        [--compare ICD] [--quiet]
 //! ```
 //!
 //! With `VORTEX_STATS=FILE` (on Vortex RT) it also writes `OUT.heat.png`, the RTU work per
@@ -19,16 +20,20 @@ mod stats;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use vortex_examples::scene::Scene;
+use vortex_examples::scene::{Scene, SceneOptions};
 use vortex_examples::{Context, Icd};
 
 const USAGE: &str = "usage: render [--icd vortex|lavapipe|PATH] [--scene bunny|spheres|million|random | --obj FILE]
-              [--width W] [--height H] [--spp N] [--out FILE.png] [--compare ICD] [--quiet]
-  --icd      the Vulkan driver to render on (default: vortex)
-  --scene    a built-in scene (default: bunny); --obj renders an OBJ file on a ground plane
-  --spp      ambient-occlusion rays per pixel (default 4)
-  --out      the PNG to write (default: render.png)
-  --compare  also render on this driver and report differing pixels and PSNR
+              [--subdivide N] [--copies N] [--width W] [--height H] [--spp N] [--out FILE.png]
+              [--compare ICD] [--quiet]
+  --icd        the Vulkan driver to render on (default: vortex)
+  --scene      a built-in scene (default: bunny); --obj renders an OBJ file on a ground plane
+  --subdivide  split the main mesh's triangles in four, N times (bunny: 3,676 x 4^N)
+  --copies     instances of the main mesh (default: bunny 3, spheres 64, million and OBJ 1);
+               e.g. --subdivide 4 or --copies 300 puts over a million triangles in the scene
+  --spp        ambient-occlusion rays per pixel (default 4)
+  --out        the PNG to write (default: render.png)
+  --compare    also render on this driver and report differing pixels and PSNR
 environment:
   VORTEX_STATS=FILE  (Vortex RT) also write OUT.heat.png, RTU work per ray with a legend,
                      and with VORTEX_MODE=timed OUT.timeline.svg, RTU activity over time
@@ -38,6 +43,7 @@ pub struct Options {
     pub icd: Icd,
     pub scene: String,
     pub obj: Option<PathBuf>,
+    pub shape: SceneOptions,
     pub width: u32,
     pub height: u32,
     pub spp: u32,
@@ -51,6 +57,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Option<Options>, Stri
         icd: Icd::Vortex,
         scene: "bunny".into(),
         obj: None,
+        shape: SceneOptions::default(),
         width: 640,
         height: 480,
         spp: 4,
@@ -66,6 +73,8 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Option<Options>, Stri
             "--icd" => o.icd = Icd::parse(&value()?),
             "--scene" => o.scene = value()?,
             "--obj" => o.obj = Some(PathBuf::from(value()?)),
+            "--subdivide" => o.shape.subdivide = number(value()?)?,
+            "--copies" => o.shape.copies = Some(number(value()?)? as usize),
             "--width" => o.width = number(value()?)?,
             "--height" => o.height = number(value()?)?,
             "--spp" => o.spp = number(value()?)?,
@@ -78,6 +87,9 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Option<Options>, Stri
     if o.width == 0 || o.height == 0 || o.width > 16384 || o.height > 16384 {
         return Err(format!("image size {}x{} out of range (1..=16384)", o.width, o.height));
     }
+    if o.shape.subdivide > 8 {
+        return Err(format!("--subdivide {} is more than 8", o.shape.subdivide));
+    }
     if o.spp > 1024 {
         return Err(format!("--spp {} is more than 1024", o.spp));
     }
@@ -86,8 +98,8 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Option<Options>, Stri
 
 fn run(o: &Options) -> Result<(), String> {
     let scene = match &o.obj {
-        Some(path) => Scene::from_obj(path),
-        None => Scene::builtin(&o.scene),
+        Some(path) => Scene::from_obj_with(path, &o.shape),
+        None => Scene::builtin_with(&o.scene, &o.shape),
     }
     .map_err(|e| e.to_string())?;
     let ctx = Context::new(&o.icd).map_err(|e| e.to_string())?;
