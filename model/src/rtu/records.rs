@@ -69,8 +69,15 @@ fn v3(b: &[u8], off: usize) -> [f32; 3] {
 /// Triangle `i` of a triangle leaf's bytes: its vertices and primitive index.
 #[inline(always)]
 pub fn triangle(b: &[u8], i: usize) -> ([[f32; 3]; 3], u32) {
-    let r = tri::HEADER + i * tri::RECORD;
+    let r = triangle_record(i);
     ([v3(b, r + tri::V0), v3(b, r + tri::V1), v3(b, r + tri::V2)], rd_u32(b, r + tri::PRIM))
+}
+
+/// Byte offset of triangle `i`'s record in a triangle leaf (the address position fetch
+/// reads the vertices from, `rtu_abi::COMMITTED_TRI`/`CANDIDATE_TRI`).
+#[inline(always)]
+pub fn triangle_record(i: usize) -> usize {
+    tri::HEADER + i * tri::RECORD
 }
 
 /// Box `i` of a procedural leaf's bytes: min, max and primitive index.

@@ -856,7 +856,7 @@ impl Walk {
                             rtu_abi::COMMITTED_TRIANGLE,
                             front,
                         );
-                        set_tri(win, rtu_abi::COMMITTED_TRI, addr + rec as u64);
+                        set_tri(win, rtu_abi::COMMITTED_TRI, addr + records::triangle_record(i) as u64);
                         self.best_t = h.t;
                         self.committed = true;
                         if cls::terminate_on_commit(self.flags) {
@@ -876,7 +876,7 @@ impl Walk {
                             rtu_abi::CANDIDATE_TRIANGLE,
                             front,
                         );
-                        set_tri(win, rtu_abi::CANDIDATE_TRI, addr + rec as u64);
+                        set_tri(win, rtu_abi::CANDIDATE_TRI, addr + records::triangle_record(i) as u64);
                         st.candidates += 1;
                         self.state = State::Leaf { word, next: i as u8 + 1 };
                         return Ok(Some(Outcome::Yield(rtu_abi::STS_YIELD_ANYHIT)));
