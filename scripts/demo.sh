@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
-# The main job (README): builds the ICD and runs the ray-query demo on it through the real
-# Vulkan loader, on the embedded default scene (the Stanford bunny and a ground quad).
-# Extra arguments go to the demo (e.g. --icd lavapipe to run the same program on Mesa).
+# The main job (README): builds the ICD and renders the embedded default scene (three Stanford
+# bunnies on a ground plane: primary rays, hard shadows, ambient occlusion) with ray queries
+# on it through the real Vulkan loader. Writes out/render.png, the RTU traversal-cost heatmap
+# out/render.heat.png and the per-dispatch counters out/stats.json.
+# Extra arguments go to the renderer, e.g. --scene spheres, --width 1024 --height 768,
+# --compare lavapipe; VORTEX_MODE=timed also writes out/render.timeline.svg.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/setup-debian.sh
 cargo build --release -p vortex-icd -p vortex-examples
-exec target/release/rq_smoke --icd vortex "$@"
+mkdir -p out
+VORTEX_STATS="$PWD/out/stats.json" exec target/release/render --icd vortex --out out/render.png "$@"

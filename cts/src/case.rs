@@ -116,9 +116,13 @@ impl Stage {
     }
 }
 
-/// Every case of C0-C2, in dEQP's registration order.
+/// Every case of C0-C2, in dEQP's registration order (plus the runner's self-test cases
+/// when `VORTEX_CTS_SELFTEST` is set).
 pub fn all_cases() -> Vec<Case> {
     let mut cases = Vec::new();
     crate::groups::register(&mut cases);
+    if std::env::var_os(crate::runner::selftest::ENV).is_some() {
+        crate::runner::selftest::register(&mut cases);
+    }
     cases
 }

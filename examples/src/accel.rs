@@ -82,6 +82,15 @@ pub struct Instance {
     pub custom_index: u32,
     pub mask: u8,
     pub flags: vk::GeometryInstanceFlagsKHR,
+    /// 24 bits (`instanceShaderBindingTableRecordOffset`).
+    pub sbt_offset: u32,
+}
+
+/// One procedural geometry of a BLAS: axis-aligned boxes (`VkAabbPositionsKHR`, min then max).
+#[derive(Clone, Debug)]
+pub struct AabbGeometry {
+    pub boxes: Vec<[f32; 6]>,
+    pub flags: vk::GeometryFlagsKHR,
 }
 
 /// `VkAccelerationStructureInstanceKHR`, spelled out as plain bytes.
@@ -109,6 +118,16 @@ pub struct AccelerationStructure {
 impl AccelerationStructure {
     /// Builds a BLAS holding `geometries`; geometry index i is `geometries[i]`.
     pub fn build_bottom(ctx: &Context, geometries: &[TriangleGeometry]) -> Result<Self> {
+        Self::build_bottom_with(ctx, geometries, vk::BuildAccelerationStructureFlagsKHR::empty())
+    }
+
+    /// [`AccelerationStructure::build_bottom`] with extra build flags (e.g.
+    /// `ALLOW_DATA_ACCESS` for ray-query position fetch).
+    pub fn build_bottom_with(
+        ctx: &Context,
+        geometries: &[TriangleGeometry],
+        flags: vk::BuildAccelerationStructureFlagsKHR,
+    ) -> Result<Self> {
         let input = vk::BufferUsageFlags::ACCELERATION_STRUCTURE_BUILD_INPUT_READ_ONLY_KHR;
         // The input buffers only have to live until the build has run.
         let mut inputs = Vec::new();
@@ -144,7 +163,33 @@ impl AccelerationStructure {
                 .push(vk::AccelerationStructureBuildRangeInfoKHR::default().primitive_count(g.triangle_count() as u32));
             inputs.extend([Some(vertices), index_address, transform].into_iter().flatten());
         }
-        build(ctx, vk::AccelerationStructureTypeKHR::BOTTOM_LEVEL, &vk_geometries, &ranges)
+        build(ctx, vk::AccelerationStructureTypeKHR::BOTTOM_LEVEL, &vk_geometries, &ranges, flags)
+    }
+
+    /// Builds a BLAS of procedural geometries; geometry index i is `geometries[i]`.
+    pub fn build_bottom_aabbs(ctx: &Context, geometries: &[AabbGeometry]) -> Result<Self> {
+        let input = vk::BufferUsageFlags::ACCELERATION_STRUCTURE_BUILD_INPUT_READ_ONLY_KHR;
+        let mut inputs = Vec::new();
+        let mut vk_geometries = Vec::new();
+        let mut ranges = Vec::new();
+        for g in geometries {
+            if g.boxes.is_empty() {
+                return Err(Error::msg("an AABB geometry needs at least one box"));
+            }
+            let boxes = Buffer::with_data(ctx, &g.boxes, input)?;
+            let aabbs = vk::AccelerationStructureGeometryAabbsDataKHR::default()
+                .data(vk::DeviceOrHostAddressConstKHR { device_address: boxes.address() })
+                .stride(std::mem::size_of::<[f32; 6]>() as u64);
+            vk_geometries.push(
+                vk::AccelerationStructureGeometryKHR::default()
+                    .geometry_type(vk::GeometryTypeKHR::AABBS)
+                    .geometry(vk::AccelerationStructureGeometryDataKHR { aabbs })
+                    .flags(g.flags),
+            );
+            ranges.push(vk::AccelerationStructureBuildRangeInfoKHR::default().primitive_count(g.boxes.len() as u32));
+            inputs.push(boxes);
+        }
+        build(ctx, vk::AccelerationStructureTypeKHR::BOTTOM_LEVEL, &vk_geometries, &ranges, Default::default())
     }
 
     /// Builds a TLAS over `instances`; instance id i is `instances[i]`.
@@ -160,7 +205,7 @@ impl AccelerationStructure {
                 Ok(InstanceRecord {
                     transform: inst.transform.to_row_major(),
                     custom_index_and_mask: (inst.custom_index & 0x00ff_ffff) | (u32::from(inst.mask) << 24),
-                    sbt_offset_and_flags: flags << 24,
+                    sbt_offset_and_flags: (inst.sbt_offset & 0x00ff_ffff) | flags << 24,
                     blas_address: blas.address,
                 })
             })
@@ -174,7 +219,7 @@ impl AccelerationStructure {
             .geometry_type(vk::GeometryTypeKHR::INSTANCES)
             .geometry(vk::AccelerationStructureGeometryDataKHR { instances: data });
         let range = vk::AccelerationStructureBuildRangeInfoKHR::default().primitive_count(records.len() as u32);
-        build(ctx, vk::AccelerationStructureTypeKHR::TOP_LEVEL, &[geometry], &[range])
+        build(ctx, vk::AccelerationStructureTypeKHR::TOP_LEVEL, &[geometry], &[range], Default::default())
     }
 
     pub fn handle(&self) -> vk::AccelerationStructureKHR {
@@ -199,13 +244,14 @@ fn build(
     ty: vk::AccelerationStructureTypeKHR,
     geometries: &[vk::AccelerationStructureGeometryKHR],
     ranges: &[vk::AccelerationStructureBuildRangeInfoKHR],
+    flags: vk::BuildAccelerationStructureFlagsKHR,
 ) -> Result<AccelerationStructure> {
     let shared = ctx.shared.clone();
     let accel = &shared.accel;
     let counts: Vec<u32> = ranges.iter().map(|r| r.primitive_count).collect();
     let info = vk::AccelerationStructureBuildGeometryInfoKHR::default()
         .ty(ty)
-        .flags(vk::BuildAccelerationStructureFlagsKHR::PREFER_FAST_TRACE)
+        .flags(vk::BuildAccelerationStructureFlagsKHR::PREFER_FAST_TRACE | flags)
         .mode(vk::BuildAccelerationStructureModeKHR::BUILD)
         .geometries(geometries);
     let mut sizes = vk::AccelerationStructureBuildSizesInfoKHR::default();

@@ -4,6 +4,7 @@
 //! acceleration structures, ray queries) and one compute-capable queue.
 
 use crate::error::{Error, Result, VkResultExt};
+use crate::features::{FeatureSet, OPTIONAL_EXTENSIONS};
 use crate::icd::{restrict_loader_to, Icd};
 use ash::{khr, vk};
 use std::ffi::{CStr, FromBytesUntilNulError};
@@ -38,6 +39,12 @@ pub struct DeviceInfo {
     pub maintenance1: bool,
     /// `timestampValidBits` of the queue family (0: no timestamps).
     pub timestamp_bits: u32,
+    /// Invocations per subgroup, and the subgroup operations compute shaders may use.
+    pub subgroup_size: u32,
+    pub subgroup_operations: vk::SubgroupFeatureFlags,
+    /// The optional features (named as in the Vulkan specification, see
+    /// [`crate::features::OPTIONAL_FEATURES`]) the device was created with.
+    pub enabled: Vec<&'static str>,
 }
 
 impl DeviceInfo {
@@ -88,6 +95,16 @@ impl Context {
     /// Writes the process environment (see [`restrict_loader_to`]): call it before
     /// starting threads.
     pub fn new(icd: &Icd) -> Result<Self> {
+        Self::create(icd, false)
+    }
+
+    /// Like [`Context::new`], and also enables every optional feature (and the extension
+    /// providing it) the device supports; [`DeviceInfo::enabled`] lists them.
+    pub fn with_optional_features(icd: &Icd) -> Result<Self> {
+        Self::create(icd, true)
+    }
+
+    fn create(icd: &Icd, optional: bool) -> Result<Self> {
         let manifest = icd.manifest()?;
         restrict_loader_to(&manifest);
         // SAFETY: loading the system's Vulkan loader runs its initialisers; nothing else
@@ -102,7 +119,7 @@ impl Context {
         })?;
         // `entry` stays alive past the error path below: dropping the last Entry unloads
         // the loader library, and with it destroy_instance.
-        match Self::with_instance(entry.clone(), instance.clone()) {
+        match Self::with_instance(entry.clone(), instance.clone(), optional) {
             Ok(shared) => Ok(Context { shared: Rc::new(shared), manifest }),
             Err(e) => {
                 // SAFETY: with_instance destroyed whatever it created from the instance.
@@ -112,9 +129,12 @@ impl Context {
         }
     }
 
-    fn with_instance(entry: ash::Entry, instance: ash::Instance) -> Result<Shared> {
+    fn with_instance(entry: ash::Entry, instance: ash::Instance, optional: bool) -> Result<Shared> {
         let (physical, mut info, family) = pick_physical_device(&instance)?;
-        let device = create_device(&instance, physical, family, &mut info)?;
+        let (features, extensions) =
+            if optional { optional_support(&instance, physical) } else { (FeatureSet::default(), Vec::new()) };
+        info.enabled = features.names();
+        let device = create_device(&instance, physical, family, &features, &extensions, &mut info)?;
         let pool_info = vk::CommandPoolCreateInfo::default().queue_family_index(family);
         // SAFETY: the device is valid; on failure it is destroyed before returning.
         let command_pool = match unsafe { device.create_command_pool(&pool_info, None) }.vk("vkCreateCommandPool") {
@@ -295,8 +315,12 @@ fn pick_physical_device(instance: &ash::Instance) -> Result<(vk::PhysicalDevice,
 fn device_info(instance: &ash::Instance, physical: vk::PhysicalDevice) -> DeviceInfo {
     let mut driver = vk::PhysicalDeviceDriverProperties::default();
     let mut accel = vk::PhysicalDeviceAccelerationStructurePropertiesKHR::default();
+    let mut subgroup = vk::PhysicalDeviceSubgroupProperties::default();
     let props = {
-        let mut props2 = vk::PhysicalDeviceProperties2::default().push_next(&mut driver).push_next(&mut accel);
+        let mut props2 = vk::PhysicalDeviceProperties2::default()
+            .push_next(&mut driver)
+            .push_next(&mut accel)
+            .push_next(&mut subgroup);
         // SAFETY: valid handles. Drivers skip chained structs of extensions they lack, as
         // the spec requires, so this is safe before check_suitable has run.
         unsafe { instance.get_physical_device_properties2(physical, &mut props2) };
@@ -319,7 +343,47 @@ fn device_info(instance: &ash::Instance, physical: vk::PhysicalDevice) -> Device
         host_query_reset: false,
         maintenance1: false,
         timestamp_bits: 0,
+        subgroup_size: subgroup.subgroup_size,
+        subgroup_operations: if subgroup.supported_stages.contains(vk::ShaderStageFlags::COMPUTE) {
+            subgroup.supported_operations
+        } else {
+            vk::SubgroupFeatureFlags::empty()
+        },
+        enabled: Vec::new(),
     }
+}
+
+/// The optional features the device supports, and the optional extensions they need.
+fn optional_support(instance: &ash::Instance, physical: vk::PhysicalDevice) -> (FeatureSet, Vec<&'static CStr>) {
+    // SAFETY: valid physical device.
+    let available = unsafe { instance.enumerate_device_extension_properties(physical) }.unwrap_or_default();
+    let extensions: Vec<&'static CStr> = OPTIONAL_EXTENSIONS
+        .into_iter()
+        .filter(|name| available.iter().any(|e| e.extension_name_as_c_str() == Ok(name)))
+        .collect();
+    let mut f = FeatureSet::default();
+    {
+        let mut features2 = vk::PhysicalDeviceFeatures2::default().push_next(&mut f.v11).push_next(&mut f.v12);
+        if extensions.contains(&khr::ray_tracing_position_fetch::NAME) {
+            features2 = features2.push_next(&mut f.position_fetch);
+        }
+        if extensions.contains(&ash::ext::shader_atomic_float::NAME) {
+            features2 = features2.push_next(&mut f.atomic_float);
+        }
+        // SAFETY: every structure in the chain belongs to a present extension or core 1.2
+        // (check_suitable requires 1.2).
+        unsafe { instance.get_physical_device_features2(physical, &mut features2) };
+        f.core = features2.features;
+    }
+    f.v11.p_next = std::ptr::null_mut();
+    f.v12.p_next = std::ptr::null_mut();
+    f.position_fetch.p_next = std::ptr::null_mut();
+    f.atomic_float.p_next = std::ptr::null_mut();
+    let mut wanted = FeatureSet::default();
+    for name in crate::features::OPTIONAL_FEATURES {
+        wanted.set(name);
+    }
+    (f.intersect(&wanted), extensions)
 }
 
 /// A string from a fixed-size array in a properties struct ("" if it is unterminated).
@@ -368,15 +432,18 @@ fn check_suitable(instance: &ash::Instance, physical: vk::PhysicalDevice, info: 
         .ok_or_else(|| "no compute queue".to_string())
 }
 
-/// Creates the device with the ray-query features, plus the optional ones the examples use
-/// when the device reports them (recorded in `info`).
+/// Creates the device with the ray-query features and the `optional` ones, plus the
+/// acceleration-structure extras the examples use when the device reports them (host
+/// commands, host query reset, ray-tracing maintenance 1, timestamps; recorded in `info`).
 fn create_device(
     instance: &ash::Instance,
     physical: vk::PhysicalDevice,
     family: u32,
+    optional: &FeatureSet,
+    optional_extensions: &[&CStr],
     info: &mut DeviceInfo,
 ) -> Result<ash::Device> {
-    // What is optional and offered.
+    // What is offered of the acceleration-structure extras.
     let mut have_v12 = vk::PhysicalDeviceVulkan12Features::default();
     let mut have_accel = vk::PhysicalDeviceAccelerationStructureFeaturesKHR::default();
     {
@@ -396,14 +463,14 @@ fn create_device(
 
     let priorities = [1.0];
     let queues = [vk::DeviceQueueCreateInfo::default().queue_family_index(family).queue_priorities(&priorities)];
-    let mut extensions: Vec<*const std::ffi::c_char> = DEVICE_EXTENSIONS.map(CStr::as_ptr).to_vec();
+    let mut extensions: Vec<_> = DEVICE_EXTENSIONS.iter().chain(optional_extensions).map(|e| e.as_ptr()).collect();
     if info.maintenance1 {
         extensions.push(khr::ray_tracing_maintenance1::NAME.as_ptr());
     }
-    let mut v12 = vk::PhysicalDeviceVulkan12Features::default()
-        .buffer_device_address(true)
-        .timeline_semaphore(true)
-        .host_query_reset(info.host_query_reset);
+    let mut f = *optional;
+    f.v12.buffer_device_address = vk::TRUE;
+    f.v12.timeline_semaphore = vk::TRUE;
+    f.v12.host_query_reset = vk::Bool32::from(info.host_query_reset);
     let mut accel = vk::PhysicalDeviceAccelerationStructureFeaturesKHR::default()
         .acceleration_structure(true)
         .acceleration_structure_host_commands(info.host_commands);
@@ -412,9 +479,23 @@ fn create_device(
     let mut create = vk::DeviceCreateInfo::default()
         .queue_create_infos(&queues)
         .enabled_extension_names(&extensions)
-        .push_next(&mut v12)
+        .enabled_features(&f.core)
+        .push_next(&mut f.v12)
         .push_next(&mut accel)
         .push_next(&mut rq);
+    // The 1.1 structure only when it asks for something, so the default device's request
+    // stays what it always was.
+    if f.v11.storage_buffer16_bit_access | f.v11.uniform_and_storage_buffer16_bit_access | f.v11.storage_push_constant16
+        != 0
+    {
+        create = create.push_next(&mut f.v11);
+    }
+    if optional_extensions.contains(&khr::ray_tracing_position_fetch::NAME) {
+        create = create.push_next(&mut f.position_fetch);
+    }
+    if optional_extensions.contains(&ash::ext::shader_atomic_float::NAME) {
+        create = create.push_next(&mut f.atomic_float);
+    }
     if info.maintenance1 {
         create = create.push_next(&mut m1);
     }

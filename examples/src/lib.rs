@@ -6,6 +6,7 @@ pub mod accel;
 pub mod buffer;
 pub mod context;
 pub mod error;
+pub mod features;
 pub mod icd;
 pub mod image;
 pub mod math;
@@ -14,15 +15,15 @@ pub mod pipeline;
 pub mod rawas;
 pub mod scene;
 
-pub use accel::{AccelerationStructure, Indices, Instance, TriangleGeometry};
+pub use accel::{AabbGeometry, AccelerationStructure, Indices, Instance, TriangleGeometry};
 pub use buffer::Buffer;
 pub use context::{Context, DeviceInfo};
 pub use error::{Error, Result, VkResultExt};
 pub use icd::Icd;
-pub use image::StorageImage;
+pub use image::{Image, ImageSpec, StorageImage};
 pub use math::Mat3x4;
 pub use obj::{parse_obj, Mesh};
-pub use pipeline::{memory_barrier, ComputePipeline};
+pub use pipeline::{memory_barrier, Binding, ComputePipeline, Descriptor};
 
 /// The Stanford bunny (low-resolution, 3674 triangles), as OBJ text.
 pub const BUNNY_OBJ: &str = include_str!("../data/bunny.obj");

@@ -15,6 +15,28 @@ impl Mesh {
     pub fn triangle_count(&self) -> usize {
         self.indices.len() / 3
     }
+
+    /// One level of midpoint subdivision: every triangle becomes four, and an edge's
+    /// midpoint is shared by the triangles on both sides, so a closed mesh stays closed.
+    /// The shape does not change (flat subdivision): this makes work, not smoothness.
+    pub fn subdivided(&self) -> Mesh {
+        let mut positions = self.positions.clone();
+        let mut midpoints: std::collections::HashMap<(u32, u32), u32> = std::collections::HashMap::new();
+        let mut mid = |a: u32, b: u32, positions: &mut Vec<[f32; 3]>| {
+            *midpoints.entry((a.min(b), a.max(b))).or_insert_with(|| {
+                let (p, q) = (positions[a as usize], positions[b as usize]);
+                positions.push([(p[0] + q[0]) * 0.5, (p[1] + q[1]) * 0.5, (p[2] + q[2]) * 0.5]);
+                positions.len() as u32 - 1
+            })
+        };
+        let mut indices = Vec::with_capacity(self.indices.len() * 4);
+        for t in self.indices.chunks_exact(3) {
+            let (a, b, c) = (t[0], t[1], t[2]);
+            let (ab, bc, ca) = (mid(a, b, &mut positions), mid(b, c, &mut positions), mid(c, a, &mut positions));
+            indices.extend_from_slice(&[a, ab, ca, ab, b, bc, ca, bc, c, ab, bc, ca]);
+        }
+        Mesh { positions, indices }
+    }
 }
 
 pub fn parse_obj(text: &str) -> Result<Mesh> {
@@ -64,6 +86,25 @@ fn resolve_index(corner: &str, vertex_count: usize) -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn subdivision_quadruples_and_keeps_a_closed_mesh_closed() {
+        // A tetrahedron: every edge is shared by exactly two faces, before and after.
+        let tet = Mesh {
+            positions: vec![[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]],
+            indices: vec![0, 2, 1, 0, 1, 3, 0, 3, 2, 1, 2, 3],
+        };
+        let s = tet.subdivided().subdivided();
+        assert_eq!(s.triangle_count(), 4 * 4 * 4);
+        assert_eq!(s.positions.len(), 4 + 6 + 24, "vertices + edge midpoints of both levels");
+        let mut edges = std::collections::HashMap::new();
+        for t in s.indices.chunks_exact(3) {
+            for (a, b) in [(t[0], t[1]), (t[1], t[2]), (t[2], t[0])] {
+                *edges.entry((a.min(b), a.max(b))).or_insert(0) += 1;
+            }
+        }
+        assert!(edges.values().all(|&n| n == 2));
+    }
 
     #[test]
     fn reads_positions_and_fans_polygons() {

@@ -53,21 +53,89 @@ impl Scene {
 
     /// A built-in scene by name: `bunny` (default), `spheres`, `million`, `random`.
     pub fn builtin(name: &str) -> Result<Scene> {
-        match name {
-            "bunny" => bunny(),
-            "spheres" => Ok(spheres(100_000, 64)),
-            "million" => Ok(million()),
-            "random" => Ok(random_soup(200_000, 1)),
-            other => Err(Error::msg(format!("unknown scene {other:?} (bunny, spheres, million, random)"))),
-        }
+        Scene::builtin_with(name, &SceneOptions::default())
+    }
+
+    /// A built-in scene with its main mesh subdivided and/or a different number of copies.
+    pub fn builtin_with(name: &str, o: &SceneOptions) -> Result<Scene> {
+        let scene = match name {
+            "bunny" => {
+                let mesh = o.prepare(parse_obj(BUNNY_OBJ)?)?;
+                framed("bunny".into(), mesh, o.copies.unwrap_or(3))
+            }
+            "spheres" => spheres_of(o.prepare(sphere(100_000))?, o.copies.unwrap_or(64)),
+            "million" => {
+                let mut s = framed("million".into(), o.prepare(sphere(1_000_000))?, o.copies.unwrap_or(1));
+                let n = s.placements.len() - 1;
+                s.name =
+                    format!("{n} sphere{} x {} triangles", if n == 1 { "" } else { "s" }, s.meshes[0].triangle_count());
+                s
+            }
+            "random" => {
+                if o.copies.is_some() {
+                    return Err(Error::msg("the random scene is one soup; --copies does not apply"));
+                }
+                let mut s = random_soup(200_000, 1);
+                s.meshes[0] = o.prepare(std::mem::take(&mut s.meshes[0]))?;
+                s
+            }
+            other => return Err(Error::msg(format!("unknown scene {other:?} (bunny, spheres, million, random)"))),
+        };
+        o.check(&scene)?;
+        Ok(scene)
     }
 
     /// A scene made of one OBJ file on a ground plane.
     pub fn from_obj(path: &std::path::Path) -> Result<Scene> {
+        Scene::from_obj_with(path, &SceneOptions::default())
+    }
+
+    pub fn from_obj_with(path: &std::path::Path, o: &SceneOptions) -> Result<Scene> {
         let text =
             std::fs::read_to_string(path).map_err(|e| Error::msg(format!("cannot read {}: {e}", path.display())))?;
-        let mesh = parse_obj(&text)?;
-        Ok(framed(path.display().to_string(), mesh, 1))
+        let mesh = o.prepare(parse_obj(&text)?)?;
+        let scene = framed(path.display().to_string(), mesh, o.copies.unwrap_or(1));
+        o.check(&scene)?;
+        Ok(scene)
+    }
+}
+
+/// Procedural growth of a scene, for performance work: subdivide its main mesh (x4
+/// triangles per level) and place more copies of it (in a grid).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SceneOptions {
+    pub subdivide: u32,
+    pub copies: Option<usize>,
+}
+
+/// Most triangles a mesh may have after subdivision, and most copies of it: beyond this the
+/// host memory of the scene (and the build) is the limit, not the renderer.
+pub const MAX_MESH_TRIANGLES: usize = 64 << 20;
+pub const MAX_COPIES: usize = 1 << 16;
+
+impl SceneOptions {
+    fn prepare(&self, mut mesh: Mesh) -> Result<Mesh> {
+        let after = mesh.triangle_count() as u128 * 4u128.saturating_pow(self.subdivide);
+        if after > MAX_MESH_TRIANGLES as u128 {
+            return Err(Error::msg(format!(
+                "subdividing {} triangles {} times makes {after}, more than {MAX_MESH_TRIANGLES}",
+                mesh.triangle_count(),
+                self.subdivide
+            )));
+        }
+        for _ in 0..self.subdivide {
+            mesh = mesh.subdivided();
+        }
+        Ok(mesh)
+    }
+
+    fn check(&self, scene: &Scene) -> Result<()> {
+        match self.copies {
+            Some(0) => Err(Error::msg("--copies must be at least 1")),
+            Some(n) if n > MAX_COPIES => Err(Error::msg(format!("--copies {n} is more than {MAX_COPIES}"))),
+            _ if scene.placements.is_empty() => Err(Error::msg("the scene has nothing in it")),
+            _ => Ok(()),
+        }
     }
 }
 
@@ -105,6 +173,7 @@ impl GpuScene {
                 custom_index: p.mesh as u32,
                 mask: 0xFF,
                 flags: vk::GeometryInstanceFlagsKHR::empty(),
+                sbt_offset: 0,
             })
             .collect();
         let tlas = AccelerationStructure::build_top(ctx, &blases, &instances)?;
@@ -168,26 +237,31 @@ fn ground(r: f32, y: f32) -> Mesh {
     Mesh { positions: vec![[-r, y, -r], [r, y, -r], [r, y, r], [-r, y, r]], indices: vec![0, 2, 1, 0, 3, 2] }
 }
 
-/// `copies` copies of `mesh` in a row, scaled to unit height, standing on a ground plane,
-/// with a camera that frames them.
+/// `copies` copies of `mesh` scaled to unit height, standing on a ground plane (in a row up
+/// to four, in a square grid beyond), with a camera that frames them.
 fn framed(name: String, mesh: Mesh, copies: usize) -> Scene {
+    let copies = copies.max(1);
     let (lo, hi) = bounds(&mesh);
     let size = (0..3).map(|k| hi[k] - lo[k]).fold(0.0f32, f32::max).max(1e-6);
     let s = 1.0 / size;
     let centre = [(lo[0] + hi[0]) / 2.0, lo[1], (lo[2] + hi[2]) / 2.0];
+    let cols = if copies <= 4 { copies } else { (copies as f32).sqrt().ceil() as usize };
+    let rows = copies.div_ceil(cols);
     let mut placements = Vec::new();
     let colours = [[0.8, 0.55, 0.35], [0.35, 0.6, 0.8], [0.6, 0.8, 0.4], [0.8, 0.4, 0.6]];
     for i in 0..copies {
-        let x = (i as f32 - (copies - 1) as f32 / 2.0) * 1.2;
+        let (col, row) = (i % cols, i / cols);
+        let x = (col as f32 - (cols - 1) as f32 / 2.0) * 1.2;
+        let z = (row as f32 - (rows - 1) as f32 / 2.0) * 1.2;
         let t = Mat3x4::compose(&[
             Mat3x4::translation(-centre[0], -centre[1], -centre[2]),
             Mat3x4::scale(s, s, s),
             Mat3x4::rotation_y(25.0 * i as f32),
-            Mat3x4::translation(x, 0.0, 0.0),
+            Mat3x4::translation(x, 0.0, z),
         ]);
         placements.push(Placement { mesh: 0, transform: t, albedo: colours[i % colours.len()] });
     }
-    let extent = copies as f32 * 0.6 + 0.8;
+    let extent = cols.max(rows) as f32 * 0.6 + 0.8;
     placements.push(Placement { mesh: 1, transform: Mat3x4::IDENTITY, albedo: [0.7, 0.7, 0.7] });
     Scene {
         name,
@@ -240,6 +314,12 @@ pub fn sphere(triangles: usize) -> Mesh {
 
 /// A sphere of about `triangles` triangles instanced `instances` times in a grid on a plane.
 pub fn spheres(triangles: usize, instances: usize) -> Scene {
+    spheres_of(sphere(triangles), instances)
+}
+
+/// `mesh` (a unit sphere) instanced `instances` times in a grid on a plane.
+fn spheres_of(mesh: Mesh, instances: usize) -> Scene {
+    let instances = instances.max(1);
     let side = (instances as f32).sqrt().ceil() as usize;
     let mut placements = Vec::new();
     for i in 0..instances {
@@ -255,8 +335,8 @@ pub fn spheres(triangles: usize, instances: usize) -> Scene {
     let half = side as f32 * 0.5 + 1.0;
     placements.push(Placement { mesh: 1, transform: Mat3x4::IDENTITY, albedo: [0.75, 0.75, 0.75] });
     Scene {
-        name: format!("{instances} spheres x {} triangles", sphere(triangles).triangle_count()),
-        meshes: vec![sphere(triangles), ground(half * 3.0, 0.0)],
+        name: format!("{instances} spheres x {} triangles", mesh.triangle_count()),
+        meshes: vec![mesh, ground(half * 3.0, 0.0)],
         placements,
         camera: Camera {
             eye: [0.0, half * 0.9, half * 1.6],
@@ -271,9 +351,7 @@ pub fn spheres(triangles: usize, instances: usize) -> Scene {
 
 /// About a million triangles in one BLAS: a finely tessellated sphere, framed like the bunny.
 pub fn million() -> Scene {
-    let mut s = framed("million".into(), sphere(1_000_000), 1);
-    s.name = format!("1 sphere x {} triangles", s.meshes[0].triangle_count());
-    s
+    Scene::builtin_with("million", &SceneOptions::default()).expect("the million scene is valid")
 }
 
 /// `n` random small triangles in the unit cube (a "soup": the worst case for a BVH).
@@ -322,6 +400,26 @@ mod tests {
         let b = bunny().unwrap();
         assert!(b.triangle_count() > 10_000);
         assert!(Scene::builtin("nope").is_err());
+    }
+
+    #[test]
+    fn options_subdivide_and_copy_the_main_mesh() {
+        let base = bunny().unwrap();
+        let o = SceneOptions { subdivide: 2, copies: Some(300) };
+        let s = Scene::builtin_with("bunny", &o).unwrap();
+        assert_eq!(s.meshes[0].triangle_count(), 16 * base.meshes[0].triangle_count());
+        assert_eq!(s.placements.len(), 301, "300 bunnies and the ground");
+        assert!(s.triangle_count() > 1_000_000, "{}", s.triangle_count());
+        // The grid stays on the ground and inside the camera's framing.
+        let xs: Vec<f32> = s.placements[..300].iter().map(|p| p.transform.0[0][3]).collect();
+        assert!(xs.iter().all(|x| x.abs() < 12.0), "{xs:?}");
+        let err = |name: &str, o: SceneOptions| Scene::builtin_with(name, &o).unwrap_err().to_string();
+        assert!(err("bunny", SceneOptions { subdivide: 0, copies: Some(0) }).contains("at least 1"));
+        assert!(err("random", SceneOptions { subdivide: 0, copies: Some(2) }).contains("does not apply"));
+        assert!(err("million", SceneOptions { subdivide: 7, copies: None }).contains("more than"));
+        // Defaults are the plain built-ins.
+        let d = Scene::builtin_with("spheres", &SceneOptions::default()).unwrap();
+        assert_eq!(d.placements.len(), 65);
     }
 
     #[test]

@@ -38,3 +38,47 @@ fn bad_arguments_are_reported() {
     assert_eq!(run.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&run.stderr).contains("unknown scene"));
 }
+
+/// With VORTEX_STATS in timed mode the renderer writes the heatmap (image plus legend rows)
+/// and the timeline; the heatmap is brighter where rays meet geometry than in the sky.
+#[test]
+fn stats_give_a_heatmap_and_a_timeline() {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("render_stats");
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("r.png");
+    let run = Command::new(env!("CARGO_BIN_EXE_render"))
+        .args(["--icd", "vortex", "--width", "64", "--height", "48", "--spp", "1", "--out"])
+        .arg(&out)
+        .env("VORTEX_STATS", dir.join("stats.json"))
+        .env("VORTEX_MODE", "timed")
+        .output()
+        .expect("cannot start render");
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(run.status.success(), "render failed:\n{stdout}\n{}", String::from_utf8_lossy(&run.stderr));
+    let line = stdout.lines().find(|l| l.starts_with("RTU work per ray")).expect("no heatmap summary");
+    let mean: f64 = line.split("mean ").nth(1).unwrap().split(',').next().unwrap().parse().unwrap();
+    assert!(mean > 1.0, "{line}");
+
+    let file = std::fs::File::open(dir.join("r.heat.png")).expect("no heatmap written");
+    let mut reader = png::Decoder::new(std::io::BufReader::new(file)).read_info().unwrap();
+    let mut px = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut px).unwrap();
+    assert_eq!((info.width, info.height), (64, 48 + 40), "image plus legend rows");
+    let lum = |y0: u32, y1: u32| {
+        let mut s = 0u64;
+        for y in y0..y1 {
+            for x in 0..64u32 {
+                let i = 4 * (x + 64 * y) as usize;
+                s += px[i] as u64 * 3 + px[i + 1] as u64 * 6 + px[i + 2] as u64;
+            }
+        }
+        s as f64 / ((y1 - y0) * 64) as f64
+    };
+    let (sky, bunnies) = (lum(0, 6), lum(16, 30));
+    assert!(bunnies > 2.0 * sky + 50.0, "sky {sky:.0} vs bunnies {bunnies:.0}");
+
+    let svg = std::fs::read_to_string(dir.join("r.timeline.svg")).expect("no timeline written");
+    assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+    assert_eq!(svg.matches("<polygon").count(), 3, "busy, idle with a ray, starved");
+    assert!(stdout.contains("RTU activity over the render: busy"), "{stdout}");
+}

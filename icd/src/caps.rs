@@ -20,6 +20,8 @@ pub const INSTANCE_EXTENSIONS: &[(&str, u32)] = &[("VK_KHR_get_physical_device_p
 pub const DEVICE_EXTENSIONS: &[(&str, u32)] = &[
     ("VK_KHR_acceleration_structure", 13),
     ("VK_KHR_ray_query", 1),
+    ("VK_KHR_ray_tracing_position_fetch", 1),
+    ("VK_EXT_shader_atomic_float", 1),
     ("VK_KHR_deferred_host_operations", 4),
     ("VK_KHR_buffer_device_address", 1),
     ("VK_KHR_spirv_1_4", 1),
@@ -32,6 +34,10 @@ pub const DEVICE_EXTENSIONS: &[(&str, u32)] = &[
     ("VK_KHR_timeline_semaphore", 2),
     ("VK_KHR_uniform_buffer_standard_layout", 1),
     ("VK_KHR_ray_tracing_maintenance1", 1),
+    ("VK_KHR_16bit_storage", 1),
+    ("VK_KHR_8bit_storage", 1),
+    ("VK_KHR_shader_float16_int8", 1),
+    ("VK_KHR_shader_subgroup_extended_types", 1),
 ];
 
 /// Fixed UUIDs: the driver UUID also versions serialized acceleration structures.
@@ -50,6 +56,10 @@ pub fn extension_properties(list: &[(&str, u32)]) -> Vec<vk::ExtensionProperties
 /// Core 1.0 features.
 pub fn features10() -> vk::PhysicalDeviceFeatures {
     vk::PhysicalDeviceFeatures {
+        image_cube_array: vk::TRUE,
+        shader_int64: vk::TRUE,
+        shader_int16: vk::TRUE,
+        shader_float64: vk::TRUE,
         shader_storage_image_extended_formats: vk::TRUE,
         shader_storage_image_read_without_format: vk::TRUE,
         shader_storage_image_write_without_format: vk::TRUE,
@@ -63,9 +73,9 @@ pub fn features10() -> vk::PhysicalDeviceFeatures {
 const T: vk::Bool32 = vk::TRUE;
 
 fn fill_v11(f: &mut vk::PhysicalDeviceVulkan11Features) {
-    f.storage_buffer16_bit_access = 0;
-    f.uniform_and_storage_buffer16_bit_access = 0;
-    f.storage_push_constant16 = 0;
+    f.storage_buffer16_bit_access = T;
+    f.uniform_and_storage_buffer16_bit_access = T;
+    f.storage_push_constant16 = T;
     f.storage_input_output16 = 0;
     f.multiview = 0;
     f.multiview_geometry_shader = 0;
@@ -80,13 +90,13 @@ fn fill_v11(f: &mut vk::PhysicalDeviceVulkan11Features) {
 fn fill_v12(f: &mut vk::PhysicalDeviceVulkan12Features) {
     f.sampler_mirror_clamp_to_edge = 0;
     f.draw_indirect_count = 0;
-    f.storage_buffer8_bit_access = 0;
-    f.uniform_and_storage_buffer8_bit_access = 0;
-    f.storage_push_constant8 = 0;
-    f.shader_buffer_int64_atomics = 0;
-    f.shader_shared_int64_atomics = 0;
-    f.shader_float16 = 0;
-    f.shader_int8 = 0;
+    f.storage_buffer8_bit_access = T;
+    f.uniform_and_storage_buffer8_bit_access = T;
+    f.storage_push_constant8 = T;
+    f.shader_buffer_int64_atomics = T;
+    f.shader_shared_int64_atomics = T;
+    f.shader_float16 = T;
+    f.shader_int8 = T;
     f.descriptor_indexing = T;
     f.shader_input_attachment_array_dynamic_indexing = 0;
     f.shader_uniform_texel_buffer_array_dynamic_indexing = T;
@@ -112,7 +122,7 @@ fn fill_v12(f: &mut vk::PhysicalDeviceVulkan12Features) {
     f.scalar_block_layout = T;
     f.imageless_framebuffer = 0;
     f.uniform_buffer_standard_layout = T;
-    f.shader_subgroup_extended_types = 0;
+    f.shader_subgroup_extended_types = T;
     f.separate_depth_stencil_layouts = 0;
     f.host_query_reset = T;
     f.timeline_semaphore = T;
@@ -124,7 +134,7 @@ fn fill_v12(f: &mut vk::PhysicalDeviceVulkan12Features) {
     f.vulkan_memory_model_availability_visibility_chains = 0;
     f.shader_output_viewport_index = 0;
     f.shader_output_layer = 0;
-    f.subgroup_broadcast_dynamic_id = 0;
+    f.subgroup_broadcast_dynamic_id = T;
 }
 
 /// Fills every feature structure we know in an output chain; unknown ones are left alone.
@@ -277,6 +287,27 @@ pub unsafe fn fill_features(chain: *mut c_void) {
             f.ray_tracing_maintenance1 = T;
             f.ray_tracing_pipeline_trace_rays_indirect2 = 0;
         }
+        vk::StructureType::PHYSICAL_DEVICE_RAY_TRACING_POSITION_FETCH_FEATURES_KHR => {
+            at!(p, vk::PhysicalDeviceRayTracingPositionFetchFeaturesKHR).ray_tracing_position_fetch = T
+        }
+        vk::StructureType::PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT => {
+            // 32-bit float atomics (add, exchange, load, store) on buffers and workgroup
+            // memory: `amo fadd` and the untyped exchange. No 64-bit float atomics (the
+            // compiler does not lower AtomicFloat64AddEXT) and no image float atomics.
+            let f = at!(p, vk::PhysicalDeviceShaderAtomicFloatFeaturesEXT);
+            f.shader_buffer_float32_atomics = T;
+            f.shader_buffer_float32_atomic_add = T;
+            f.shader_buffer_float64_atomics = 0;
+            f.shader_buffer_float64_atomic_add = 0;
+            f.shader_shared_float32_atomics = T;
+            f.shader_shared_float32_atomic_add = T;
+            f.shader_shared_float64_atomics = 0;
+            f.shader_shared_float64_atomic_add = 0;
+            f.shader_image_float32_atomics = 0;
+            f.shader_image_float32_atomic_add = 0;
+            f.sparse_image_float32_atomics = 0;
+            f.sparse_image_float32_atomic_add = 0;
+        }
         _ => {}
     };
     // SAFETY: forwarded contract.
@@ -413,9 +444,16 @@ pub unsafe fn fill_properties(gpu: &Gpu, chain: *mut c_void) {
         ($q:ident) => {
             $q.denorm_behavior_independence = vk::ShaderFloatControlsIndependence::ALL;
             $q.rounding_mode_independence = vk::ShaderFloatControlsIndependence::ALL;
+            // Every width computes in IEEE arithmetic with denormals, rounding to nearest even.
+            $q.shader_denorm_preserve_float16 = T;
             $q.shader_denorm_preserve_float32 = T;
+            $q.shader_denorm_preserve_float64 = T;
+            $q.shader_rounding_mode_rte_float16 = T;
             $q.shader_rounding_mode_rte_float32 = T;
+            $q.shader_rounding_mode_rte_float64 = T;
+            $q.shader_signed_zero_inf_nan_preserve_float16 = T;
             $q.shader_signed_zero_inf_nan_preserve_float32 = T;
+            $q.shader_signed_zero_inf_nan_preserve_float64 = T;
         };
     }
     macro_rules! driver_identity {
@@ -427,7 +465,15 @@ pub unsafe fn fill_properties(gpu: &Gpu, chain: *mut c_void) {
         };
     }
     let subgroup_stages = vk::ShaderStageFlags::COMPUTE;
-    let subgroup_ops = vk::SubgroupFeatureFlags::BASIC;
+    // Every subgroup operation, at any warp size (VX's VOTE/BALLOT/SHFL/RED; ISA.md).
+    let subgroup_ops = vk::SubgroupFeatureFlags::BASIC
+        | vk::SubgroupFeatureFlags::VOTE
+        | vk::SubgroupFeatureFlags::ARITHMETIC
+        | vk::SubgroupFeatureFlags::BALLOT
+        | vk::SubgroupFeatureFlags::SHUFFLE
+        | vk::SubgroupFeatureFlags::SHUFFLE_RELATIVE
+        | vk::SubgroupFeatureFlags::CLUSTERED
+        | vk::SubgroupFeatureFlags::QUAD;
     let fill = |ty: vk::StructureType, p: *mut c_void| match ty {
         vk::StructureType::PHYSICAL_DEVICE_PROPERTIES_2 => {
             at!(p, vk::PhysicalDeviceProperties2).properties = properties10(gpu)
@@ -532,6 +578,14 @@ pub fn format_properties(f: vk::Format) -> vk::FormatProperties {
         p.optimal_tiling_features = img;
         p.linear_tiling_features = img;
     }
+    if let Some(fmt) = format::lookup(f.as_raw() as u32) {
+        // Texel buffers go through the same texel path as storage images.
+        p.buffer_features |=
+            vk::FormatFeatureFlags::UNIFORM_TEXEL_BUFFER | vk::FormatFeatureFlags::STORAGE_TEXEL_BUFFER;
+        if fmt.texel_bytes() == 4 && fmt.is_integer() && fmt.comps == 1 {
+            p.buffer_features |= vk::FormatFeatureFlags::STORAGE_TEXEL_BUFFER_ATOMIC;
+        }
+    }
     if crate::entry::accel::vertex_format_supported(f) {
         p.buffer_features |= vk::FormatFeatureFlags::ACCELERATION_STRUCTURE_VERTEX_BUFFER_KHR;
     }
@@ -635,6 +689,8 @@ pub unsafe fn unsupported_feature(chain: *const c_void) -> Option<String> {
         PHYSICAL_DEVICE_ACCELERATION_STRUCTURE_FEATURES_KHR => vk::PhysicalDeviceAccelerationStructureFeaturesKHR,
         PHYSICAL_DEVICE_RAY_QUERY_FEATURES_KHR => vk::PhysicalDeviceRayQueryFeaturesKHR,
         PHYSICAL_DEVICE_RAY_TRACING_MAINTENANCE_1_FEATURES_KHR => vk::PhysicalDeviceRayTracingMaintenance1FeaturesKHR,
+        PHYSICAL_DEVICE_RAY_TRACING_POSITION_FETCH_FEATURES_KHR => vk::PhysicalDeviceRayTracingPositionFetchFeaturesKHR,
+        PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT => vk::PhysicalDeviceShaderAtomicFloatFeaturesEXT,
     };
     // Every feature structure is sType, pNext, then Bool32 words.
     const HEADER: usize = std::mem::size_of::<vk::BaseInStructure>();
@@ -685,11 +741,11 @@ mod tests {
         // SAFETY: a valid chain built above.
         assert_eq!(unsafe { unsupported_feature(&chain as *const _ as *const c_void) }, None);
 
-        let mut f16 = vk::PhysicalDeviceShaderFloat16Int8Features::default().shader_float16(true);
-        let chain = vk::PhysicalDeviceFeatures2::default().push_next(&mut f16);
+        let mut mv = vk::PhysicalDeviceMultiviewFeatures::default().multiview(true);
+        let chain = vk::PhysicalDeviceFeatures2::default().push_next(&mut mv);
         // SAFETY: as above.
         let what = unsafe { unsupported_feature(&chain as *const _ as *const c_void) }.unwrap();
-        assert!(what.contains("Float16Int8") && what.contains("#0"), "{what}");
+        assert!(what.contains("Multiview") && what.contains("#0"), "{what}");
 
         let core = vk::PhysicalDeviceFeatures2::default()
             .features(vk::PhysicalDeviceFeatures { geometry_shader: vk::TRUE, ..Default::default() });

@@ -100,6 +100,8 @@ entries! {
     "vkInvalidateMappedMemoryRanges" => memory::flush_mapped_memory_ranges as PFN_vkInvalidateMappedMemoryRanges, Device;
     "vkGetDeviceMemoryCommitment" => memory::get_device_memory_commitment as PFN_vkGetDeviceMemoryCommitment, Device;
     "vkCreateBuffer" => memory::create_buffer as PFN_vkCreateBuffer, Device;
+    "vkCreateBufferView" => memory::create_buffer_view as PFN_vkCreateBufferView, Device;
+    "vkDestroyBufferView" => memory::destroy_buffer_view as PFN_vkDestroyBufferView, Device;
     "vkDestroyBuffer" => memory::destroy_buffer as PFN_vkDestroyBuffer, Device;
     "vkGetBufferMemoryRequirements" => memory::get_buffer_memory_requirements as PFN_vkGetBufferMemoryRequirements, Device;
     "vkGetBufferMemoryRequirements2" => memory::get_buffer_memory_requirements2 as PFN_vkGetBufferMemoryRequirements2, Device;
@@ -297,9 +299,7 @@ mod tests {
         "vkCmdDrawIndexedIndirectCount",
         // Indirect AS builds: accelerationStructureIndirectBuild is not offered.
         "vkCmdBuildAccelerationStructuresIndirectKHR",
-        // Texel buffers, sparse binding, YCbCr, descriptor update templates, device groups.
-        "vkCreateBufferView",
-        "vkDestroyBufferView",
+        // Sparse binding, YCbCr, descriptor update templates, device groups.
         "vkQueueBindSparse",
         "vkCreateSamplerYcbcrConversion",
         "vkDestroySamplerYcbcrConversion",

@@ -17,6 +17,7 @@ use crate::core::{Core, CoreStats, DispatchCtx};
 use crate::fault::Fault;
 use crate::kmu::{CtaDesc, Kmu};
 use crate::rtu::engine::{EngineStats, Fronts, RtuCore};
+use crate::rtu::timeline::Timeline;
 use crate::rtu::RtuUnit;
 
 /// Where a cluster's launch messages (one cluster of CTAs each) come from: the KMU's walk,
@@ -71,6 +72,8 @@ struct LaunchArb {
 pub struct ClusterReport {
     pub cores: Vec<(CoreStats, CoreTimedStats)>,
     pub rtus: Vec<EngineStats>,
+    /// The traversal cores' timelines, summed (with `DeviceConfig::detailed_stats`).
+    pub rtu_timeline: Option<Timeline>,
     pub rtcaches: Vec<CacheStats>,
     pub l2: CacheStats,
     pub dram_reads: u64,
@@ -300,9 +303,9 @@ impl<'a> Cluster<'a> {
             let next =
                 self.core_next.iter().chain(self.rtu_next.iter()).copied().min().unwrap_or(u64::MAX).min(self.arb_next);
             if next == u64::MAX {
-                if self.busy() {
-                    self.end = now + 1;
-                }
+                // Whatever ticked this cycle (if only to find nothing left to do) was part of
+                // the dispatch: every unit's counters then cover exactly `end` cycles.
+                self.end = now + 1;
                 if self.clocks.iter().any(|c| c.resident() > 0) {
                     for (i, c) in self.cores.iter().enumerate() {
                         tracing::debug!(
@@ -341,6 +344,9 @@ impl<'a> Cluster<'a> {
         for rtu in &mut self.rtus {
             rtu.finish(end);
             rep.rtus.push(rtu.stats.clone());
+            if let Some(t) = &rtu.timeline {
+                rep.rtu_timeline.get_or_insert_with(Timeline::default).add(t);
+            }
         }
         rep.rtcaches = self.rtcaches.iter().map(|c| c.stats.clone()).collect();
         rep.l2 = self.l2.stats.clone();

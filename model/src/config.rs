@@ -219,6 +219,8 @@ pub struct CoreConfig {
     pub tex_latency: u32,
     /// GETW/GETWF window reads.
     pub window_latency: u32,
+    /// Cross-lane ops (VOTE, BALLOT, SHFL, RED): one pass through the warp's lane crossbar.
+    pub warp_latency: u32,
     /// Uops of a TRACE burst (CFG, ORIGIN, DIR, ARM), issued under the FU lock.
     pub trace_beats: u32,
     /// Where a WAIT whose record has not landed sits.
@@ -238,6 +240,7 @@ impl Default for CoreConfig {
             private_latency: 2,
             tex_latency: 24,
             window_latency: 2,
+            warp_latency: 4,
             trace_beats: 4,
             wait_mode: WaitMode::Parked,
         }
@@ -323,6 +326,10 @@ pub struct DeviceConfig {
     /// Host threads that run cores (functional) or clusters (timed) in parallel (0 = all
     /// host cores). Results and cycle counts do not depend on it.
     pub host_threads: u32,
+    /// Attribute RTU work to the invocations that traced (the traversal-cost heatmap of
+    /// `VORTEX_STATS`) and, in timed mode, keep each traversal core's activity over time
+    /// ([`crate::rtu::timeline`]); an observability switch, not a machine knob.
+    pub detailed_stats: bool,
 }
 
 impl Default for DeviceConfig {
@@ -343,6 +350,7 @@ impl Default for DeviceConfig {
             sim: SimConfig::default(),
             watchdog_ms: 60_000,
             host_threads: 0,
+            detailed_stats: false,
         }
     }
 }
@@ -506,6 +514,7 @@ impl DeviceConfig {
             ("core.private_latency", c.private_latency),
             ("core.tex_latency", c.tex_latency),
             ("core.window_latency", c.window_latency),
+            ("core.warp_latency", c.warp_latency),
             ("core.trace_beats", c.trace_beats),
             ("mem.l1_latency", m.l1_latency),
             ("rtu.rtcache_latency", r.rtcache_latency),

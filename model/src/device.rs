@@ -33,6 +33,9 @@ pub struct DispatchReport {
     pub wall: Duration,
     /// Timed mode's cycles and unit counters.
     pub timed: Option<TimedReport>,
+    /// With `DeviceConfig::detailed_stats`: the RTU work (records fetched plus primitive
+    /// tests) of every invocation that traced, by grid-relative global invocation id.
+    pub work: Vec<([u32; 3], u32)>,
 }
 
 pub struct Device {
@@ -93,6 +96,10 @@ impl Device {
     /// The start pulse: runs the launch programmed in the DCRs to completion.
     pub fn start(&mut self) -> Result<DispatchReport, Fault> {
         let t0 = Instant::now();
+        // A faulted dispatch may have left per-invocation work behind; it is not this one's.
+        for core in &mut self.cores {
+            core.take_work();
+        }
         let launch: LaunchState = self.dcrs.launch();
         let mut report = DispatchReport { grid: launch.grid_dim, block: launch.block_dim, ..Default::default() };
         // An empty grid is not an error and walks nothing.
@@ -116,6 +123,7 @@ impl Device {
         };
         if self.cfg.mode == Mode::Timed {
             self.run_timed(&ctx, &kmu, &mut report)?;
+            report.work = self.cores.iter_mut().flat_map(|c| c.take_work()).collect();
             report.wall = t0.elapsed();
             return Ok(report);
         }
@@ -176,6 +184,7 @@ impl Device {
         if let Some(f) = first_fault {
             return Err(f);
         }
+        report.work = self.cores.iter_mut().flat_map(|c| c.take_work()).collect();
         report.wall = t0.elapsed();
         Ok(report)
     }
@@ -260,6 +269,9 @@ impl Device {
                 t.cores.push(timed);
             }
             t.rtus.extend(rep.rtus);
+            if let Some(tl) = &rep.rtu_timeline {
+                t.rtu_timeline.get_or_insert_with(Default::default).add(tl);
+            }
             t.rtcaches.extend(rep.rtcaches);
             t.l2.push(rep.l2);
             t.dram_reads += rep.dram_reads;

@@ -9,6 +9,7 @@ use crate::cache::CacheStats;
 use crate::core::timed::CoreTimedStats;
 use crate::device::DispatchReport;
 use crate::rtu::engine::EngineStats;
+use crate::rtu::timeline::Timeline;
 use serde::Serialize;
 
 /// What timed mode adds to a dispatch's report.
@@ -18,6 +19,8 @@ pub struct TimedReport {
     pub cores: Vec<CoreTimedStats>,
     /// One per traversal core (sockets × NUM_RTU_CORES per cluster, in cluster order).
     pub rtus: Vec<EngineStats>,
+    /// The traversal cores' activity over time, summed (with `DeviceConfig::detailed_stats`).
+    pub rtu_timeline: Option<Timeline>,
     pub rtcaches: Vec<CacheStats>,
     /// One per cluster.
     pub l2: Vec<CacheStats>,
@@ -93,9 +96,47 @@ struct DispatchJson<'a> {
     memory: Option<MemJson>,
     #[serde(skip_serializing_if = "Option::is_none")]
     cores: Option<&'a [CoreTimedStats]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rtu_timeline: Option<TimelineJson>,
     wall_ms: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
     simulated_cycles_per_second: Option<f64>,
+}
+
+/// The traversal cores' timeline as parallel arrays, one entry per bucket, each a fraction
+/// of the bucket's traversal-core cycles (occupancy: of its slot-cycles).
+#[derive(Serialize)]
+struct TimelineJson {
+    bucket_cycles: u64,
+    traversal_cores: usize,
+    slots_per_core: u32,
+    busy: Vec<f64>,
+    idle_with_ray: Vec<f64>,
+    idle_starved: Vec<f64>,
+    slot_occupancy: Vec<f64>,
+    slot_full: Vec<f64>,
+}
+
+impl TimelineJson {
+    fn new(t: &Timeline, traversal_cores: usize, slots_per_core: u32) -> TimelineJson {
+        let frac = |f: fn(&crate::rtu::timeline::Bucket) -> u64| {
+            t.buckets.iter().map(|b| ratio(f(b), b.cycles())).collect::<Vec<f64>>()
+        };
+        TimelineJson {
+            bucket_cycles: t.bucket_cycles,
+            traversal_cores,
+            slots_per_core,
+            busy: frac(|b| b.busy),
+            idle_with_ray: frac(|b| b.idle_with_ray),
+            idle_starved: frac(|b| b.idle_starved),
+            slot_occupancy: t
+                .buckets
+                .iter()
+                .map(|b| ratio(b.slot_cycles, b.cycles() * slots_per_core as u64))
+                .collect(),
+            slot_full: frac(|b| b.slot_full),
+        }
+    }
 }
 
 fn ratio(a: u64, b: u64) -> f64 {
@@ -211,6 +252,10 @@ impl DispatchReport {
                 dram_queue_cycles: t.dram_queue_cycles,
             }),
             cores: self.timed.as_ref().map(|t| &t.cores[..]),
+            rtu_timeline: self
+                .timed
+                .as_ref()
+                .and_then(|t| t.rtu_timeline.as_ref().map(|tl| TimelineJson::new(tl, t.rtus.len(), t.rtu_slots))),
             wall_ms: self.wall.as_secs_f64() * 1e3,
             simulated_cycles_per_second: self
                 .timed

@@ -274,3 +274,123 @@ fn oversized_block_is_a_bad_launch() {
     let f = h.launch(header(1, [9, 1, 1]), &[exit()], [1, 1, 1], &[]).unwrap_err();
     assert_eq!(f.kind, FaultKind::BadLaunch, "{f}");
 }
+
+/// The f64 ops on register pairs: each lane computes from its index and stores the results.
+#[test]
+fn double_precision_ops() {
+    use vortex_model::abi::isa::{FloatCond, Round};
+    let mut h = Harness::new(DeviceConfig { num_threads: 4, ..Default::default() });
+    const OUT: usize = 16; // u64 results per lane
+    let out = h.alloc(&vec![0u8; 8 * OUT * 4]);
+    let mut code = Vec::new();
+    code.extend(load_param(2, 0));
+    code.push(r(Op::Csr, 0, 4, N, N, N, csr::LANE_ID));
+    // r6:7 = x = lane - 1.75, r8:9 = y = 3.0 (from i2d/f2d)
+    code.push(r(Op::I2d, 0, 6, 4, N, N, 0));
+    code.push(r(Op::Movi, 0, 10, N, N, N, (1.75f32).to_bits()));
+    code.push(r(Op::F2d, 0, 12, 10, N, N, 0));
+    code.push(r(Op::Dsub, 0, 6, 6, 12, N, 0));
+    code.push(r(Op::Movi, 0, 10, N, N, N, 3));
+    code.push(r(Op::U2d, 0, 8, 10, N, N, 0));
+    let ops: Vec<Instr> = vec![
+        r(Op::Dadd, 0, 20, 6, 8, N, 0),
+        r(Op::Dmul, 0, 22, 6, 8, N, 0),
+        r(Op::Ddiv, 0, 24, 6, 8, N, 0),
+        Instr::r(Op::Dfma, 0, 26, 6, 8, 6, N, 0),
+        r(Op::Dmin, 0, 28, 6, 8, N, 0),
+        r(Op::Dsqrt, 0, 30, 8, N, N, 0),
+        r(Op::Drsq, 0, 32, 8, N, N, 0),
+        r(Op::Drcp, 0, 34, 8, N, N, 0),
+        r(Op::Dround, Round::Floor as u8, 36, 6, N, N, 0),
+        r(Op::Dfract, 0, 38, 6, N, N, 0),
+        r(Op::D2l, 0, 40, 6, N, N, 0),
+        r(Op::L2d, 0, 42, 40, N, N, 0),
+        r(Op::Dcmp, FloatCond::Olt as u8, 44, 6, 8, N, 0),
+        r(Op::D2i, 0, 45, 22, N, N, 0),
+        r(Op::D2f, 0, 46, 24, N, N, 0),
+        r(Op::D2h, 0, 47, 6, N, N, 0),
+    ];
+    code.extend(ops);
+    // out + lane * 128
+    code.push(r(Op::Movi, 0, 11, N, N, N, 7));
+    code.push(r(Op::Shl, 0, 10, 4, 11, N, 0));
+    code.push(r(Op::Movi, 0, 11, N, N, N, 0));
+    code.push(r(Op::Iadd64, 0, 14, 2, 10, N, 0));
+    for k in 0..12u32 {
+        code.push(r(Op::Stg, MemSize::B64 as u8, N, 14, 20 + 2 * k as u16, N, 8 * k));
+    }
+    code.push(r(Op::Stg, MemSize::B128 as u8, N, 14, 44, N, 96));
+    code.push(exit());
+    h.launch(header(48, [4, 1, 1]), &code, [1, 1, 1], &out.to_le_bytes()).unwrap();
+    let bytes = h.read(out, 8 * OUT * 4);
+    for lane in 0..4usize {
+        let at = |k: usize| u64::from_le_bytes(bytes[lane * 128 + 8 * k..lane * 128 + 8 * k + 8].try_into().unwrap());
+        let d = |k: usize| f64::from_bits(at(k));
+        let word = |k: usize| u32::from_le_bytes(bytes[lane * 128 + 96 + 4 * k..][..4].try_into().unwrap());
+        let (x, y) = (lane as f64 - 1.75, 3.0f64);
+        assert_eq!(d(0), x + y);
+        assert_eq!(d(1), x * y);
+        assert_eq!(d(2), x / y);
+        assert_eq!(d(3), x.mul_add(y, x));
+        assert_eq!(d(4), x.min(y));
+        assert_eq!(d(5), y.sqrt());
+        assert_eq!(d(6), 1.0 / y.sqrt());
+        assert_eq!(d(7), 1.0 / y);
+        assert_eq!(d(8), x.floor());
+        assert_eq!(d(9), x - x.floor());
+        assert_eq!(at(10) as i64, x as i64);
+        assert_eq!(d(11), x.trunc());
+        assert_eq!(word(0), 1, "x < y");
+        assert_eq!(word(1) as i32, (x * y) as i32);
+        assert_eq!(f32::from_bits(word(2)), (x / y) as f32);
+        assert_eq!(word(3), half::f16::from_f64(x).to_bits() as u32);
+    }
+}
+
+/// The cross-lane ops on a warp with a divergent branch: only the active lanes take part.
+#[test]
+fn cross_lane_ops_see_the_active_lanes() {
+    use vortex_model::abi::isa::{RedOp, ShflMode, VoteOp, RED_CLUSTER_SHIFT, RED_EXCLUSIVE, RED_INCLUSIVE};
+    let mut h = Harness::new(DeviceConfig { num_threads: 8, ..Default::default() });
+    let out = h.alloc(&vec![0u8; 4 * 8 * 8]);
+    let mut code = Vec::new();
+    code.extend(load_param(2, 0));
+    code.push(r(Op::Csr, 0, 4, N, N, N, csr::LANE_ID));
+    // Odd lanes skip to the join: the ops below run on lanes 0, 2, 4, 6 only.
+    code.push(r(Op::Movi, 0, 5, N, N, N, 1));
+    code.push(r(Op::And, 0, 6, 4, 5, N, 0));
+    let bra_at = code.len();
+    code.push(Instr::bra(6, 0, 0, 0));
+    code.push(r(Op::Vote, VoteOp::All as u8, 10, 4, N, N, 0)); // lane 0 holds 0 -> 0
+    code.push(r(Op::Vote, VoteOp::Any as u8, 11, 4, N, N, 0));
+    code.push(r(Op::Ballot, 0, 12, 4, N, N, 0)); // lanes 2, 4, 6 non-zero
+    code.push(r(Op::Movi, 0, 7, N, N, N, 2));
+    code.push(r(Op::Shfl, ShflMode::Down as u8, 13, 4, 7, N, 0)); // lane + 2
+    code.push(r(Op::Shfl, ShflMode::Xor as u8, 14, 4, 5, N, 0)); // lane ^ 1: inactive -> own
+    code.push(r(Op::Red, RedOp::Iadd as u8, 15, 4, N, N, 0)); // 0+2+4+6
+    code.push(r(Op::Red, RedOp::Iadd as u8, 16, 4, N, N, RED_EXCLUSIVE));
+    code.push(r(Op::Red, RedOp::Umax as u8, 17, 4, N, N, RED_INCLUSIVE | 4 << RED_CLUSTER_SHIFT));
+    let join = code.len() as u32;
+    code[bra_at] = Instr::bra(6, join, bra_at as u32 + 1, join);
+    // out + lane * 32: r10..r17
+    code.push(r(Op::Movi, 0, 7, N, N, N, 5));
+    code.push(r(Op::Shl, 0, 8, 4, 7, N, 0));
+    code.push(r(Op::Movi, 0, 9, N, N, N, 0));
+    code.push(r(Op::Iadd64, 0, 18, 2, 8, N, 0));
+    code.push(r(Op::Stg, MemSize::B128 as u8, N, 18, 10, N, 0));
+    code.push(r(Op::Stg, MemSize::B128 as u8, N, 18, 14, N, 16));
+    code.push(exit());
+    h.launch(header(20, [8, 1, 1]), &code, [1, 1, 1], &out.to_le_bytes()).unwrap();
+    let bytes = h.read(out, 4 * 8 * 8);
+    for lane in (0..8usize).step_by(2) {
+        let w = |k: usize| u32::from_le_bytes(bytes[lane * 32 + 4 * k..][..4].try_into().unwrap());
+        assert_eq!(w(0), 0, "vote.all");
+        assert_eq!(w(1), 1, "vote.any");
+        assert_eq!(w(2), 0b0101_0100, "ballot");
+        assert_eq!(w(3), if lane + 2 < 8 { lane as u32 + 2 } else { lane as u32 }, "shfl.down");
+        assert_eq!(w(4), lane as u32, "shfl.xor from an inactive lane");
+        assert_eq!(w(5), 12, "red.iadd");
+        assert_eq!(w(6), (0..lane as u32).step_by(2).sum::<u32>(), "exclusive scan");
+        assert_eq!(w(7), lane as u32, "inclusive max within clusters of 4");
+    }
+}

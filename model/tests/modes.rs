@@ -266,3 +266,53 @@ fn timed_runs_are_deterministic_on_any_number_of_host_threads() {
     assert_eq!(a.rtcaches, b.rtcaches);
     assert_eq!(one.data, two.data);
 }
+
+/// `detailed_stats` attributes every record fetched and primitive tested to the invocation
+/// that traced (the same attribution in both modes), and timed mode's timeline accounts for
+/// every traversal-core cycle exactly as the totals do. The switch changes no output and no
+/// cycle count.
+#[test]
+fn detailed_stats_attribute_work_to_invocations_and_cycles_to_the_timeline() {
+    if !have_glslang() {
+        return;
+    }
+    let words = spirv(PRIMARY_SHADOW);
+    let size = 16;
+    let mut per_mode = Vec::new();
+    for mode in [Mode::Functional, Mode::Timed] {
+        let cfg = DeviceConfig { mode, detailed_stats: true, ..base() };
+        let d = run(&build_scene(32, 4), &words, &cfg, size, true);
+        let plain = run(&build_scene(32, 4), &words, &DeviceConfig { detailed_stats: false, ..cfg }, size, true);
+        assert_eq!(d.data, plain.data);
+        assert!(plain.report.work.is_empty());
+        let r = &d.report.totals.rtu;
+        let total: u64 = d.report.work.iter().map(|&(_, w)| w as u64).sum();
+        assert_eq!(total, r.node_fetches + r.tri_tests + r.aabb_tests, "{mode:?}");
+        // Every pixel traced a primary ray; each id once, inside the grid.
+        let mut ids: Vec<[u32; 3]> = d.report.work.iter().map(|&(id, _)| id).collect();
+        ids.sort();
+        ids.dedup();
+        assert_eq!(ids.len(), d.report.work.len());
+        assert!(ids.iter().all(|id| id[0] < size * size && id[1] == 0 && id[2] == 0));
+        assert!(d.report.work.iter().filter(|&&(_, w)| w > 0).count() >= (size * size) as usize / 2);
+        if let Some(t) = &d.report.timed {
+            let tl = t.rtu_timeline.as_ref().expect("timeline");
+            let tot = t.rtu_totals();
+            let sum = |f: fn(&vortex_model::rtu::timeline::Bucket) -> u64| tl.buckets.iter().map(f).sum::<u64>();
+            assert_eq!(sum(|b| b.busy), tot.busy_cycles);
+            assert_eq!(sum(|b| b.idle_with_ray), tot.idle_with_ray);
+            assert_eq!(sum(|b| b.idle_starved), tot.idle_starved);
+            assert_eq!(sum(|b| b.slot_cycles), tot.slot_cycles);
+            for r in &t.rtus {
+                assert_eq!(r.cycles, t.cycles, "a traversal core's cycles are the dispatch's");
+            }
+            assert_eq!(sum(|b| b.cycles()), t.cycles * t.rtus.len() as u64);
+            assert!(tl.buckets.len() <= vortex_model::rtu::timeline::MAX_BUCKETS);
+            assert_eq!(plain.report.timed.as_ref().unwrap().cycles, t.cycles);
+        }
+        let mut work = d.report.work.clone();
+        work.sort();
+        per_mode.push(work);
+    }
+    assert_eq!(per_mode[0], per_mode[1], "functional and timed attribute work differently");
+}

@@ -49,3 +49,48 @@ impl Buffer {
         }
     }
 }
+
+/// A texel-buffer view: a range of a buffer read and written as texels of one format.
+/// Shaders see it through an image descriptor of a 1D view (width = texels).
+pub struct BufferView {
+    pub buffer: Arc<Buffer>,
+    pub format: &'static vortex_model::abi::format::Format,
+    pub offset: u64,
+    /// Bytes, `VK_WHOLE_SIZE` resolved.
+    pub range: u64,
+}
+
+impl BufferView {
+    pub fn new(buffer: Arc<Buffer>, format: vk::Format, offset: u64, range: u64) -> VkResult<BufferView> {
+        let f = vortex_model::abi::format::lookup(format.as_raw() as u32).ok_or_else(|| {
+            tracing::warn!("vkCreateBufferView: format {format:?} is not supported for texel buffers");
+            vk::Result::ERROR_FORMAT_NOT_SUPPORTED
+        })?;
+        let range = if range == vk::WHOLE_SIZE { buffer.size.saturating_sub(offset) } else { range };
+        if offset.checked_add(range).is_none_or(|end| end > buffer.size) {
+            tracing::error!("vkCreateBufferView: range {offset}+{range} outside a {}-byte buffer", buffer.size);
+            return Err(vk::Result::ERROR_UNKNOWN);
+        }
+        Ok(BufferView { buffer, format: f, offset, range })
+    }
+
+    /// The texel-path descriptor: a 1D image over the range.
+    pub fn descriptor(&self) -> VkResult<vortex_model::abi::kernel::ImageDesc> {
+        let tb = self.format.texel_bytes();
+        let texels = (self.range / tb as u64).min(u32::MAX as u64) as u32;
+        let row = (texels as u64 * tb as u64).min(u32::MAX as u64) as u32;
+        Ok(vortex_model::abi::kernel::ImageDesc {
+            addr: self.buffer.address_at(self.offset)?,
+            format: self.format.vk,
+            view_type: vortex_model::abi::format::view_type::TYPE_1D,
+            width: texels,
+            height: 1,
+            depth: 1,
+            layers: 1,
+            row_pitch: row,
+            slice_pitch: row,
+            layer_pitch: row,
+            texel_bytes: tb,
+        })
+    }
+}

@@ -24,16 +24,16 @@ pub struct Gpu {
 
 impl Gpu {
     /// The device configuration: defaults, then `VORTEX_CONFIG` (a TOML file, see
-    /// `docs/TIMING.md`; an invalid one is reported and the defaults are used), then the
-    /// environment (`VORTEX_MODE`, `VORTEX_WATCHDOG_MS`, `VORTEX_THREADS`,
-    /// `VORTEX_BVH_WIDTH`, `VORTEX_BVH_LEAF`, `VORTEX_BVH_BUILDER`). A malformed value is reported and ignored.
-    pub fn from_env() -> Gpu {
+    /// `docs/TIMING.md`; an invalid one is refused), then the
+    /// environment (`VORTEX_MODE`, `VORTEX_WATCHDOG_MS`, `VORTEX_THREADS`, `VORTEX_WARP_SIZE`,
+    /// `VORTEX_BVH_WIDTH`, `VORTEX_BVH_LEAF`, `VORTEX_BVH_BUILDER`). A malformed value is
+    /// reported and ignored, except those that shape the machine (the warp size and the BVH
+    /// width): like the configuration, they are refused.
+    pub fn from_env() -> Result<Gpu, String> {
+        // A configuration that cannot be used is refused, not replaced by the defaults: a
+        // measurement taken on a machine other than the one asked for is worse than none.
         let mut config = match std::env::var("VORTEX_CONFIG") {
-            Ok(path) if !path.trim().is_empty() => DeviceConfig::from_file(path.trim()).unwrap_or_else(|e| {
-                tracing::error!("{e}; using the default configuration");
-                eprintln!("vortex: {e}; using the default configuration");
-                DeviceConfig::default()
-            }),
+            Ok(path) if !path.trim().is_empty() => DeviceConfig::from_file(path.trim())?,
             _ => DeviceConfig::default(),
         };
         if std::env::var_os("VORTEX_MODE").is_some() {
@@ -51,12 +51,19 @@ impl Gpu {
                 Err(_) => tracing::error!("VORTEX_THREADS={v:?} is not a thread count; ignored"),
             }
         }
+        if let Ok(v) = std::env::var("VORTEX_WARP_SIZE") {
+            config.num_threads =
+                v.trim().parse::<u32>().map_err(|_| format!("VORTEX_WARP_SIZE={v:?} is not a lane count"))?;
+        }
+        // VORTEX_STATS also asks for the per-invocation RTU work (the heatmap's data).
+        config.detailed_stats = std::env::var_os("VORTEX_STATS").is_some();
         if let Ok(v) = std::env::var("VORTEX_BVH_WIDTH") {
             match v.trim().parse::<u32>() {
                 Ok(w) if vortex_model::abi::bvh::WIDTHS.contains(&w) => config.rtu.bvh_width = w,
-                _ => tracing::error!("VORTEX_BVH_WIDTH={v:?} is not 4 or 6; ignored"),
+                _ => return Err(format!("VORTEX_BVH_WIDTH={v:?} is not 4 or 6")),
             }
         }
+        config.validate()?;
         let mut accel = accel::Options::new(config.rtu.bvh_width);
         if let Ok(v) = std::env::var("VORTEX_BVH_LEAF") {
             match v.trim().parse::<u32>() {
@@ -75,7 +82,7 @@ impl Gpu {
                 }
             };
         }
-        Gpu { config, accel }
+        Ok(Gpu { config, accel })
     }
 
     pub fn name(&self) -> String {

@@ -152,7 +152,13 @@ fn command_processor(
                 tracing::info!("{}", r.summary());
             }
             if let Some(path) = &stats_path {
-                stats.extend(reports.iter().map(|r| r.to_json()));
+                for r in &reports {
+                    let mut j = r.to_json();
+                    if let Some(map) = write_work_map(path, stats.len(), r) {
+                        j["work_map"] = map;
+                    }
+                    stats.push(j);
+                }
                 write_stats(path, &stats);
             }
         }
@@ -168,6 +174,40 @@ fn command_processor(
             None => break,
         }
     }
+}
+
+/// Writes the per-invocation RTU work of dispatch `index` next to the stats file, as a
+/// little-endian `u32` array over the dispatch's invocations (x fastest, then y, then z),
+/// and returns its JSON description `{"file", "extent"}`.
+fn write_work_map(
+    stats_path: &str,
+    index: usize,
+    r: &vortex_model::device::DispatchReport,
+) -> Option<serde_json::Value> {
+    if r.work.is_empty() {
+        return None;
+    }
+    let extent: [u64; 3] = [0, 1, 2].map(|i| r.grid[i] as u64 * r.block[i].max(1) as u64);
+    let n = extent.iter().product::<u64>();
+    if n == 0 || n > 1 << 28 {
+        tracing::warn!("VORTEX_STATS: dispatch {index} has {n} invocations; no work map written");
+        return None;
+    }
+    let mut map = vec![0u32; n as usize];
+    for (id, work) in &r.work {
+        let i = id[0] as u64 + extent[0] * (id[1] as u64 + extent[1] * id[2] as u64);
+        if let Some(cell) = map.get_mut(i as usize) {
+            *cell = cell.saturating_add(*work);
+        }
+    }
+    let file = format!("{stats_path}.work{index}.bin");
+    let bytes: Vec<u8> = map.iter().flat_map(|v| v.to_le_bytes()).collect();
+    if let Err(e) = std::fs::write(&file, bytes) {
+        tracing::warn!("VORTEX_STATS: cannot write {file}: {e}");
+        return None;
+    }
+    let name = std::path::Path::new(&file).file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or(file);
+    Some(serde_json::json!({ "file": name, "extent": extent }))
 }
 
 /// Writes `{"dispatches": [...]}` to `path` (through a temporary file, so a reader never

@@ -41,7 +41,7 @@ fn counting_pipeline(device: &Device, local: [u32; 3]) -> Pipeline {
 
 #[test]
 fn dispatch_is_dcr_writes_then_start_and_runs() {
-    let device = Device::new(&Gpu::from_env()).unwrap();
+    let device = Device::new(&Gpu::from_env().unwrap()).unwrap();
     let counter = Memory::allocate(&device.space, 64).unwrap();
     let pipe = Arc::new(counting_pipeline(&device, [8, 4, 1]));
     let cb = CommandBuffer::new(device.clone(), vk::CommandBufferLevel::PRIMARY);
@@ -95,7 +95,7 @@ fn dispatch_is_dcr_writes_then_start_and_runs() {
 
 #[test]
 fn a_fault_marks_the_device_lost_and_signals_the_fence() {
-    let device = Device::new(&Gpu::from_env()).unwrap();
+    let device = Device::new(&Gpu::from_env().unwrap()).unwrap();
     let pipe = Arc::new(counting_pipeline(&device, [1, 1, 1]));
     let cb = CommandBuffer::new(device.clone(), vk::CommandBufferLevel::PRIMARY);
     cb.begin();
@@ -117,7 +117,7 @@ fn a_fault_marks_the_device_lost_and_signals_the_fence() {
 
 #[test]
 fn dispatch_without_a_pipeline_is_a_recording_error() {
-    let device = Device::new(&Gpu::from_env()).unwrap();
+    let device = Device::new(&Gpu::from_env().unwrap()).unwrap();
     let cb = CommandBuffer::new(device, vk::CommandBufferLevel::PRIMARY);
     cb.begin();
     cb.dispatch([0; 3], [1, 1, 1]);

@@ -2,7 +2,7 @@
 
 mod shader_util;
 use shader_util::*;
-use vortex_transcode::shader::{compile, compile_bytes, CompileError, CompileOptions};
+use vortex_transcode::shader::{compile, compile_bytes, reflect_layout, CompileError, CompileOptions, ResourceLayout};
 
 const SIMPLE: &str = r#"#version 450
 layout(local_size_x = 4) in;
@@ -58,20 +58,20 @@ fn unsupported_features_are_named() {
     let unsupported = |e: &CompileError| matches!(e, CompileError::Unsupported(_));
     let cases = [
         (
-            "#version 450\nlayout(local_size_x = 1) in;\nlayout(std430, binding = 0) buffer B { double d; } b;\nvoid main() { b.d *= 2.0; }",
-            "SPIR-V capability Float64",
+            "#version 450\n#extension GL_EXT_shader_atomic_float : require\nlayout(local_size_x = 1) in;\nlayout(std430, binding = 0) buffer B { double d; } b;\nvoid main() { atomicAdd(b.d, 2.0lf); }",
+            "SPIR-V capability AtomicFloat64AddEXT",
         ),
         (
-            "#version 450\n#extension GL_EXT_shader_explicit_arithmetic_types_int8 : require\nlayout(local_size_x = 1) in;\nlayout(std430, binding = 0) buffer B { uint v; } b;\nvoid main() { int8_t x = int8_t(b.v); b.v = uint(x * x); }",
-            "SPIR-V capability Int8",
+            "#version 450\n#extension GL_EXT_shader_image_int64 : require\nlayout(local_size_x = 1) in;\nlayout(r64ui, binding = 1) uniform u64image2D img;\nlayout(std430, binding = 0) buffer B { uint v; } b;\nvoid main() { b.v = uint(imageLoad(img, ivec2(0)).x); }",
+            "SPIR-V capability Int64ImageEXT",
         ),
         (
-            "#version 450\n#extension GL_KHR_shader_subgroup_basic : require\nlayout(local_size_x = 1) in;\nlayout(std430, binding = 0) buffer B { uint v; } b;\nvoid main() { if (subgroupElect()) b.v = 1u; }",
-            "OpGroupNonUniformElect",
+            "#version 450\n#extension GL_NV_shader_subgroup_partitioned : require\nlayout(local_size_x = 1) in;\nlayout(std430, binding = 0) buffer B { uint v; } b;\nvoid main() { b.v = subgroupPartitionNV(b.v).x; }",
+            "SPIR-V capability GroupNonUniformPartitioned",
         ),
         (
             "#version 450\nlayout(local_size_x = 1) in;\nlayout(binding = 1) uniform sampler2D s;\nlayout(std430, binding = 0) buffer B { vec4 v; } b;\nvoid main() { b.v = texelFetch(s, ivec2(0), 0); }",
-            "resource",
+            "sampling is not supported",
         ),
     ];
     for (src, needle) in cases {
@@ -161,7 +161,37 @@ fn mutate(rng: &mut Rng, w: &mut Vec<u32>) {
     }
 }
 
-/// Random and mutated modules: every outcome must be Ok or a CompileError.
+/// Every compiled SPIR-V module of the differential corpus (`corpus/shaders`).
+fn corpus_modules() -> Vec<(String, Vec<u32>)> {
+    fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        let Ok(rd) = std::fs::read_dir(dir) else { return };
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|x| x == "spv") {
+                out.push(p);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    walk(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/shaders"), &mut files);
+    files.sort();
+    files
+        .into_iter()
+        .filter_map(|p| {
+            let b = std::fs::read(&p).ok()?;
+            let w = b.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+            Some((p.display().to_string(), w))
+        })
+        .collect()
+}
+
+/// The front end's fuzz target: random and mutated modules (the corpus's 130-odd shaders
+/// and a few hand-picked ones as seeds, each compiled against the layout read off its seed),
+/// for a bounded time. Every outcome must be Ok or a CompileError, never a panic.
+/// `VX_FUZZ_SECS` sets the time (default 20 s; CI runs it in both modes), `VX_FUZZ_ITERS`
+/// caps the iterations instead, `VX_FUZZ_SEED` varies the campaign.
 #[test]
 fn fuzz_never_panics() {
     let seeds = [
@@ -170,29 +200,42 @@ fn fuzz_never_panics() {
         "#version 460\n#extension GL_EXT_ray_query : require\nlayout(local_size_x = 4) in;\nlayout(binding = 1) uniform accelerationStructureEXT t;\nlayout(std430, binding = 0) buffer B { float v[]; } b;\nrayQueryEXT q[4];\nvoid main() { uint i = gl_LocalInvocationID.x; rayQueryInitializeEXT(q[i], t, 0u, 255u, vec3(0.0), 0.0, vec3(0.0, 0.0, 1.0), 9.0); while (rayQueryProceedEXT(q[i])) { rayQueryConfirmIntersectionEXT(q[i]); } b.v[i] = rayQueryGetIntersectionTEXT(q[i], true); mat4x3 m = rayQueryGetIntersectionObjectToWorldEXT(q[i], true); b.v[i + 4u] = m[3].x; }",
     ];
     let bindings = vec![b(0, 0, Res::Storage(vec![0; 64])), b(0, 1, Res::Accel(vec![0]))];
-    let mut corpus = Vec::new();
+    let fixed = layout(&bindings, 0);
+    // (module, the layout it compiles against)
+    let mut corpus: Vec<(Vec<u32>, ResourceLayout)> = Vec::new();
     for s in seeds {
         let Some(w) = glsl(s) else { return };
         assert!(build(&w, &bindings, 0, &[]).is_ok(), "seed compiles: {s}");
-        corpus.push(w.clone());
+        corpus.push((w.clone(), fixed.clone()));
         if let Some(o) = glsl_opt(s) {
-            corpus.push(o);
+            corpus.push((o, fixed.clone()));
         }
     }
-    // VX_FUZZ_ITERS runs a longer campaign; VX_FUZZ_SEED varies it.
-    let iterations = std::env::var("VX_FUZZ_ITERS").ok().and_then(|v| v.parse().ok()).unwrap_or(5000);
+    let mut from_corpus = 0;
+    for (name, w) in corpus_modules() {
+        let l = reflect_layout(&w).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let opts = CompileOptions { layout: l.clone(), ..CompileOptions::entry("main") };
+        assert!(compile(&w, &opts).is_ok(), "corpus seed {name} compiles");
+        corpus.push((w, l));
+        from_corpus += 1;
+    }
+    let secs: f64 = std::env::var("VX_FUZZ_SECS").ok().and_then(|v| v.parse().ok()).unwrap_or(20.0);
+    let max_iters: usize = std::env::var("VX_FUZZ_ITERS").ok().and_then(|v| v.parse().ok()).unwrap_or(usize::MAX);
     let seed = std::env::var("VX_FUZZ_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(0x9E37_79B9_7F4A_7C15u64);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs_f64(secs);
     let mut rng = Rng(seed | 1);
     let mut outcomes = [0usize; 2];
-    for it in 0..iterations {
-        let mut w = if it % 10 == 0 {
+    let mut it = 0;
+    while it < max_iters && std::time::Instant::now() < deadline {
+        let (mut w, l) = if it % 10 == 0 {
             // Garbage after a valid header.
             let n = 5 + rng.below(200);
             let mut w: Vec<u32> = (0..n).map(|_| rng.next() as u32).collect();
             w[..5].copy_from_slice(&[0x0723_0203, 0x0001_0500, 0, 64 + rng.below(1000) as u32, 0]);
-            w
+            (w, fixed.clone())
         } else {
-            corpus[it % corpus.len()].clone()
+            let (w, l) = &corpus[rng.below(corpus.len())];
+            (w.clone(), l.clone())
         };
         mutate(&mut rng, &mut w);
         if std::env::var("VX_FUZZ_SAVE").is_ok() {
@@ -200,7 +243,8 @@ fn fuzz_never_panics() {
             let bytes: Vec<u8> = w.iter().flat_map(|x| x.to_le_bytes()).collect();
             std::fs::write(std::env::temp_dir().join("vx-fuzz-current.spv"), bytes).unwrap();
         }
-        let r = std::panic::catch_unwind(|| build(&w, &bindings, 0, &[]).is_ok());
+        let opts = CompileOptions { layout: l, ..CompileOptions::entry("main") };
+        let r = std::panic::catch_unwind(|| compile(&w, &opts).is_ok());
         match r {
             Ok(ok) => outcomes[ok as usize] += 1,
             Err(_) => {
@@ -210,9 +254,15 @@ fn fuzz_never_panics() {
                 panic!("compile panicked on mutation {it}; module saved to {}", path.display());
             }
         }
+        it += 1;
     }
-    eprintln!("fuzz: {} compiled, {} refused", outcomes[1], outcomes[0]);
-    assert!(outcomes[0] > 0);
+    eprintln!(
+        "fuzz: {it} modules in {secs} s from {} seeds ({from_corpus} from the corpus): {} compiled, {} refused",
+        corpus.len(),
+        outcomes[1],
+        outcomes[0]
+    );
+    assert!(outcomes[0] > 0 && outcomes[1] > 0);
 }
 
 /// Shader debug info (`NonSemantic.Shader.DebugInfo.100`, module-scope OpExtInst) is ignored.

@@ -486,6 +486,21 @@ impl TlasBuilder {
     }
 
     pub fn record(&self, env: &Env, cmd: vk::CommandBuffer) -> TestResult<Tlas> {
+        self.with_geometry(env, |g, opts, inputs| record_build(env, cmd, g, opts, inputs))
+    }
+
+    /// Records an UPDATE build of `src` (built from this builder's instance count with
+    /// ALLOW_UPDATE) from the current instances: into a new structure, or in place.
+    pub fn record_update(&self, env: &Env, cmd: vk::CommandBuffer, src: &Tlas, in_place: bool) -> TestResult<Updated> {
+        self.with_geometry(env, |g, opts, inputs| record_update(env, cmd, g, opts, inputs, src, in_place))
+    }
+
+    /// Uploads the instances and hands the one INSTANCES geometry to `f`.
+    fn with_geometry<R>(
+        &self,
+        env: &Env,
+        f: impl FnOnce(BuildGeometry, &BuildOptions, Vec<Buffer>) -> TestResult<R>,
+    ) -> TestResult<R> {
         let records: Vec<u8> = self.instances.iter().flat_map(|i| i.bytes()).collect();
         let ib = Buffer::new(env, records.len().max(64) as u64, INPUT)?;
         ib.fill(GARBAGE);
@@ -520,8 +535,223 @@ impl TlasBuilder {
             pointers: &ptrs,
             ranges: &ranges,
         };
-        record_build(env, cmd, g, &opts, inputs)
+        f(g, &opts, inputs)
     }
+}
+
+/// What an UPDATE build recorded: the new structure (none when updated in place) and the
+/// inputs it reads, alive until the submission finished.
+pub struct Updated {
+    pub dst: Option<Built>,
+    _inputs: Vec<Buffer>,
+}
+
+fn record_update(
+    env: &Env,
+    cmd: vk::CommandBuffer,
+    g: BuildGeometry,
+    opts: &BuildOptions,
+    mut inputs: Vec<Buffer>,
+    src: &Built,
+    in_place: bool,
+) -> TestResult<Updated> {
+    let BuildGeometry { ty, geometries, pointers: geometry_ptrs, ranges } = g;
+    let mut info = vk::AccelerationStructureBuildGeometryInfoKHR::default()
+        .ty(ty)
+        .flags(opts.build_flags)
+        .mode(vk::BuildAccelerationStructureModeKHR::UPDATE);
+    if opts.array_of_pointers && !geometry_ptrs.is_empty() {
+        info.geometry_count = geometry_ptrs.len() as u32;
+        info.pp_geometries = geometry_ptrs.as_ptr();
+    } else {
+        info = info.geometries(geometries);
+    }
+    let counts: Vec<u32> = ranges.iter().map(|r| r.primitive_count).collect();
+    let mut sizes = vk::AccelerationStructureBuildSizesInfoKHR::default();
+    // SAFETY: `info` points at geometry descriptions alive for this call.
+    unsafe {
+        env.accel.get_acceleration_structure_build_sizes(
+            vk::AccelerationStructureBuildTypeKHR::DEVICE,
+            &info,
+            &counts,
+            &mut sizes,
+        )
+    };
+    let dst = if in_place {
+        None
+    } else {
+        let plain = BuildOptions { generic: opts.generic, ..BuildOptions::default() };
+        Some(Built::allocate(env, ty, sizes.acceleration_structure_size, &plain)?)
+    };
+    let align = env.min_scratch_alignment;
+    let scratch = Buffer::new(env, sizes.update_scratch_size.max(1) + align, vk::BufferUsageFlags::STORAGE_BUFFER)?;
+    scratch.fill(GARBAGE);
+    info = info
+        .src_acceleration_structure(src.handle)
+        .dst_acceleration_structure(dst.as_ref().map_or(src.handle, |d| d.handle))
+        .scratch_data(vk::DeviceOrHostAddressKHR { device_address: scratch.address.next_multiple_of(align) });
+    inputs.push(scratch);
+    // SAFETY: every address points into a buffer kept alive in `inputs` or the structures.
+    unsafe {
+        env.accel.cmd_build_acceleration_structures(cmd, &[info], &[ranges]);
+    }
+    barrier_after_as_write(env, cmd);
+    Ok(Updated { dst, _inputs: inputs })
+}
+
+impl Built {
+    /// A structure of `size` bytes over fresh garbage-filled storage, not built: the
+    /// destination of a copy, a compaction or a deserialization.
+    pub fn allocate(
+        env: &Env,
+        ty: vk::AccelerationStructureTypeKHR,
+        size: u64,
+        opts: &BuildOptions,
+    ) -> TestResult<Built> {
+        let (handle, storage, address) = create(env, ty, size, opts)?;
+        Ok(Built { handle, address, size, accel: env.accel.clone(), _storage: storage, _inputs: Vec::new() })
+    }
+}
+
+/// The barrier after an acceleration-structure copy, compaction or deserialization: the
+/// written structure is visible to later builds, copies and shaders.
+fn barrier_after_as_write(env: &Env, cmd: vk::CommandBuffer) {
+    let rw = vk::AccessFlags::ACCELERATION_STRUCTURE_WRITE_KHR | vk::AccessFlags::ACCELERATION_STRUCTURE_READ_KHR;
+    env.barrier(
+        cmd,
+        vk::PipelineStageFlags::ACCELERATION_STRUCTURE_BUILD_KHR,
+        rw,
+        vk::PipelineStageFlags::ALL_COMMANDS,
+        rw,
+    );
+}
+
+/// `vkCmdCopyAccelerationStructureKHR` (CLONE or COMPACT) from `src` into `dst`, then the
+/// barrier that makes `dst` usable.
+pub fn record_copy(
+    env: &Env,
+    cmd: vk::CommandBuffer,
+    src: &Built,
+    dst: &Built,
+    mode: vk::CopyAccelerationStructureModeKHR,
+) {
+    let info = vk::CopyAccelerationStructureInfoKHR::default().src(src.handle).dst(dst.handle).mode(mode);
+    // SAFETY: both structures are alive (their owners outlive the submission).
+    unsafe { env.accel.cmd_copy_acceleration_structure(cmd, &info) };
+    barrier_after_as_write(env, cmd);
+}
+
+/// A query pool of acceleration-structure properties (compacted or serialization size).
+pub struct QueryPool {
+    device: ash::Device,
+    pub handle: vk::QueryPool,
+    pub ty: vk::QueryType,
+    pub count: u32,
+}
+
+impl QueryPool {
+    pub fn new(env: &Env, ty: vk::QueryType, count: u32) -> TestResult<QueryPool> {
+        let info = vk::QueryPoolCreateInfo::default().query_type(ty).query_count(count);
+        // SAFETY: valid device and create info.
+        let handle = unsafe { env.device.create_query_pool(&info, None) }.vk("vkCreateQueryPool")?;
+        Ok(QueryPool { device: env.device.clone(), handle, ty, count })
+    }
+
+    /// `vkCmdResetQueryPool` over the whole pool, then
+    /// `vkCmdWriteAccelerationStructuresPropertiesKHR` for `structures` from query 0.
+    pub fn record_write(&self, env: &Env, cmd: vk::CommandBuffer, structures: &[&Built]) {
+        let handles: Vec<vk::AccelerationStructureKHR> = structures.iter().map(|b| b.handle).collect();
+        // SAFETY: cmd is recording; the pool and structures are alive.
+        unsafe {
+            self.device.cmd_reset_query_pool(cmd, self.handle, 0, self.count);
+            env.accel.cmd_write_acceleration_structures_properties(cmd, &handles, self.ty, self.handle, 0);
+        }
+    }
+
+    /// The first `n` results as 64-bit values, waiting for them (`64_BIT | WAIT`).
+    pub fn results(&self, n: u32) -> TestResult<Vec<u64>> {
+        let mut out = vec![0u64; n as usize];
+        let flags = vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WAIT;
+        // SAFETY: the pool holds at least n queries, all written by a finished submission.
+        unsafe { self.device.get_query_pool_results(self.handle, 0, &mut out, flags) }.vk("vkGetQueryPoolResults")?;
+        Ok(out)
+    }
+}
+
+impl Drop for QueryPool {
+    fn drop(&mut self) {
+        // SAFETY: no submission using the pool is pending.
+        unsafe { self.device.destroy_query_pool(self.handle, None) };
+    }
+}
+
+/// Serialized acceleration-structure bytes in host-visible, device-address memory whose
+/// address is 256-byte aligned (as `vkCmdCopy*Memory*` require).
+pub struct Serialized {
+    pub buffer: Buffer,
+    offset: u64,
+    pub size: u64,
+}
+
+/// Byte offset of `deserializedSize` in the serialization header (after the driver and
+/// compatibility UUIDs and `serializedSize`).
+pub const DESERIALIZED_SIZE_OFFSET: usize = 40;
+
+impl Serialized {
+    pub fn new(env: &Env, size: u64) -> TestResult<Serialized> {
+        let usage = vk::BufferUsageFlags::ACCELERATION_STRUCTURE_STORAGE_KHR;
+        let buffer = Buffer::new(env, size + 256, usage)?;
+        buffer.fill(GARBAGE);
+        let offset = buffer.address.next_multiple_of(256) - buffer.address;
+        Ok(Serialized { buffer, offset, size })
+    }
+
+    pub fn address(&self) -> vk::DeviceAddress {
+        self.buffer.address + self.offset
+    }
+
+    pub fn bytes(&self) -> Vec<u8> {
+        let all = self.buffer.bytes();
+        all[self.offset as usize..(self.offset + self.size) as usize].to_vec()
+    }
+
+    /// The `deserializedSize` field of the header (what the host reads to size the
+    /// structure it deserializes into).
+    pub fn deserialized_size(&self) -> u64 {
+        let b = self.bytes();
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&b[DESERIALIZED_SIZE_OFFSET..DESERIALIZED_SIZE_OFFSET + 8]);
+        u64::from_le_bytes(w)
+    }
+}
+
+/// `vkCmdCopyAccelerationStructureToMemoryKHR` (SERIALIZE) of `src` into `dst`, with the
+/// barrier that makes the bytes visible to the host and to later deserializations.
+pub fn record_serialize(env: &Env, cmd: vk::CommandBuffer, src: &Built, dst: &Serialized) {
+    let info = vk::CopyAccelerationStructureToMemoryInfoKHR::default()
+        .src(src.handle)
+        .dst(vk::DeviceOrHostAddressKHR { device_address: dst.address() })
+        .mode(vk::CopyAccelerationStructureModeKHR::SERIALIZE);
+    // SAFETY: the structure and buffer are alive; the buffer holds the serialization size.
+    unsafe { env.accel.cmd_copy_acceleration_structure_to_memory(cmd, &info) };
+    env.barrier(
+        cmd,
+        vk::PipelineStageFlags::ACCELERATION_STRUCTURE_BUILD_KHR,
+        vk::AccessFlags::TRANSFER_WRITE | vk::AccessFlags::ACCELERATION_STRUCTURE_WRITE_KHR,
+        vk::PipelineStageFlags::HOST | vk::PipelineStageFlags::ACCELERATION_STRUCTURE_BUILD_KHR,
+        vk::AccessFlags::HOST_READ | vk::AccessFlags::TRANSFER_READ,
+    );
+}
+
+/// `vkCmdCopyMemoryToAccelerationStructureKHR` (DESERIALIZE) from `src` into `dst`.
+pub fn record_deserialize(env: &Env, cmd: vk::CommandBuffer, src: &Serialized, dst: &Built) {
+    let info = vk::CopyMemoryToAccelerationStructureInfoKHR::default()
+        .src(vk::DeviceOrHostAddressConstKHR { device_address: src.address() })
+        .dst(dst.handle)
+        .mode(vk::CopyAccelerationStructureModeKHR::DESERIALIZE);
+    // SAFETY: the buffer and structure are alive.
+    unsafe { env.accel.cmd_copy_memory_to_acceleration_structure(cmd, &info) };
+    barrier_after_as_write(env, cmd);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -627,11 +857,27 @@ fn host_blob(bytes: &[u8]) -> Vec<u64> {
 /// Builds `info` (whose addresses are host pointers) on the host at call time into a new
 /// structure sized by a HOST size query.
 fn host_build(env: &Env, g: BuildGeometry, opts: &BuildOptions) -> TestResult<Built> {
+    match host_build_or_update(env, g, opts, None)? {
+        Updated { dst: Some(b), .. } => Ok(b),
+        _ => crate::fail!("host build made no structure"),
+    }
+}
+
+/// A host BUILD (`update` None) or UPDATE of `src` (`Some((src, in_place))`): into a new
+/// structure (returned in `dst`), or in place (`dst` None).
+fn host_build_or_update(
+    env: &Env,
+    g: BuildGeometry,
+    opts: &BuildOptions,
+    update: Option<(&Built, bool)>,
+) -> TestResult<Updated> {
     let BuildGeometry { ty, geometries, pointers: geometry_ptrs, ranges } = g;
-    let mut info = vk::AccelerationStructureBuildGeometryInfoKHR::default()
-        .ty(ty)
-        .flags(opts.build_flags)
-        .mode(vk::BuildAccelerationStructureModeKHR::BUILD);
+    let mode = if update.is_some() {
+        vk::BuildAccelerationStructureModeKHR::UPDATE
+    } else {
+        vk::BuildAccelerationStructureModeKHR::BUILD
+    };
+    let mut info = vk::AccelerationStructureBuildGeometryInfoKHR::default().ty(ty).flags(opts.build_flags).mode(mode);
     if opts.array_of_pointers && !geometry_ptrs.is_empty() {
         info.geometry_count = geometry_ptrs.len() as u32;
         info.pp_geometries = geometry_ptrs.as_ptr();
@@ -649,11 +895,26 @@ fn host_build(env: &Env, g: BuildGeometry, opts: &BuildOptions) -> TestResult<Bu
             &mut sizes,
         )
     };
-    let (handle, storage, address) = create(env, ty, sizes.acceleration_structure_size, opts)?;
-    let mut scratch =
-        vec![GARBAGE as u64 * 0x0101_0101_0101_0101; (sizes.build_scratch_size as usize).div_ceil(8).max(1)];
+    let dst = match update {
+        Some((_, true)) => None,
+        Some((_, false)) => {
+            let plain = BuildOptions { generic: opts.generic, ..BuildOptions::default() };
+            Some(Built::allocate(env, ty, sizes.acceleration_structure_size, &plain)?)
+        }
+        None => Some(Built::allocate(env, ty, sizes.acceleration_structure_size, opts)?),
+    };
+    let scratch_size = if update.is_some() { sizes.update_scratch_size } else { sizes.build_scratch_size };
+    let mut scratch = vec![GARBAGE as u64 * 0x0101_0101_0101_0101; (scratch_size as usize).div_ceil(8).max(1)];
+    let dst_handle = match (&dst, update) {
+        (Some(d), _) => d.handle,
+        (None, Some((src, _))) => src.handle,
+        (None, None) => crate::fail!("no destination"),
+    };
+    if let Some((src, _)) = update {
+        info = info.src_acceleration_structure(src.handle);
+    }
     info = info
-        .dst_acceleration_structure(handle)
+        .dst_acceleration_structure(dst_handle)
         .scratch_data(vk::DeviceOrHostAddressKHR { host_address: scratch.as_mut_ptr().cast() });
     let range_ptrs = [ranges.as_ptr()];
     // SAFETY: every host address points into memory alive until the call returns.
@@ -669,14 +930,7 @@ fn host_build(env: &Env, g: BuildGeometry, opts: &BuildOptions) -> TestResult<Bu
     if r != vk::Result::SUCCESS {
         crate::fail!("vkBuildAccelerationStructuresKHR failed: {r:?}");
     }
-    Ok(Built {
-        handle,
-        address,
-        size: sizes.acceleration_structure_size,
-        accel: env.accel.clone(),
-        _storage: storage,
-        _inputs: Vec::new(),
-    })
+    Ok(Updated { dst, _inputs: Vec::new() })
 }
 
 impl BlasBuilder {
@@ -743,6 +997,21 @@ impl TlasBuilder {
     /// device address is looked up among `blases` (an address not among them, such as 0,
     /// is kept as it is).
     pub fn build_host(&self, env: &Env, blases: &[&Blas]) -> TestResult<Tlas> {
+        self.with_host_geometry(blases, |g, opts| host_build(env, g, opts))
+    }
+
+    /// An UPDATE build of `src` on the host now, from the current instances (named like
+    /// [`TlasBuilder::build_host`] does): into a new structure, or in place.
+    pub fn update_host(&self, env: &Env, src: &Tlas, in_place: bool, blases: &[&Blas]) -> TestResult<Updated> {
+        self.with_host_geometry(blases, |g, opts| host_build_or_update(env, g, opts, Some((src, in_place))))
+    }
+
+    /// The instances in host memory, BLASes by handle value, as the one INSTANCES geometry.
+    fn with_host_geometry<R>(
+        &self,
+        blases: &[&Blas],
+        f: impl FnOnce(BuildGeometry, &BuildOptions) -> TestResult<R>,
+    ) -> TestResult<R> {
         use ash::vk::Handle;
         let records: Vec<u8> = self
             .instances
@@ -775,7 +1044,7 @@ impl TlasBuilder {
             pointers: &gp,
             ranges: &ranges,
         };
-        let t = host_build(env, g, &opts);
+        let t = f(g, &opts);
         drop((ib, ptrs));
         t
     }

@@ -6,9 +6,8 @@
 //! operations joined by 1, 2, 3, 4, 8 or "max" threads (run once without and once with
 //! workers, as dEQP does). Drivers without host commands report every case NotSupported.
 
-use super::accel::{base_scene, run_checkerboard, Scene, FORMATS};
+use super::accel::{base_scene, run_checkerboard, Cull, Empty, Scene, Shader, FORMATS};
 use super::common::image_dispatch;
-use super::not_ported;
 use crate::case::{Case, TestResult, ROOT};
 use crate::fw::accel::{host_copy, host_deserialize, host_property, host_serialize, BuildOptions, HostOp};
 use crate::fw::{BlasBuilder, Env, Geometry, Instance, TlasBuilder, IDENTITY};
@@ -19,6 +18,11 @@ const RES: &str = "traditional_structures";
 const STAGE: &str = "compute_shader";
 const BUILT: &str = "cpu_built";
 const N: u32 = 8;
+const INDEX_TYPES: [(vk::IndexType, &str); 3] = [
+    (vk::IndexType::NONE_KHR, "index_none"),
+    (vk::IndexType::UINT16, "index_uint16"),
+    (vk::IndexType::UINT32, "index_uint32"),
+];
 
 /// Every C4 case, in dEQP's group order.
 pub fn register(cases: &mut Vec<Case>) {
@@ -50,29 +54,42 @@ pub fn register(cases: &mut Vec<Case>) {
             }
         }
     }
-    // Not ported yet for either build type (their gpu_built versions are C2 placeholders too).
-    cases.push(not_ported(format!("{ROOT}.{A}.function_argument.{RES}.{BUILT}")));
-    for idx in ["index_none", "index_uint16", "index_uint32"] {
-        for tr in ["transformed", "notransform"] {
-            for f in ["noflags", "ccw", "nocull", "ccw_nocull"] {
-                cases.push(not_ported(format!(
-                    "{ROOT}.{A}.instance_triangle_culling.{RES}.{STAGE}.{BUILT}.{idx}.{tr}_{f}"
-                )));
+    // The rest of dEQP's order, as C2 runs them, built on the host.
+    let a = format!("{ROOT}.{A}");
+    let s = Scene { shader: Shader::FunctionArgument, host: true, ..base_scene() };
+    cases.push(Case::new(format!("{a}.function_argument.{RES}.{BUILT}"), move |env| run_checkerboard(env, &s)));
+    for (index_type, idx) in INDEX_TYPES {
+        for (identical, tr) in [(false, "transformed"), (true, "notransform")] {
+            for (cull, f) in [
+                (Cull::None, "noflags"),
+                (Cull::CounterClockwise, "ccw"),
+                (Cull::Disable, "nocull"),
+                (Cull::Both, "ccw_nocull"),
+            ] {
+                let s = Scene { index_type, identical_instances: identical, cull, host: true, ..base_scene() };
+                cases.push(Case::new(
+                    format!("{a}.instance_triangle_culling.{RES}.{STAGE}.{BUILT}.{idx}.{tr}_{f}"),
+                    move |env| run_checkerboard(env, &s),
+                ));
             }
         }
     }
-    for u in ["update", "update_in_place"] {
-        cases.push(not_ported(format!("{ROOT}.{A}.instance_update.{RES}.{BUILT}.{u}")));
+    for (in_place, u) in [(false, "update"), (true, "update_in_place")] {
+        let s = Scene { shader: Shader::FunctionArgument, instance_update: Some(in_place), host: true, ..base_scene() };
+        cases.push(Case::new(format!("{a}.instance_update.{RES}.{BUILT}.{u}"), move |env| run_checkerboard(env, &s)));
     }
-    for idx in ["index_none", "index_uint16", "index_uint32"] {
-        for e in [
-            "inactive_triangles",
-            "inactive_instances",
-            "no_geometries_bottom",
-            "no_primitives_top",
-            "no_primitives_bottom",
+    for (index_type, idx) in INDEX_TYPES {
+        for (empty, e) in [
+            (Empty::InactiveTriangles, "inactive_triangles"),
+            (Empty::InactiveInstances, "inactive_instances"),
+            (Empty::NoGeometriesBottom, "no_geometries_bottom"),
+            (Empty::NoPrimitivesTop, "no_primitives_top"),
+            (Empty::NoPrimitivesBottom, "no_primitives_bottom"),
         ] {
-            cases.push(not_ported(format!("{ROOT}.{A}.empty.{RES}.{STAGE}.{BUILT}.{idx}.{e}")));
+            let s = Scene { index_type, empty, host: true, ..base_scene() };
+            cases.push(Case::new(format!("{a}.empty.{RES}.{STAGE}.{BUILT}.{idx}.{e}"), move |env| {
+                run_checkerboard(env, &s)
+            }));
         }
     }
 }

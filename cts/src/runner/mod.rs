@@ -6,6 +6,7 @@
 pub mod baseline;
 pub mod cli;
 pub mod pool;
+pub mod selftest;
 pub mod worker;
 
 use std::fmt;

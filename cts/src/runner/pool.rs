@@ -160,10 +160,18 @@ fn describe_exit(s: std::process::ExitStatus) -> String {
     }
 }
 
+/// Splits `names` into batches of at most `size` by striding: with n batches, batch k holds
+/// names k, k + n, k + 2n, ... So a run of consecutive slow cases (the three
+/// watertightness cases take 30-80 s each on lavapipe) is spread over different batches,
+/// which different workers run at the same time, instead of queueing in one worker.
+pub fn batches(names: &[String], size: usize) -> Vec<Vec<String>> {
+    let n = names.len().div_ceil(size.max(1));
+    (0..n).map(|k| names.iter().skip(k).step_by(n).cloned().collect()).collect()
+}
+
 /// Runs every name on `cfg.icd`; results come back in no particular order.
 pub fn run(cfg: &PoolConfig, names: &[String]) -> Vec<CaseResult> {
-    let queue: Arc<Mutex<VecDeque<Vec<String>>>> =
-        Arc::new(Mutex::new(names.chunks(cfg.batch.max(1)).map(|c| c.to_vec()).collect()));
+    let queue: Arc<Mutex<VecDeque<Vec<String>>>> = Arc::new(Mutex::new(batches(names, cfg.batch).into()));
     let results = Arc::new(Mutex::new(Vec::with_capacity(names.len())));
     let total = names.len();
     let _ = std::fs::create_dir_all(&cfg.log_dir);
@@ -195,4 +203,22 @@ pub fn run(cfg: &PoolConfig, names: &[String]) -> Vec<CaseResult> {
         }
     });
     Arc::try_unwrap(results).map(|m| m.into_inner().expect("results")).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::batches;
+
+    #[test]
+    fn batches_stride_and_respect_the_size() {
+        let names: Vec<String> = (0..10).map(|i| i.to_string()).collect();
+        let b = batches(&names, 4);
+        let want: Vec<Vec<String>> = [vec![0, 3, 6, 9], vec![1, 4, 7], vec![2, 5, 8]]
+            .iter()
+            .map(|v| v.iter().map(|i| i.to_string()).collect())
+            .collect();
+        assert_eq!(b, want);
+        assert!(batches(&[], 4).is_empty());
+        assert_eq!(batches(&names, 100).len(), 1);
+    }
 }

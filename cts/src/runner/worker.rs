@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! START <name>
-//! RESULT <Status> <milliseconds> <reason, one line>
+//! RESULT <Status> <milliseconds, 3 decimals> <reason, one line>
 //! ```
 //!
 //! A case that hangs or kills the process is caught by the runner, which knows from the
@@ -72,9 +72,9 @@ pub fn main(icd: &Icd) -> i32 {
             // SAFETY: the case has dropped everything it created.
             let _ = unsafe { e.device.device_wait_idle() };
         }
-        let ms = start.elapsed().as_millis();
+        let ms = start.elapsed().as_secs_f64() * 1000.0;
         let mut out = stdout.lock();
-        let _ = writeln!(out, "RESULT {status} {ms} {}", one_line(&reason));
+        let _ = writeln!(out, "RESULT {status} {ms:.3} {}", one_line(&reason));
         let _ = out.flush();
     }
     0

@@ -11,7 +11,7 @@ use crate::util::{find_in, slice};
 use ash::vk::{self, Handle};
 use std::sync::Arc;
 use vortex_runtime::accel::AccelStruct;
-use vortex_runtime::buffer::Buffer;
+use vortex_runtime::buffer::{Buffer, BufferView};
 use vortex_runtime::descriptor::{DescriptorPool, DescriptorSet, SetLayout};
 use vortex_runtime::image::ImageView;
 
@@ -217,6 +217,18 @@ unsafe fn apply_write(w: &vk::WriteDescriptorSet<'_>) -> Result<(), vk::Result> 
                 } else {
                     // SAFETY: live view handle.
                     unsafe { nd::<_, ImageView>(im.image_view)? }.descriptor()?
+                };
+                s.write_image(w.dst_binding, w.dst_array_element + i as u32, &desc)?;
+            }
+        }
+        vk::DescriptorType::UNIFORM_TEXEL_BUFFER | vk::DescriptorType::STORAGE_TEXEL_BUFFER => {
+            // SAFETY: texel-buffer views of the write.
+            for (i, &v) in unsafe { slice(w.p_texel_buffer_view, n) }.iter().enumerate() {
+                let desc = if v == vk::BufferView::null() {
+                    Default::default()
+                } else {
+                    // SAFETY: live view handle.
+                    unsafe { nd::<_, BufferView>(v)? }.descriptor()?
                 };
                 s.write_image(w.dst_binding, w.dst_array_element + i as u32, &desc)?;
             }

@@ -70,11 +70,11 @@ pub unsafe extern "system" fn create_instance(
             // SAFETY: non-null application info pointer.
             unsafe { (*info.p_application_info).api_version }
         };
-        let gpu = Gpu::from_env();
-        if let Err(e) = gpu.config.validate() {
-            tracing::error!("vkCreateInstance: invalid device configuration: {e}");
-            return Err(vk::Result::ERROR_INITIALIZATION_FAILED);
-        }
+        let gpu = Gpu::from_env().map_err(|e| {
+            tracing::error!("vkCreateInstance: {e}");
+            eprintln!("vortex: {e}");
+            vk::Result::ERROR_INITIALIZATION_FAILED
+        })?;
         let physical: vk::PhysicalDevice = dispatchable(PhysicalDevice { gpu });
         // SAFETY: valid output pointer.
         unsafe { *p_instance = dispatchable(Instance { physical, api_version }) };

@@ -6,7 +6,7 @@ use crate::util::slice;
 use ash::vk;
 use std::ffi::c_void;
 use std::sync::Arc;
-use vortex_runtime::buffer::{Buffer, BUFFER_ALIGNMENT};
+use vortex_runtime::buffer::{Buffer, BufferView, BUFFER_ALIGNMENT};
 use vortex_runtime::image::{Image, ImageView, IMAGE_ALIGNMENT};
 use vortex_runtime::memory::Memory;
 
@@ -102,6 +102,33 @@ pub unsafe extern "system" fn create_buffer(
 pub unsafe extern "system" fn destroy_buffer(_d: vk::Device, b: vk::Buffer, _a: *const vk::AllocationCallbacks<'_>) {
     // SAFETY: a live buffer handle or null.
     guard_void("vkDestroyBuffer", || unsafe { nd_destroy::<_, Buffer>(b) })
+}
+
+pub unsafe extern "system" fn create_buffer_view(
+    d: vk::Device,
+    p_info: *const vk::BufferViewCreateInfo<'_>,
+    _a: *const vk::AllocationCallbacks<'_>,
+    p_view: *mut vk::BufferView,
+) -> vk::Result {
+    guard_result("vkCreateBufferView", || {
+        device(d)?;
+        // SAFETY: valid create info with a live buffer handle.
+        let info = unsafe { &*p_info };
+        let buffer = unsafe { nd::<_, Buffer>(info.buffer)? };
+        let view = BufferView::new(buffer, info.format, info.offset, info.range)?;
+        // SAFETY: valid output pointer.
+        unsafe { *p_view = nd_new(Arc::new(view)) };
+        Ok(vk::Result::SUCCESS)
+    })
+}
+
+pub unsafe extern "system" fn destroy_buffer_view(
+    _d: vk::Device,
+    v: vk::BufferView,
+    _a: *const vk::AllocationCallbacks<'_>,
+) {
+    // SAFETY: a live buffer-view handle or null.
+    guard_void("vkDestroyBufferView", || unsafe { nd_destroy::<_, BufferView>(v) })
 }
 
 fn buffer_requirements(b: &Buffer) -> vk::MemoryRequirements {

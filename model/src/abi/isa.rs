@@ -48,6 +48,9 @@ pub enum OpClass {
     Rtu,
     /// CSR reads.
     Csr,
+    /// Cross-lane ops (vote, ballot, shuffle, reductions and scans): the warp's lanes
+    /// exchange values through the warp's own datapath, no memory involved.
+    Warp,
 }
 
 /// Operand format of an opcode.
@@ -231,6 +234,58 @@ opcodes! {
     Ist = 0x81, "ist", Tex, R;
     /// Image atomic: dst = old; texel op= c (d = comparator); `mod` is an [`AtomicOp`].
     Iatom = 0x82, "iatom", Tex, R;
+
+    /// dst = 1 on every active lane when the vote `mod` ([`VoteOp`]) over the active
+    /// lanes' `a` holds (all non-zero, any non-zero, all equal), else 0.
+    Vote = 0x98, "vote", Warp, R;
+    /// dst = bit mask of the active lanes whose `a` is non-zero (lane i -> bit i).
+    Ballot = 0x99, "ballot", Warp, R;
+    /// dst = `a` of another lane, chosen by `mod` ([`ShflMode`]) and `b`: lane `b`, lane - b,
+    /// lane + b, or lane ^ b. A source lane outside the warp or inactive gives the lane's own
+    /// `a`.
+    Shfl = 0x9A, "shfl", Warp, R;
+    /// Reduction or scan of `a` over the active lanes (or over clusters of them): `mod` is
+    /// a [`RedOp`], `imm` holds the kind (bits 0-1: [`RED_REDUCE`], [`RED_INCLUSIVE`],
+    /// [`RED_EXCLUSIVE`]), [`RED_WIDE`] for 64-bit operands (pairs), and the cluster size
+    /// in bits 8-15 (0: the whole warp). Lanes combine in lane order.
+    Red = 0x9B, "red", Warp, R;
+
+    /// 64-bit floating point on register pairs (raw IEEE binary64 bits, low word first).
+    Dadd = 0xA0, "dadd", Fma, R;
+    Dsub = 0xA1, "dsub", Fma, R;
+    Dmul = 0xA2, "dmul", Fma, R;
+    /// dst = a * b + c (fused).
+    Dfma = 0xA3, "dfma", Fma, R;
+    Ddiv = 0xA4, "ddiv", Div, R;
+    /// IEEE minNum-style min/max (NaN operands lose).
+    Dmin = 0xA5, "dmin", Alu, R;
+    Dmax = 0xA6, "dmax", Alu, R;
+    /// dst (one register) = cond(a, b) ? 1 : 0; `mod` is a [`FloatCond`].
+    Dcmp = 0xA7, "dcmp", Alu, R;
+    Dsqrt = 0xA8, "dsqrt", Div, R;
+    Drsq = 0xA9, "drsq", Div, R;
+    Drcp = 0xAA, "drcp", Div, R;
+    /// Rounding: `mod` is a [`Round`].
+    Dround = 0xAB, "dround", Alu, R;
+    Dfract = 0xAC, "dfract", Alu, R;
+    /// f32 -> f64 pair (exact).
+    F2d = 0xB0, "f2d", Alu, R;
+    /// f64 pair -> f32 (round to nearest even).
+    D2f = 0xB1, "d2f", Alu, R;
+    /// f64 pair -> i32 / u32 (toward zero, saturating).
+    D2i = 0xB2, "d2i", Alu, R;
+    D2u = 0xB3, "d2u", Alu, R;
+    /// i32 / u32 -> f64 pair (exact).
+    I2d = 0xB4, "i2d", Alu, R;
+    U2d = 0xB5, "u2d", Alu, R;
+    /// f64 pair -> i64 / u64 pair (toward zero, saturating).
+    D2l = 0xB6, "d2l", Alu, R;
+    D2ul = 0xB7, "d2ul", Alu, R;
+    /// i64 / u64 pair -> f64 pair (round to nearest even).
+    L2d = 0xB8, "l2d", Alu, R;
+    Ul2d = 0xB9, "ul2d", Alu, R;
+    /// f64 pair -> f16 bits in the low half (round to nearest even, once).
+    D2h = 0xBA, "d2h", Alu, R;
 
     /// Arm a trace: lanes' query slot in `a`, ray in b..b+11 (see [`super::rtu::ray`]).
     /// dst (if not `REG_NONE`) receives the handle (the query slot).
@@ -595,6 +650,138 @@ impl AtomicOp {
     }
 }
 
+/// `VOTE` conditions (`mod`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum VoteOp {
+    All = 0,
+    Any = 1,
+    /// Every active lane holds the same value.
+    Eq = 2,
+}
+
+impl VoteOp {
+    pub fn from_u8(v: u8) -> Option<Self> {
+        Some(match v {
+            0 => VoteOp::All,
+            1 => VoteOp::Any,
+            2 => VoteOp::Eq,
+            _ => return None,
+        })
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            VoteOp::All => "all",
+            VoteOp::Any => "any",
+            VoteOp::Eq => "eq",
+        }
+    }
+}
+
+/// `SHFL` source-lane modes (`mod`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum ShflMode {
+    /// Lane `b`.
+    Idx = 0,
+    /// Lane - `b`.
+    Up = 1,
+    /// Lane + `b`.
+    Down = 2,
+    /// Lane ^ `b`.
+    Xor = 3,
+}
+
+impl ShflMode {
+    pub fn from_u8(v: u8) -> Option<Self> {
+        Some(match v {
+            0 => ShflMode::Idx,
+            1 => ShflMode::Up,
+            2 => ShflMode::Down,
+            3 => ShflMode::Xor,
+            _ => return None,
+        })
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            ShflMode::Idx => "idx",
+            ShflMode::Up => "up",
+            ShflMode::Down => "down",
+            ShflMode::Xor => "xor",
+        }
+    }
+}
+
+/// `RED` operations (`mod`); with [`RED_WIDE`] the integer ops are 64-bit and the float ops
+/// f64.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum RedOp {
+    Iadd = 0,
+    Imul = 1,
+    Smin = 2,
+    Umin = 3,
+    Smax = 4,
+    Umax = 5,
+    And = 6,
+    Or = 7,
+    Xor = 8,
+    Fadd = 9,
+    Fmul = 10,
+    Fmin = 11,
+    Fmax = 12,
+}
+
+impl RedOp {
+    pub fn from_u8(v: u8) -> Option<Self> {
+        use RedOp::*;
+        Some(match v {
+            0 => Iadd,
+            1 => Imul,
+            2 => Smin,
+            3 => Umin,
+            4 => Smax,
+            5 => Umax,
+            6 => And,
+            7 => Or,
+            8 => Xor,
+            9 => Fadd,
+            10 => Fmul,
+            11 => Fmin,
+            12 => Fmax,
+            _ => return None,
+        })
+    }
+    pub fn name(self) -> &'static str {
+        use RedOp::*;
+        match self {
+            Iadd => "iadd",
+            Imul => "imul",
+            Smin => "smin",
+            Umin => "umin",
+            Smax => "smax",
+            Umax => "umax",
+            And => "and",
+            Or => "or",
+            Xor => "xor",
+            Fadd => "fadd",
+            Fmul => "fmul",
+            Fmin => "fmin",
+            Fmax => "fmax",
+        }
+    }
+}
+
+/// `RED` kinds (`imm` bits 0-1): the reduction on every lane, or an inclusive / exclusive
+/// prefix in lane order (the first lane of an exclusive scan gets the op's identity).
+pub const RED_REDUCE: u32 = 0;
+pub const RED_INCLUSIVE: u32 = 1;
+pub const RED_EXCLUSIVE: u32 = 2;
+/// `RED` `imm` flag: operands are 64-bit register pairs.
+pub const RED_WIDE: u32 = 4;
+/// `RED` `imm` bits 8-15: cluster size (a power of two; 0 = the whole warp).
+pub const RED_CLUSTER_SHIFT: u32 = 8;
+
 /// `BAR` flags (`mod`).
 pub const BAR_MEM_LMEM: u8 = 1;
 pub const BAR_MEM_GLOBAL: u8 = 2;
@@ -787,7 +974,7 @@ pub fn disasm(i: &Instr) -> String {
             reg(i.a),
             reg(i.b)
         ),
-        Fcmp => write!(
+        Fcmp | Dcmp => write!(
             s,
             "{m}.{} {}, {}, {}",
             FloatCond::from_u8(i.modifier).map(FloatCond::name).unwrap_or("?"),
@@ -829,6 +1016,38 @@ pub fn disasm(i: &Instr) -> String {
             reg(i.b),
             reg(i.c),
             reg(i.d)
+        ),
+        Vote => write!(
+            s,
+            "{m}.{} {}, {}",
+            VoteOp::from_u8(i.modifier).map(VoteOp::name).unwrap_or("?"),
+            reg(i.dst),
+            reg(i.a)
+        ),
+        Shfl => write!(
+            s,
+            "{m}.{} {}, {}, {}",
+            ShflMode::from_u8(i.modifier).map(ShflMode::name).unwrap_or("?"),
+            reg(i.dst),
+            reg(i.a),
+            reg(i.b)
+        ),
+        Red => write!(
+            s,
+            "{m}.{}{}{}{} {}, {}",
+            RedOp::from_u8(i.modifier).map(RedOp::name).unwrap_or("?"),
+            match i.imm & 3 {
+                RED_INCLUSIVE => ".incl",
+                RED_EXCLUSIVE => ".excl",
+                _ => "",
+            },
+            if i.imm & RED_WIDE != 0 { ".64" } else { "" },
+            match (i.imm >> RED_CLUSTER_SHIFT) & 0xFF {
+                0 => String::new(),
+                c => format!(".c{c}"),
+            },
+            reg(i.dst),
+            reg(i.a)
         ),
         Getw | Getwf => write!(
             s,

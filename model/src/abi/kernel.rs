@@ -234,7 +234,8 @@ impl ImageDesc {
     }
 
     /// Byte offset of texel (x, y, z-or-layer) from `addr`, or `None` outside the view.
-    /// Array views index layers with the last coordinate; 3D views index depth slices.
+    /// Array views index layers with the last coordinate (cube views: the face-layer);
+    /// 3D views index depth slices.
     pub fn texel_offset(&self, x: i32, y: i32, z: i32) -> Option<u64> {
         if x < 0 || y < 0 || z < 0 {
             return None;
@@ -265,7 +266,8 @@ impl ImageDesc {
                 }
                 y as u64 * self.row_pitch as u64
             }
-            vt::TYPE_2D_ARRAY => {
+            // Cube views are arrays of faces: z is the face-layer (face + 6 * cube).
+            vt::TYPE_2D_ARRAY | vt::TYPE_CUBE | vt::TYPE_CUBE_ARRAY => {
                 if y >= h || z >= l {
                     return None;
                 }
@@ -344,5 +346,9 @@ mod tests {
         assert_eq!(d.texel_offset(8, 0, 0), None);
         assert_eq!(d.texel_offset(0, 0, 4), None);
         assert_eq!(d.texel_offset(-1, 0, 0), None);
+        // A cube view: z picks one of its six face-layers.
+        let cube = ImageDesc { view_type: vt::TYPE_CUBE, depth: 1, layers: 6, ..d };
+        assert_eq!(cube.texel_offset(1, 2, 5), Some(4 + 64 + 5 * 1024));
+        assert_eq!(cube.texel_offset(0, 0, 6), None);
     }
 }

@@ -11,7 +11,8 @@
 //!   query may read either at any time (`rayQueryGet*EXT(q, committed)`);
 //! - it echoes the world ray (origin, direction, tmin, flags, cull mask) because ray queries
 //!   read them back, and a dynamically indexed query array cannot keep them in registers;
-//! - it carries the object<->world matrices of the committed and candidate instances;
+//! - it carries the object<->world matrices of the committed and candidate instances, and
+//!   the addresses of the committed and candidate triangles' records (position fetch);
 //! - a warp may hold up to [`MAX_QUERIES`] traces at once (the seed's open gap): the window,
 //!   the staging entry and the trace handle are per query slot, not per warp.
 
@@ -84,6 +85,12 @@ pub mod span {
 pub const CAND_AABB_OPAQUE: u32 = 90;
 /// Status of the record; written last.
 pub const STATUS: u32 = 91;
+/// Device address (low, high word) of the committed triangle's record in its BLAS leaf
+/// (`bvh::tri`: v0, v1, v2 as f32x3, as built), 0 when the commit is not a triangle. Ray
+/// queries read vertex positions through it (`GL_EXT_ray_tracing_position_fetch`).
+pub const COMMITTED_TRI: u32 = 92;
+/// The same for the candidate triangle.
+pub const CANDIDATE_TRI: u32 = 94;
 
 /// Terminal: traversal ended with a committed hit.
 pub const STS_DONE_HIT: u32 = 0;
@@ -203,6 +210,8 @@ pub fn slot_name(slot: u32) -> String {
         }
         CAND_AABB_OPAQUE => "candidate.aabb_opaque".into(),
         STATUS => "status".into(),
+        COMMITTED_TRI => "committed.tri".into(),
+        CANDIDATE_TRI => "candidate.tri".into(),
         s => format!("slot{s}"),
     }
 }
@@ -219,6 +228,9 @@ mod tests {
         assert!(CANDIDATE + span::LEN <= CAND_AABB_OPAQUE);
         assert!(CAND_AABB_OPAQUE < STATUS);
         assert!(STATUS < SLOT_COUNT);
+        // The triangle addresses (two words each) sit after STATUS, inside the record.
+        assert!(STATUS < COMMITTED_TRI && COMMITTED_TRI + 2 <= CANDIDATE_TRI);
+        assert!(CANDIDATE_TRI + 2 <= SLOT_COUNT);
         assert_eq!(span::W2O + 12, span::LEN);
         // The ray echo mirrors the TRACE operand word for word.
         assert_eq!(RAY_TMIN, ray::TMIN);

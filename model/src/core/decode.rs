@@ -81,6 +81,16 @@ impl DecodedKernel {
                     return fail(format!("window slots {}..+{} out of range", i.imm, i.modifier))
                 }
                 Op::Csr if crate::abi::csr::name(i.imm).is_none() => return fail(format!("unknown CSR {:#x}", i.imm)),
+                Op::Vote if isa::VoteOp::from_u8(i.modifier).is_none() => return fail("bad vote".into()),
+                Op::Shfl if isa::ShflMode::from_u8(i.modifier).is_none() => return fail("bad shuffle mode".into()),
+                Op::Red
+                    if isa::RedOp::from_u8(i.modifier).is_none()
+                        || i.imm & 3 == 3
+                        || !((i.imm >> isa::RED_CLUSTER_SHIFT) & 0xFF).is_power_of_two()
+                            && (i.imm >> isa::RED_CLUSTER_SHIFT) & 0xFF != 0 =>
+                {
+                    return fail("bad reduction".into())
+                }
                 _ => {}
             }
         }
@@ -132,6 +142,18 @@ pub fn operand_widths(i: &Instr) -> Vec<(u16, u32)> {
         Wait => vec![Some((i.dst, 1)), Some((i.a, 1))],
         Cont => vec![Some((i.a, 1)), Some((i.b, 1)), Some((i.c, 1))],
         Getw | Getwf => vec![Some((i.dst, i.modifier.max(1) as u32)), Some((i.a, 1))],
+        Vote | Ballot => vec![Some((i.dst, 1)), Some((i.a, 1))],
+        Shfl => vec![Some((i.dst, 1)), Some((i.a, 1)), Some((i.b, 1))],
+        Red => {
+            let w = if i.imm & isa::RED_WIDE != 0 { 2 } else { 1 };
+            vec![Some((i.dst, w)), Some((i.a, w))]
+        }
+        Dadd | Dsub | Dmul | Ddiv | Dmin | Dmax => vec![Some((i.dst, 2)), Some((i.a, 2)), Some((i.b, 2))],
+        Dfma => vec![Some((i.dst, 2)), Some((i.a, 2)), Some((i.b, 2)), Some((i.c, 2))],
+        Dcmp => vec![Some((i.dst, 1)), Some((i.a, 2)), Some((i.b, 2))],
+        Dsqrt | Drsq | Drcp | Dround | Dfract | D2l | D2ul | L2d | Ul2d => vec![Some((i.dst, 2)), Some((i.a, 2))],
+        F2d | I2d | U2d => vec![Some((i.dst, 2)), Some((i.a, 1))],
+        D2f | D2i | D2u | D2h => vec![Some((i.dst, 1)), Some((i.a, 2))],
     };
     v.into_iter().flatten().collect()
 }

@@ -7,7 +7,9 @@ use super::warp::{Warp, WarpState};
 use super::CtaCtx;
 use crate::abi::csr;
 use crate::abi::format;
-use crate::abi::isa::{AtomicOp, FloatCond, Instr, IntCond, MemSize, Op, Round, SfuFunc, TrapCode, REG_NONE};
+use crate::abi::isa::{
+    self, AtomicOp, FloatCond, Instr, IntCond, MemSize, Op, RedOp, Round, SfuFunc, ShflMode, TrapCode, VoteOp, REG_NONE,
+};
 use crate::abi::kernel::{desc, ImageDesc};
 use crate::abi::rtu as rtu_abi;
 use crate::abi::MAX_THREADS;
@@ -146,27 +148,40 @@ macro_rules! int_cond {
 int_cond!(int_cond, u32, i32);
 int_cond!(int_cond64, u64, i64);
 
-fn float_cond(c: FloatCond, a: f32, b: f32) -> bool {
-    let uno = a.is_nan() || b.is_nan();
-    match c {
-        FloatCond::Oeq => !uno && a == b,
-        FloatCond::One => !uno && a != b,
-        FloatCond::Olt => !uno && a < b,
-        FloatCond::Ole => !uno && a <= b,
-        FloatCond::Ogt => !uno && a > b,
-        FloatCond::Oge => !uno && a >= b,
-        FloatCond::Ueq => uno || a == b,
-        FloatCond::Une => uno || a != b,
-        FloatCond::Ult => uno || a < b,
-        FloatCond::Ule => uno || a <= b,
-        FloatCond::Ugt => uno || a > b,
-        FloatCond::Uge => uno || a >= b,
-        FloatCond::Ord => !uno,
-        FloatCond::Uno => uno,
-        FloatCond::IsNan => a.is_nan(),
-        FloatCond::IsInf => a.is_infinite(),
-    }
+#[inline]
+fn fd(x: u64) -> f64 {
+    f64::from_bits(x)
 }
+
+/// Float comparisons for one width.
+macro_rules! float_cond {
+    ($name:ident, $f:ty) => {
+        fn $name(c: FloatCond, a: $f, b: $f) -> bool {
+            let uno = a.is_nan() || b.is_nan();
+            match c {
+                FloatCond::Oeq => !uno && a == b,
+                FloatCond::One => !uno && a != b,
+                FloatCond::Olt => !uno && a < b,
+                FloatCond::Ole => !uno && a <= b,
+                FloatCond::Ogt => !uno && a > b,
+                FloatCond::Oge => !uno && a >= b,
+                FloatCond::Ueq => uno || a == b,
+                FloatCond::Une => uno || a != b,
+                FloatCond::Ult => uno || a < b,
+                FloatCond::Ule => uno || a <= b,
+                FloatCond::Ugt => uno || a > b,
+                FloatCond::Uge => uno || a >= b,
+                FloatCond::Ord => !uno,
+                FloatCond::Uno => uno,
+                FloatCond::IsNan => a.is_nan(),
+                FloatCond::IsInf => a.is_infinite(),
+            }
+        }
+    };
+}
+
+float_cond!(float_cond, f32);
+float_cond!(float_cond64, f64);
 
 fn sfu(func: SfuFunc, a: f32, b: f32) -> f32 {
     use SfuFunc::*;
@@ -192,15 +207,23 @@ fn sfu(func: SfuFunc, a: f32, b: f32) -> f32 {
     }
 }
 
-fn round(mode: Round, x: f32) -> f32 {
-    match mode {
-        Round::Floor => x.floor(),
-        Round::Ceil => x.ceil(),
-        Round::Trunc => x.trunc(),
-        Round::Even => x.round_ties_even(),
-        Round::Away => x.round(),
-    }
+/// `FROUND`/`DROUND` for one width.
+macro_rules! round {
+    ($name:ident, $f:ty) => {
+        fn $name(mode: Round, x: $f) -> $f {
+            match mode {
+                Round::Floor => x.floor(),
+                Round::Ceil => x.ceil(),
+                Round::Trunc => x.trunc(),
+                Round::Even => x.round_ties_even(),
+                Round::Away => x.round(),
+            }
+        }
+    };
 }
+
+round!(round, f32);
+round!(round64, f64);
 
 fn msb_u(x: u32) -> u32 {
     if x == 0 {
@@ -217,8 +240,7 @@ fn illegal(i: &Instr, what: &str) -> Fault {
 /// Reads the CSR `id` for `lane`.
 fn csr_value(id: u32, lane: usize, w: &Warp, env: &ExecEnv) -> u32 {
     let ls = env.launch;
-    let bd = ls.block_dim.map(|d| d.max(1));
-    let tid = w.rank * env.nt as u32 + lane as u32;
+    let tid = super::thread_index(w.rank, lane, env.nt, ls.block_dim);
     match id {
         csr::LANE_ID => lane as u32,
         csr::WARP_ID => env.warp_id,
@@ -229,9 +251,9 @@ fn csr_value(id: u32, lane: usize, w: &Warp, env: &ExecEnv) -> u32 {
         csr::CTA_ID => w.cta_slot,
         csr::CTA_RANK => w.rank,
         csr::CTA_SIZE => env.cta.num_warps,
-        csr::CTA_THREAD_ID_X => tid % bd[0],
-        csr::CTA_THREAD_ID_Y => (tid / bd[0]) % bd[1],
-        csr::CTA_THREAD_ID_Z => tid / (bd[0] * bd[1]),
+        csr::CTA_THREAD_ID_X => tid[0],
+        csr::CTA_THREAD_ID_Y => tid[1],
+        csr::CTA_THREAD_ID_Z => tid[2],
         csr::CTA_BLOCK_ID_X => env.cta.block_idx[0],
         csr::CTA_BLOCK_ID_Y => env.cta.block_idx[1],
         csr::CTA_BLOCK_ID_Z => env.cta.block_idx[2],
@@ -341,6 +363,70 @@ macro_rules! atomics {
 
 atomics!(rmw32, global_atomic32, u32, i32, f32, AtomicI32, atomic_u32);
 atomics!(rmw64, global_atomic64, u64, i64, f64, AtomicI64, atomic_u64);
+
+/// One step of a `RED` reduction or scan on 32-bit (`wide` false) or 64-bit values.
+fn red_apply(op: RedOp, wide: bool, x: u64, y: u64) -> u64 {
+    let (f32_, f64_) = (|v: u64| f32::from_bits(v as u32), f64::from_bits);
+    let v = match op {
+        RedOp::Iadd => x.wrapping_add(y),
+        RedOp::Imul => x.wrapping_mul(y),
+        RedOp::And => x & y,
+        RedOp::Or => x | y,
+        RedOp::Xor => x ^ y,
+        RedOp::Umin => x.min(y),
+        RedOp::Umax => x.max(y),
+        RedOp::Smin | RedOp::Smax => {
+            let (a, b) = if wide { (x as i64, y as i64) } else { (x as u32 as i32 as i64, y as u32 as i32 as i64) };
+            let m = if op == RedOp::Smin { a.min(b) } else { a.max(b) };
+            m as u64
+        }
+        RedOp::Fadd | RedOp::Fmul | RedOp::Fmin | RedOp::Fmax if wide => {
+            let (a, b) = (f64_(x), f64_(y));
+            (match op {
+                RedOp::Fadd => a + b,
+                RedOp::Fmul => a * b,
+                RedOp::Fmin => a.min(b),
+                _ => a.max(b),
+            })
+            .to_bits()
+        }
+        _ => {
+            let (a, b) = (f32_(x), f32_(y));
+            (match op {
+                RedOp::Fadd => a + b,
+                RedOp::Fmul => a * b,
+                RedOp::Fmin => a.min(b),
+                _ => a.max(b),
+            })
+            .to_bits() as u64
+        }
+    };
+    if wide {
+        v
+    } else {
+        v & 0xFFFF_FFFF
+    }
+}
+
+/// The identity of a `RED` op (what the first lane of an exclusive scan gets).
+fn red_identity(op: RedOp, wide: bool) -> u64 {
+    let (bits, sign) = if wide { (u64::MAX, 1u64 << 63) } else { (u32::MAX as u64, 1u64 << 31) };
+    match op {
+        RedOp::Iadd | RedOp::Or | RedOp::Xor | RedOp::Umax => 0,
+        RedOp::Imul => 1,
+        RedOp::And | RedOp::Umin => bits,
+        RedOp::Smin => bits >> 1,
+        RedOp::Smax => sign,
+        RedOp::Fadd if wide => 0f64.to_bits(),
+        RedOp::Fadd => 0f32.to_bits() as u64,
+        RedOp::Fmul if wide => 1f64.to_bits(),
+        RedOp::Fmul => 1f32.to_bits() as u64,
+        RedOp::Fmin if wide => f64::INFINITY.to_bits(),
+        RedOp::Fmin => f32::INFINITY.to_bits() as u64,
+        RedOp::Fmax if wide => f64::NEG_INFINITY.to_bits(),
+        RedOp::Fmax => f32::NEG_INFINITY.to_bits() as u64,
+    }
+}
 
 /// Reads the image descriptor at `addr`, checking its format.
 fn image_desc(mem: &MemoryMap, addr: u64, i: &Instr) -> Result<(ImageDesc, &'static format::Format), Fault> {
@@ -603,12 +689,15 @@ pub fn execute(i: &Instr, w: &mut Warp, mask: u32, env: &mut ExecEnv) -> Result<
             unary(regs, nt, mask, d, a, |x| u(round(mode, f(x))))
         }
         Op::Ffract => unary(regs, nt, mask, d, a, |x| u(f(x) - f(x).floor())),
+        // FSign: 1.0, -1.0, or +0.0 for either zero (GLSL.std.450: "0.0 if x = 0"); NaN stays NaN.
         Op::Fsign => unary(regs, nt, mask, d, a, |x| {
             let v = f(x);
             u(if v > 0.0 {
                 1.0
             } else if v < 0.0 {
                 -1.0
+            } else if v == 0.0 {
+                0.0
             } else {
                 v
             })
@@ -639,6 +728,182 @@ pub fn execute(i: &Instr, w: &mut Warp, mask: u32, env: &mut ExecEnv) -> Result<
             lanes!(mask, nt, |l| {
                 let x = f(regs[aa + l]);
                 let v = if i.op == Op::F2l { x as i64 as u64 } else { x as u64 };
+                set_pair(regs, dd, nt, l, v);
+            });
+        }
+
+        Op::Vote => {
+            let op = VoteOp::from_u8(i.modifier).ok_or_else(|| illegal(i, "bad vote"))?;
+            let (dd, aa) = (d as usize * nt, a as usize * nt);
+            let (mut all, mut any, mut eq, mut first) = (true, false, true, None);
+            lanes!(mask, nt, |l| {
+                let v = regs[aa + l];
+                all &= v != 0;
+                any |= v != 0;
+                match first {
+                    None => first = Some(v),
+                    Some(f) => eq &= f == v,
+                }
+            });
+            let r = match op {
+                VoteOp::All => all,
+                VoteOp::Any => any,
+                VoteOp::Eq => eq,
+            } as u32;
+            lanes!(mask, nt, |l| {
+                regs[dd + l] = r;
+            });
+        }
+        Op::Ballot => {
+            let (dd, aa) = (d as usize * nt, a as usize * nt);
+            let mut bits = 0u32;
+            lanes!(mask, nt, |l| {
+                if regs[aa + l] != 0 {
+                    bits |= 1 << l;
+                }
+            });
+            lanes!(mask, nt, |l| {
+                regs[dd + l] = bits;
+            });
+        }
+        Op::Shfl => {
+            let mode = ShflMode::from_u8(i.modifier).ok_or_else(|| illegal(i, "bad shuffle mode"))?;
+            let (dd, aa, bb) = (d as usize * nt, a as usize * nt, b as usize * nt);
+            let mut out = [0u32; MAX_THREADS];
+            lanes!(mask, nt, |l| {
+                let k = regs[bb + l] as i64;
+                let src = match mode {
+                    ShflMode::Idx => k,
+                    ShflMode::Up => l as i64 - k,
+                    ShflMode::Down => l as i64 + k,
+                    ShflMode::Xor => (l as i64) ^ (k & 0xFFFF_FFFF),
+                };
+                let ok = (0..nt as i64).contains(&src) && mask >> src & 1 != 0;
+                out[l] = regs[aa + if ok { src as usize } else { l }];
+            });
+            // Written after every lane read (dst may be `a`).
+            let mut mm = mask;
+            while mm != 0 {
+                let l = mm.trailing_zeros() as usize;
+                mm &= mm - 1;
+                regs[dd + l] = out[l];
+            }
+        }
+        Op::Red => {
+            let op = RedOp::from_u8(i.modifier).ok_or_else(|| illegal(i, "bad reduction"))?;
+            let wide = i.imm & isa::RED_WIDE != 0;
+            let kind = i.imm & 3;
+            let cluster = match (i.imm >> isa::RED_CLUSTER_SHIFT) & 0xFF {
+                0 => nt,
+                c => (c as usize).min(nt),
+            };
+            let get = |regs: &[u32], l: usize| {
+                if wide {
+                    pair(regs, a as usize, nt, l)
+                } else {
+                    regs[a as usize * nt + l] as u64
+                }
+            };
+            let mut out = [0u64; MAX_THREADS];
+            for c0 in (0..nt).step_by(cluster.max(1)) {
+                let lanes_in = (c0..c0 + cluster).filter(|&l| mask >> l & 1 != 0);
+                let mut acc = red_identity(op, wide);
+                let mut started = false;
+                for l in lanes_in.clone() {
+                    let v = get(regs, l);
+                    let before = acc;
+                    acc = if started { red_apply(op, wide, acc, v) } else { v };
+                    started = true;
+                    out[l] = if kind == isa::RED_EXCLUSIVE { before } else { acc };
+                }
+                if kind == isa::RED_REDUCE {
+                    for l in lanes_in {
+                        out[l] = acc;
+                    }
+                }
+            }
+            lanes!(mask, nt, |l| {
+                if wide {
+                    set_pair(regs, d as usize, nt, l, out[l]);
+                } else {
+                    regs[d as usize * nt + l] = out[l] as u32;
+                }
+            });
+        }
+
+        Op::Dadd => binary64(regs, nt, mask, i, |x, y| (fd(x) + fd(y)).to_bits()),
+        Op::Dsub => binary64(regs, nt, mask, i, |x, y| (fd(x) - fd(y)).to_bits()),
+        Op::Dmul => binary64(regs, nt, mask, i, |x, y| (fd(x) * fd(y)).to_bits()),
+        Op::Ddiv => binary64(regs, nt, mask, i, |x, y| (fd(x) / fd(y)).to_bits()),
+        Op::Dmin => binary64(regs, nt, mask, i, |x, y| fd(x).min(fd(y)).to_bits()),
+        Op::Dmax => binary64(regs, nt, mask, i, |x, y| fd(x).max(fd(y)).to_bits()),
+        Op::Dfma => {
+            let (dd, aa, bb, cc) = (d as usize, a as usize, b as usize, c as usize);
+            lanes!(mask, nt, |l| {
+                let v = fd(pair(regs, aa, nt, l)).mul_add(fd(pair(regs, bb, nt, l)), fd(pair(regs, cc, nt, l)));
+                set_pair(regs, dd, nt, l, v.to_bits());
+            });
+        }
+        Op::Dcmp => {
+            let cond = FloatCond::from_u8(i.modifier).ok_or_else(|| illegal(i, "bad float condition"))?;
+            let (dd, aa, bb) = (d as usize * nt, a as usize, b as usize);
+            lanes!(mask, nt, |l| {
+                regs[dd + l] = float_cond64(cond, fd(pair(regs, aa, nt, l)), fd(pair(regs, bb, nt, l))) as u32;
+            });
+        }
+        Op::Dsqrt | Op::Drsq | Op::Drcp | Op::Dround | Op::Dfract => {
+            let mode = if i.op == Op::Dround {
+                Some(Round::from_u8(i.modifier).ok_or_else(|| illegal(i, "bad rounding mode"))?)
+            } else {
+                None
+            };
+            let (dd, aa) = (d as usize, a as usize);
+            lanes!(mask, nt, |l| {
+                let x = fd(pair(regs, aa, nt, l));
+                let v = match (i.op, mode) {
+                    (Op::Dsqrt, _) => x.sqrt(),
+                    (Op::Drsq, _) => 1.0 / x.sqrt(),
+                    (Op::Drcp, _) => 1.0 / x,
+                    (Op::Dround, Some(m)) => round64(m, x),
+                    _ => x - x.floor(),
+                };
+                set_pair(regs, dd, nt, l, v.to_bits());
+            });
+        }
+        Op::F2d | Op::I2d | Op::U2d => {
+            let (dd, aa) = (d as usize, a as usize * nt);
+            lanes!(mask, nt, |l| {
+                let x = regs[aa + l];
+                let v = match i.op {
+                    Op::F2d => f(x) as f64,
+                    Op::I2d => x as i32 as f64,
+                    _ => x as f64,
+                };
+                set_pair(regs, dd, nt, l, v.to_bits());
+            });
+        }
+        Op::D2f | Op::D2i | Op::D2u | Op::D2h => {
+            let (dd, aa) = (d as usize * nt, a as usize);
+            lanes!(mask, nt, |l| {
+                let x = fd(pair(regs, aa, nt, l));
+                regs[dd + l] = match i.op {
+                    Op::D2f => u(x as f32),
+                    Op::D2i => x as i32 as u32,
+                    Op::D2u => x as u32,
+                    _ => half::f16::from_f64(x).to_bits() as u32,
+                };
+            });
+        }
+        Op::D2l | Op::D2ul | Op::L2d | Op::Ul2d => {
+            let (dd, aa) = (d as usize, a as usize);
+            lanes!(mask, nt, |l| {
+                let x = pair(regs, aa, nt, l);
+                let v = match i.op {
+                    Op::D2l => fd(x) as i64 as u64,
+                    Op::D2ul => fd(x) as u64,
+                    Op::L2d => (x as i64 as f64).to_bits(),
+                    _ => (x as f64).to_bits(),
+                };
                 set_pair(regs, dd, nt, l, v);
             });
         }

@@ -82,6 +82,17 @@ pub struct Core {
     pub(crate) warps: Vec<Warp>,
     ctas: Vec<CtaCtx>,
     pub(crate) rtu: RtuUnit,
+    /// With `detailed_stats`: (grid-relative invocation id, RTU work) of every lane that
+    /// traced, recorded as its warp retires.
+    detailed_stats: bool,
+    work: Vec<([u32; 3], u32)>,
+}
+
+/// A lane's thread index within its CTA (what the `CTA_THREAD_ID_*` CSRs read).
+pub fn thread_index(rank: u32, lane: usize, nt: usize, block_dim: [u32; 3]) -> [u32; 3] {
+    let bd = block_dim.map(|d| d.max(1));
+    let tid = rank * nt as u32 + lane as u32;
+    [tid % bd[0], (tid / bd[0]) % bd[1], tid / (bd[0] * bd[1])]
 }
 
 impl Core {
@@ -95,7 +106,33 @@ impl Core {
             warps: (0..cfg.num_warps).map(|_| Warp::new()).collect(),
             ctas: vec![CtaCtx::default(); cfg.num_warps as usize],
             rtu: RtuUnit::new(&cfg.rtu, cfg.num_warps as usize, cfg.num_threads as usize),
+            detailed_stats: cfg.detailed_stats,
+            work: Vec::new(),
         }
+    }
+
+    /// A warp retired: with `detailed_stats`, the RTU work of each of its lanes goes to the
+    /// lane's invocation (grid-relative global id).
+    pub(crate) fn record_work(&mut self, wid: usize, launch: &LaunchState) {
+        if !self.detailed_stats {
+            return;
+        }
+        let lanes = self.rtu.take_lane_work(wid);
+        let w = &self.warps[wid];
+        let block = self.ctas[w.cta_slot as usize].block_idx;
+        for (lane, &work) in lanes.iter().enumerate().take(self.nt) {
+            if work == 0 {
+                continue;
+            }
+            let t = thread_index(w.rank, lane, self.nt, launch.block_dim);
+            let id = [0, 1, 2].map(|i| block[i] * launch.block_dim[i].max(1) + t[i]);
+            self.work.push((id, work));
+        }
+    }
+
+    /// The work recorded since the last call.
+    pub fn take_work(&mut self) -> Vec<([u32; 3], u32)> {
+        std::mem::take(&mut self.work)
     }
 
     fn launch_cta(&mut self, ctx: &DispatchCtx, cta: &CtaDesc, adm: Admitted) {
@@ -174,6 +211,7 @@ impl Core {
                 let slot = self.warps[wid].cta_slot as usize;
                 match self.warps[wid].state {
                     WarpState::Done => {
+                        self.record_work(wid, ctx.launch);
                         let cta = &mut self.ctas[slot];
                         cta.live_warps -= 1;
                         disp.retire_warp(slot as u32, wid as u32);

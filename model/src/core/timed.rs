@@ -323,6 +323,7 @@ impl Core {
     }
 
     fn retire_warp_timed(&mut self, clk: &mut Clock, ctx: &DispatchCtx, kt: &KernelTiming, w: usize, now: u64) {
+        self.record_work(w, ctx.launch);
         let slot = self.warps[w].cta_slot as usize;
         self.ctas[slot].live_warps -= 1;
         clk.disp.retire_warp(slot as u32, w as u32);
@@ -530,6 +531,7 @@ impl Core {
             OpClass::Csr => c.csr_latency,
             OpClass::Tex => c.tex_latency,
             OpClass::Lsu => c.private_latency,
+            OpClass::Warp => c.warp_latency,
             OpClass::Rtu => match instr.op {
                 Op::Trace => c.trace_beats,
                 Op::Getw | Op::Getwf => c.window_latency,

@@ -32,6 +32,8 @@ use crate::config::DeviceConfig;
 use crate::config::RtuConfig;
 use crate::fault::Fault;
 use crate::mem::{MemFault, MemoryMap};
+use crate::rtu::records::HeaderCache;
+use crate::rtu::timeline::{Activity, Timeline};
 use serde::Serialize;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -192,15 +194,15 @@ struct TimedSource<'a> {
 }
 
 impl NodeSource for TimedSource<'_> {
-    fn fetch(&mut self, addr: u64, out: &mut [u8]) -> Result<bool, MemFault> {
-        let (first, last) = (line_of(addr), line_of(addr + out.len().max(1) as u64 - 1));
+    fn bytes(&mut self, addr: u64, len: usize) -> Result<Option<&[u8]>, MemFault> {
+        let (first, last) = (line_of(addr), line_of(addr + len.max(1) as u64 - 1));
         if (first..=last).all(|l| self.held.contains(&l)) {
-            return self.mem.fetch(addr, out);
+            return self.mem.bytes(addr, len);
         }
-        self.mem.check(addr, out.len() as u64)?;
+        self.mem.check(addr, len as u64)?;
         self.want.clear();
         self.want.extend((first..=last).filter(|l| !self.held.contains(l)));
-        Ok(false)
+        Ok(None)
     }
 
     fn new_step(&mut self) {
@@ -329,6 +331,11 @@ pub struct RtuCore {
     /// Whether the last ticked cycle left a ray in hand (for the cycles skipped after it).
     ray_in_hand: bool,
     pub stats: EngineStats,
+    /// Structure headers decoded by this core's walks (the decode only: every header is
+    /// still fetched through the RTCache).
+    headers: HeaderCache,
+    /// With `DeviceConfig::detailed_stats`: the same counters over time.
+    pub timeline: Option<Timeline>,
 }
 
 impl RtuCore {
@@ -386,6 +393,8 @@ impl RtuCore {
             last_tick: None,
             ray_in_hand: false,
             stats: EngineStats::default(),
+            headers: HeaderCache::default(),
+            timeline: cfg.detailed_stats.then(Timeline::default),
         }
     }
 
@@ -622,7 +631,7 @@ impl RtuCore {
         // Cycles skipped since the last tick saw nothing change.
         let from = self.last_tick.map_or(0, |t| t + 1);
         if now > from {
-            self.account(now - from, false);
+            self.account(from, now - from, false);
         }
         self.last_tick = Some(now);
 
@@ -758,31 +767,39 @@ impl RtuCore {
         self.pipe[1] = self.pipe[0];
         self.pipe[0] = self.select().map(|c| (c as u32, self.ctx[c].gen));
         self.ray_in_hand = self.traversing > 0 || !self.staging.is_empty();
-        self.account(1, retired);
+        self.account(now, 1, retired);
         Ok(())
     }
 
-    fn account(&mut self, cycles: u64, busy: bool) {
+    /// Classifies `cycles` cycles from cycle `at` on.
+    fn account(&mut self, at: u64, cycles: u64, busy: bool) {
         self.stats.cycles += cycles;
-        if self.filling.is_none() && self.free_slots == 0 && !self.staging.is_empty() {
+        let slot_full = self.filling.is_none() && self.free_slots == 0 && !self.staging.is_empty();
+        if slot_full {
             self.stats.slot_full_cycles += cycles;
         }
-        if busy {
+        let what = if busy {
             self.stats.busy_cycles += cycles;
+            Activity::Busy
         } else if self.ray_in_hand {
             self.stats.idle_with_ray += cycles;
+            Activity::IdleWithRay
         } else {
             self.stats.idle_starved += cycles;
-        }
+            Activity::Starved
+        };
         self.stats.slot_cycles += self.live_slots * cycles;
         self.stats.context_cycles += self.traversing * cycles;
+        if let Some(t) = &mut self.timeline {
+            t.record(at, cycles, what, self.live_slots, slot_full);
+        }
     }
 
     /// Brings the cycle counters up to `end` (the dispatch's last cycle).
     pub fn finish(&mut self, end: u64) {
         let from = self.last_tick.map_or(0, |t| t + 1);
         if end > from {
-            self.account(end - from, false);
+            self.account(from, end - from, false);
         }
         self.last_tick = Some(end.max(1) - 1);
     }
@@ -864,7 +881,7 @@ impl RtuCore {
         let before: RtuStats = st.clone();
         let cx = &mut self.ctx[c];
         let mut src = TimedSource { mem: MemSource::new(mem), held: &mut cx.held, want: &mut cx.want };
-        let out = walk.run(&mut src, &self.cfg, rec, st).map_err(|f| Fault {
+        let out = walk.run(&mut src, &mut self.headers, &self.cfg, rec, st).map_err(|f| Fault {
             core: Some(core + self.core_base),
             warp: Some(warp),
             lane: Some(lane as u32),

@@ -18,7 +18,9 @@
 pub mod classifier;
 pub mod engine;
 pub mod isect;
+pub mod records;
 pub mod reference;
+pub mod timeline;
 pub mod walker;
 
 use crate::abi::rtu as rtu_abi;
@@ -26,6 +28,7 @@ use crate::abi::MAX_THREADS;
 use crate::config::RtuConfig;
 use crate::fault::Fault;
 use crate::mem::MemoryMap;
+use records::HeaderCache;
 use walker::{MemSource, Outcome, Walk};
 
 /// One lane's ray as TRACE delivers it (the 12-register operand of `abi::rtu::ray`).
@@ -135,6 +138,8 @@ pub struct RtuUnit {
     warps: Vec<WarpTraces>,
     stats: RtuStats,
     timed: bool,
+    /// Functional mode: the structure headers this core's walks decoded in the dispatch.
+    headers: HeaderCache,
     /// Timed mode: messages for the traversal core, drained by the core after each op.
     pub outbox: Vec<RtuMsg>,
 }
@@ -147,15 +152,18 @@ impl RtuUnit {
             warps: (0..num_warps).map(|_| WarpTraces::default()).collect(),
             stats: RtuStats::default(),
             timed: false,
+            headers: HeaderCache::default(),
             outbox: Vec::new(),
         }
     }
 
     /// Timed mode: TRACE and CONTINUE hand their lanes to the traversal core instead of
     /// walking them before the op retires.
+    /// Also starts a new dispatch: headers decoded in the last one are forgotten.
     pub fn set_timed(&mut self, timed: bool) {
         self.timed = timed;
         self.outbox.clear();
+        self.headers.clear();
     }
 
     pub fn is_timed(&self) -> bool {
@@ -225,6 +233,19 @@ impl RtuUnit {
         w.fresh[query as usize] |= 1 << lane;
     }
 
+    /// The RTU work (records fetched plus primitive tests) each lane of `warp` caused since
+    /// the warp was launched, and resets it; the core attributes it to the lanes'
+    /// invocations when the warp retires.
+    pub fn take_lane_work(&mut self, warp: usize) -> [u32; MAX_THREADS] {
+        let nt = self.nt;
+        let w = &mut self.warps[warp];
+        let mut out = [0u32; MAX_THREADS];
+        for (ctx, walk) in w.walks.iter_mut().take(w.num_queries as usize * nt).enumerate() {
+            out[ctx % nt] = out[ctx % nt].saturating_add(walk.take_work());
+        }
+        out
+    }
+
     /// A warp slot starts running a new warp whose kernel declares `num_queries` query slots:
     /// every (query, lane) record is idle (status DONE_MISS, nothing committed).
     pub fn launch_warp(&mut self, warp: usize, num_queries: u32) {
@@ -242,6 +263,7 @@ impl RtuUnit {
         }
         for walk in &mut w.walks[..n] {
             walk.finish();
+            walk.take_work();
         }
         w.outstanding.clear();
         w.outstanding.resize(num_queries as usize, 0);
@@ -313,7 +335,7 @@ impl RtuUnit {
                 continue;
             }
             let out = walk
-                .run(&mut src, &self.cfg, rec, &mut self.stats)
+                .run(&mut src, &mut self.headers, &self.cfg, rec, &mut self.stats)
                 .map_err(|fault| RtuError { lane: lane as u32, fault })?;
             Self::land(rec, walk, out, &mut self.stats);
         }
@@ -426,7 +448,7 @@ impl RtuUnit {
                 continue;
             }
             let out = walk
-                .run(&mut src, &self.cfg, rec, &mut self.stats)
+                .run(&mut src, &mut self.headers, &self.cfg, rec, &mut self.stats)
                 .map_err(|fault| RtuError { lane: lane as u32, fault })?;
             Self::land(rec, walk, out, &mut self.stats);
         }

@@ -28,20 +28,19 @@
 
 use super::classifier::{self as cls, Opacity, TriAction};
 use super::isect::{self, RayPrep, IDENTITY_3X4};
+use super::records::{self, HeaderCache, Level, Node};
 use super::RtuStats;
-use crate::abi::bvh::{self, header, inst, node, proc, tri};
+use crate::abi::bvh::{self, header};
 use crate::abi::rtu::{self as rtu_abi, span};
-use crate::abi::{rd_f32, rd_u32, rd_u64};
 use crate::config::RtuConfig;
 use crate::fault::{Fault, FaultKind};
 use crate::mem::{MemFault, MemFaultKind, MemoryMap, Region};
 
 /// Where the walker's records come from.
 pub trait NodeSource {
-    /// Copies the `out.len()` bytes at device address `addr` into `out` and returns true,
-    /// or returns false when the bytes are not there yet (the request stays outstanding and
-    /// the walker asks again for the same bytes when resumed).
-    fn fetch(&mut self, addr: u64, out: &mut [u8]) -> Result<bool, MemFault>;
+    /// The `len` bytes at device address `addr`, or None when they are not there yet (the
+    /// request stays outstanding and the walker asks again for the same bytes when resumed).
+    fn bytes(&mut self, addr: u64, len: usize) -> Result<Option<&[u8]>, MemFault>;
 
     /// The walk moved on to another record: what was fetched for the previous one may not
     /// answer the next. A timed source starts a new fetch here, so every record costs a
@@ -51,7 +50,7 @@ pub trait NodeSource {
     fn new_step(&mut self) {}
 }
 
-/// Functional-mode source: reads device memory at once, remembering the last region hit.
+/// Functional-mode source: reads device memory in place, remembering the last region hit.
 pub struct MemSource<'a> {
     mem: &'a MemoryMap,
     hot: Option<&'a Region>,
@@ -61,64 +60,37 @@ impl<'a> MemSource<'a> {
     pub fn new(mem: &'a MemoryMap) -> MemSource<'a> {
         MemSource { mem, hot: None }
     }
-}
 
-impl MemSource<'_> {
-    /// Faults exactly as a fetch of `len` bytes at `addr` would, without reading them.
-    pub fn check(&mut self, addr: u64, len: u64) -> Result<(), MemFault> {
+    /// The region holding `[addr, addr+len)`, or the fault a read of it takes.
+    #[inline]
+    fn region(&mut self, addr: u64, len: u64) -> Result<&'a Region, MemFault> {
         match self.hot {
-            Some(r) if addr >= r.base && addr.checked_add(len).is_some_and(|e| e <= r.base + r.len) => Ok(()),
+            Some(r) if addr >= r.base && addr.checked_add(len).is_some_and(|e| e <= r.base + r.len) => Ok(r),
             _ => {
                 let r = self.mem.region(addr, len).ok_or(MemFault { addr, size: len, kind: MemFaultKind::Unmapped })?;
                 self.hot = Some(r);
-                Ok(())
+                Ok(r)
             }
         }
+    }
+
+    /// Faults exactly as a fetch of `len` bytes at `addr` would, without reading them.
+    pub fn check(&mut self, addr: u64, len: u64) -> Result<(), MemFault> {
+        self.region(addr, len).map(|_| ())
     }
 }
 
 impl NodeSource for MemSource<'_> {
     #[inline]
-    fn fetch(&mut self, addr: u64, out: &mut [u8]) -> Result<bool, MemFault> {
-        let len = out.len() as u64;
-        let inside = |r: &Region| addr >= r.base && addr.checked_add(len).is_some_and(|e| e <= r.base + r.len);
-        let r = match self.hot {
-            Some(r) if inside(r) => r,
-            _ => {
-                let r = self.mem.region(addr, len).ok_or(MemFault { addr, size: len, kind: MemFaultKind::Unmapped })?;
-                self.hot = Some(r);
-                r
-            }
-        };
-        // SAFETY: `[addr, addr+len)` lies inside the region's live backing (checked above)
-        // and `out` is a host buffer, so the ranges cannot overlap.
-        unsafe {
-            std::ptr::copy_nonoverlapping(
-                r.backing.host_ptr().add((addr - r.base) as usize),
-                out.as_mut_ptr(),
-                out.len(),
-            )
-        };
-        Ok(true)
+    fn bytes(&mut self, addr: u64, len: usize) -> Result<Option<&[u8]>, MemFault> {
+        let r = self.region(addr, len as u64)?;
+        // SAFETY: `[addr, addr+len)` lies inside the region (checked above), whose backing
+        // the map snapshot keeps alive for `'a`; every byte value is a valid `u8`. A shader
+        // writing a structure while a query traces it is a data race the Vulkan program
+        // must not have (the same contract as the copying reads of `MemoryMap::read`).
+        Ok(Some(unsafe { std::slice::from_raw_parts(r.backing.host_ptr().add((addr - r.base) as usize), len) }))
     }
 }
-
-const fn max(a: usize, b: usize) -> usize {
-    if a > b {
-        a
-    } else {
-        b
-    }
-}
-
-/// Largest record the walker fetches in one piece.
-const MAX_RECORD: usize = max(
-    max(tri::bytes(tri::MAX_COUNT), proc::bytes(proc::MAX_COUNT)),
-    max(max(inst::BYTES, header::BYTES), bvh::node_bytes(6)),
-);
-
-/// Most children a node may have.
-const MAX_WIDTH: usize = 6;
 
 /// What a run of the walker ended with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -191,16 +163,6 @@ impl ShortStack {
     }
 }
 
-/// One acceleration structure being walked.
-#[derive(Clone, Copy, Debug, Default)]
-struct Level {
-    base: u64,
-    size: u64,
-    root: u32,
-    width: u32,
-    kind: u8,
-}
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum State {
     /// Not armed.
@@ -264,6 +226,9 @@ pub struct Walk {
     top_restarts: u32,
     blas_restarts: u32,
     visits: u64,
+    /// RTU work done for this walk since the last `take_work`: records fetched plus
+    /// triangle and AABB tests (what the traversal-cost heatmap shows per ray).
+    work: u32,
 }
 
 impl Default for Walk {
@@ -288,6 +253,7 @@ impl Default for Walk {
             top_restarts: 0,
             blas_restarts: 0,
             visits: 0,
+            work: 0,
         }
     }
 }
@@ -296,27 +262,10 @@ fn bad(detail: String) -> Fault {
     Fault::new(FaultKind::BadAccelerationStructure, detail)
 }
 
-#[inline]
-fn v3(b: &[u8], off: usize) -> [f32; 3] {
-    [rd_f32(b, off), rd_f32(b, off + 4), rd_f32(b, off + 8)]
-}
-
-fn m3x4(b: &[u8], off: usize) -> [f32; 12] {
-    std::array::from_fn(|i| rd_f32(b, off + 4 * i))
-}
-
 /// Key order of the nearest-first walk: by entry distance, ties by slot.
 #[inline]
 fn before(a: (f32, usize), b: (f32, usize)) -> bool {
     a.0 < b.0 || (a.0 == b.0 && a.1 < b.1)
-}
-
-/// One child of a decoded node.
-#[derive(Clone, Copy, Default)]
-struct Child {
-    word: u32,
-    near: f32,
-    hit: bool,
 }
 
 impl Walk {
@@ -378,15 +327,18 @@ impl Walk {
         let (c, k) = (rtu_abi::CANDIDATE as usize, rtu_abi::COMMITTED as usize);
         let len = span::LEN as usize;
         win.copy_within(c..c + len, k);
+        let (ct, kt) = (rtu_abi::CANDIDATE_TRI as usize, rtu_abi::COMMITTED_TRI as usize);
         if win[c + span::KIND as usize] == rtu_abi::CANDIDATE_AABB {
             win[k + span::KIND as usize] = rtu_abi::COMMITTED_GENERATED;
             win[k + span::T as usize] = t_gen.to_bits();
             win[k + span::U as usize] = 0;
             win[k + span::V as usize] = 0;
             win[k + span::FRONT as usize] = 0;
+            win[kt..kt + 2].fill(0);
             self.best_t = t_gen;
         } else {
             win[k + span::KIND as usize] = rtu_abi::COMMITTED_TRIANGLE;
+            win.copy_within(ct..ct + 2, kt);
             self.best_t = f32::from_bits(win[c + span::T as usize]);
         }
         self.committed = true;
@@ -420,7 +372,8 @@ impl Walk {
         }
     }
 
-    /// Writes a hit (committed or candidate) into the span at `base`.
+    /// Writes a hit (committed or candidate) into the span at `base`. (Triangle hits also
+    /// record their triangle's address: [`set_tri`].)
     #[allow(clippy::too_many_arguments)]
     fn write_span(
         &self,
@@ -462,15 +415,37 @@ impl Walk {
         }
     }
 
-    /// Runs the walk until it finishes, yields a candidate or parks.
+    /// RTU work done since the last call (records fetched plus primitive tests), and resets
+    /// it: the front end attributes it to the lane that traced.
+    pub fn take_work(&mut self) -> u32 {
+        std::mem::take(&mut self.work)
+    }
+
+    /// Runs the walk until it finishes, yields a candidate or parks. Records come from
+    /// `src`; `headers` keeps the dispatch's decoded structure headers.
     pub fn run<S: NodeSource>(
         &mut self,
         src: &mut S,
+        headers: &mut HeaderCache,
         cfg: &RtuConfig,
         win: &mut [u32],
         st: &mut RtuStats,
     ) -> Result<Outcome, Fault> {
-        let mut buf = [0u8; MAX_RECORD];
+        let work = |s: &RtuStats| s.node_fetches + s.tri_tests + s.aabb_tests;
+        let before = work(st);
+        let out = self.run_steps(src, headers, cfg, win, st);
+        self.work = self.work.saturating_add((work(st) - before).min(u32::MAX as u64) as u32);
+        out
+    }
+
+    fn run_steps<S: NodeSource>(
+        &mut self,
+        src: &mut S,
+        headers: &mut HeaderCache,
+        cfg: &RtuConfig,
+        win: &mut [u32],
+        st: &mut RtuStats,
+    ) -> Result<Outcome, Fault> {
         let mut at = self.state;
         loop {
             if self.state != at {
@@ -480,56 +455,110 @@ impl Walk {
             match self.state {
                 State::Idle | State::Done => return Ok(Outcome::Done),
                 State::Start => {
-                    let base = self.top.base;
-                    if !src.fetch(base, &mut buf[..header::BYTES])? {
+                    let Some(top) = Self::header(src, headers, self.top.base)? else {
                         return Ok(Outcome::Parked);
-                    }
-                    self.top = self.parse_header(base, &buf)?;
-                    self.state = if self.top.root == 0 { State::Done } else { State::Visit(self.top.root) };
+                    };
+                    self.top = top;
+                    self.state = if top.root == 0 { State::Done } else { State::Visit(top.root) };
                 }
                 State::Visit(word) => {
                     if bvh::child_is_leaf(word) {
-                        if let Some(out) = self.leaf(src, cfg, win, st, &mut buf, word, 0, true)? {
+                        if let Some(out) = self.leaf(src, headers, cfg, win, st, word, 0, true)? {
                             return Ok(out);
                         }
                     } else {
-                        let lvl = *self.level();
-                        let addr = self.record_addr(&lvl, word, bvh::node_bytes(lvl.width))?;
-                        let nb = bvh::node_bytes(lvl.width);
-                        if !src.fetch(addr, &mut buf[..nb])? {
+                        let parked = match self.level().width {
+                            4 => self.visit_node::<4, S>(src, cfg, st, word)?,
+                            _ => self.visit_node::<6, S>(src, cfg, st, word)?,
+                        };
+                        if parked {
                             return Ok(Outcome::Parked);
                         }
-                        self.count_visit(cfg, st)?;
-                        self.node(&lvl, word, &buf, st)?;
                     }
                 }
                 State::Leaf { word, next } => {
-                    if let Some(out) = self.leaf(src, cfg, win, st, &mut buf, word, next, false)? {
+                    if let Some(out) = self.leaf(src, headers, cfg, win, st, word, next, false)? {
                         return Ok(out);
                     }
                 }
                 State::Pop => self.pop(cfg, st)?,
                 State::Restart { word, lo, hi, target } => {
-                    let lvl = *self.level();
-                    let nb = bvh::node_bytes(lvl.width);
-                    let addr = self.record_addr(&lvl, word, nb)?;
-                    if !src.fetch(addr, &mut buf[..nb])? {
+                    let parked = match self.level().width {
+                        4 => self.restart_node::<4, S>(src, cfg, st, word, lo, hi, target)?,
+                        _ => self.restart_node::<6, S>(src, cfg, st, word, lo, hi, target)?,
+                    };
+                    if parked {
                         return Ok(Outcome::Parked);
                     }
-                    self.count_visit(cfg, st)?;
-                    self.restart_step(&lvl, word, lo, hi, target, &buf, st)?;
                 }
             }
         }
     }
 
-    fn parse_header(&self, base: u64, buf: &[u8]) -> Result<Level, Fault> {
-        let h = bvh::Header::parse(&buf[..header::BYTES])
-            .map_err(|e| bad(format!("acceleration structure at {base:#x}: {e}")))?;
-        if h.root != 0 && (h.size < header::BYTES as u64 + bvh::RECORD_ALIGN as u64 || h.size > u32::MAX as u64 * 16) {
-            return Err(bad(format!("acceleration structure at {base:#x}: implausible size {}", h.size)));
+    /// The header of the structure at `base` (None: parked).
+    fn header<S: NodeSource>(src: &mut S, headers: &mut HeaderCache, base: u64) -> Result<Option<Level>, Fault> {
+        let Some(b) = src.bytes(base, header::BYTES)? else {
+            return Ok(None);
+        };
+        if let Some(l) = headers.get(base) {
+            return Ok(Some(l));
         }
-        Ok(Level { base, size: h.size, root: h.root, width: h.width, kind: h.kind })
+        let l = Level::decode(base, b).map_err(|e| bad(format!("acceleration structure at {base:#x}: {}", e.0)))?;
+        headers.insert(l);
+        Ok(Some(l))
+    }
+
+    /// The internal node `word` names, decoded as width `W` (None: parked).
+    #[inline(always)]
+    fn fetch_node<const W: usize, S: NodeSource>(&self, src: &mut S, word: u32) -> Result<Option<Node<W>>, Fault> {
+        let lvl = self.level();
+        let addr = self.record_addr(lvl, word, bvh::node_bytes(W as u32))?;
+        let Some(b) = src.bytes(addr, bvh::node_bytes(W as u32))? else {
+            return Ok(None);
+        };
+        Node::<W>::decode(b).map(Some).map_err(|e| {
+            bad(format!(
+                "record {word:#010x} of the structure at {:#x} is not an internal node of width {W} (kind {}, {} children)",
+                lvl.base, e.kind, e.count
+            ))
+        })
+    }
+
+    /// Visits internal node `word`. Returns true when parked.
+    #[inline(always)]
+    fn visit_node<const W: usize, S: NodeSource>(
+        &mut self,
+        src: &mut S,
+        cfg: &RtuConfig,
+        st: &mut RtuStats,
+        word: u32,
+    ) -> Result<bool, Fault> {
+        let Some(n) = self.fetch_node::<W, S>(src, word)? else {
+            return Ok(true);
+        };
+        self.count_visit(cfg, st)?;
+        self.node(word, &n, st)?;
+        Ok(false)
+    }
+
+    /// One restart step at node `word`. Returns true when parked.
+    #[allow(clippy::too_many_arguments)]
+    fn restart_node<const W: usize, S: NodeSource>(
+        &mut self,
+        src: &mut S,
+        cfg: &RtuConfig,
+        st: &mut RtuStats,
+        word: u32,
+        lo: u64,
+        hi: u64,
+        target: u32,
+    ) -> Result<bool, Fault> {
+        let Some(n) = self.fetch_node::<W, S>(src, word)? else {
+            return Ok(true);
+        };
+        self.count_visit(cfg, st)?;
+        self.restart_step(word, lo, hi, target, &n, st)?;
+        Ok(false)
     }
 
     /// Device address of the record `word` names, checked against the structure's extent.
@@ -572,58 +601,27 @@ impl Walk {
         }
     }
 
-    /// Decodes a node's children against the current ray and interval.
-    #[inline]
-    fn decode_children(
-        &self,
-        lvl: &Level,
-        word: u32,
-        b: &[u8],
-        st: &mut RtuStats,
-    ) -> Result<([Child; MAX_WIDTH], usize), Fault> {
-        let w = lvl.width;
-        let n = b[node::COUNT] as usize;
-        if b[node::KIND] != bvh::NODE_INTERNAL || n == 0 || n > w as usize {
-            return Err(bad(format!(
-                "record {word:#010x} of the structure at {:#x} is not an internal node of width {w} (kind {}, {} children)",
-                lvl.base,
-                b[node::KIND],
-                n
-            )));
-        }
-        let origin = v3(b, node::ORIGIN);
-        let exps = [b[node::EXP] as i8, b[node::EXP + 1] as i8, b[node::EXP + 2] as i8];
-        let scale = [bvh::exp2i(exps[0] as i32), bvh::exp2i(exps[1] as i32), bvh::exp2i(exps[2] as i32)];
-        let (qlo, qhi) = (node::qlo(w), node::qhi(w));
-        let r = self.ray();
-        let mut out = [Child::default(); MAX_WIDTH];
-        for (c, ch) in out.iter_mut().enumerate().take(n) {
-            let cw = rd_u32(b, node::CHILD + 4 * c);
-            let mut lo = [0.0f32; 3];
-            let mut hi = [0.0f32; 3];
-            for a in 0..3 {
-                lo[a] = origin[a] + b[qlo + 3 * c + a] as f32 * scale[a];
-                hi[a] = origin[a] + b[qhi + 3 * c + a] as f32 * scale[a];
-            }
-            let (near, hit) = isect::slab_near(r, lo, hi, self.tmin, self.best_t);
-            *ch = Child { word: cw, near, hit };
-        }
-        st.box_tests += n as u64;
-        Ok((out, n))
+    /// The box PE on every child of `n` against the current ray and interval: entry
+    /// distances and hits (only the first `count` lanes mean anything).
+    #[inline(always)]
+    fn test_children<const W: usize>(&self, n: &Node<W>, st: &mut RtuStats) -> ([f32; W], [bool; W]) {
+        st.box_tests += n.count as u64;
+        isect::slab_near_lanes(self.ray(), &n.lo, &n.hi, self.tmin, self.best_t)
     }
 
-    fn node(&mut self, lvl: &Level, word: u32, b: &[u8], st: &mut RtuStats) -> Result<(), Fault> {
-        let (kids, n) = self.decode_children(lvl, word, b, st)?;
+    #[inline(always)]
+    fn node<const W: usize>(&mut self, word: u32, n: &Node<W>, st: &mut RtuStats) -> Result<(), Fault> {
+        let (near, hit) = self.test_children(n, st);
         // Insertion sort of the hit children by (near, slot).
-        let mut order = [0usize; MAX_WIDTH];
+        let mut order = [0usize; W];
         let mut nh = 0;
-        for c in 0..n {
-            if !kids[c].hit {
+        for c in 0..n.count {
+            if !hit[c] {
                 continue;
             }
-            let key = (kids[c].near, c);
+            let key = (near[c], c);
             let mut i = nh;
-            while i > 0 && before(key, (kids[order[i - 1]].near, order[i - 1])) {
+            while i > 0 && before(key, (near[order[i - 1]], order[i - 1])) {
                 order[i] = order[i - 1];
                 i -= 1;
             }
@@ -635,11 +633,14 @@ impl Walk {
             return Ok(());
         }
         for &c in order[1..nh].iter().rev() {
-            self.push(Entry { word: kids[c].word, t: kids[c].near });
+            self.push(Entry { word: n.child[c], t: near[c] });
         }
-        let first = kids[order[0]].word;
+        let first = n.child[order[0]];
         if first == 0 {
-            return Err(bad(format!("node {word:#010x} of the structure at {:#x} has a null child", lvl.base)));
+            return Err(bad(format!(
+                "node {word:#010x} of the structure at {:#x} has a null child",
+                self.level().base
+            )));
         }
         self.state = State::Visit(first);
         Ok(())
@@ -649,29 +650,30 @@ impl Walk {
     /// subtree holds `target`, push the children that come after it in walk order, and go
     /// on into it.
     #[allow(clippy::too_many_arguments)]
-    fn restart_step(
+    fn restart_step<const W: usize>(
         &mut self,
-        lvl: &Level,
         word: u32,
         lo: u64,
         hi: u64,
         target: u32,
-        b: &[u8],
+        node: &Node<W>,
         st: &mut RtuStats,
     ) -> Result<(), Fault> {
-        let (kids, n) = self.decode_children(lvl, word, b, st)?;
+        let (near, hit) = self.test_children(node, st);
+        let n = node.count;
+        let base = self.level().base;
         let toff = bvh::child_offset(target);
         let layout_err = || {
             bad(format!(
                 "restart in the structure at {:#x}: node {word:#010x} breaks the pre-order layout rule \
                  or does not lead to record {target:#010x}",
-                lvl.base
+                base
             ))
         };
         let mut prev = lo;
         let mut p = None;
-        for (c, k) in kids.iter().enumerate().take(n) {
-            let off = bvh::child_offset(k.word);
+        for c in 0..n {
+            let off = bvh::child_offset(node.child[c]);
             if off <= prev || off >= hi {
                 return Err(layout_err());
             }
@@ -684,16 +686,16 @@ impl Walk {
         if toff >= hi {
             return Err(layout_err());
         }
-        let p_hi = if p + 1 < n { bvh::child_offset(kids[p + 1].word) } else { hi };
-        let pkey = (kids[p].near, p);
+        let p_hi = if p + 1 < n { bvh::child_offset(node.child[p + 1]) } else { hi };
+        let pkey = (near[p], p);
         // Siblings after the path child, pushed farthest first.
-        let mut after = [0usize; MAX_WIDTH];
+        let mut after = [0usize; W];
         let mut na = 0;
         for c in 0..n {
-            if c != p && kids[c].hit && before(pkey, (kids[c].near, c)) {
-                let key = (kids[c].near, c);
+            if c != p && hit[c] && before(pkey, (near[c], c)) {
+                let key = (near[c], c);
                 let mut i = na;
-                while i > 0 && before(key, (kids[after[i - 1]].near, after[i - 1])) {
+                while i > 0 && before(key, (near[after[i - 1]], after[i - 1])) {
                     after[i] = after[i - 1];
                     i -= 1;
                 }
@@ -702,10 +704,10 @@ impl Walk {
             }
         }
         for &c in after[..na].iter().rev() {
-            self.push(Entry { word: kids[c].word, t: kids[c].near });
+            self.push(Entry { word: node.child[c], t: near[c] });
         }
-        let pw = kids[p].word;
-        self.state = if !kids[p].hit {
+        let pw = node.child[p];
+        self.state = if !hit[p] {
             State::Pop
         } else if pw == target {
             State::Visit(target)
@@ -776,32 +778,27 @@ impl Walk {
     fn leaf<S: NodeSource>(
         &mut self,
         src: &mut S,
+        headers: &mut HeaderCache,
         cfg: &RtuConfig,
         win: &mut [u32],
         st: &mut RtuStats,
-        buf: &mut [u8; MAX_RECORD],
         word: u32,
         next: u8,
         first_visit: bool,
     ) -> Result<Option<Outcome>, Fault> {
         let lvl = *self.level();
         let addr = self.record_addr(&lvl, word, bvh::RECORD_ALIGN)?;
-        if !src.fetch(addr, &mut buf[..bvh::RECORD_ALIGN])? {
+        // The first line of the record says what it is and how long.
+        let Some(head) = src.bytes(addr, bvh::RECORD_ALIGN)? else {
             return Ok(Some(Outcome::Parked));
-        }
-        let kind = buf[0];
-        let count = buf[1] as usize;
-        let len = match kind {
-            bvh::LEAF_TRI if (1..=tri::MAX_COUNT).contains(&count) => tri::bytes(count),
-            bvh::LEAF_PROC if (1..=proc::MAX_COUNT).contains(&count) => proc::bytes(count),
-            bvh::LEAF_INST => inst::BYTES,
-            _ => {
-                return Err(bad(format!(
-                    "record {word:#010x} of the structure at {:#x} is not a leaf (kind {kind}, count {count})",
-                    lvl.base
-                )))
-            }
         };
+        let kind = head[0];
+        let len = records::leaf_len(head).map_err(|e| {
+            bad(format!(
+                "record {word:#010x} of the structure at {:#x} is not a leaf (kind {}, count {})",
+                lvl.base, e.kind, e.count
+            ))
+        })?;
         let allowed = match kind {
             bvh::LEAF_INST => lvl.kind == bvh::KIND_TOP && !self.in_blas,
             _ => lvl.kind == bvh::KIND_BOTTOM,
@@ -814,45 +811,37 @@ impl Walk {
             )));
         }
         self.record_addr(&lvl, word, len)?;
-        if len > bvh::RECORD_ALIGN && !src.fetch(addr, &mut buf[..len])? {
+        let Some(b) = src.bytes(addr, len)? else {
             return Ok(Some(Outcome::Parked));
-        }
+        };
         if kind == bvh::LEAF_INST {
-            return self.instance(src, cfg, st, buf, word);
+            let it = records::Inst::decode(b);
+            return self.instance(src, headers, cfg, st, word, &it);
         }
         if first_visit {
             self.count_visit(cfg, st)?;
         } else {
             st.node_fetches += 1;
         }
-        let b = &buf[..len];
-        let geom = rd_u32(b, tri::GEOM_INDEX);
+        let count = b[1] as usize;
+        let (geom, geom_flags) = records::leaf_geometry(b);
         let inst_flags = self.inst_flags();
-        let op = cls::opacity(rd_u32(b, tri::GEOM_FLAGS), inst_flags, self.flags);
+        let op = cls::opacity(geom_flags, inst_flags, self.flags);
         if kind == bvh::LEAF_TRI {
             if cls::cull_triangle_leaf(self.flags, op) {
                 self.state = State::Pop;
                 return Ok(None);
             }
             for i in next as usize..count {
-                let rec = tri::HEADER + i * tri::RECORD;
                 st.tri_tests += 1;
-                let r = self.ray();
-                let Some(h) = isect::triangle(
-                    r,
-                    v3(b, rec + tri::V0),
-                    v3(b, rec + tri::V1),
-                    v3(b, rec + tri::V2),
-                    self.tmin,
-                    self.best_t,
-                ) else {
+                let (v, prim) = records::triangle(b, i);
+                let Some(h) = isect::triangle(self.ray(), v[0], v[1], v[2], self.tmin, self.best_t) else {
                     continue;
                 };
                 if self.committed && h.t >= self.best_t {
                     continue;
                 }
                 let front = cls::front_face(isect::geometric_front(&h), inst_flags);
-                let prim = rd_u32(b, rec + tri::PRIM);
                 match cls::triangle_action(self.flags, inst_flags, op, front) {
                     TriAction::Cull => continue,
                     TriAction::Commit => {
@@ -867,6 +856,7 @@ impl Walk {
                             rtu_abi::COMMITTED_TRIANGLE,
                             front,
                         );
+                        set_tri(win, rtu_abi::COMMITTED_TRI, addr + records::triangle_record(i) as u64);
                         self.best_t = h.t;
                         self.committed = true;
                         if cls::terminate_on_commit(self.flags) {
@@ -886,6 +876,7 @@ impl Walk {
                             rtu_abi::CANDIDATE_TRIANGLE,
                             front,
                         );
+                        set_tri(win, rtu_abi::CANDIDATE_TRI, addr + records::triangle_record(i) as u64);
                         st.candidates += 1;
                         self.state = State::Leaf { word, next: i as u8 + 1 };
                         return Ok(Some(Outcome::Yield(rtu_abi::STS_YIELD_ANYHIT)));
@@ -898,13 +889,11 @@ impl Walk {
                 return Ok(None);
             }
             for i in next as usize..count {
-                let rec = proc::HEADER + i * proc::RECORD;
                 st.aabb_tests += 1;
-                let (lo, hi) = (v3(b, rec + proc::MIN), v3(b, rec + proc::MAX));
+                let (lo, hi, prim) = records::aabb(b, i);
                 let Some(t) = isect::slab(self.ray(), lo, hi, self.tmin, self.best_t) else {
                     continue;
                 };
-                let prim = rd_u32(b, rec + proc::PRIM);
                 self.write_span(win, rtu_abi::CANDIDATE, t, 0.0, 0.0, prim, geom, rtu_abi::CANDIDATE_AABB, false);
                 win[rtu_abi::CAND_AABB_OPAQUE as usize] = (op == Opacity::Opaque) as u32;
                 st.candidates += 1;
@@ -916,39 +905,29 @@ impl Walk {
         Ok(None)
     }
 
-    /// An instance leaf of the TLAS (already in `buf`): enter its BLAS.
+    /// An instance leaf of the TLAS: enter its BLAS.
     fn instance<S: NodeSource>(
         &mut self,
         src: &mut S,
+        headers: &mut HeaderCache,
         cfg: &RtuConfig,
         st: &mut RtuStats,
-        buf: &mut [u8; MAX_RECORD],
         word: u32,
+        it: &records::Inst,
     ) -> Result<Option<Outcome>, Fault> {
-        let b = &buf[..inst::BYTES];
-        let custom_mask = rd_u32(b, inst::CUSTOM_MASK);
-        let blas_addr = rd_u64(b, inst::BLAS);
-        let instance = Instance {
-            index: rd_u32(b, inst::INDEX),
-            custom_mask,
-            sbt_flags: rd_u32(b, inst::SBT_FLAGS),
-            w2o: m3x4(b, inst::W2O),
-            o2w: m3x4(b, inst::O2W),
-        };
-        if !cls::instance_visible(custom_mask >> 24, self.cull_mask) || blas_addr == 0 {
+        if !cls::instance_visible(it.custom_mask >> 24, self.cull_mask) || it.blas == 0 {
             self.count_visit(cfg, st)?;
             self.state = State::Pop;
             return Ok(None);
         }
-        if !src.fetch(blas_addr, &mut buf[..header::BYTES])? {
+        let Some(blas) = Self::header(src, headers, it.blas)? else {
             return Ok(Some(Outcome::Parked));
-        }
+        };
         self.count_visit(cfg, st)?;
-        let blas = self.parse_header(blas_addr, &buf[..])?;
         if blas.kind != bvh::KIND_BOTTOM {
             return Err(bad(format!(
-                "instance {} (leaf {word:#010x}) of the TLAS at {:#x} references {blas_addr:#x}, which is not a bottom-level structure",
-                instance.index, self.top.base
+                "instance {} (leaf {word:#010x}) of the TLAS at {:#x} references {:#x}, which is not a bottom-level structure",
+                it.index, self.top.base, it.blas
             )));
         }
         if blas.root == 0 {
@@ -956,6 +935,13 @@ impl Walk {
             return Ok(None);
         }
         st.instance_transforms += 1;
+        let instance = Instance {
+            index: it.index,
+            custom_mask: it.custom_mask,
+            sbt_flags: it.sbt_flags,
+            w2o: it.w2o,
+            o2w: it.o2w,
+        };
         let o = isect::xform_point(&instance.w2o, self.world.org);
         let d = isect::xform_vector(&instance.w2o, self.world.dir);
         self.obj = RayPrep::new(o, d);
@@ -968,4 +954,10 @@ impl Walk {
         self.state = if self.obj.is_degenerate() { State::Pop } else { State::Visit(blas.root) };
         Ok(None)
     }
+}
+
+/// Stores a triangle record's device address into window slots `at`, `at + 1`.
+fn set_tri(win: &mut [u32], at: u32, addr: u64) {
+    win[at as usize] = addr as u32;
+    win[at as usize + 1] = (addr >> 32) as u32;
 }

@@ -31,17 +31,17 @@ pub(crate) fn eval(m: &Module, inst: &Instruction, spec: &BTreeMap<u32, Vec<u8>>
             vec![v]
         }
         Op::Constant | Op::SpecConstant => {
-            let mut words = match inst.operand(0)? {
-                Operand::LiteralBit32(v) => vec![*v],
-                Operand::LiteralBit64(v) => vec![*v as u32, (*v >> 32) as u32],
+            let mut raw = match inst.operand(0)? {
+                Operand::LiteralBit32(v) => *v as u64,
+                Operand::LiteralBit64(v) => *v,
                 o => return Err(invalid!("{} with literal {o:?}", inst.name())),
             };
+            let s = m.types.scalar(ty)?;
             if let (Op::SpecConstant, Some((sid, b))) = (inst.class.opcode, override_bytes) {
-                let v = spec_value(sid, b, &[4 * regs as usize])?;
-                words = vec![v as u32, (v >> 32) as u32];
+                // VkSpecializationMapEntry sizes are the constant's own size.
+                raw = spec_value(sid, b, &[s.bytes() as usize])?;
             }
-            words.truncate(regs as usize);
-            words
+            pack(s, &[from_raw(s, raw)])
         }
         Op::ConstantComposite | Op::SpecConstantComposite => {
             let mut words = Vec::new();
@@ -85,33 +85,52 @@ fn spec_value(sid: u32, bytes: &[u8], sizes: &[usize]) -> Result<u64> {
     Ok(u64::from_le_bytes(w))
 }
 
-/// Components of a scalar/vector constant as u64 (integers zero-extended, floats as bits).
+/// A literal's bits (as SPIR-V encodes them) -> the component's value as `comps` returns
+/// it: integers masked to their width, 16-bit floats widened to the f32 that holds them.
+fn from_raw(s: Scalar, raw: u64) -> u64 {
+    match s {
+        Scalar::F16 => half::f16::from_bits(raw as u16).to_f32().to_bits() as u64,
+        Scalar::F32 => raw & 0xFFFF_FFFF,
+        _ => mask(raw, width(s)),
+    }
+}
+
+/// Components of a scalar/vector constant as u64: integers zero-extended, f32 and f16 as the
+/// f32 bits of their register, f64 as its bits.
 fn comps(m: &Module, c: &Const) -> Result<(Scalar, Vec<u64>)> {
     let shape = m.types.shape(c.ty)?;
-    let v = match shape.scalar {
-        Scalar::I64 => c.words.chunks(2).map(|p| p[0] as u64 | (*p.get(1).unwrap_or(&0) as u64) << 32).collect(),
+    let v = match shape.scalar.regs() {
+        2 => c.words.chunks(2).map(|p| p[0] as u64 | (*p.get(1).unwrap_or(&0) as u64) << 32).collect(),
         _ => c.words.iter().map(|&w| w as u64).collect(),
     };
     Ok((shape.scalar, v))
 }
 
+/// Component values (as `comps` returns them) -> the register image.
 fn pack(s: Scalar, vals: &[u64]) -> Vec<u32> {
     let mut out = Vec::new();
     for &v in vals {
         match s {
-            Scalar::I64 => out.extend([v as u32, (v >> 32) as u32]),
+            Scalar::I64 | Scalar::F64 => out.extend([v as u32, (v >> 32) as u32]),
             Scalar::Bool => out.push((v != 0) as u32),
-            _ => out.push(v as u32),
+            Scalar::F16 | Scalar::F32 => out.push(v as u32),
+            _ => out.push(mask(v, width(s)) as u32),
         }
     }
     out
 }
 
 fn width(s: Scalar) -> u32 {
-    if s == Scalar::I64 {
-        64
-    } else {
-        32
+    s.bits()
+}
+
+/// FConvert of one component between float kinds (round to nearest even).
+fn fconvert(from: Scalar, to: Scalar, v: u64) -> u64 {
+    let x = if from == Scalar::F64 { f64::from_bits(v) } else { f32::from_bits(v as u32) as f64 };
+    match to {
+        Scalar::F64 => x.to_bits(),
+        Scalar::F16 => half::f16::from_f64(x).to_f32().to_bits() as u64,
+        _ => (x as f32).to_bits() as u64,
     }
 }
 
@@ -198,7 +217,7 @@ fn spec_op(m: &Module, inst: &Instruction, ty: Id) -> Result<Vec<u32>> {
                 .map(|&x| match op {
                     Op::SConvert => mask(sext(x, wa) as u64, wr),
                     Op::UConvert => mask(x, wr),
-                    Op::FConvert => x,
+                    Op::FConvert => fconvert(s, rs, x),
                     Op::SNegate => mask((sext(x, wa)).wrapping_neg() as u64, wr),
                     Op::Not => mask(!x, wr),
                     _ => (x == 0) as u64,

@@ -20,10 +20,12 @@ mod error;
 mod inline;
 mod lower;
 mod module;
+mod reflect;
 mod types;
 
 pub use emit::RegName;
 pub use error::CompileError;
+pub use reflect::reflect_layout;
 
 use std::collections::BTreeMap;
 use vortex_model::abi::isa::Instr;
@@ -32,6 +34,8 @@ use vortex_model::abi::kernel::{build_image, KernelHeader};
 /// `VkDescriptorType` values the compiler understands.
 pub mod descriptor_type {
     pub const STORAGE_IMAGE: u32 = 3;
+    pub const UNIFORM_TEXEL_BUFFER: u32 = 4;
+    pub const STORAGE_TEXEL_BUFFER: u32 = 5;
     pub const UNIFORM_BUFFER: u32 = 6;
     pub const STORAGE_BUFFER: u32 = 7;
     pub const UNIFORM_BUFFER_DYNAMIC: u32 = 8;

@@ -19,8 +19,25 @@ const CAPABILITIES: &[Capability] = &[
     Capability::Matrix,
     Capability::Int64,
     Capability::Int64Atomics,
+    Capability::Int16,
+    Capability::Int8,
+    Capability::Float16,
+    Capability::Float64,
+    Capability::StorageBuffer16BitAccess,
+    Capability::UniformAndStorageBuffer16BitAccess,
+    Capability::StoragePushConstant16,
+    Capability::StorageBuffer8BitAccess,
+    Capability::UniformAndStorageBuffer8BitAccess,
+    Capability::StoragePushConstant8,
     Capability::Image1D,
+    Capability::ImageCubeArray,
     Capability::ImageQuery,
+    Capability::SampledBuffer,
+    Capability::ImageBuffer,
+    Capability::UniformTexelBufferArrayDynamicIndexing,
+    Capability::StorageTexelBufferArrayDynamicIndexing,
+    Capability::UniformTexelBufferArrayNonUniformIndexing,
+    Capability::StorageTexelBufferArrayNonUniformIndexing,
     Capability::StorageImageExtendedFormats,
     Capability::StorageImageReadWithoutFormat,
     Capability::StorageImageWriteWithoutFormat,
@@ -28,8 +45,16 @@ const CAPABILITIES: &[Capability] = &[
     // Skip-triangles/AABBs and the micromap 2-state flag are ordinary run-time ray flags here.
     Capability::RayTraversalPrimitiveCullingKHR,
     Capability::RayTracingOpacityMicromapEXT,
-    // Only the subgroup built-ins (size, lane id, ids); group instructions are refused one by one.
+    Capability::RayQueryPositionFetchKHR,
+    Capability::PhysicalStorageBufferAddresses,
     Capability::GroupNonUniform,
+    Capability::GroupNonUniformVote,
+    Capability::GroupNonUniformBallot,
+    Capability::GroupNonUniformShuffle,
+    Capability::GroupNonUniformShuffleRelative,
+    Capability::GroupNonUniformArithmetic,
+    Capability::GroupNonUniformClustered,
+    Capability::GroupNonUniformQuad,
     Capability::ShaderNonUniform,
     Capability::RuntimeDescriptorArray,
     Capability::UniformBufferArrayDynamicIndexing,
@@ -45,8 +70,14 @@ const CAPABILITIES: &[Capability] = &[
 
 const EXTENSIONS: &[&str] = &[
     "SPV_KHR_ray_query",
+    "SPV_KHR_ray_tracing_position_fetch",
     "SPV_EXT_descriptor_indexing",
     "SPV_KHR_storage_buffer_storage_class",
+    "SPV_KHR_16bit_storage",
+    "SPV_KHR_8bit_storage",
+    "SPV_KHR_float_controls",
+    "SPV_KHR_physical_storage_buffer",
+    "SPV_EXT_physical_storage_buffer",
     "SPV_KHR_vulkan_memory_model",
     "SPV_KHR_non_semantic_info",
     "SPV_KHR_relaxed_extended_instruction",
@@ -168,7 +199,7 @@ impl InstExt for Instruction {
 /// module-scope `NonSemantic.*` `OpExtInst`s (debug info) are stripped, and
 /// `OpExecutionModeId` is re-encoded as `OpExecutionMode` (whose mode parameters the grammar
 /// types per mode, so `LocalSizeId`'s operands still parse as ids).
-fn prepass(words: &[u32]) -> Result<Vec<u32>> {
+pub(crate) fn prepass(words: &[u32]) -> Result<Vec<u32>> {
     let parse = |m: String| CompileError::Parse(m);
     if words.len() < 5 {
         return Err(parse(format!("module is {} words long, shorter than the 5-word header", words.len())));
@@ -246,7 +277,7 @@ fn decode_string(words: &[u32]) -> String {
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
-fn load(words: &[u32]) -> Result<dr::Module> {
+pub(crate) fn load(words: &[u32]) -> Result<dr::Module> {
     // rspirv is third-party code: a panic inside it on some hostile input must still become an
     // error, never cross into the driver.
     let loaded = std::panic::catch_unwind(|| rspirv::dr::load_words(words));
@@ -316,7 +347,9 @@ impl Module {
         }
         if let Some(mm) = &self.raw.memory_model {
             match mm.operand(0)? {
-                Operand::AddressingModel(spirv::AddressingModel::Logical) => {}
+                Operand::AddressingModel(
+                    spirv::AddressingModel::Logical | spirv::AddressingModel::PhysicalStorageBuffer64,
+                ) => {}
                 Operand::AddressingModel(a) => return Err(unsupported!("addressing model {a:?}")),
                 o => return Err(invalid!("OpMemoryModel with operand {o:?}")),
             }
@@ -414,7 +447,10 @@ impl Module {
         use Op::*;
         let op = inst.class.opcode;
         if let Some(id) = inst.result_id {
-            if self.types.contains(id) || self.consts.contains_key(&id) || self.globals.contains_key(&id) {
+            let forward = op == TypePointer
+                && matches!(self.types.get(id), Ok(Type::Pointer { pointee: super::types::FORWARD, .. }));
+            if (self.types.contains(id) && !forward) || self.consts.contains_key(&id) || self.globals.contains_key(&id)
+            {
                 return Err(invalid!("%{id} is defined more than once"));
             }
         }
@@ -431,15 +467,18 @@ impl Module {
             TypeBool => Type::Bool,
             TypeInt => {
                 let (width, signed) = (inst.lit(0)?, inst.lit(1)? != 0);
-                if width != 32 && width != 64 {
+                if ![8, 16, 32, 64].contains(&width) {
                     return Err(unsupported!("{width}-bit integers"));
                 }
                 Type::Int { width, signed }
             }
             TypeFloat => {
                 let width = inst.lit(0)?;
-                if width != 32 {
+                if ![16, 32, 64].contains(&width) {
                     return Err(unsupported!("{width}-bit floats"));
+                }
+                if inst.operands.len() > 1 {
+                    return Err(unsupported!("floating-point encoding {:?}", inst.operands[1]));
                 }
                 Type::Float { width }
             }
@@ -481,7 +520,7 @@ impl Module {
                     Operand::StorageClass(sc) => *sc,
                     o => return Err(invalid!("{} with storage class {o:?}", inst.name())),
                 };
-                // Pointee may be forward-declared only for physical pointers, which are refused.
+                // A pointee declared later is a forward physical pointer, in the table already.
                 Type::Pointer { sc, pointee: ty(self, 1)? }
             }
             TypeFunction => Type::Function,
@@ -497,7 +536,7 @@ impl Module {
                 Type::Image { sampled: ty(self, 0)?, dim, arrayed: inst.lit(3)? != 0, ms: inst.lit(4)? != 0, format }
             }
             TypeSampler => Type::Sampler,
-            TypeSampledImage => Type::SampledImage,
+            TypeSampledImage => Type::SampledImage { image: ty(self, 0)? },
             TypeAccelerationStructureKHR => Type::AccelStruct,
             TypeRayQueryKHR => Type::RayQuery,
             ConstantTrue
@@ -522,7 +561,18 @@ impl Module {
                 return Ok(());
             }
             Line | NoLine | Nop => return Ok(()),
-            TypeForwardPointer => return Err(unsupported!("OpTypeForwardPointer (physical pointers)")),
+            TypeForwardPointer => {
+                let id = inst.id(0)?;
+                match inst.operand(1)? {
+                    Operand::StorageClass(StorageClass::PhysicalStorageBuffer) => {}
+                    o => return Err(unsupported!("OpTypeForwardPointer with storage class {o:?}")),
+                }
+                if self.types.contains(id) {
+                    return Err(invalid!("OpTypeForwardPointer of %{id}, which is already defined"));
+                }
+                let t = Type::Pointer { sc: StorageClass::PhysicalStorageBuffer, pointee: super::types::FORWARD };
+                return self.types.insert(id, t);
+            }
             _ => return Err(unsupported!("module-scope instruction {}", inst.name())),
         };
         self.types.insert(inst.rid()?, t)

@@ -25,41 +25,112 @@ pub(crate) const MAX_TYPE_DEPTH: u32 = 64;
 pub(crate) enum Type {
     Void,
     Bool,
-    Int { width: u32, signed: bool },
-    Float { width: u32 },
-    Vector { elem: Id, n: u32 },
-    Matrix { col: Id, cols: u32 },
-    Array { elem: Id, len: u32 },
-    RuntimeArray { elem: Id },
-    Struct { members: Vec<Id> },
-    Pointer { sc: StorageClass, pointee: Id },
+    Int {
+        width: u32,
+        signed: bool,
+    },
+    Float {
+        width: u32,
+    },
+    Vector {
+        elem: Id,
+        n: u32,
+    },
+    Matrix {
+        col: Id,
+        cols: u32,
+    },
+    Array {
+        elem: Id,
+        len: u32,
+    },
+    RuntimeArray {
+        elem: Id,
+    },
+    Struct {
+        members: Vec<Id>,
+    },
+    Pointer {
+        sc: StorageClass,
+        pointee: Id,
+    },
     Function,
-    Image { sampled: Id, dim: Dim, arrayed: bool, ms: bool, format: ImageFormat },
+    Image {
+        sampled: Id,
+        dim: Dim,
+        arrayed: bool,
+        ms: bool,
+        format: ImageFormat,
+    },
     Sampler,
-    SampledImage,
+    /// An image with its sampler: only texel buffers (`samplerBuffer`) are supported, whose
+    /// value is the image descriptor's address.
+    SampledImage {
+        image: Id,
+    },
     AccelStruct,
     RayQuery,
 }
 
-/// What one scalar component is, as far as instruction selection cares.
+/// The pointee of a forward-declared pointer type not yet defined.
+pub(crate) const FORWARD: Id = 0;
+
+/// A pointer into physical storage buffer memory (a 64-bit address at run time).
+pub(crate) fn is_physical(t: &Type) -> bool {
+    matches!(t, Type::Pointer { sc: StorageClass::PhysicalStorageBuffer, .. })
+}
+
+/// What one scalar component is, as far as instruction selection cares (see `lower::num`
+/// for how each lives in registers).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Scalar {
     Bool,
+    /// 8- and 16-bit integers: one register, zero-extended.
+    I8,
+    I16,
     /// 32-bit integer.
     I32,
     /// 64-bit integer (a register pair).
     I64,
+    /// 16-bit float: one register holding the f32 of the same value.
+    F16,
     F32,
+    /// 64-bit float: a register pair of raw IEEE bits.
+    F64,
 }
 
 impl Scalar {
     /// Registers per component.
     pub fn regs(self) -> u32 {
-        if self == Scalar::I64 {
+        if self.bits() == 64 {
             2
         } else {
             1
         }
+    }
+
+    /// Width in bits (booleans: the 32 of their register).
+    pub fn bits(self) -> u32 {
+        match self {
+            Scalar::I8 => 8,
+            Scalar::I16 | Scalar::F16 => 16,
+            Scalar::I64 | Scalar::F64 => 64,
+            _ => 32,
+        }
+    }
+
+    pub fn is_float(self) -> bool {
+        matches!(self, Scalar::F16 | Scalar::F32 | Scalar::F64)
+    }
+
+    /// 8- or 16-bit integer.
+    pub fn is_narrow_int(self) -> bool {
+        matches!(self, Scalar::I8 | Scalar::I16)
+    }
+
+    /// Bytes in explicitly laid-out memory.
+    pub fn bytes(self) -> u32 {
+        self.bits() / 8
     }
 }
 
@@ -79,9 +150,12 @@ pub(crate) struct Types {
 }
 
 impl Types {
-    /// Adds a type whose operands are already present.
+    /// Adds a type whose operands are already present. A physical-storage-buffer pointer
+    /// may replace its own forward declaration (`OpTypeForwardPointer`): such pointers are
+    /// 64-bit addresses and never look into their pointee, so they may form cycles.
     pub fn insert(&mut self, id: Id, t: Type) -> Result<()> {
-        if self.map.contains_key(&id) {
+        let forward = matches!(self.map.get(&id), Some(Type::Pointer { pointee: FORWARD, .. }));
+        if self.map.contains_key(&id) && !(forward && is_physical(&t)) {
             // A redefinition could make a type contain itself.
             return Err(invalid!("type %{id} is defined more than once"));
         }
@@ -89,8 +163,9 @@ impl Types {
             Type::Vector { elem, .. } | Type::Array { elem, .. } | Type::RuntimeArray { elem } => vec![*elem],
             Type::Matrix { col, .. } => vec![*col],
             Type::Struct { members } => members.clone(),
-            Type::Pointer { pointee, .. } => vec![*pointee],
+            Type::Pointer { pointee, .. } if !is_physical(&t) => vec![*pointee],
             Type::Image { sampled, .. } => vec![*sampled],
+            Type::SampledImage { image } => vec![*image],
             _ => vec![],
         };
         let depth = 1 + children.iter().map(|c| self.depth.get(c).copied().unwrap_or(0)).max().unwrap_or(0);
@@ -121,8 +196,8 @@ impl Types {
 
     fn regs64(&self, id: Id) -> Result<u64> {
         Ok(match self.get(id)? {
-            Type::Bool | Type::Float { .. } | Type::RayQuery => 1,
-            Type::Int { width, .. } => {
+            Type::Bool | Type::RayQuery => 1,
+            Type::Int { width, .. } | Type::Float { width } => {
                 if *width == 64 {
                     2
                 } else {
@@ -141,8 +216,8 @@ impl Types {
             }
             // Images (descriptor address), acceleration structures (device address) and
             // pointers held as values are 64-bit addresses.
-            Type::Image { .. } | Type::AccelStruct | Type::Pointer { .. } => 2,
-            Type::Void | Type::Function | Type::Sampler | Type::SampledImage | Type::RuntimeArray { .. } => {
+            Type::Image { .. } | Type::AccelStruct | Type::Pointer { .. } | Type::SampledImage { .. } => 2,
+            Type::Void | Type::Function | Type::Sampler | Type::RuntimeArray { .. } => {
                 return Err(unsupported!("values of type %{id} ({}) cannot live in registers", self.describe(id)))
             }
         })
@@ -175,10 +250,14 @@ impl Types {
     pub fn scalar(&self, id: Id) -> Result<Scalar> {
         match self.get(id)? {
             Type::Bool => Ok(Scalar::Bool),
+            Type::Int { width: 8, .. } => Ok(Scalar::I8),
+            Type::Int { width: 16, .. } => Ok(Scalar::I16),
             Type::Int { width: 32, .. } => Ok(Scalar::I32),
             Type::Int { width: 64, .. } => Ok(Scalar::I64),
+            Type::Float { width: 16 } => Ok(Scalar::F16),
             Type::Float { width: 32 } => Ok(Scalar::F32),
-            _ => Err(invalid!("%{id} ({}) is not a 32/64-bit scalar type", self.describe(id))),
+            Type::Float { width: 64 } => Ok(Scalar::F64),
+            _ => Err(invalid!("%{id} ({}) is not a scalar type", self.describe(id))),
         }
     }
 
@@ -192,6 +271,7 @@ impl Types {
 
     pub fn pointee(&self, id: Id) -> Result<(StorageClass, Id)> {
         match self.get(id)? {
+            Type::Pointer { pointee: FORWARD, .. } => Err(invalid!("pointer type %{id} is declared but never defined")),
             Type::Pointer { sc, pointee } => Ok((*sc, *pointee)),
             _ => Err(invalid!("%{id} is not a pointer type")),
         }
@@ -228,11 +308,14 @@ impl Types {
                 Type::Array { elem, len } => format!("{}[{len}]", self.describe(*elem)),
                 Type::RuntimeArray { elem } => format!("{}[]", self.describe(*elem)),
                 Type::Struct { members } => format!("struct({} members)", members.len()),
+                Type::Pointer { sc: StorageClass::PhysicalStorageBuffer, pointee } => {
+                    format!("ptr<physical, %{pointee}>")
+                }
                 Type::Pointer { sc, pointee } => format!("ptr<{sc:?}, {}>", self.describe(*pointee)),
                 Type::Function => "function".into(),
                 Type::Image { dim, .. } => format!("image{dim:?}"),
                 Type::Sampler => "sampler".into(),
-                Type::SampledImage => "sampled image".into(),
+                Type::SampledImage { .. } => "sampled image".into(),
                 Type::AccelStruct => "acceleration structure".into(),
                 Type::RayQuery => "ray query".into(),
             },

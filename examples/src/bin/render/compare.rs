@@ -48,12 +48,18 @@ pub fn against(o: &Options, other: &str) -> Result<(), String> {
     let ref_path = o.out.with_extension(format!("{}.png", other.replace(['/', '.'], "_")));
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let mut cmd = Command::new(exe);
+    // The reference render must not overwrite this run's statistics.
+    cmd.env_remove("VORTEX_STATS");
     cmd.args(["--icd", other, "--width", &o.width.to_string(), "--height", &o.height.to_string()]);
     cmd.args(["--spp", &o.spp.to_string(), "--quiet", "--out"]).arg(&ref_path);
     match &o.obj {
         Some(p) => cmd.arg("--obj").arg(p),
         None => cmd.args(["--scene", &o.scene]),
     };
+    cmd.args(["--subdivide", &o.shape.subdivide.to_string()]);
+    if let Some(n) = o.shape.copies {
+        cmd.args(["--copies", &n.to_string()]);
+    }
     let t = std::time::Instant::now();
     let status = cmd.status().map_err(|e| format!("cannot start the reference render: {e}"))?;
     if !status.success() {

@@ -12,12 +12,16 @@ const RENDER: &[u8] = include_bytes!("../../../shaders/render.spv");
 
 /// Rows per submission: small enough for a lively progress bar, large enough to keep the
 /// device busy.
-const BAND_ROWS: u32 = 32;
+pub const BAND_ROWS: u32 = 32;
 
 pub struct Rendered {
     /// RGBA8 pixels, row-major, opaque.
     pub pixels: Vec<u8>,
     pub rays: u64,
+    /// Rays traced per pixel (primary, shadow, AO).
+    pub rays_per_pixel: Vec<u32>,
+    /// Dispatches submitted, in row order (`BAND_ROWS` rows each).
+    pub bands: u32,
     pub build_seconds: f64,
     pub render_seconds: f64,
 }
@@ -56,6 +60,7 @@ pub fn render(ctx: &Context, scene: &Scene, o: &Options) -> Result<Rendered> {
     let floats = scene.camera.push_floats(w as f32 / h as f32, scene.light, scene.ao_radius);
     let t1 = Instant::now();
     let mut row = 0;
+    let mut bands = 0;
     while row < h {
         let rows = BAND_ROWS.min(h - row);
         let mut push: Vec<u8> = floats.iter().flat_map(|f| f.to_le_bytes()).collect();
@@ -64,6 +69,7 @@ pub fn render(ctx: &Context, scene: &Scene, o: &Options) -> Result<Rendered> {
         }
         ctx.submit_once(|cmd| pipe.record_dispatch(cmd, &push, [w.div_ceil(8), rows.div_ceil(8), 1]))?;
         row += rows;
+        bands += 1;
         if !o.quiet {
             let done = row as f64 / h as f64;
             let bar = (done * 40.0) as usize;
@@ -75,6 +81,7 @@ pub fn render(ctx: &Context, scene: &Scene, o: &Options) -> Result<Rendered> {
         eprintln!();
     }
     let render_seconds = t1.elapsed().as_secs_f64();
-    let rays = ray_counts.read::<u32>().iter().map(|&r| r as u64).sum();
-    Ok(Rendered { pixels: pixels.read::<u8>(), rays, build_seconds, render_seconds })
+    let rays_per_pixel = ray_counts.read::<u32>();
+    let rays = rays_per_pixel.iter().map(|&r| r as u64).sum();
+    Ok(Rendered { pixels: pixels.read::<u8>(), rays, rays_per_pixel, bands, build_seconds, render_seconds })
 }

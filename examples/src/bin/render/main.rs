@@ -3,33 +3,47 @@
 //!
 //! ```text
 //! render [--icd vortex|lavapipe|PATH] [--scene bunny|spheres|million|random | --obj FILE]
-//!        [--width W] [--height H] [--spp N] [--out FILE.png] [--compare ICD] [--quiet]
+//!        [--subdivide N] [--copies N] [--width W] [--height H] [--spp N] [--out FILE.png]
+//!        [--compare ICD] [--quiet]
 //! ```
+//!
+//! With `VORTEX_STATS=FILE` (on Vortex RT) it also writes `OUT.heat.png`, the RTU work per
+//! ray of every pixel with a legend, and in timed mode (`VORTEX_MODE=timed`)
+//! `OUT.timeline.svg`, the traversal cores' activity over the render.
 //!
 //! `--compare ICD` renders the same image on a second driver (in a child process: the loader
 //! picks its driver per process) and reports the fraction of differing pixels and the PSNR.
 
 mod compare;
 mod gpu;
+mod stats;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use vortex_examples::scene::Scene;
+use vortex_examples::scene::{Scene, SceneOptions};
 use vortex_examples::{Context, Icd};
 
 const USAGE: &str = "usage: render [--icd vortex|lavapipe|PATH] [--scene bunny|spheres|million|random | --obj FILE]
-              [--width W] [--height H] [--spp N] [--out FILE.png] [--compare ICD] [--quiet]
-  --icd      the Vulkan driver to render on (default: vortex)
-  --scene    a built-in scene (default: bunny); --obj renders an OBJ file on a ground plane
-  --spp      ambient-occlusion rays per pixel (default 4)
-  --out      the PNG to write (default: render.png)
-  --compare  also render on this driver and report differing pixels and PSNR
+              [--subdivide N] [--copies N] [--width W] [--height H] [--spp N] [--out FILE.png]
+              [--compare ICD] [--quiet]
+  --icd        the Vulkan driver to render on (default: vortex)
+  --scene      a built-in scene (default: bunny); --obj renders an OBJ file on a ground plane
+  --subdivide  split the main mesh's triangles in four, N times (bunny: 3,676 x 4^N)
+  --copies     instances of the main mesh (default: bunny 3, spheres 64, million and OBJ 1);
+               e.g. --subdivide 4 or --copies 300 puts over a million triangles in the scene
+  --spp        ambient-occlusion rays per pixel (default 4)
+  --out        the PNG to write (default: render.png)
+  --compare    also render on this driver and report differing pixels and PSNR
+environment:
+  VORTEX_STATS=FILE  (Vortex RT) also write OUT.heat.png, RTU work per ray with a legend,
+                     and with VORTEX_MODE=timed OUT.timeline.svg, RTU activity over time
 ";
 
 pub struct Options {
     pub icd: Icd,
     pub scene: String,
     pub obj: Option<PathBuf>,
+    pub shape: SceneOptions,
     pub width: u32,
     pub height: u32,
     pub spp: u32,
@@ -43,6 +57,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Option<Options>, Stri
         icd: Icd::Vortex,
         scene: "bunny".into(),
         obj: None,
+        shape: SceneOptions::default(),
         width: 640,
         height: 480,
         spp: 4,
@@ -58,6 +73,8 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Option<Options>, Stri
             "--icd" => o.icd = Icd::parse(&value()?),
             "--scene" => o.scene = value()?,
             "--obj" => o.obj = Some(PathBuf::from(value()?)),
+            "--subdivide" => o.shape.subdivide = number(value()?)?,
+            "--copies" => o.shape.copies = Some(number(value()?)? as usize),
             "--width" => o.width = number(value()?)?,
             "--height" => o.height = number(value()?)?,
             "--spp" => o.spp = number(value()?)?,
@@ -70,6 +87,9 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Option<Options>, Stri
     if o.width == 0 || o.height == 0 || o.width > 16384 || o.height > 16384 {
         return Err(format!("image size {}x{} out of range (1..=16384)", o.width, o.height));
     }
+    if o.shape.subdivide > 8 {
+        return Err(format!("--subdivide {} is more than 8", o.shape.subdivide));
+    }
     if o.spp > 1024 {
         return Err(format!("--spp {} is more than 1024", o.spp));
     }
@@ -78,8 +98,8 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Option<Options>, Stri
 
 fn run(o: &Options) -> Result<(), String> {
     let scene = match &o.obj {
-        Some(path) => Scene::from_obj(path),
-        None => Scene::builtin(&o.scene),
+        Some(path) => Scene::from_obj_with(path, &o.shape),
+        None => Scene::builtin_with(&o.scene, &o.shape),
     }
     .map_err(|e| e.to_string())?;
     let ctx = Context::new(&o.icd).map_err(|e| e.to_string())?;
@@ -111,6 +131,13 @@ fn run(o: &Options) -> Result<(), String> {
             r.rays as f64 / r.render_seconds / 1e6
         );
         println!("wrote {}", o.out.display());
+    }
+    if let Some(stats_path) = std::env::var_os("VORTEX_STATS").filter(|p| !p.is_empty()) {
+        if ctx.info().name.contains("Vortex") {
+            stats::write(o, std::path::Path::new(&stats_path), &r)?;
+        } else if !o.quiet {
+            println!("VORTEX_STATS ignored: {} does not write it", ctx.info().name);
+        }
     }
     if let Some(other) = &o.compare {
         compare::against(o, other)?;

@@ -63,6 +63,7 @@ impl Scene {
             custom_index,
             mask: 0xff,
             flags,
+            sbt_offset: 0,
         };
         let none = vk::GeometryInstanceFlagsKHR::empty();
         let instances = vec![

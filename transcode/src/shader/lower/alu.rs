@@ -1,8 +1,10 @@
 //! Arithmetic, logic, comparisons, conversions, composites and matrix algebra.
 //!
-//! Scalar and vector operations map component by component; 64-bit integer components are
-//! register pairs and use the `*64` ops (bitwise ops simply work per word).
+//! Scalar and vector operations map component by component through `num`'s per-width
+//! selection (8/16/32/64-bit integers, 16/32/64-bit floats); bitwise and logical ops work
+//! per register.
 
+use super::num::{FOp, FUn, IOp};
 use super::{Lowerer, Val};
 use crate::shader::error::{invalid, unsupported, Result};
 use crate::shader::module::InstExt;
@@ -11,92 +13,69 @@ use rspirv::dr::Instruction;
 use spirv::Op;
 use vortex_model::abi::isa::{FloatCond, IntCond, Op as Vx, Round, REG_NONE as N};
 
-/// How a componentwise binary op is selected per component kind.
-#[derive(Clone, Copy)]
-pub(super) enum Bin {
-    /// Integer op: 32-bit form, optional 64-bit pair form, modifier.
-    Int(Vx, Option<Vx>, u8),
-    Float(Vx),
-    /// Applies to every register independently (bitwise and logical ops).
-    PerWord(Vx),
-    ICmp(IntCond),
-    FCmp(FloatCond),
-}
-
 impl<'m> Lowerer<'m> {
     pub(super) fn alu_inst(&mut self, inst: &Instruction) -> Result<()> {
-        use Bin::*;
         use Op::*;
         let op = inst.class.opcode;
         match op {
-            IAdd => self.binary(inst, Int(Vx::Iadd, Some(Vx::Iadd64), 0)),
-            ISub => self.binary(inst, Int(Vx::Isub, Some(Vx::Isub64), 0)),
-            IMul => self.binary(inst, Int(Vx::Imul, Some(Vx::Imul64), 0)),
-            UDiv => self.binary(inst, Int(Vx::Udiv, Some(Vx::Udiv64), 0)),
-            SDiv => self.binary(inst, Int(Vx::Sdiv, Some(Vx::Sdiv64), 0)),
-            UMod => self.binary(inst, Int(Vx::Urem, Some(Vx::Urem64), 0)),
-            SRem => self.binary(inst, Int(Vx::Srem, Some(Vx::Srem64), 0)),
-            SMod => self.binary(inst, Int(Vx::Smod, None, 0)),
-            ShiftLeftLogical => self.binary(inst, Int(Vx::Shl, Some(Vx::Shl64), 0)),
-            ShiftRightLogical => self.binary(inst, Int(Vx::Shr, Some(Vx::Shr64), 0)),
-            ShiftRightArithmetic => self.binary(inst, Int(Vx::Sar, Some(Vx::Sar64), 0)),
-            BitwiseAnd | LogicalAnd => self.binary(inst, PerWord(Vx::And)),
-            BitwiseOr | LogicalOr => self.binary(inst, PerWord(Vx::Or)),
-            BitwiseXor | LogicalNotEqual => self.binary(inst, PerWord(Vx::Xor)),
-            LogicalEqual => self.binary(inst, ICmp(IntCond::Eq)),
-            FAdd => self.binary(inst, Float(Vx::Fadd)),
-            FSub => self.binary(inst, Float(Vx::Fsub)),
-            FMul => self.binary(inst, Float(Vx::Fmul)),
-            FDiv => self.binary(inst, Float(Vx::Fdiv)),
+            IAdd => self.int_binary(inst, IOp::Add),
+            ISub => self.int_binary(inst, IOp::Sub),
+            IMul => self.int_binary(inst, IOp::Mul),
+            UDiv => self.int_binary(inst, IOp::UDiv),
+            SDiv => self.int_binary(inst, IOp::SDiv),
+            UMod => self.int_binary(inst, IOp::URem),
+            SRem => self.int_binary(inst, IOp::SRem),
+            SMod => self.int_binary(inst, IOp::SMod),
+            ShiftLeftLogical => self.int_binary(inst, IOp::Shl),
+            ShiftRightLogical => self.int_binary(inst, IOp::Shr),
+            ShiftRightArithmetic => self.int_binary(inst, IOp::Sar),
+            BitwiseAnd | LogicalAnd => self.per_word(inst, Vx::And),
+            BitwiseOr | LogicalOr => self.per_word(inst, Vx::Or),
+            BitwiseXor | LogicalNotEqual => self.per_word(inst, Vx::Xor),
+            LogicalEqual | IEqual => self.int_compare(inst, IntCond::Eq),
+            FAdd => self.float_binary(inst, FOp::Add),
+            FSub => self.float_binary(inst, FOp::Sub),
+            FMul => self.float_binary(inst, FOp::Mul),
+            FDiv => self.float_binary(inst, FOp::Div),
             FRem | FMod => self.float_rem(inst),
-            IEqual => self.binary(inst, ICmp(IntCond::Eq)),
-            INotEqual => self.binary(inst, ICmp(IntCond::Ne)),
-            UGreaterThan => self.binary(inst, ICmp(IntCond::Ugt)),
-            UGreaterThanEqual => self.binary(inst, ICmp(IntCond::Uge)),
-            ULessThan => self.binary(inst, ICmp(IntCond::Ult)),
-            ULessThanEqual => self.binary(inst, ICmp(IntCond::Ule)),
-            SGreaterThan => self.binary(inst, ICmp(IntCond::Sgt)),
-            SGreaterThanEqual => self.binary(inst, ICmp(IntCond::Sge)),
-            SLessThan => self.binary(inst, ICmp(IntCond::Slt)),
-            SLessThanEqual => self.binary(inst, ICmp(IntCond::Sle)),
-            FOrdEqual => self.binary(inst, FCmp(FloatCond::Oeq)),
-            FOrdNotEqual => self.binary(inst, FCmp(FloatCond::One)),
-            FOrdLessThan => self.binary(inst, FCmp(FloatCond::Olt)),
-            FOrdLessThanEqual => self.binary(inst, FCmp(FloatCond::Ole)),
-            FOrdGreaterThan => self.binary(inst, FCmp(FloatCond::Ogt)),
-            FOrdGreaterThanEqual => self.binary(inst, FCmp(FloatCond::Oge)),
-            FUnordEqual => self.binary(inst, FCmp(FloatCond::Ueq)),
-            FUnordNotEqual => self.binary(inst, FCmp(FloatCond::Une)),
-            FUnordLessThan => self.binary(inst, FCmp(FloatCond::Ult)),
-            FUnordLessThanEqual => self.binary(inst, FCmp(FloatCond::Ule)),
-            FUnordGreaterThan => self.binary(inst, FCmp(FloatCond::Ugt)),
-            FUnordGreaterThanEqual => self.binary(inst, FCmp(FloatCond::Uge)),
-            Ordered => self.binary(inst, FCmp(FloatCond::Ord)),
-            Unordered => self.binary(inst, FCmp(FloatCond::Uno)),
+            INotEqual => self.int_compare(inst, IntCond::Ne),
+            UGreaterThan => self.int_compare(inst, IntCond::Ugt),
+            UGreaterThanEqual => self.int_compare(inst, IntCond::Uge),
+            ULessThan => self.int_compare(inst, IntCond::Ult),
+            ULessThanEqual => self.int_compare(inst, IntCond::Ule),
+            SGreaterThan => self.int_compare(inst, IntCond::Sgt),
+            SGreaterThanEqual => self.int_compare(inst, IntCond::Sge),
+            SLessThan => self.int_compare(inst, IntCond::Slt),
+            SLessThanEqual => self.int_compare(inst, IntCond::Sle),
+            FOrdEqual => self.float_compare(inst, FloatCond::Oeq),
+            FOrdNotEqual => self.float_compare(inst, FloatCond::One),
+            FOrdLessThan => self.float_compare(inst, FloatCond::Olt),
+            FOrdLessThanEqual => self.float_compare(inst, FloatCond::Ole),
+            FOrdGreaterThan => self.float_compare(inst, FloatCond::Ogt),
+            FOrdGreaterThanEqual => self.float_compare(inst, FloatCond::Oge),
+            FUnordEqual => self.float_compare(inst, FloatCond::Ueq),
+            FUnordNotEqual => self.float_compare(inst, FloatCond::Une),
+            FUnordLessThan => self.float_compare(inst, FloatCond::Ult),
+            FUnordLessThanEqual => self.float_compare(inst, FloatCond::Ule),
+            FUnordGreaterThan => self.float_compare(inst, FloatCond::Ugt),
+            FUnordGreaterThanEqual => self.float_compare(inst, FloatCond::Uge),
+            Ordered => self.float_compare(inst, FloatCond::Ord),
+            Unordered => self.float_compare(inst, FloatCond::Uno),
             IsNan | IsInf => {
                 let c = if op == IsNan { FloatCond::IsNan } else { FloatCond::IsInf };
-                self.unary(inst, |l, _, d, a| {
-                    // The class tests ignore `b`, but the encoding requires a register.
-                    l.e.ins(Vx::Fcmp, c as u8, d, a, a, N, N, 0);
+                // The class tests ignore `b`, but the encoding requires a register.
+                self.unary(inst, |l, s, d, a| {
+                    l.fcmp(c, s, d, a, a);
                     Ok(())
                 })
             }
-            SNegate => self.unary(inst, |l, s, d, a| {
-                if s == Scalar::I64 {
-                    let z = l.imm64(0)?;
-                    l.e.ins(Vx::Isub64, 0, d, z, a, N, N, 0);
-                } else {
-                    l.e.ins(Vx::Ineg, 0, d, a, N, N, N, 0);
-                }
-                Ok(())
-            }),
-            FNegate => self.unary(inst, |l, _, d, a| l.un(Vx::Fneg, d, a)),
+            SNegate => self.unary(inst, |l, s, d, a| l.ineg(s, d, a)),
+            FNegate => self.unary(inst, |l, s, d, a| l.fneg(s, d, a)),
             Not => self.unary(inst, |l, s, d, a| {
-                l.un(Vx::Not, d, a)?;
-                if s == Scalar::I64 {
-                    l.un(Vx::Not, d + 1, a + 1)?;
+                for w in 0..s.regs() as u16 {
+                    l.un(Vx::Not, d + w, a + w)?;
                 }
-                Ok(())
+                l.canon(s, d)
             }),
             LogicalNot => {
                 let one = self.imm(1)?;
@@ -110,7 +89,12 @@ impl<'m> Lowerer<'m> {
                     l.un(Vx::Brev, d, a + 1)?;
                     l.un(Vx::Brev, d + 1, a)
                 } else {
-                    l.un(Vx::Brev, d, a)
+                    l.un(Vx::Brev, d, a)?;
+                    if s.is_narrow_int() {
+                        let sh = l.imm(32 - s.bits())?;
+                        l.e.ins(Vx::Shr, 0, d, d, sh, N, N, 0);
+                    }
+                    Ok(())
                 }
             }),
             BitCount => self.bit_count(inst),
@@ -124,10 +108,12 @@ impl<'m> Lowerer<'m> {
             Any | All => self.reduce(inst, if op == Any { Vx::Or } else { Vx::And }),
             Select => self.select(inst),
             ConvertFToS | ConvertFToU | ConvertSToF | ConvertUToF => self.convert(inst),
-            UConvert | SConvert | FConvert => self.resize(inst),
+            UConvert | SConvert => self.resize(inst),
+            FConvert => self.fconvert(inst),
             QuantizeToF16 => self.unary(inst, |l, _, d, a| {
-                l.un(Vx::F2h, d, a)?;
-                l.un(Vx::H2f, d, d)
+                l.e.mov(d, a);
+                l.quantize(d);
+                Ok(())
             }),
             Bitcast => self.bitcast(inst),
             CompositeConstruct => self.construct(inst),
@@ -141,17 +127,19 @@ impl<'m> Lowerer<'m> {
                 let (a, b) = (inst.id(0)?, inst.id(1)?);
                 let (ar, sh) = self.operand(a)?;
                 let br = self.regs(b)?;
-                let d = self.dot(ar, br, sh.n)?;
+                let d = self.dot_typed(sh.scalar, ar, br, sh.n)?;
                 self.define(inst.rid()?, d, inst.rty()?);
                 Ok(())
             }
             VectorTimesScalar | MatrixTimesScalar => {
                 let (ty, rid) = (inst.rty()?, inst.rid()?);
                 let (v, s) = (self.regs(inst.id(0)?)?, self.regs(inst.id(1)?)?);
-                let n = self.m.types.regs(ty)?;
-                let d = self.e.alloc(n)?;
+                let fs = self.float_kind(inst.id(1)?)?;
+                let n = self.m.types.regs(ty)? / fs.regs();
+                let cr = fs.regs() as u16;
+                let d = self.e.alloc(n * fs.regs())?;
                 for k in 0..n as u16 {
-                    self.e.ins(Vx::Fmul, 0, d + k, v + k, s, N, N, 0);
+                    self.fbin(FOp::Mul, fs, d + k * cr, v + k * cr, s)?;
                 }
                 self.define(rid, d, ty);
                 Ok(())
@@ -159,19 +147,20 @@ impl<'m> Lowerer<'m> {
             MatrixTimesVector => {
                 let (mt, m) = (self.type_of(inst.id(0)?)?, self.regs(inst.id(0)?)?);
                 let v = self.regs(inst.id(1)?)?;
-                let (cols, rows) = self.matrix_dims(mt)?;
-                let d = self.mat_vec(m, cols, rows, v)?;
+                let (cols, rows, fs) = self.matrix_dims(mt)?;
+                let d = self.mat_vec(fs, m, cols, rows, v)?;
                 self.define(inst.rid()?, d, inst.rty()?);
                 Ok(())
             }
             VectorTimesMatrix => {
                 let v = self.regs(inst.id(0)?)?;
                 let (mt, m) = (self.type_of(inst.id(1)?)?, self.regs(inst.id(1)?)?);
-                let (cols, rows) = self.matrix_dims(mt)?;
-                let d = self.e.alloc(cols)?;
+                let (cols, rows, fs) = self.matrix_dims(mt)?;
+                let cr = fs.regs() as u16;
+                let d = self.e.alloc(cols * fs.regs())?;
                 for c in 0..cols as u16 {
-                    let t = self.dot(v, m + c * rows as u16, rows)?;
-                    self.e.mov(d + c, t);
+                    let t = self.dot_typed(fs, v, m + c * rows as u16 * cr, rows)?;
+                    self.copy_regs(d + c * cr, t, cr as u32);
                 }
                 self.define(inst.rid()?, d, inst.rty()?);
                 Ok(())
@@ -179,33 +168,82 @@ impl<'m> Lowerer<'m> {
             MatrixTimesMatrix => {
                 let (at, a) = (self.type_of(inst.id(0)?)?, self.regs(inst.id(0)?)?);
                 let (bt, b) = (self.type_of(inst.id(1)?)?, self.regs(inst.id(1)?)?);
-                let (acols, rows) = self.matrix_dims(at)?;
-                let (bcols, _) = self.matrix_dims(bt)?;
-                let d = self.e.alloc(bcols * rows)?;
+                let (acols, rows, fs) = self.matrix_dims(at)?;
+                let (bcols, _, _) = self.matrix_dims(bt)?;
+                let cr = fs.regs() as u16;
+                let d = self.e.alloc(bcols * rows * fs.regs())?;
                 for j in 0..bcols as u16 {
-                    let col = self.mat_vec(a, acols, rows, b + j * acols as u16)?;
-                    for r in 0..rows as u16 {
-                        self.e.mov(d + j * rows as u16 + r, col + r);
-                    }
+                    let col = self.mat_vec(fs, a, acols, rows, b + j * acols as u16 * cr)?;
+                    self.copy_regs(d + j * rows as u16 * cr, col, rows * cr as u32);
                 }
                 self.define(inst.rid()?, d, inst.rty()?);
                 Ok(())
             }
             OuterProduct => {
                 let ty = inst.rty()?;
-                let (cols, rows) = self.matrix_dims(ty)?;
+                let (cols, rows, fs) = self.matrix_dims(ty)?;
+                let cr = fs.regs() as u16;
                 let (c, r) = (self.regs(inst.id(0)?)?, self.regs(inst.id(1)?)?);
-                let d = self.e.alloc(cols * rows)?;
+                let d = self.e.alloc(cols * rows * fs.regs())?;
                 for j in 0..cols as u16 {
                     for i in 0..rows as u16 {
-                        self.e.ins(Vx::Fmul, 0, d + j * rows as u16 + i, c + i, r + j, N, N, 0);
+                        self.fbin(FOp::Mul, fs, d + (j * rows as u16 + i) * cr, c + i * cr, r + j * cr)?;
                     }
                 }
                 self.define(inst.rid()?, d, ty);
                 Ok(())
             }
+            // Physical storage buffer pointers are their 64-bit address.
+            ConvertUToPtr | ConvertPtrToU => {
+                let (rid, rty) = (inst.rid()?, inst.rty()?);
+                let src = inst.id(0)?;
+                let r = self.regs(src)?;
+                let sty = self.type_of(src)?;
+                let ok = |t: &Type| super::super::types::is_physical(t) || matches!(t, Type::Int { width: 64, .. });
+                if !ok(self.m.types.get(sty)?) || !ok(self.m.types.get(rty)?) {
+                    return Err(unsupported!(
+                        "{} other than between a 64-bit integer and a physical pointer",
+                        inst.name()
+                    ));
+                }
+                self.vals.insert(rid, Val::Regs { r, ty: rty });
+                Ok(())
+            }
+            PtrEqual | PtrNotEqual | PtrDiff => {
+                let (rid, rty) = (inst.rid()?, inst.rty()?);
+                let (a, b) = (self.regs(inst.id(0)?)?, self.regs(inst.id(1)?)?);
+                let d = match op {
+                    PtrEqual => self.e.op2(Vx::Icmp64, IntCond::Eq as u8, a, b)?,
+                    PtrNotEqual => self.e.op2(Vx::Icmp64, IntCond::Ne as u8, a, b)?,
+                    _ => {
+                        // (a - b) / stride of the pointee, in the result's width.
+                        let pty = self.type_of(inst.id(0)?)?;
+                        let stride = self
+                            .m
+                            .decos(pty)
+                            .array_stride
+                            .ok_or_else(|| invalid!("{}: pointer type without ArrayStride", inst.name()))?;
+                        let diff = self.e.op64(Vx::Isub64, 0, a, b)?;
+                        let k = self.imm64(stride as u64)?;
+                        // A 32-bit result is the pair's low word.
+                        self.e.op64(Vx::Sdiv64, 0, diff, k)?
+                    }
+                };
+                self.define(rid, d, rty);
+                Ok(())
+            }
             _ => Err(unsupported!("SPIR-V instruction Op{}", inst.class.opname)),
         }
+    }
+
+    /// The float kind of a scalar or vector value.
+    fn float_kind(&mut self, id: Id) -> Result<Scalar> {
+        let ty = self.type_of(id)?;
+        let s = self.m.types.shape(ty)?.scalar;
+        if !s.is_float() {
+            return Err(invalid!("%{id} is not a float value"));
+        }
+        Ok(s)
     }
 
     /// `dst = op(a)` for a unary 32-bit op.
@@ -214,7 +252,7 @@ impl<'m> Lowerer<'m> {
         Ok(())
     }
 
-    /// Componentwise unary op: `f(lowerer, component kind, dst, a)` per component.
+    /// Componentwise unary op: `f(lowerer, operand component kind, dst, a)` per component.
     pub(super) fn unary(
         &mut self,
         inst: &Instruction,
@@ -231,8 +269,12 @@ impl<'m> Lowerer<'m> {
         Ok(())
     }
 
-    /// Componentwise binary op on operands 0 and 1.
-    pub(super) fn binary(&mut self, inst: &Instruction, b: Bin) -> Result<()> {
+    /// Componentwise binary op on operands 0 and 1: `f(lowerer, operand kind, d, x, y)`.
+    pub(super) fn binary_with(
+        &mut self,
+        inst: &Instruction,
+        mut f: impl FnMut(&mut Self, Scalar, u16, u16, u16) -> Result<()>,
+    ) -> Result<()> {
         let (rid, rty) = (inst.rid()?, inst.rty()?);
         let (x, xs) = self.operand(inst.id(0)?)?;
         let (y, ys) = self.operand(inst.id(1)?)?;
@@ -241,53 +283,53 @@ impl<'m> Lowerer<'m> {
         for k in 0..rsh.n as u16 {
             let (dk, xk, yk) =
                 (d + k * rsh.scalar.regs() as u16, x + k * xs.scalar.regs() as u16, y + k * ys.scalar.regs() as u16);
-            self.bin(b, xs.scalar, dk, xk, yk, inst)?;
+            f(self, xs.scalar, dk, xk, yk)?;
         }
         self.define(rid, d, rty);
         Ok(())
     }
 
-    /// One component of a binary op.
-    pub(super) fn bin(&mut self, b: Bin, s: Scalar, d: u16, x: u16, y: u16, inst: &Instruction) -> Result<()> {
-        match b {
-            Bin::Int(op32, op64, m) => {
-                if s == Scalar::I64 {
-                    let op64 = op64.ok_or_else(|| unsupported!("64-bit Op{}", inst.class.opname))?;
-                    self.e.ins(op64, m, d, x, y, N, N, 0);
-                } else {
-                    self.e.ins(op32, m, d, x, y, N, N, 0);
-                }
+    fn int_binary(&mut self, inst: &Instruction, op: IOp) -> Result<()> {
+        self.binary_with(inst, |l, s, d, x, y| l.ibin(op, s, d, x, y))
+    }
+
+    fn float_binary(&mut self, inst: &Instruction, op: FOp) -> Result<()> {
+        self.binary_with(inst, |l, s, d, x, y| l.fbin(op, s, d, x, y))
+    }
+
+    fn int_compare(&mut self, inst: &Instruction, c: IntCond) -> Result<()> {
+        self.binary_with(inst, |l, s, d, x, y| l.icmp(c, s, d, x, y))
+    }
+
+    fn float_compare(&mut self, inst: &Instruction, c: FloatCond) -> Result<()> {
+        self.binary_with(inst, |l, s, d, x, y| {
+            l.fcmp(c, s, d, x, y);
+            Ok(())
+        })
+    }
+
+    /// Bitwise and logical ops: every register independently.
+    fn per_word(&mut self, inst: &Instruction, op: Vx) -> Result<()> {
+        self.binary_with(inst, |l, s, d, x, y| {
+            for w in 0..s.regs() as u16 {
+                l.e.ins(op, 0, d + w, x + w, y + w, N, N, 0);
             }
-            Bin::Float(op) => self.e.ins(op, 0, d, x, y, N, N, 0),
-            Bin::PerWord(op) => {
-                for w in 0..s.regs() as u16 {
-                    self.e.ins(op, 0, d + w, x + w, y + w, N, N, 0);
-                }
-            }
-            Bin::ICmp(c) => {
-                let op = if s == Scalar::I64 { Vx::Icmp64 } else { Vx::Icmp };
-                self.e.ins(op, c as u8, d, x, y, N, N, 0);
-            }
-            Bin::FCmp(c) => self.e.ins(Vx::Fcmp, c as u8, d, x, y, N, N, 0),
-        }
-        Ok(())
+            Ok(())
+        })
     }
 
     /// OpFRem (sign of x, truncated quotient) and OpFMod (sign of y, floored quotient).
     fn float_rem(&mut self, inst: &Instruction) -> Result<()> {
         let round = if inst.class.opcode == Op::FRem { Round::Trunc } else { Round::Floor };
-        let (rid, rty) = (inst.rid()?, inst.rty()?);
-        let (x, sh) = self.operand(inst.id(0)?)?;
-        let y = self.regs(inst.id(1)?)?;
-        let d = self.e.alloc(sh.n)?;
-        for k in 0..sh.n as u16 {
-            let q = self.e.op2(Vx::Fdiv, 0, x + k, y + k)?;
-            let q = self.e.op1(Vx::Fround, round as u8, q)?;
-            let p = self.e.op2(Vx::Fmul, 0, y + k, q)?;
-            self.e.ins(Vx::Fsub, 0, d + k, x + k, p, N, N, 0);
-        }
-        self.define(rid, d, rty);
-        Ok(())
+        self.binary_with(inst, |l, s, d, x, y| l.frem(s, round, d, x, y))
+    }
+
+    /// `x - y * round(x / y)`.
+    pub(super) fn frem(&mut self, s: Scalar, round: Round, d: u16, x: u16, y: u16) -> Result<()> {
+        let q = self.fbin_new(FOp::Div, s, x, y)?;
+        let q = self.fun_new(FUn::Round(round), s, q)?;
+        let p = self.fbin_new(FOp::Mul, s, y, q)?;
+        self.fbin(FOp::Sub, s, d, x, p)
     }
 
     fn bit_count(&mut self, inst: &Instruction) -> Result<()> {
@@ -302,28 +344,77 @@ impl<'m> Lowerer<'m> {
     }
 
     /// BitFieldInsert (base, insert, offset, count) and Bit­Field[SU]Extract (base, offset,
-    /// count); offset and count are scalars shared by every component.
+    /// count); offset and count are scalars shared by every component. 8- and 16-bit
+    /// operands work on their canonical registers (a signed extract then masks its result);
+    /// 64-bit ones are split at the word boundary.
     fn bitfield(&mut self, inst: &Instruction, op: Vx, m: u8) -> Result<()> {
         let (rid, rty) = (inst.rid()?, inst.rty()?);
         let sh = self.m.types.shape(rty)?;
-        if sh.scalar != Scalar::I32 {
-            return Err(unsupported!("64-bit Op{}", inst.class.opname));
-        }
+        let s = sh.scalar;
+        let cr = s.regs() as u16;
         let base = self.regs(inst.id(0)?)?;
-        let d = self.e.alloc(sh.n)?;
+        let d = self.e.alloc(sh.n * s.regs())?;
         if op == Vx::Bfi {
             let ins = self.regs(inst.id(1)?)?;
             let (off, cnt) = (self.regs(inst.id(2)?)?, self.regs(inst.id(3)?)?);
             for k in 0..sh.n as u16 {
-                self.e.ins(Vx::Bfi, 0, d + k, base + k, ins + k, off, cnt, 0);
+                let (dk, bk, ik) = (d + k * cr, base + k * cr, ins + k * cr);
+                if s == Scalar::I64 {
+                    self.bfi64(dk, bk, ik, off, cnt)?;
+                } else {
+                    self.e.ins(Vx::Bfi, 0, dk, bk, ik, off, cnt, 0);
+                    self.canon(s, dk)?;
+                }
             }
         } else {
             let (off, cnt) = (self.regs(inst.id(1)?)?, self.regs(inst.id(2)?)?);
             for k in 0..sh.n as u16 {
-                self.e.ins(Vx::Bfe, m, d + k, base + k, off, cnt, N, 0);
+                let (dk, bk) = (d + k * cr, base + k * cr);
+                if s == Scalar::I64 {
+                    self.bfe64(dk, bk, off, cnt, m == 1)?;
+                } else {
+                    self.e.ins(Vx::Bfe, m, dk, bk, off, cnt, N, 0);
+                    self.canon(s, dk)?;
+                }
             }
         }
         self.define(rid, d, rty);
+        Ok(())
+    }
+
+    /// 64-bit extract: shift the field down to bit 0, then clear (or sign-fill) above it.
+    fn bfe64(&mut self, d: u16, base: u16, off: u16, cnt: u16, signed: bool) -> Result<()> {
+        let (zero, c64) = (self.imm(0)?, self.imm(64)?);
+        let t = self.e.op64(Vx::Shr64, 0, base, off)?;
+        // Keep the low `cnt` bits: shift up by 64 - cnt, then back down (a count of zero
+        // gives zero).
+        let up = self.e.op2(Vx::Isub, 0, c64, cnt)?;
+        let t = self.e.op64(Vx::Shl64, 0, t, up)?;
+        let back = self.e.op64(if signed { Vx::Sar64 } else { Vx::Shr64 }, 0, t, up)?;
+        let none = self.e.op2(Vx::Icmp, IntCond::Eq as u8, cnt, zero)?;
+        let z64 = self.imm64(0)?;
+        self.sel_words(d, none, z64, back, 2);
+        Ok(())
+    }
+
+    /// 64-bit insert: `base & !mask | (insert << off) & mask`, mask = `cnt` ones at `off`.
+    fn bfi64(&mut self, d: u16, base: u16, ins: u16, off: u16, cnt: u16) -> Result<()> {
+        let (zero, c64) = (self.imm(0)?, self.imm(64)?);
+        let ones = self.imm64(u64::MAX)?;
+        let up = self.e.op2(Vx::Isub, 0, c64, cnt)?;
+        let m = self.e.op64(Vx::Shr64, 0, ones, up)?;
+        let none = self.e.op2(Vx::Icmp, IntCond::Eq as u8, cnt, zero)?;
+        let z64 = self.imm64(0)?;
+        let m2 = self.e.alloc(2)?;
+        self.sel_words(m2, none, z64, m, 2);
+        let m = self.e.op64(Vx::Shl64, 0, m2, off)?;
+        let v = self.e.op64(Vx::Shl64, 0, ins, off)?;
+        for w in 0..2u16 {
+            let keep = self.e.op1(Vx::Not, 0, m + w)?;
+            let b = self.e.op2(Vx::And, 0, base + w, keep)?;
+            let i = self.e.op2(Vx::And, 0, v + w, m + w)?;
+            self.e.ins(Vx::Or, 0, d + w, b, i, N, N, 0);
+        }
         Ok(())
     }
 
@@ -334,7 +425,7 @@ impl<'m> Lowerer<'m> {
         let (x, sh) = self.operand(inst.id(0)?)?;
         let y = self.regs(inst.id(1)?)?;
         if sh.scalar != Scalar::I32 {
-            return Err(unsupported!("64-bit Op{}", inst.class.opname));
+            return Err(unsupported!("{}-bit Op{}", sh.scalar.bits(), inst.class.opname));
         }
         let n = sh.n as u16;
         let d = self.e.alloc(2 * sh.n)?;
@@ -360,7 +451,8 @@ impl<'m> Lowerer<'m> {
 
     fn select(&mut self, inst: &Instruction) -> Result<()> {
         let (rid, rty) = (inst.rid()?, inst.rty()?);
-        if matches!(self.m.types.get(rty)?, Type::Pointer { .. }) {
+        let t = self.m.types.get(rty)?;
+        if matches!(t, Type::Pointer { .. }) && !super::super::types::is_physical(t) {
             return Err(unsupported!("OpSelect %{rid} of pointers (variable pointers)"));
         }
         let (c, csh) = self.operand(inst.id(0)?)?;
@@ -377,59 +469,191 @@ impl<'m> Lowerer<'m> {
         Ok(())
     }
 
+    /// Float <-> integer conversions, every width (out-of-range values are undefined in
+    /// SPIR-V; here they saturate, and narrow results keep their low bits).
     fn convert(&mut self, inst: &Instruction) -> Result<()> {
-        let rty = inst.rty()?;
-        let rs = self.m.types.shape(rty)?.scalar;
+        let rs = self.m.types.shape(inst.rty()?)?.scalar;
         let op = inst.class.opcode;
-        self.unary(inst, move |l, s, d, a| {
-            let vx = match (op, s, rs) {
-                (Op::ConvertFToS, _, Scalar::I64) => Vx::F2l,
-                (Op::ConvertFToS, _, _) => Vx::F2i,
-                (Op::ConvertFToU, _, Scalar::I64) => Vx::F2ul,
-                (Op::ConvertFToU, _, _) => Vx::F2u,
-                (Op::ConvertSToF, Scalar::I64, _) => Vx::L2f,
-                (Op::ConvertSToF, _, _) => Vx::I2f,
-                (Op::ConvertUToF, Scalar::I64, _) => Vx::Ul2f,
-                _ => Vx::U2f,
-            };
-            l.un(vx, d, a)
+        self.unary(inst, move |l, s, d, a| match op {
+            Op::ConvertFToS | Op::ConvertFToU => {
+                let signed = op == Op::ConvertFToS;
+                let vx = match (s == Scalar::F64, rs == Scalar::I64, signed) {
+                    (false, false, true) => Vx::F2i,
+                    (false, false, false) => Vx::F2u,
+                    (false, true, true) => Vx::F2l,
+                    (false, true, false) => Vx::F2ul,
+                    (true, false, true) => Vx::D2i,
+                    (true, false, false) => Vx::D2u,
+                    (true, true, true) => Vx::D2l,
+                    (true, true, false) => Vx::D2ul,
+                };
+                l.un(vx, d, a)?;
+                l.canon(rs, d)
+            }
+            _ => {
+                let signed = op == Op::ConvertSToF;
+                let a = if signed { l.sext(s, a)? } else { a };
+                let vx = match (s == Scalar::I64, rs == Scalar::F64, signed) {
+                    (false, false, true) => Vx::I2f,
+                    (false, false, false) => Vx::U2f,
+                    (true, false, true) => Vx::L2f,
+                    (true, false, false) => Vx::Ul2f,
+                    (false, true, true) => Vx::I2d,
+                    (false, true, false) => Vx::U2d,
+                    (true, true, true) => Vx::L2d,
+                    (true, true, false) => Vx::Ul2d,
+                };
+                l.un(vx, d, a)?;
+                if rs == Scalar::F16 {
+                    l.quantize(d);
+                }
+                Ok(())
+            }
         })
     }
 
-    /// UConvert / SConvert between 32 and 64 bits; FConvert (32 -> 32 only) is a copy.
+    /// UConvert / SConvert between integer widths: extend (zero or sign) or truncate.
     fn resize(&mut self, inst: &Instruction) -> Result<()> {
         let rs = self.m.types.shape(inst.rty()?)?.scalar;
         let signed = inst.class.opcode == Op::SConvert;
         let sh31 = self.imm(31)?;
         let zero = self.imm(0)?;
         self.unary(inst, move |l, s, d, a| {
-            match (s, rs) {
-                (Scalar::I32, Scalar::I64) => {
-                    l.e.mov(d, a);
-                    if signed {
-                        l.e.ins(Vx::Sar, 0, d + 1, a, sh31, N, N, 0);
-                    } else {
-                        l.e.mov(d + 1, zero);
-                    }
+            let lo = if signed && s.bits() < rs.bits() { l.sext(s, a)? } else { a };
+            l.e.mov(d, lo);
+            if rs == Scalar::I64 {
+                if s == Scalar::I64 {
+                    l.e.mov(d + 1, a + 1);
+                } else if signed {
+                    l.e.ins(Vx::Sar, 0, d + 1, lo, sh31, N, N, 0);
+                } else {
+                    l.e.mov(d + 1, zero);
                 }
-                _ => l.e.ins(Vx::Mov, 0, d, a, N, N, N, 0),
+            } else {
+                l.canon(rs, d)?;
             }
             Ok(())
         })
     }
 
+    /// FConvert between float widths (round to nearest even when narrowing).
+    fn fconvert(&mut self, inst: &Instruction) -> Result<()> {
+        let rs = self.m.types.shape(inst.rty()?)?.scalar;
+        self.unary(inst, move |l, s, d, a| {
+            match (s, rs) {
+                (Scalar::F64, Scalar::F64) => l.copy_regs(d, a, 2),
+                (Scalar::F64, Scalar::F32) => l.un(Vx::D2f, d, a)?,
+                (Scalar::F64, _) => {
+                    l.un(Vx::D2h, d, a)?;
+                    l.un(Vx::H2f, d, d)?;
+                }
+                (_, Scalar::F64) => l.un(Vx::F2d, d, a)?,
+                (Scalar::F32, Scalar::F16) => {
+                    l.e.mov(d, a);
+                    l.quantize(d);
+                }
+                _ => l.e.mov(d, a),
+            }
+            Ok(())
+        })
+    }
+
+    /// Bitcast: same-width components alias (or convert between an f16 and its bits);
+    /// otherwise the value goes through its little-endian image in 32-bit words.
     fn bitcast(&mut self, inst: &Instruction) -> Result<()> {
         let (rid, rty) = (inst.rid()?, inst.rty()?);
         let src = inst.id(0)?;
         let sty = self.type_of(src)?;
-        if self.m.types.regs(sty)? != self.m.types.regs(rty)? {
+        let r = self.regs(src)?;
+        // A physical pointer and a 64-bit integer or a uvec2 share their register image.
+        let (st, rt) = (self.m.types.get(sty)?.clone(), self.m.types.get(rty)?.clone());
+        let (sp, rp) = (super::super::types::is_physical(&st), super::super::types::is_physical(&rt));
+        if sp || rp {
+            if self.m.types.regs(sty)? != 2 || self.m.types.regs(rty)? != 2 {
+                return Err(invalid!("OpBitcast %{rid} between a pointer and a value of another size"));
+            }
+            self.vals.insert(rid, Val::Regs { r, ty: rty });
+            return Ok(());
+        }
+        if matches!(rt, Type::Pointer { .. }) || matches!(st, Type::Pointer { .. }) {
+            return Err(unsupported!("OpBitcast %{rid} of a logical pointer"));
+        }
+        let (ss, rsh) = (self.m.types.shape(sty)?, self.m.types.shape(rty)?);
+        if ss.scalar.bits() * ss.n != rsh.scalar.bits() * rsh.n {
             return Err(invalid!("OpBitcast %{rid} between types of different sizes"));
         }
-        if matches!(self.m.types.get(rty)?, Type::Pointer { .. }) {
-            return Err(unsupported!("OpBitcast %{rid} to a pointer"));
+        let (sf16, rf16) = (ss.scalar == Scalar::F16, rsh.scalar == Scalar::F16);
+        if ss.scalar.bits() == rsh.scalar.bits() && !sf16 && !rf16 {
+            self.vals.insert(rid, Val::Regs { r, ty: rty });
+            return Ok(());
         }
-        let r = self.regs(src)?;
-        self.vals.insert(rid, Val::Regs { r, ty: rty });
+        // The source's raw bits per component (f16 values back to their bits).
+        let raw = if sf16 {
+            let t = self.e.alloc(ss.n)?;
+            for k in 0..ss.n as u16 {
+                self.e.ins(Vx::F2h, 0, t + k, r + k, N, N, N, 0);
+            }
+            t
+        } else {
+            r
+        };
+        let d = self.e.alloc(rsh.n * rsh.scalar.regs())?;
+        if ss.scalar.bits() == rsh.scalar.bits() {
+            // 16-bit integer <-> f16.
+            for k in 0..rsh.n as u16 {
+                if rf16 {
+                    self.e.ins(Vx::H2f, 0, d + k, raw + k, N, N, N, 0);
+                } else {
+                    self.e.mov(d + k, raw + k);
+                }
+            }
+        } else {
+            let words = self.pack_words(raw, ss.scalar.bits(), ss.n)?;
+            self.unpack_words(d, words, rsh.scalar.bits(), rsh.n)?;
+            if rf16 {
+                for k in 0..rsh.n as u16 {
+                    self.e.ins(Vx::H2f, 0, d + k, d + k, N, N, N, 0);
+                }
+            }
+        }
+        self.define(rid, d, rty);
+        Ok(())
+    }
+
+    /// `n` components of `bits` bits (canonical registers, raw bits) -> 32-bit words.
+    fn pack_words(&mut self, r: u16, bits: u32, n: u32) -> Result<u16> {
+        if bits >= 32 {
+            return Ok(r);
+        }
+        let total = bits * n;
+        let nw = total.div_ceil(32);
+        let w = self.e.alloc(nw)?;
+        let per = 32 / bits;
+        for k in 0..n {
+            let (word, sh) = ((k / per) as u16, (k % per) * bits);
+            if sh == 0 {
+                self.e.mov(w + word, r + k as u16);
+            } else {
+                let s = self.imm(sh)?;
+                let t = self.e.op2(Vx::Shl, 0, r + k as u16, s)?;
+                self.e.ins(Vx::Or, 0, w + word, w + word, t, N, N, 0);
+            }
+        }
+        Ok(w)
+    }
+
+    /// 32-bit words -> `n` components of `bits` bits in `d` (canonical form).
+    fn unpack_words(&mut self, d: u16, w: u16, bits: u32, n: u32) -> Result<()> {
+        if bits >= 32 {
+            self.copy_regs(d, w, n * bits / 32);
+            return Ok(());
+        }
+        let per = 32 / bits;
+        let width = self.imm(bits)?;
+        for k in 0..n {
+            let (word, sh) = ((k / per) as u16, self.imm((k % per) * bits)?);
+            self.e.ins(Vx::Bfe, 0, d + k as u16, w + word, sh, width, N, 0);
+        }
         Ok(())
     }
 
@@ -552,10 +776,13 @@ impl<'m> Lowerer<'m> {
         Ok(())
     }
 
-    /// (columns, rows) of a matrix type.
-    pub(super) fn matrix_dims(&self, ty: Id) -> Result<(u32, u32)> {
+    /// (columns, rows, component kind) of a matrix type.
+    pub(super) fn matrix_dims(&self, ty: Id) -> Result<(u32, u32, Scalar)> {
         match self.m.types.get(ty)? {
-            Type::Matrix { col, cols } => Ok((*cols, self.m.types.shape(*col)?.n)),
+            Type::Matrix { col, cols } => {
+                let sh = self.m.types.shape(*col)?;
+                Ok((*cols, sh.n, sh.scalar))
+            }
             _ => Err(invalid!("%{ty} is not a matrix type")),
         }
     }
@@ -564,34 +791,28 @@ impl<'m> Lowerer<'m> {
         let (rid, rty) = (inst.rid()?, inst.rty()?);
         let src = inst.id(0)?;
         let (m, mt) = (self.regs(src)?, self.type_of(src)?);
-        let (cols, rows) = self.matrix_dims(mt)?;
-        let d = self.e.alloc(cols * rows)?;
+        let (cols, rows, fs) = self.matrix_dims(mt)?;
+        let cr = fs.regs() as u16;
+        let d = self.e.alloc(cols * rows * fs.regs())?;
         for c in 0..cols as u16 {
             for r in 0..rows as u16 {
-                self.e.mov(d + r * cols as u16 + c, m + c * rows as u16 + r);
+                self.copy_regs(d + (r * cols as u16 + c) * cr, m + (c * rows as u16 + r) * cr, cr as u32);
             }
         }
         self.define(rid, d, rty);
         Ok(())
     }
 
-    /// Dot product of two `n`-component float vectors into a fresh register.
-    pub(super) fn dot(&mut self, a: u16, b: u16, n: u32) -> Result<u16> {
-        let d = self.e.op2(Vx::Fmul, 0, a, b)?;
-        for k in 1..n as u16 {
-            self.e.ins(Vx::Ffma, 0, d, a + k, b + k, d, N, 0);
-        }
-        Ok(d)
-    }
-
-    /// Column-major matrix (cols x rows) times vector (cols components).
-    fn mat_vec(&mut self, m: u16, cols: u32, rows: u32, v: u16) -> Result<u16> {
-        let d = self.e.alloc(rows)?;
+    /// Column-major matrix (cols x rows, components of kind `s`) times vector (cols
+    /// components).
+    fn mat_vec(&mut self, s: Scalar, m: u16, cols: u32, rows: u32, v: u16) -> Result<u16> {
+        let cr = s.regs() as u16;
+        let d = self.e.alloc(rows * s.regs())?;
         for r in 0..rows as u16 {
-            self.e.ins(Vx::Fmul, 0, d + r, m + r, v, N, N, 0);
+            self.fbin(FOp::Mul, s, d + r * cr, m + r * cr, v)?;
             for c in 1..cols as u16 {
-                let mc = m + c * rows as u16 + r;
-                self.e.ins(Vx::Ffma, 0, d + r, mc, v + c, d + r, N, 0);
+                let mc = m + (c * rows as u16 + r) * cr;
+                self.ffma(s, d + r * cr, mc, v + c * cr, d + r * cr)?;
             }
         }
         Ok(d)

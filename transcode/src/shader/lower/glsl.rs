@@ -1,12 +1,12 @@
 //! `GLSL.std.450` extended instructions.
 
-use super::alu::Bin;
+use super::num::{FOp, FUn, IOp};
 use super::Lowerer;
 use crate::shader::error::{invalid, unsupported, Result};
 use crate::shader::module::InstExt;
 use crate::shader::types::Scalar;
 use rspirv::dr::Instruction;
-use vortex_model::abi::isa::{FloatCond, Op as Vx, Round, SfuFunc, REG_NONE as N};
+use vortex_model::abi::isa::{FloatCond, IntCond, Op as Vx, Round, SfuFunc, REG_NONE as N};
 
 /// `GLSL.std.450` instruction numbers (the extended-instruction set's own enumeration).
 mod g {
@@ -57,11 +57,13 @@ mod g {
     pub const PACK_SNORM2X16: u32 = 56;
     pub const PACK_UNORM2X16: u32 = 57;
     pub const PACK_HALF2X16: u32 = 58;
+    pub const PACK_DOUBLE2X32: u32 = 59;
     pub const UNPACK_SNORM2X16: u32 = 60;
     pub const UNPACK_UNORM2X16: u32 = 61;
     pub const UNPACK_HALF2X16: u32 = 62;
     pub const UNPACK_SNORM4X8: u32 = 63;
     pub const UNPACK_UNORM4X8: u32 = 64;
+    pub const UNPACK_DOUBLE2X32: u32 = 65;
     pub const LENGTH: u32 = 66;
     pub const DISTANCE: u32 = 67;
     pub const CROSS: u32 = 68;
@@ -100,127 +102,142 @@ impl<'m> Lowerer<'m> {
         let arg = |i: usize| inst.id(2 + i);
         let (rid, rty) = (inst.rid()?, inst.rty()?);
         match n {
-            g::ROUND => self.ext_unary(inst, |l, _, d, a| l.fround(Round::Away, d, a)),
-            g::ROUND_EVEN => self.ext_unary(inst, |l, _, d, a| l.fround(Round::Even, d, a)),
-            g::TRUNC => self.ext_unary(inst, |l, _, d, a| l.fround(Round::Trunc, d, a)),
-            g::FLOOR => self.ext_unary(inst, |l, _, d, a| l.fround(Round::Floor, d, a)),
-            g::CEIL => self.ext_unary(inst, |l, _, d, a| l.fround(Round::Ceil, d, a)),
-            g::FABS => self.ext_unary(inst, |l, _, d, a| l.un(Vx::Fabs, d, a)),
-            g::SABS => self.ext_unary(inst, |l, _, d, a| l.un(Vx::Iabs, d, a)),
-            g::FSIGN => self.ext_unary(inst, |l, _, d, a| l.un(Vx::Fsign, d, a)),
-            g::SSIGN => {
-                let (one, neg) = (self.imm(1)?, self.imm(u32::MAX)?);
-                self.ext_unary(inst, move |l, _, d, a| {
-                    let t = l.e.op2(Vx::Imin, 1, a, one)?;
-                    l.e.ins(Vx::Imax, 1, d, t, neg, N, N, 0);
-                    Ok(())
-                })
-            }
-            g::FRACT => self.ext_unary(inst, |l, _, d, a| l.un(Vx::Ffract, d, a)),
+            g::ROUND => self.ext_unary(inst, |l, s, d, a| l.fun(FUn::Round(Round::Away), s, d, a)),
+            g::ROUND_EVEN => self.ext_unary(inst, |l, s, d, a| l.fun(FUn::Round(Round::Even), s, d, a)),
+            g::TRUNC => self.ext_unary(inst, |l, s, d, a| l.fun(FUn::Round(Round::Trunc), s, d, a)),
+            g::FLOOR => self.ext_unary(inst, |l, s, d, a| l.fun(FUn::Round(Round::Floor), s, d, a)),
+            g::CEIL => self.ext_unary(inst, |l, s, d, a| l.fun(FUn::Round(Round::Ceil), s, d, a)),
+            g::FRACT => self.ext_unary(inst, |l, s, d, a| l.fun(FUn::Fract, s, d, a)),
+            g::FABS => self.ext_unary(inst, |l, s, d, a| l.fabs(s, d, a)),
+            g::FSIGN => self.ext_unary(inst, |l, s, d, a| l.fsign(s, d, a)),
+            g::SABS => self.ext_unary(inst, |l, s, d, a| {
+                // |x| = x < 0 ? -x : x
+                let z = l.int_zero(s)?;
+                let neg = l.e.alloc(s.regs())?;
+                l.ineg(s, neg, a)?;
+                let c = l.e.alloc(1)?;
+                l.icmp(IntCond::Slt, s, c, a, z)?;
+                l.sel_words(d, c, neg, a, s.regs() as u16);
+                Ok(())
+            }),
+            g::SSIGN => self.ext_unary(inst, |l, s, d, a| {
+                // (x > 0) - (x < 0)
+                let z = l.int_zero(s)?;
+                let (one, minus) = (l.int_const(s, 1)?, l.int_const(s, u64::MAX)?);
+                let (gt, lt) = (l.e.alloc(1)?, l.e.alloc(1)?);
+                l.icmp(IntCond::Sgt, s, gt, a, z)?;
+                l.icmp(IntCond::Slt, s, lt, a, z)?;
+                let t = l.e.alloc(s.regs())?;
+                l.sel_words(t, lt, minus, z, s.regs() as u16);
+                l.sel_words(d, gt, one, t, s.regs() as u16);
+                Ok(())
+            }),
             g::RADIANS | g::DEGREES => {
-                let f = if n == g::RADIANS { std::f32::consts::PI / 180.0 } else { 180.0 / std::f32::consts::PI };
-                let k = self.imm(f.to_bits())?;
-                self.ext_unary(inst, move |l, _, d, a| {
-                    l.e.ins(Vx::Fmul, 0, d, a, k, N, N, 0);
-                    Ok(())
+                let f = if n == g::RADIANS { std::f64::consts::PI / 180.0 } else { 180.0 / std::f64::consts::PI };
+                self.ext_unary(inst, move |l, s, d, a| {
+                    let k = l.fconst(s, f)?;
+                    l.fbin(FOp::Mul, s, d, a, k)
                 })
             }
             g::SIN..=g::ATANH => {
                 let f = TRIG[(n - g::SIN) as usize];
-                self.ext_unary(inst, move |l, _, d, a| l.sfu(f, d, a, N))
+                self.ext_unary(inst, move |l, s, d, a| l.fsfu(f, s, d, a, N))
             }
             g::EXP | g::LOG | g::EXP2 | g::LOG2 => {
                 let f = [SfuFunc::Exp, SfuFunc::Log, SfuFunc::Exp2, SfuFunc::Log2][(n - g::EXP) as usize];
-                self.ext_unary(inst, move |l, _, d, a| l.sfu(f, d, a, N))
+                self.ext_unary(inst, move |l, s, d, a| l.fsfu(f, s, d, a, N))
             }
-            g::ATAN2 => self.ext_binary(inst, |l, _, d, a, b| l.sfu(SfuFunc::Atan2, d, a, b)),
-            g::POW => self.ext_binary(inst, |l, _, d, a, b| l.sfu(SfuFunc::Pow, d, a, b)),
-            g::SQRT => self.ext_unary(inst, |l, _, d, a| l.un(Vx::Fsqrt, d, a)),
-            g::INVERSE_SQRT => self.ext_unary(inst, |l, _, d, a| l.un(Vx::Frsq, d, a)),
-            g::FMIN | g::NMIN => self.ext_bin(inst, Bin::Float(Vx::Fmin)),
-            g::FMAX | g::NMAX => self.ext_bin(inst, Bin::Float(Vx::Fmax)),
-            g::UMIN => self.ext_bin(inst, Bin::Int(Vx::Imin, None, 0)),
-            g::SMIN => self.ext_bin(inst, Bin::Int(Vx::Imin, None, 1)),
-            g::UMAX => self.ext_bin(inst, Bin::Int(Vx::Imax, None, 0)),
-            g::SMAX => self.ext_bin(inst, Bin::Int(Vx::Imax, None, 1)),
-            g::FCLAMP | g::NCLAMP => self.clamp(inst, Vx::Fmax, Vx::Fmin, 0),
-            g::UCLAMP => self.clamp(inst, Vx::Imax, Vx::Imin, 0),
-            g::SCLAMP => self.clamp(inst, Vx::Imax, Vx::Imin, 1),
-            g::FMIX => self.ext_ternary(inst, |l, d, x, y, a| {
+            g::ATAN2 => self.ext_binary(inst, |l, s, d, a, b| l.fsfu(SfuFunc::Atan2, s, d, a, b)),
+            g::POW => self.ext_binary(inst, |l, s, d, a, b| l.fsfu(SfuFunc::Pow, s, d, a, b)),
+            g::SQRT => self.ext_unary(inst, |l, s, d, a| l.fun(FUn::Sqrt, s, d, a)),
+            g::INVERSE_SQRT => self.ext_unary(inst, |l, s, d, a| l.fun(FUn::Rsq, s, d, a)),
+            g::FMIN | g::NMIN => self.ext_binary(inst, |l, s, d, a, b| l.fbin(FOp::Min, s, d, a, b)),
+            g::FMAX | g::NMAX => self.ext_binary(inst, |l, s, d, a, b| l.fbin(FOp::Max, s, d, a, b)),
+            g::UMIN => self.ext_binary(inst, |l, s, d, a, b| l.ibin(IOp::UMin, s, d, a, b)),
+            g::SMIN => self.ext_binary(inst, |l, s, d, a, b| l.ibin(IOp::SMin, s, d, a, b)),
+            g::UMAX => self.ext_binary(inst, |l, s, d, a, b| l.ibin(IOp::UMax, s, d, a, b)),
+            g::SMAX => self.ext_binary(inst, |l, s, d, a, b| l.ibin(IOp::SMax, s, d, a, b)),
+            g::FCLAMP | g::NCLAMP => self.ext_ternary(inst, |l, s, d, x, lo, hi| {
+                let t = l.fbin_new(FOp::Max, s, x, lo)?;
+                l.fbin(FOp::Min, s, d, t, hi)
+            }),
+            g::UCLAMP | g::SCLAMP => {
+                let (max, min) = if n == g::UCLAMP { (IOp::UMax, IOp::UMin) } else { (IOp::SMax, IOp::SMin) };
+                self.ext_ternary(inst, move |l, s, d, x, lo, hi| {
+                    let t = l.e.alloc(s.regs())?;
+                    l.ibin(max, s, t, x, lo)?;
+                    l.ibin(min, s, d, t, hi)
+                })
+            }
+            g::FMIX => self.ext_ternary(inst, |l, s, d, x, y, a| {
                 // x * (1 - a) + y * a, as GLSL defines it.
-                let one = l.imm(1.0f32.to_bits())?;
-                let t = l.e.op2(Vx::Fsub, 0, one, a)?;
-                let t = l.e.op2(Vx::Fmul, 0, x, t)?;
-                l.e.ins(Vx::Ffma, 0, d, y, a, t, N, 0);
-                Ok(())
+                let one = l.fconst(s, 1.0)?;
+                let t = l.fbin_new(FOp::Sub, s, one, a)?;
+                let t = l.fbin_new(FOp::Mul, s, x, t)?;
+                l.ffma(s, d, y, a, t)
             }),
-            g::FMA => self.ext_ternary(inst, |l, d, a, b, c| {
-                l.e.ins(Vx::Ffma, 0, d, a, b, c, N, 0);
-                Ok(())
-            }),
-            g::STEP => self.ext_binary(inst, |l, _, d, edge, x| {
+            g::FMA => self.ext_ternary(inst, |l, s, d, a, b, c| l.ffma(s, d, a, b, c)),
+            g::STEP => self.ext_binary(inst, |l, s, d, edge, x| {
                 // x < edge ? 0 : 1
-                let (zero, one) = (l.imm(0)?, l.imm(1.0f32.to_bits())?);
-                let c = l.e.op2(Vx::Fcmp, FloatCond::Olt as u8, x, edge)?;
-                l.e.ins(Vx::Sel, 0, d, c, zero, one, N, 0);
+                let (zero, one) = (l.fconst(s, 0.0)?, l.fconst(s, 1.0)?);
+                let c = l.fcmp_new(FloatCond::Olt, s, x, edge)?;
+                l.sel_words(d, c, zero, one, s.regs() as u16);
                 Ok(())
             }),
-            g::SMOOTH_STEP => self.ext_ternary(inst, |l, d, e0, e1, x| {
-                let (zero, one) = (l.imm(0)?, l.imm(1.0f32.to_bits())?);
-                let (two, three) = (l.imm(2.0f32.to_bits())?, l.imm(3.0f32.to_bits())?);
-                let num = l.e.op2(Vx::Fsub, 0, x, e0)?;
-                let den = l.e.op2(Vx::Fsub, 0, e1, e0)?;
-                let t = l.e.op2(Vx::Fdiv, 0, num, den)?;
-                let t = l.e.op2(Vx::Fmax, 0, t, zero)?;
-                let t = l.e.op2(Vx::Fmin, 0, t, one)?;
-                let u = l.e.op2(Vx::Fmul, 0, two, t)?;
-                let u = l.e.op2(Vx::Fsub, 0, three, u)?;
-                let t2 = l.e.op2(Vx::Fmul, 0, t, t)?;
-                l.e.ins(Vx::Fmul, 0, d, t2, u, N, N, 0);
-                Ok(())
+            g::SMOOTH_STEP => self.ext_ternary(inst, |l, s, d, e0, e1, x| {
+                let (zero, one) = (l.fconst(s, 0.0)?, l.fconst(s, 1.0)?);
+                let (two, three) = (l.fconst(s, 2.0)?, l.fconst(s, 3.0)?);
+                let num = l.fbin_new(FOp::Sub, s, x, e0)?;
+                let den = l.fbin_new(FOp::Sub, s, e1, e0)?;
+                let t = l.fbin_new(FOp::Div, s, num, den)?;
+                let t = l.fbin_new(FOp::Max, s, t, zero)?;
+                let t = l.fbin_new(FOp::Min, s, t, one)?;
+                let u = l.fbin_new(FOp::Mul, s, two, t)?;
+                let u = l.fbin_new(FOp::Sub, s, three, u)?;
+                let t2 = l.fbin_new(FOp::Mul, s, t, t)?;
+                l.fbin(FOp::Mul, s, d, t2, u)
             }),
-            g::FIND_ILSB => self.ext_unary(inst, |l, _, d, a| l.un(Vx::Flsb, d, a)),
-            g::FIND_UMSB => self.ext_unary(inst, |l, _, d, a| l.un(Vx::Fmsb, d, a)),
-            g::FIND_SMSB => self.ext_unary(inst, |l, _, d, a| {
-                l.e.ins(Vx::Fmsb, 1, d, a, N, N, N, 0);
-                Ok(())
-            }),
+            g::FIND_ILSB | g::FIND_UMSB | g::FIND_SMSB => self.find_bit(inst, n),
             g::LENGTH => {
                 let (v, sh) = self.operand(arg(0)?)?;
-                let d = self.length(v, sh.n)?;
+                let d = self.length(sh.scalar, v, sh.n)?;
                 self.define(rid, d, rty);
                 Ok(())
             }
             g::DISTANCE => {
                 let (a, sh) = self.operand(arg(0)?)?;
                 let b = self.regs(arg(1)?)?;
-                let t = self.e.alloc(sh.n)?;
+                let (s, cr) = (sh.scalar, sh.scalar.regs() as u16);
+                let t = self.e.alloc(sh.n * s.regs())?;
                 for k in 0..sh.n as u16 {
-                    self.e.ins(Vx::Fsub, 0, t + k, a + k, b + k, N, N, 0);
+                    self.fbin(FOp::Sub, s, t + k * cr, a + k * cr, b + k * cr)?;
                 }
-                let d = self.length(t, sh.n)?;
+                let d = self.length(s, t, sh.n)?;
                 self.define(rid, d, rty);
                 Ok(())
             }
             g::NORMALIZE => {
                 let (v, sh) = self.operand(arg(0)?)?;
-                let s = self.dot(v, v, sh.n)?;
-                let s = self.e.op1(Vx::Frsq, 0, s)?;
-                let d = self.e.alloc(sh.n)?;
+                let (s, cr) = (sh.scalar, sh.scalar.regs() as u16);
+                let dt = self.dot_typed(s, v, v, sh.n)?;
+                let r = self.fun_new(FUn::Rsq, s, dt)?;
+                let d = self.e.alloc(sh.n * s.regs())?;
                 for k in 0..sh.n as u16 {
-                    self.e.ins(Vx::Fmul, 0, d + k, v + k, s, N, N, 0);
+                    self.fbin(FOp::Mul, s, d + k * cr, v + k * cr, r)?;
                 }
                 self.define(rid, d, rty);
                 Ok(())
             }
             g::CROSS => {
-                let (a, b) = (self.regs(arg(0)?)?, self.regs(arg(1)?)?);
-                let d = self.e.alloc(3)?;
+                let (a, sh) = self.operand(arg(0)?)?;
+                let b = self.regs(arg(1)?)?;
+                let (s, cr) = (sh.scalar, sh.scalar.regs() as u16);
+                let d = self.e.alloc(3 * s.regs())?;
                 for (k, (i, j)) in [(1u16, 2u16), (2, 0), (0, 1)].into_iter().enumerate() {
                     // d[k] = a[i] * b[j] - a[j] * b[i]
-                    let t = self.e.op2(Vx::Fmul, 0, a + j, b + i)?;
-                    let u = self.e.op2(Vx::Fmul, 0, a + i, b + j)?;
-                    self.e.ins(Vx::Fsub, 0, d + k as u16, u, t, N, N, 0);
+                    let t = self.fbin_new(FOp::Mul, s, a + j * cr, b + i * cr)?;
+                    let u = self.fbin_new(FOp::Mul, s, a + i * cr, b + j * cr)?;
+                    self.fbin(FOp::Sub, s, d + k as u16 * cr, u, t)?;
                 }
                 self.define(rid, d, rty);
                 Ok(())
@@ -229,13 +246,14 @@ impl<'m> Lowerer<'m> {
                 // I - 2 * dot(N, I) * N
                 let (i, sh) = self.operand(arg(0)?)?;
                 let nn = self.regs(arg(1)?)?;
-                let two = self.imm(2.0f32.to_bits())?;
-                let dt = self.dot(nn, i, sh.n)?;
-                let s = self.e.op2(Vx::Fmul, 0, dt, two)?;
-                let d = self.e.alloc(sh.n)?;
+                let (s, cr) = (sh.scalar, sh.scalar.regs() as u16);
+                let two = self.fconst(s, 2.0)?;
+                let dt = self.dot_typed(s, nn, i, sh.n)?;
+                let k2 = self.fbin_new(FOp::Mul, s, dt, two)?;
+                let d = self.e.alloc(sh.n * s.regs())?;
                 for k in 0..sh.n as u16 {
-                    let t = self.e.op2(Vx::Fmul, 0, s, nn + k)?;
-                    self.e.ins(Vx::Fsub, 0, d + k, i + k, t, N, N, 0);
+                    let t = self.fbin_new(FOp::Mul, s, k2, nn + k * cr)?;
+                    self.fbin(FOp::Sub, s, d + k * cr, i + k * cr, t)?;
                 }
                 self.define(rid, d, rty);
                 Ok(())
@@ -244,13 +262,15 @@ impl<'m> Lowerer<'m> {
                 // dot(Nref, I) < 0 ? N : -N
                 let (nn, sh) = self.operand(arg(0)?)?;
                 let (i, nref) = (self.regs(arg(1)?)?, self.regs(arg(2)?)?);
-                let zero = self.imm(0)?;
-                let dt = self.dot(nref, i, sh.n)?;
-                let c = self.e.op2(Vx::Fcmp, FloatCond::Olt as u8, dt, zero)?;
-                let d = self.e.alloc(sh.n)?;
+                let (s, cr) = (sh.scalar, sh.scalar.regs() as u16);
+                let zero = self.fconst(s, 0.0)?;
+                let dt = self.dot_typed(s, nref, i, sh.n)?;
+                let c = self.fcmp_new(FloatCond::Olt, s, dt, zero)?;
+                let d = self.e.alloc(sh.n * s.regs())?;
                 for k in 0..sh.n as u16 {
-                    let neg = self.e.op1(Vx::Fneg, 0, nn + k)?;
-                    self.e.ins(Vx::Sel, 0, d + k, c, nn + k, neg, N, 0);
+                    let neg = self.e.alloc(s.regs())?;
+                    self.fneg(s, neg, nn + k * cr)?;
+                    self.sel_words(d + k * cr, c, nn + k * cr, neg, cr);
                 }
                 self.define(rid, d, rty);
                 Ok(())
@@ -262,12 +282,12 @@ impl<'m> Lowerer<'m> {
             g::DETERMINANT => {
                 let src = arg(0)?;
                 let (m, mt) = (self.regs(src)?, self.type_of(src)?);
-                let (cols, rows) = self.matrix_dims(mt)?;
+                let (cols, rows, s) = self.matrix_dims(mt)?;
                 if cols != rows {
                     return Err(invalid!("determinant of a non-square matrix"));
                 }
                 let idx: Vec<u16> = (0..cols as u16).collect();
-                let d = self.det(m, rows as u16, &idx, &idx)?;
+                let d = self.det(s, m, rows as u16, &idx, &idx)?;
                 self.define(rid, d, rty);
                 Ok(())
             }
@@ -292,6 +312,12 @@ impl<'m> Lowerer<'m> {
                 self.define(rid, d, rty);
                 Ok(())
             }
+            // A double and a uvec2 share their register image (the low word first).
+            g::PACK_DOUBLE2X32 | g::UNPACK_DOUBLE2X32 => {
+                let v = self.regs(arg(0)?)?;
+                self.vals.insert(rid, super::Val::Regs { r: v, ty: rty });
+                Ok(())
+            }
             g::PACK_UNORM4X8 | g::PACK_SNORM4X8 | g::PACK_UNORM2X16 | g::PACK_SNORM2X16 => self.pack_norm(inst, n),
             g::UNPACK_UNORM4X8 | g::UNPACK_SNORM4X8 | g::UNPACK_UNORM2X16 | g::UNPACK_SNORM2X16 => {
                 self.unpack_norm(inst, n)
@@ -300,14 +326,70 @@ impl<'m> Lowerer<'m> {
         }
     }
 
-    fn fround(&mut self, mode: Round, d: u16, a: u16) -> Result<()> {
-        self.e.ins(Vx::Fround, mode as u8, d, a, N, N, N, 0);
-        Ok(())
+    /// Zero of integer kind `s` (a register or pair).
+    fn int_zero(&mut self, s: Scalar) -> Result<u16> {
+        self.int_const(s, 0)
     }
 
-    fn sfu(&mut self, f: SfuFunc, d: u16, a: u16, b: u16) -> Result<()> {
-        self.e.ins(Vx::Fsfu, f as u8, d, a, b, N, N, 0);
-        Ok(())
+    /// Integer constant `v` (truncated to the kind's width) in a register or pair.
+    fn int_const(&mut self, s: Scalar, v: u64) -> Result<u16> {
+        if s == Scalar::I64 {
+            self.imm64(v)
+        } else {
+            let m = if s.bits() >= 32 { u32::MAX as u64 } else { (1u64 << s.bits()) - 1 };
+            self.imm((v & m) as u32)
+        }
+    }
+
+    /// FindILsb, FindUMsb, FindSMsb at any width (-1 when there is no such bit); 64-bit
+    /// operands combine the two words, narrow ones see their sign-extended value.
+    fn find_bit(&mut self, inst: &Instruction, n: u32) -> Result<()> {
+        let rs = self.shape_of(inst.rty()?)?.scalar;
+        self.ext_unary(inst, move |l, s, d, a| {
+            if s == Scalar::I64 {
+                let (zero, c32) = (l.imm(0)?, l.imm(32)?);
+                let (lo, hi) = if n == g::FIND_SMSB {
+                    // The most significant bit that differs from the sign.
+                    let sign = l.imm(31)?;
+                    let fill = l.e.op2(Vx::Sar, 0, a + 1, sign)?;
+                    (l.e.op2(Vx::Xor, 0, a, fill)?, l.e.op2(Vx::Xor, 0, a + 1, fill)?)
+                } else {
+                    (a, a + 1)
+                };
+                if n == g::FIND_ILSB {
+                    let fl = l.e.op1(Vx::Flsb, 0, lo)?;
+                    let fh = l.e.op1(Vx::Flsb, 0, hi)?;
+                    let fh = l.e.op2(Vx::Iadd, 0, fh, c32)?;
+                    let none = l.e.op1(Vx::Flsb, 0, hi)?; // -1 stays -1 below
+                    let lo_zero = l.e.op2(Vx::Icmp, IntCond::Eq as u8, lo, zero)?;
+                    let hi_zero = l.e.op2(Vx::Icmp, IntCond::Eq as u8, hi, zero)?;
+                    let t = l.e.op3(Vx::Sel, 0, hi_zero, none, fh)?;
+                    l.e.ins(Vx::Sel, 0, d, lo_zero, t, fl, N, 0);
+                } else {
+                    let fl = l.e.op1(Vx::Fmsb, 0, lo)?;
+                    let fh = l.e.op1(Vx::Fmsb, 0, hi)?;
+                    let fh = l.e.op2(Vx::Iadd, 0, fh, c32)?;
+                    let hi_zero = l.e.op2(Vx::Icmp, IntCond::Eq as u8, hi, zero)?;
+                    l.e.ins(Vx::Sel, 0, d, hi_zero, fl, fh, N, 0);
+                }
+            } else {
+                let a = if n == g::FIND_SMSB { l.sext(s, a)? } else { a };
+                let (op, m) = match n {
+                    g::FIND_ILSB => (Vx::Flsb, 0),
+                    g::FIND_UMSB => (Vx::Fmsb, 0),
+                    _ => (Vx::Fmsb, 1),
+                };
+                l.e.ins(op, m, d, a, N, N, N, 0);
+            }
+            if rs == Scalar::I64 {
+                // A 64-bit result: sign-extend the index (-1 stays -1).
+                let sh = l.imm(31)?;
+                l.e.ins(Vx::Sar, 0, d + 1, d, sh, N, N, 0);
+            } else {
+                l.canon(rs, d)?;
+            }
+            Ok(())
+        })
     }
 
     /// Componentwise over the extended instruction's first operand.
@@ -336,62 +418,46 @@ impl<'m> Lowerer<'m> {
         let (a, ash) = self.operand(inst.id(2)?)?;
         let (b, bsh) = self.operand(inst.id(3)?)?;
         let rsh = self.shape_of(rty)?;
+        let (cr, br) = (rsh.scalar.regs() as u16, bsh.scalar.regs() as u16);
         let d = self.e.alloc(rsh.n * rsh.scalar.regs())?;
         for k in 0..rsh.n as u16 {
             // GLSL allows a scalar second operand for some functions (step's edge).
-            let bk = if bsh.n == 1 { b } else { b + k };
-            f(self, ash.scalar, d + k, a + k, bk)?;
+            let bk = if bsh.n == 1 { b } else { b + k * br };
+            f(self, ash.scalar, d + k * cr, a + k * ash.scalar.regs() as u16, bk)?;
         }
         self.define(rid, d, rty);
         Ok(())
     }
 
-    fn ext_bin(&mut self, inst: &Instruction, b: Bin) -> Result<()> {
-        self.ext_binary(inst, |l, s, d, x, y| {
-            if s == Scalar::I64 {
-                return Err(unsupported!("64-bit GLSL.std.450 min/max"));
-            }
-            l.bin(b, s, d, x, y, inst)
-        })
-    }
-
     fn ext_ternary(
         &mut self,
         inst: &Instruction,
-        mut f: impl FnMut(&mut Self, u16, u16, u16, u16) -> Result<()>,
+        mut f: impl FnMut(&mut Self, Scalar, u16, u16, u16, u16) -> Result<()>,
     ) -> Result<()> {
         let (rid, rty) = (inst.rid()?, inst.rty()?);
         let (a, _) = self.operand(inst.id(2)?)?;
         let (b, bsh) = self.operand(inst.id(3)?)?;
         let (c, csh) = self.operand(inst.id(4)?)?;
         let rsh = self.shape_of(rty)?;
-        if rsh.scalar == Scalar::I64 {
-            return Err(unsupported!("64-bit GLSL.std.450 instruction {}", inst.lit(1)?));
-        }
-        let d = self.e.alloc(rsh.n)?;
+        let (s, cr) = (rsh.scalar, rsh.scalar.regs() as u16);
+        let d = self.e.alloc(rsh.n * s.regs())?;
         for k in 0..rsh.n as u16 {
-            let bk = if bsh.n == 1 { b } else { b + k };
-            let ck = if csh.n == 1 { c } else { c + k };
-            f(self, d + k, a + k, bk, ck)?;
+            let bk = if bsh.n == 1 { b } else { b + k * cr };
+            let ck = if csh.n == 1 { c } else { c + k * cr };
+            f(self, s, d + k * cr, a + k * cr, bk, ck)?;
         }
         self.define(rid, d, rty);
         Ok(())
     }
 
-    fn clamp(&mut self, inst: &Instruction, max: Vx, min: Vx, m: u8) -> Result<()> {
-        self.ext_ternary(inst, |l, d, x, lo, hi| {
-            let t = l.e.op2(max, m, x, lo)?;
-            l.e.ins(min, m, d, t, hi, N, N, 0);
-            Ok(())
-        })
-    }
-
-    fn length(&mut self, v: u16, n: u32) -> Result<u16> {
+    fn length(&mut self, s: Scalar, v: u16, n: u32) -> Result<u16> {
         if n == 1 {
-            return self.e.op1(Vx::Fabs, 0, v);
+            let d = self.e.alloc(s.regs())?;
+            self.fabs(s, d, v)?;
+            return Ok(d);
         }
-        let s = self.dot(v, v, n)?;
-        self.e.op1(Vx::Fsqrt, 0, s)
+        let dt = self.dot_typed(s, v, v, n)?;
+        self.fun_new(FUn::Sqrt, s, dt)
     }
 
     fn refract(&mut self, inst: &Instruction) -> Result<()> {
@@ -399,22 +465,43 @@ impl<'m> Lowerer<'m> {
         let (rid, rty) = (inst.rid()?, inst.rty()?);
         let (i, sh) = self.operand(inst.id(2)?)?;
         let (nn, eta) = (self.regs(inst.id(3)?)?, self.regs(inst.id(4)?)?);
-        let (zero, one) = (self.imm(0)?, self.imm(1.0f32.to_bits())?);
-        let dt = self.dot(nn, i, sh.n)?;
-        let dt2 = self.e.op2(Vx::Fmul, 0, dt, dt)?;
-        let t = self.e.op2(Vx::Fsub, 0, one, dt2)?;
-        let e2 = self.e.op2(Vx::Fmul, 0, eta, eta)?;
-        let t = self.e.op2(Vx::Fmul, 0, e2, t)?;
-        let k = self.e.op2(Vx::Fsub, 0, one, t)?;
-        let neg = self.e.op2(Vx::Fcmp, FloatCond::Olt as u8, k, zero)?;
-        let sk = self.e.op1(Vx::Fsqrt, 0, k)?;
-        let s = self.e.op3(Vx::Ffma, 0, eta, dt, sk)?;
-        let d = self.e.alloc(sh.n)?;
+        // Eta may be a float of another width than the vectors (SPIR-V allows it).
+        let eta_ty = self.type_of(inst.id(4)?)?;
+        let eta_s = self.shape_of(eta_ty)?.scalar;
+        let (s, cr) = (sh.scalar, sh.scalar.regs() as u16);
+        let eta = if eta_s == s {
+            eta
+        } else {
+            let t = self.e.alloc(s.regs())?;
+            match (eta_s, s) {
+                (Scalar::F64, _) => self.e.ins(Vx::D2f, 0, t, eta, N, N, N, 0),
+                (_, Scalar::F64) => self.e.ins(Vx::F2d, 0, t, eta, N, N, N, 0),
+                _ => {
+                    self.e.mov(t, eta);
+                    if s == Scalar::F16 {
+                        self.quantize(t);
+                    }
+                }
+            }
+            t
+        };
+        let (zero, one) = (self.fconst(s, 0.0)?, self.fconst(s, 1.0)?);
+        let dt = self.dot_typed(s, nn, i, sh.n)?;
+        let dt2 = self.fbin_new(FOp::Mul, s, dt, dt)?;
+        let t = self.fbin_new(FOp::Sub, s, one, dt2)?;
+        let e2 = self.fbin_new(FOp::Mul, s, eta, eta)?;
+        let t = self.fbin_new(FOp::Mul, s, e2, t)?;
+        let k = self.fbin_new(FOp::Sub, s, one, t)?;
+        let neg = self.fcmp_new(FloatCond::Olt, s, k, zero)?;
+        let sk = self.fun_new(FUn::Sqrt, s, k)?;
+        let m = self.e.alloc(s.regs())?;
+        self.ffma(s, m, eta, dt, sk)?;
+        let d = self.e.alloc(sh.n * s.regs())?;
         for c in 0..sh.n as u16 {
-            let a = self.e.op2(Vx::Fmul, 0, eta, i + c)?;
-            let b = self.e.op2(Vx::Fmul, 0, s, nn + c)?;
-            let r = self.e.op2(Vx::Fsub, 0, a, b)?;
-            self.e.ins(Vx::Sel, 0, d + c, neg, zero, r, N, 0);
+            let a = self.fbin_new(FOp::Mul, s, eta, i + c * cr)?;
+            let b = self.fbin_new(FOp::Mul, s, m, nn + c * cr)?;
+            let r = self.fbin_new(FOp::Sub, s, a, b)?;
+            self.sel_words(d + c * cr, neg, zero, r, cr);
         }
         self.define(rid, d, rty);
         Ok(())
@@ -425,93 +512,169 @@ impl<'m> Lowerer<'m> {
     fn modf(&mut self, inst: &Instruction, is_struct: bool) -> Result<()> {
         let (rid, rty) = (inst.rid()?, inst.rty()?);
         let (x, sh) = self.operand(inst.id(2)?)?;
+        let (s, cr) = (sh.scalar, sh.scalar.regs() as u16);
         let n = sh.n as u16;
-        let d = self.e.alloc(2 * sh.n)?;
+        let d = self.e.alloc(2 * sh.n * s.regs())?;
+        let whole = d + n * cr;
+        // Both parts carry the sign of x (so -3.0 gives -0.0 and -3.0), and an infinite x
+        // has fraction zero. The sign lives in the top register of the component.
+        let hi = cr - 1;
+        let (sign, mag, zero) = (self.imm(0x8000_0000)?, self.imm(0x7FFF_FFFF)?, self.fconst(s, 0.0)?);
         for k in 0..n {
-            self.e.ins(Vx::Fround, Round::Trunc as u8, d + n + k, x + k, N, N, N, 0);
-            self.e.ins(Vx::Fsub, 0, d + k, x + k, d + n + k, N, N, 0);
-        }
-        if is_struct {
-            self.define(rid, d, rty);
-        } else {
-            let p = self.ptr(inst.id(3)?)?;
-            let whole_ty = p.ty;
-            self.store(&p, whole_ty, d + n)?;
-            self.define(rid, d, rty);
-        }
-        Ok(())
-    }
-
-    /// Frexp for normal numbers and zero: x = m * 2^e with |m| in [0.5, 1).
-    fn frexp(&mut self, inst: &Instruction, is_struct: bool) -> Result<()> {
-        let (rid, rty) = (inst.rid()?, inst.rty()?);
-        let (x, sh) = self.operand(inst.id(2)?)?;
-        let n = sh.n as u16;
-        let (zero, c23, c126, mexp, half) =
-            (self.imm(0)?, self.imm(23)?, self.imm(126)?, self.imm(0x807F_FFFF)?, self.imm(126 << 23)?);
-        let c255 = self.imm(0xFF)?;
-        let d = self.e.alloc(2 * sh.n)?;
-        for k in 0..n {
-            let xk = x + k;
-            let isz = self.e.op2(Vx::Fcmp, FloatCond::Oeq as u8, xk, zero)?;
-            let e = self.e.op2(Vx::Shr, 0, xk, c23)?;
-            let e = self.e.op2(Vx::And, 0, e, c255)?;
-            let e = self.e.op2(Vx::Isub, 0, e, c126)?;
-            let m = self.e.op2(Vx::And, 0, xk, mexp)?;
-            let m = self.e.op2(Vx::Or, 0, m, half)?;
-            self.e.ins(Vx::Sel, 0, d + k, isz, xk, m, N, 0);
-            self.e.ins(Vx::Sel, 0, d + n + k, isz, zero, e, N, 0);
+            let (xk, fk, wk) = (x + k * cr, d + k * cr, whole + k * cr);
+            self.fun(FUn::Round(Round::Trunc), s, wk, xk)?;
+            let f = self.fbin_new(FOp::Sub, s, xk, wk)?;
+            let inf = self.fcmp_new(FloatCond::IsInf, s, xk, xk)?;
+            self.sel_words(fk, inf, zero, f, cr);
+            let m = self.e.op2(Vx::And, 0, fk + hi, mag)?;
+            let sg = self.e.op2(Vx::And, 0, xk + hi, sign)?;
+            self.e.ins(Vx::Or, 0, fk + hi, m, sg, N, N, 0);
         }
         if !is_struct {
             let p = self.ptr(inst.id(3)?)?;
-            let ety = p.ty;
-            self.store(&p, ety, d + n)?;
+            let whole_ty = p.ty;
+            self.store(&p, whole_ty, whole)?;
         }
         self.define(rid, d, rty);
         Ok(())
     }
 
-    /// x * 2^e, as two exact power-of-two multiplies so exponents past the f32 range still
-    /// round once.
-    fn ldexp(&mut self, inst: &Instruction) -> Result<()> {
-        let (lo, hi, bias, c23, one) =
-            (self.imm(-126i32 as u32)?, self.imm(127)?, self.imm(127)?, self.imm(23)?, self.imm(1)?);
-        self.ext_binary(inst, |l, _, d, x, e| {
-            let e1 = l.e.op2(Vx::Sar, 0, e, one)?;
-            let e2 = l.e.op2(Vx::Isub, 0, e, e1)?;
-            let mut acc = x;
-            for part in [e1, e2] {
-                let p = l.e.op2(Vx::Imax, 1, part, lo)?;
-                let p = l.e.op2(Vx::Imin, 1, p, hi)?;
-                let p = l.e.op2(Vx::Iadd, 0, p, bias)?;
-                let p = l.e.op2(Vx::Shl, 0, p, c23)?;
-                acc = l.e.op2(Vx::Fmul, 0, acc, p)?;
+    /// Frexp for normal numbers and zero: x = m * 2^e with |m| in [0.5, 1). The exponent
+    /// field sits in the component's top register (11 bits for doubles).
+    fn frexp(&mut self, inst: &Instruction, is_struct: bool) -> Result<()> {
+        let (rid, rty) = (inst.rid()?, inst.rty()?);
+        let (x, sh) = self.operand(inst.id(2)?)?;
+        let (s, cr) = (sh.scalar, sh.scalar.regs() as u16);
+        // The exponent's type (an int vector of any width) comes from the result struct or
+        // the out pointer.
+        let ety = if is_struct {
+            self.m.types.member(rty, 1)?.1
+        } else {
+            let p = self.ptr(inst.id(3)?)?;
+            p.ty
+        };
+        let es = self.shape_of(ety)?.scalar;
+        let n = sh.n as u16;
+        let (shift, bias, field, keep, half) = if s == Scalar::F64 {
+            (20, 1022, 0x7FF, 0x800F_FFFF, 1022 << 20)
+        } else {
+            (23, 126, 0xFF, 0x807F_FFFF, 126 << 23)
+        };
+        let (zero, fzero) = (self.imm(0)?, self.fconst(s, 0.0)?);
+        let (c_shift, c_bias, c_field, c_keep, c_half) =
+            (self.imm(shift)?, self.imm(bias)?, self.imm(field)?, self.imm(keep)?, self.imm(half)?);
+        let mant = self.e.alloc(sh.n * s.regs())?;
+        let exps = self.e.alloc(sh.n * es.regs())?;
+        for k in 0..n {
+            let (xk, mk, ek) = (x + k * cr, mant + k * cr, exps + k * es.regs() as u16);
+            let top = xk + cr - 1;
+            let isz = self.fcmp_new(FloatCond::Oeq, s, xk, fzero)?;
+            let e = self.e.op2(Vx::Shr, 0, top, c_shift)?;
+            let e = self.e.op2(Vx::And, 0, e, c_field)?;
+            let e = self.e.op2(Vx::Isub, 0, e, c_bias)?;
+            let m = self.e.op2(Vx::And, 0, top, c_keep)?;
+            let m = self.e.op2(Vx::Or, 0, m, c_half)?;
+            if cr == 2 {
+                self.e.ins(Vx::Sel, 0, mk, isz, xk, xk, N, 0);
             }
-            l.e.mov(d, acc);
-            Ok(())
-        })
+            self.e.ins(Vx::Sel, 0, mk + cr - 1, isz, top, m, N, 0);
+            self.e.ins(Vx::Sel, 0, ek, isz, zero, e, N, 0);
+            if es == Scalar::I64 {
+                let sh = self.imm(31)?;
+                self.e.ins(Vx::Sar, 0, ek + 1, ek, sh, N, N, 0);
+            } else {
+                self.canon(es, ek)?;
+            }
+        }
+        let d = if is_struct {
+            let d = self.e.alloc(self.m.types.regs(rty)?)?;
+            let mr = sh.n * s.regs();
+            self.copy_regs(d, mant, mr);
+            self.copy_regs(d + mr as u16, exps, sh.n * es.regs());
+            d
+        } else {
+            let p = self.ptr(inst.id(3)?)?;
+            let ty = p.ty;
+            self.store(&p, ty, exps)?;
+            mant
+        };
+        self.define(rid, d, rty);
+        Ok(())
+    }
+
+    /// x * 2^e, as two exact power-of-two multiplies so exponents past the float range still
+    /// round once (the exponent may be an integer of any width).
+    fn ldexp(&mut self, inst: &Instruction) -> Result<()> {
+        let (rid, rty) = (inst.rid()?, inst.rty()?);
+        let (x, sh) = self.operand(inst.id(2)?)?;
+        let (e, esh) = self.operand(inst.id(3)?)?;
+        let (s, cr) = (sh.scalar, sh.scalar.regs() as u16);
+        let (lo, hi, shift) = if s == Scalar::F64 { (-1022i32, 1023, 20) } else { (-126i32, 127, 23) };
+        let (c_lo, c_hi, c_bias, c_shift, one) =
+            (self.imm(lo as u32)?, self.imm(hi as u32)?, self.imm(hi as u32)?, self.imm(shift)?, self.imm(1)?);
+        let d = self.e.alloc(sh.n * s.regs())?;
+        for k in 0..sh.n as u16 {
+            let ek = e + if esh.n == 1 { 0 } else { k * esh.scalar.regs() as u16 };
+            // The exponent as a 32-bit value, clamped far past the useful range.
+            let ek = if esh.scalar == Scalar::I64 {
+                let (big, small) = (self.imm64(4096)?, self.imm64((-4096i64) as u64)?);
+                let t = self.e.alloc(2)?;
+                self.ibin(IOp::SMin, Scalar::I64, t, ek, big)?;
+                self.ibin(IOp::SMax, Scalar::I64, t, t, small)?;
+                t
+            } else {
+                self.sext(esh.scalar, ek)?
+            };
+            let e1 = self.e.op2(Vx::Sar, 0, ek, one)?;
+            let e2 = self.e.op2(Vx::Isub, 0, ek, e1)?;
+            let mut acc = x + k * cr;
+            for part in [e1, e2] {
+                let p = self.e.op2(Vx::Imax, 1, part, c_lo)?;
+                let p = self.e.op2(Vx::Imin, 1, p, c_hi)?;
+                let p = self.e.op2(Vx::Iadd, 0, p, c_bias)?;
+                let p = self.e.op2(Vx::Shl, 0, p, c_shift)?;
+                let f = if s == Scalar::F64 {
+                    // The power of two as a double: exponent bits in the high word.
+                    let z = self.imm(0)?;
+                    let f = self.e.alloc(2)?;
+                    self.e.mov(f, z);
+                    self.e.mov(f + 1, p);
+                    f
+                } else {
+                    p
+                };
+                acc = self.fbin_new(FOp::Mul, if s == Scalar::F16 { Scalar::F32 } else { s }, acc, f)?;
+            }
+            self.copy_regs(d + k * cr, acc, cr as u32);
+            if s == Scalar::F16 {
+                self.quantize(d + k * cr);
+            }
+        }
+        self.define(rid, d, rty);
+        Ok(())
     }
 
     /// Determinant of the sub-matrix of column-major `m` (stride `rows`) picking `r` rows
     /// and `c` columns, by Laplace expansion along the first column.
-    fn det(&mut self, m: u16, rows: u16, r: &[u16], c: &[u16]) -> Result<u16> {
-        let at = |ri: u16, ci: u16| m + ci * rows + ri;
+    fn det(&mut self, s: Scalar, m: u16, rows: u16, r: &[u16], c: &[u16]) -> Result<u16> {
+        let cr = s.regs() as u16;
+        let at = |ri: u16, ci: u16| m + (ci * rows + ri) * cr;
         if r.len() == 1 {
             return Ok(at(r[0], c[0]));
         }
         if r.len() == 2 {
-            let p = self.e.op2(Vx::Fmul, 0, at(r[0], c[0]), at(r[1], c[1]))?;
-            let q = self.e.op2(Vx::Fmul, 0, at(r[1], c[0]), at(r[0], c[1]))?;
-            return self.e.op2(Vx::Fsub, 0, p, q);
+            let p = self.fbin_new(FOp::Mul, s, at(r[0], c[0]), at(r[1], c[1]))?;
+            let q = self.fbin_new(FOp::Mul, s, at(r[1], c[0]), at(r[0], c[1]))?;
+            return self.fbin_new(FOp::Sub, s, p, q);
         }
         let mut acc: Option<u16> = None;
         for (k, &rk) in r.iter().enumerate() {
             let sub_r: Vec<u16> = r.iter().copied().filter(|&x| x != rk).collect();
-            let minor = self.det(m, rows, &sub_r, &c[1..])?;
-            let term = self.e.op2(Vx::Fmul, 0, at(rk, c[0]), minor)?;
+            let minor = self.det(s, m, rows, &sub_r, &c[1..])?;
+            let term = self.fbin_new(FOp::Mul, s, at(rk, c[0]), minor)?;
             acc = Some(match acc {
                 None => term,
-                Some(a) => self.e.op2(if k % 2 == 1 { Vx::Fsub } else { Vx::Fadd }, 0, a, term)?,
+                Some(a) => self.fbin_new(if k % 2 == 1 { FOp::Sub } else { FOp::Add }, s, a, term)?,
             });
         }
         acc.ok_or_else(|| invalid!("determinant of an empty matrix"))
@@ -522,28 +685,29 @@ impl<'m> Lowerer<'m> {
         let (rid, rty) = (inst.rid()?, inst.rty()?);
         let src = inst.id(2)?;
         let (m, mt) = (self.regs(src)?, self.type_of(src)?);
-        let (cols, rows) = self.matrix_dims(mt)?;
+        let (cols, rows, s) = self.matrix_dims(mt)?;
         if cols != rows {
             return Err(invalid!("inverse of a non-square matrix"));
         }
+        let cr = s.regs() as u16;
         let n = rows as u16;
         let all: Vec<u16> = (0..n).collect();
-        let det = self.det(m, n, &all, &all)?;
-        let one = self.imm(1.0f32.to_bits())?;
-        let inv = self.e.op2(Vx::Fdiv, 0, one, det)?;
-        let d = self.e.alloc(rows * cols)?;
+        let det = self.det(s, m, n, &all, &all)?;
+        let one = self.fconst(s, 1.0)?;
+        let inv = self.fbin_new(FOp::Div, s, one, det)?;
+        let d = self.e.alloc(rows * cols * s.regs())?;
         for i in 0..n {
             for j in 0..n {
                 // inverse[col j][row i] = (-1)^(i+j) * minor(row j, col i) / det
                 let rr: Vec<u16> = all.iter().copied().filter(|&x| x != j).collect();
                 let cc: Vec<u16> = all.iter().copied().filter(|&x| x != i).collect();
-                let minor = if n == 1 { one } else { self.det(m, n, &rr, &cc)? };
-                let v = self.e.op2(Vx::Fmul, 0, minor, inv)?;
-                let dst = d + j * n + i;
+                let minor = if n == 1 { one } else { self.det(s, m, n, &rr, &cc)? };
+                let v = self.fbin_new(FOp::Mul, s, minor, inv)?;
+                let dst = d + (j * n + i) * cr;
                 if (i + j) % 2 == 1 {
-                    self.e.ins(Vx::Fneg, 0, dst, v, N, N, N, 0);
+                    self.fneg(s, dst, v)?;
                 } else {
-                    self.e.mov(dst, v);
+                    self.copy_regs(dst, v, cr as u32);
                 }
             }
         }

@@ -1,4 +1,5 @@
-//! Storage images. An image value is its descriptor's address (a register pair); `ILD`,
+//! Storage images and texel buffers. An image value is its descriptor's address (a register
+//! pair; a texel buffer's descriptor describes a 1D view of the buffer's texels); `ILD`,
 //! `IST` and `IATOM` read the descriptor themselves and convert texels per its format, so
 //! `SignExtend`/`ZeroExtend` need no code: the format already says how to extend.
 
@@ -36,6 +37,30 @@ impl<'m> Lowerer<'m> {
                 self.e.ins(Vx::Ist, 0, N, image, coords, texel, N, 0);
                 Ok(())
             }
+            // A sampled image's image: the same descriptor address (texel buffers only).
+            Op::Image => {
+                let r = self.regs(inst.id(0)?)?;
+                self.vals.insert(inst.rid()?, super::Val::Regs { r, ty: inst.rty()? });
+                Ok(())
+            }
+            Op::ImageFetch => {
+                let img = inst.id(0)?;
+                let ty = self.type_of(img)?;
+                if !matches!(self.m.types.get(ty)?, Type::Image { dim: Dim::DimBuffer, .. }) {
+                    return Err(unsupported!("{} on a sampled image other than a texel buffer", inst.name()));
+                }
+                self.image_operands(inst, 2)?;
+                let image = self.regs(img)?;
+                let coords = self.coords3(inst.id(1)?)?;
+                let t = self.e.alloc(4)?;
+                self.e.ins(Vx::Ild, 0, t, image, coords, N, N, 0);
+                let rty = inst.rty()?;
+                if self.m.types.regs(rty)? > 4 {
+                    return Err(invalid!("{} reads more than 4 components", inst.name()));
+                }
+                self.define(inst.rid()?, t, rty);
+                Ok(())
+            }
             Op::ImageQuerySize => {
                 let img = inst.id(0)?;
                 let (image, ty) = (self.regs(img)?, self.type_of(img)?);
@@ -43,8 +68,8 @@ impl<'m> Lowerer<'m> {
                     return Err(invalid!("{} on a non-image", inst.name()));
                 };
                 let mut fields = match dim {
-                    Dim::Dim1D => vec![desc::IMG_WIDTH],
-                    Dim::Dim2D => vec![desc::IMG_WIDTH, desc::IMG_HEIGHT],
+                    Dim::Dim1D | Dim::DimBuffer => vec![desc::IMG_WIDTH],
+                    Dim::Dim2D | Dim::DimCube => vec![desc::IMG_WIDTH, desc::IMG_HEIGHT],
                     Dim::Dim3D => vec![desc::IMG_WIDTH, desc::IMG_HEIGHT, desc::IMG_DEPTH],
                     d => return Err(unsupported!("OpImageQuerySize on a {d:?} image")),
                 };
@@ -56,8 +81,13 @@ impl<'m> Lowerer<'m> {
                     return Err(invalid!("{}: result has the wrong component count", inst.name()));
                 }
                 let d = self.e.alloc(fields.len() as u32)?;
-                for (k, f) in fields.into_iter().enumerate() {
-                    self.e.ins(Vx::Ldg, MemSize::B32 as u8, d + k as u16, image, N, N, N, f as u32);
+                for (k, f) in fields.iter().enumerate() {
+                    self.e.ins(Vx::Ldg, MemSize::B32 as u8, d + k as u16, image, N, N, N, *f as u32);
+                }
+                if dim == Dim::DimCube && arrayed {
+                    // A cube array's size counts cubes, not faces.
+                    let six = self.imm(6)?;
+                    self.e.ins(Vx::Udiv, 0, d + 2, d + 2, six, N, N, 0);
                 }
                 self.define(inst.rid()?, d, rty);
                 Ok(())

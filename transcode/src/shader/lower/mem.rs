@@ -63,9 +63,8 @@ pub(crate) enum Space {
 #[derive(Clone, Debug)]
 pub(crate) enum PtrKind {
     /// Explicit-layout memory at register pair `base` + `off`; the dynamic part of the
-    /// address is a multiple of `align`. `desc` is the buffer descriptor's address (for
-    /// `OpArrayLength`).
-    Global { base: u16, off: u32, align: u32, lay: Lay, desc: Option<u16> },
+    /// address is a multiple of `align`.
+    Global { base: u16, off: u32, align: u32, lay: Lay, origin: Origin },
     /// `Regs`: `base` is the variable's first register and `off` counts registers.
     /// `Lmem`/`Private`: `base` holds a byte offset and `off` adds bytes.
     Flat { space: Space, base: u16, off: u32 },
@@ -78,6 +77,18 @@ pub(crate) enum PtrKind {
     Desc { addr: u16, dynamic: Option<u32>, elem: Option<u16> },
     /// A storage-image texel: image descriptor address pair and 3 coordinate registers.
     Texel { image: u16, coords: u16 },
+}
+
+/// Where explicitly laid-out memory came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Origin {
+    /// A storage or uniform buffer: the descriptor's address (for `OpArrayLength`).
+    Desc(u16),
+    /// The kernel arguments' push-constant block.
+    Push,
+    /// A physical storage buffer address (`GL_EXT_buffer_reference`): the pointer is a
+    /// 64-bit value too, and can be materialized (`base + off`) when the shader needs it.
+    Physical,
 }
 
 /// A compile-time pointer to a value of type `ty`.
@@ -169,6 +180,53 @@ impl<'m> Lowerer<'m> {
                 let base = self.ptr(inst.id(0)?)?;
                 let idx = (1..inst.operands.len()).map(|i| inst.id(i)).collect::<Result<Vec<_>>>()?;
                 let p = self.chain(base, &idx)?;
+                self.ptr_types.insert(inst.rid()?, inst.rty()?);
+                self.define_ptr(inst.rid()?, p);
+                Ok(())
+            }
+            Op::PtrAccessChain | Op::InBoundsPtrAccessChain => {
+                // Physical pointers only: the first index steps over whole pointees, by the
+                // ArrayStride decoration of the base's pointer type.
+                let base_id = inst.id(0)?;
+                let bty = self.type_of(base_id)?;
+                if !matches!(self.m.types.get(bty)?, Type::Pointer { sc: StorageClass::PhysicalStorageBuffer, .. }) {
+                    return Err(unsupported!("{} on a non-physical pointer (variable pointers)", inst.name()));
+                }
+                let stride = self
+                    .m
+                    .decos(bty)
+                    .array_stride
+                    .ok_or_else(|| invalid!("{}: the base's pointer type has no ArrayStride", inst.name()))?;
+                let base = self.ptr(base_id)?;
+                let el = inst.id(1)?;
+                let PtrKind::Global { base: b, off, align, lay, origin } = base.kind else {
+                    return Err(invalid!("internal: physical pointer is not global"));
+                };
+                let kind = match self.m.const_u32(el) {
+                    Some(c) => {
+                        PtrKind::Global { base: b, off: add_off(off, c as u64 * stride as u64)?, align, lay, origin }
+                    }
+                    None => {
+                        // A signed element index: sign-extended to 64 bits, scaled.
+                        let (e, es) = self.operand(el)?;
+                        let e64 = if es.scalar == Scalar::I64 {
+                            e
+                        } else {
+                            let t = self.e.alloc(2)?;
+                            let sh = self.imm(31)?;
+                            self.e.mov(t, e);
+                            self.e.ins(Vx::Sar, 0, t + 1, e, sh, N, N, 0);
+                            t
+                        };
+                        let k = self.imm64(stride as u64)?;
+                        let scaled = self.e.op64(Vx::Imul64, 0, e64, k)?;
+                        let nb = self.e.op64(Vx::Iadd64, 0, b, scaled)?;
+                        PtrKind::Global { base: nb, off, align: eff_align(align, stride), lay, origin }
+                    }
+                };
+                let idx = (2..inst.operands.len()).map(|i| inst.id(i)).collect::<Result<Vec<_>>>()?;
+                let p = self.chain(Ptr { ty: base.ty, kind }, &idx)?;
+                self.ptr_types.insert(inst.rid()?, inst.rty()?);
                 self.define_ptr(inst.rid()?, p);
                 Ok(())
             }
@@ -234,7 +292,7 @@ impl<'m> Lowerer<'m> {
         }
         // Image and acceleration-structure handles are plain 64-bit values here, so variables
         // holding them are ordinary; samplers have no representation at all.
-        if matches!(self.m.types.get(ty)?, Type::Sampler | Type::SampledImage) {
+        if matches!(self.m.types.get(ty)?, Type::Sampler) {
             return Err(unsupported!("variable %{id} of type {}", self.m.types.describe(ty)));
         }
         let n = self.m.types.regs(ty)?;
@@ -287,7 +345,8 @@ impl<'m> Lowerer<'m> {
             StorageClass::PushConstant => {
                 let base = self.kargs()?;
                 let align = eff_align(BUFFER_ALIGN, kargs::PUSH as u32);
-                let kind = PtrKind::Global { base, off: kargs::PUSH as u32, align, lay: Lay::Plain, desc: None };
+                let kind =
+                    PtrKind::Global { base, off: kargs::PUSH as u32, align, lay: Lay::Plain, origin: Origin::Push };
                 Ok(Ptr { ty: g.ty, kind })
             }
             StorageClass::Uniform | StorageClass::StorageBuffer | StorageClass::UniformConstant => {
@@ -322,7 +381,21 @@ impl<'m> Lowerer<'m> {
                 | BuiltIn::GlobalInvocationId
                 | BuiltIn::WorkgroupSize
         );
-        if n != if vec3 { 3 } else { 1 } {
+        let mask4 = matches!(
+            b,
+            BuiltIn::SubgroupEqMask
+                | BuiltIn::SubgroupGeMask
+                | BuiltIn::SubgroupGtMask
+                | BuiltIn::SubgroupLeMask
+                | BuiltIn::SubgroupLtMask
+        );
+        if n != if vec3 {
+            3
+        } else if mask4 {
+            4
+        } else {
+            1
+        } {
             return Err(invalid!("built-in {b:?} declared with {n} components"));
         }
         let csr = |l: &mut Self, c: u32| -> Result<u16> {
@@ -398,6 +471,7 @@ impl<'m> Lowerer<'m> {
             BuiltIn::SubgroupLocalInvocationId => self.e.ins(Vx::Csr, 0, d, N, N, N, N, csr::LANE_ID),
             BuiltIn::SubgroupId => self.e.ins(Vx::Csr, 0, d, N, N, N, N, csr::CTA_RANK),
             BuiltIn::NumSubgroups => self.e.ins(Vx::Csr, 0, d, N, N, N, N, csr::CTA_SIZE),
+            b if mask4 => self.subgroup_mask_builtin(b, d)?,
             b => return Err(unsupported!("built-in {b:?} in a compute shader")),
         }
         Ok(d)
@@ -478,13 +552,48 @@ impl<'m> Lowerer<'m> {
                 (&[vkdt::ACCELERATION_STRUCTURE], "acceleration structure")
             }
             (StorageClass::UniformConstant, Type::Image { dim, ms, .. }) => {
-                if *dim == spirv::Dim::DimBuffer || *dim == spirv::Dim::DimSubpassData || *ms {
-                    return Err(unsupported!("image {} of dimension {dim:?}", self.m.label(id)));
+                // Sampled = 2 is a storage image (0, "known at run time", is taken as one too).
+                let is_storage = self.image_sampled(t) != 1;
+                match (*dim, is_storage) {
+                    (spirv::Dim::DimBuffer, true) => (&[vkdt::STORAGE_TEXEL_BUFFER], "storage texel buffer"),
+                    (spirv::Dim::DimBuffer, false) => (&[vkdt::UNIFORM_TEXEL_BUFFER], "uniform texel buffer"),
+                    (spirv::Dim::DimSubpassData, _) => {
+                        return Err(unsupported!("image {} of dimension {dim:?}", self.m.label(id)))
+                    }
+                    _ if *ms => return Err(unsupported!("multisampled image {}", self.m.label(id))),
+                    (_, true) => (&[vkdt::STORAGE_IMAGE], "storage image"),
+                    (_, false) => {
+                        return Err(unsupported!(
+                            "sampled image {} (sampling is not supported; texel buffers are)",
+                            self.m.label(id)
+                        ))
+                    }
                 }
-                (&[vkdt::STORAGE_IMAGE], "storage image")
             }
+            (StorageClass::UniformConstant, Type::SampledImage { image }) => match self.m.types.get(*image)? {
+                Type::Image { dim: spirv::Dim::DimBuffer, .. } => {
+                    (&[vkdt::UNIFORM_TEXEL_BUFFER], "uniform texel buffer")
+                }
+                _ => {
+                    return Err(unsupported!(
+                        "sampled image {} (sampling is not supported; texel buffers are)",
+                        self.m.label(id)
+                    ))
+                }
+            },
             (_, t) => return Err(unsupported!("resource {} of type {t:?}", self.m.label(id))),
         })
+    }
+
+    /// The `Sampled` operand of an image type (1: sampled, 2: storage, 0: unknown).
+    fn image_sampled(&self, ty: Id) -> u32 {
+        self.m
+            .raw
+            .types_global_values
+            .iter()
+            .find(|i| i.result_id == Some(ty) && i.class.opcode == Op::TypeImage)
+            .and_then(|i| i.lit(5).ok())
+            .unwrap_or(0)
     }
 
     fn is_block(&self, ty: Id) -> bool {
@@ -516,7 +625,7 @@ impl<'m> Lowerer<'m> {
             }
             base = self.add64(base, off)?;
         }
-        let kind = PtrKind::Global { base, off: 0, align: BUFFER_ALIGN, lay: Lay::Plain, desc: Some(addr) };
+        let kind = PtrKind::Global { base, off: 0, align: BUFFER_ALIGN, lay: Lay::Plain, origin: Origin::Desc(addr) };
         Ok(Ptr { ty: p.ty, kind })
     }
 
@@ -566,6 +675,20 @@ impl<'m> Lowerer<'m> {
 
     // ---- address arithmetic -------------------------------------------------------------
 
+    /// Explicitly laid-out memory at the physical address in register pair `r`. Nothing is
+    /// known of its alignment beyond the pointee's scalars, so accesses are per word.
+    pub(super) fn physical_ptr(&mut self, r: u16, pointee: Id) -> Ptr {
+        Ptr {
+            ty: pointee,
+            kind: PtrKind::Global { base: r, off: 0, align: 4, lay: Lay::Plain, origin: Origin::Physical },
+        }
+    }
+
+    /// The address `base + off` of a physical pointer, in a register pair.
+    pub(super) fn physical_addr(&mut self, base: u16, off: u32) -> Result<u16> {
+        self.global_addr(base, off)
+    }
+
     /// `pair + r` (r a 32-bit register, zero-extended) into a fresh pair.
     pub(super) fn add64(&mut self, pair: u16, r: u16) -> Result<u16> {
         let d = self.e.alloc(2)?;
@@ -591,7 +714,7 @@ impl<'m> Lowerer<'m> {
     }
 
     /// Address pair of a global pointer (`base + off`).
-    fn global_addr(&mut self, base: u16, off: u32) -> Result<u16> {
+    pub(super) fn global_addr(&mut self, base: u16, off: u32) -> Result<u16> {
         if off == 0 {
             return Ok(base);
         }
@@ -631,7 +754,7 @@ impl<'m> Lowerer<'m> {
     fn step_member(&mut self, p: Ptr, k: u32) -> Result<Ptr> {
         let (reg_off, mty) = self.m.types.member(p.ty, k)?;
         let kind = match p.kind {
-            PtrKind::Global { base, off, align, desc, .. } => {
+            PtrKind::Global { base, off, align, origin, .. } => {
                 let md = self.m.member_decos(p.ty, k);
                 let mo = md.offset.ok_or_else(|| {
                     invalid!("member {k} of struct %{} in buffer memory has no Offset decoration", p.ty)
@@ -640,7 +763,7 @@ impl<'m> Lowerer<'m> {
                     Some(stride) => Lay::Matrix { stride, row_major: md.row_major },
                     None => Lay::Plain,
                 };
-                PtrKind::Global { base, off: add_off(off, mo as u64)?, align, lay, desc }
+                PtrKind::Global { base, off: add_off(off, mo as u64)?, align, lay, origin }
             }
             PtrKind::Flat { space: space @ (Space::Regs | Space::Fixed), base, off } => {
                 PtrKind::Flat { space, base, off: add_off(off, reg_off as u64)? }
@@ -655,14 +778,21 @@ impl<'m> Lowerer<'m> {
     fn step_elem(&mut self, p: Ptr, elem: Id, i: Id, c: Option<u32>, stride: Option<u32>, column: bool) -> Result<Ptr> {
         let er = self.m.types.regs(elem).unwrap_or(0);
         let kind = match p.kind {
-            PtrKind::Global { base, off, align, lay, desc } => {
+            PtrKind::Global { base, off, align, lay, origin } => {
                 let comp_bytes = |l: &Self| -> Result<u32> {
-                    Ok(if l.m.types.shape(elem).map(|s| s.scalar) == Ok(Scalar::I64) { 8 } else { 4 })
+                    Ok(match l.m.types.shape(elem).map(|s| s.scalar) {
+                        Ok(Scalar::Bool) | Err(_) => 4,
+                        Ok(s) => s.bytes(),
+                    })
                 };
                 let (stride, lay) = if column {
                     match lay {
                         Lay::Matrix { stride, row_major: false } => (stride, Lay::Plain),
-                        Lay::Matrix { stride, row_major: true } => (4, Lay::Column { stride }),
+                        Lay::Matrix { stride, row_major: true } => {
+                            // A row-major matrix's column: one component along each row.
+                            let cb = self.m.types.shape(elem)?.scalar.bytes();
+                            (cb, Lay::Column { stride })
+                        }
                         _ => return Err(invalid!("matrix %{} in buffer memory without MatrixStride", p.ty)),
                     }
                 } else if let Some(s) = stride {
@@ -675,12 +805,14 @@ impl<'m> Lowerer<'m> {
                     return Err(invalid!("array %{} in buffer memory without ArrayStride", p.ty));
                 };
                 match c {
-                    Some(c) => PtrKind::Global { base, off: add_off(off, c as u64 * stride as u64)?, align, lay, desc },
+                    Some(c) => {
+                        PtrKind::Global { base, off: add_off(off, c as u64 * stride as u64)?, align, lay, origin }
+                    }
                     None => {
                         let idx = self.regs(i)?;
                         let t = self.scale(idx, stride)?;
                         let base = self.add64(base, t)?;
-                        PtrKind::Global { base, off, align: eff_align(align, stride), lay, desc }
+                        PtrKind::Global { base, off, align: eff_align(align, stride), lay, origin }
                     }
                 }
             }
@@ -753,7 +885,7 @@ impl<'m> Lowerer<'m> {
                 Ok(Val::Regs { r, ty: rty })
             }
             PtrKind::Desc { addr, .. } => match self.m.types.get(p.ty)? {
-                Type::Image { .. } => Ok(Val::Regs { r: addr, ty: rty }),
+                Type::Image { .. } | Type::SampledImage { .. } => Ok(Val::Regs { r: addr, ty: rty }),
                 Type::AccelStruct => {
                     let r = self.e.alloc(2)?;
                     self.e.ins(Vx::Ldg, MemSize::B64 as u8, r, addr, N, N, N, desc::AS_ADDR as u32);
@@ -846,13 +978,36 @@ impl<'m> Lowerer<'m> {
                 }
                 Ok(())
             }
-            Type::Int { width: 64, .. } => self.words(store, base, off, align, r, 2),
+            Type::Int { width: 64, .. } | Type::Float { width: 64 } => self.words(store, base, off, align, r, 2),
+            Type::Pointer { sc: StorageClass::PhysicalStorageBuffer, .. } => self.words(store, base, off, align, r, 2),
+            Type::Int { width: w @ (8 | 16), .. } => {
+                // Canonical narrow registers are zero-extended: what u8/u16 loads give.
+                let size = if w == 8 { MemSize::U8 } else { MemSize::U16 };
+                if store {
+                    self.e.ins(Vx::Stg, size as u8, N, base, r, N, N, off);
+                } else {
+                    self.e.ins(Vx::Ldg, size as u8, r, base, N, N, N, off);
+                }
+                Ok(())
+            }
+            Type::Float { width: 16 } => {
+                // Half bits in memory, the f32 of the same value in the register.
+                if store {
+                    let h = self.e.op1(Vx::F2h, 0, r)?;
+                    self.e.ins(Vx::Stg, MemSize::U16 as u8, N, base, h, N, N, off);
+                } else {
+                    self.e.ins(Vx::Ldg, MemSize::U16 as u8, r, base, N, N, N, off);
+                    self.e.ins(Vx::H2f, 0, r, r, N, N, N, 0);
+                }
+                Ok(())
+            }
             Type::Int { .. } | Type::Float { .. } => self.words(store, base, off, align, r, 1),
             Type::Vector { elem, n } => {
                 let er = self.m.types.regs(elem)?;
-                let eb = 4 * er;
+                let es = self.m.types.scalar(elem)?;
+                let eb = if es == Scalar::Bool { 4 } else { es.bytes() };
                 let strided = if let Lay::Column { stride } = lay { Some(stride) } else { None };
-                if strided.is_some() || matches!(self.m.types.get(elem)?, Type::Bool) {
+                if strided.is_some() || es == Scalar::Bool || eb < 4 {
                     let stride = strided.unwrap_or(eb);
                     for k in 0..n {
                         let o = add_off(off, k as u64 * stride as u64)?;
@@ -868,9 +1023,10 @@ impl<'m> Lowerer<'m> {
                     return Err(invalid!("matrix %{ty} in buffer memory without MatrixStride"));
                 };
                 let cr = self.m.types.regs(col)?;
+                let cb = self.m.types.shape(col)?.scalar.bytes();
                 for c in 0..cols {
                     let (o, l) = if row_major {
-                        (add_off(off, 4 * c as u64)?, Lay::Column { stride })
+                        (add_off(off, cb as u64 * c as u64)?, Lay::Column { stride })
                     } else {
                         (add_off(off, c as u64 * stride as u64)?, Lay::Plain)
                     };
@@ -939,7 +1095,7 @@ impl<'m> Lowerer<'m> {
     fn array_length(&mut self, inst: &Instruction) -> Result<()> {
         let p = self.ptr(inst.id(0)?)?;
         let member = inst.lit(1)?;
-        let PtrKind::Global { off, desc: Some(d), .. } = p.kind else {
+        let PtrKind::Global { off, origin: Origin::Desc(d), .. } = p.kind else {
             return Err(invalid!("OpArrayLength on something other than a storage buffer block"));
         };
         let (_, mty) = self.m.types.member(p.ty, member)?;

@@ -22,7 +22,9 @@ mod alu;
 mod glsl;
 mod image;
 mod mem;
+mod num;
 mod rayquery;
+mod subgroup;
 
 pub(crate) use mem::Ptr;
 
@@ -94,6 +96,12 @@ pub(crate) struct Lowerer<'m> {
     num_queries: u32,
     /// Memoized prologue values: kargs address, LMEM base, descriptor-set addresses.
     cache: mem::Cache,
+    /// The declared pointer type of every access-chain result (physical pointers may be used
+    /// as values).
+    ptr_types: HashMap<Id, Id>,
+    /// Memoized prologue values of the subgroup lowering: lane id, warp mask.
+    cache_lane: Option<u16>,
+    cache_warp_mask: Option<u16>,
 }
 
 pub(crate) fn lower(m: &Module, flat: &Flat, cfg: &Cfg, opts: &CompileOptions) -> Result<Lowered> {
@@ -118,6 +126,9 @@ pub(crate) fn lower(m: &Module, flat: &Flat, cfg: &Cfg, opts: &CompileOptions) -
         query_base: HashMap::new(),
         num_queries: 0,
         cache: mem::Cache::default(),
+        cache_lane: None,
+        cache_warp_mask: None,
+        ptr_types: HashMap::new(),
     };
     l.analyze(flat)?;
     l.run(flat, cfg)?;
@@ -199,7 +210,8 @@ impl<'m> Lowerer<'m> {
         for b in &flat.blocks {
             for inst in b.insts.iter().filter(|i| i.class.opcode == Op::Phi) {
                 let (rid, ty) = (inst.rid()?, inst.rty()?);
-                if matches!(self.m.types.get(ty)?, Type::Pointer { .. }) {
+                let t = self.m.types.get(ty)?;
+                if matches!(t, Type::Pointer { .. }) && !super::types::is_physical(t) {
                     return Err(unsupported!("OpPhi %{rid} of pointer type (variable pointers)"));
                 }
                 let regs = self.m.types.regs(ty)?;
@@ -274,6 +286,8 @@ impl<'m> Lowerer<'m> {
             | Store
             | AccessChain
             | InBoundsAccessChain
+            | PtrAccessChain
+            | InBoundsPtrAccessChain
             | CopyMemory
             | ArrayLength
             | ControlBarrier
@@ -294,8 +308,9 @@ impl<'m> Lowerer<'m> {
             | AtomicOr
             | AtomicXor
             | AtomicFAddEXT => self.mem_inst(inst),
-            ImageRead | ImageWrite | ImageQuerySize | ImageTexelPointer => self.image_inst(inst),
+            ImageRead | ImageWrite | ImageQuerySize | ImageTexelPointer | Image | ImageFetch => self.image_inst(inst),
             op if rayquery::handles(op) => self.ray_query_inst(inst),
+            op if subgroup::handles(op) => self.subgroup_inst(inst),
             _ => self.alu_inst(inst),
         }
     }
@@ -330,25 +345,40 @@ impl<'m> Lowerer<'m> {
         Err(invalid!("%{id} is used before it is defined"))
     }
 
-    /// The registers of a non-pointer value.
+    /// The registers of a value. A physical-storage-buffer pointer made by an access chain
+    /// is materialized as its 64-bit address; other pointers have no run-time value.
     pub(crate) fn regs(&mut self, id: Id) -> Result<u16> {
         match self.val(id)? {
             Val::Regs { r, .. } => Ok(r),
+            Val::Ptr(Ptr { kind: mem::PtrKind::Global { base, off, origin: mem::Origin::Physical, .. }, .. }) => {
+                self.physical_addr(base, off)
+            }
             Val::Ptr(_) => Err(unsupported!("pointer %{id} used as a value (variable pointers)")),
         }
     }
 
+    /// A pointer: compile-time ones as they are, physical-storage-buffer pointer values as
+    /// explicitly laid-out memory at their address.
     pub(crate) fn ptr(&mut self, id: Id) -> Result<Ptr> {
         match self.val(id)? {
             Val::Ptr(p) => Ok(p),
-            Val::Regs { .. } => Err(invalid!("%{id} is not a pointer")),
+            Val::Regs { r, ty } => match self.m.types.get(ty)? {
+                Type::Pointer { sc: spirv::StorageClass::PhysicalStorageBuffer, .. } => {
+                    let (_, pointee) = self.m.types.pointee(ty)?;
+                    Ok(self.physical_ptr(r, pointee))
+                }
+                _ => Err(invalid!("%{id} is not a pointer")),
+            },
         }
     }
 
-    /// Type of a non-pointer value.
+    /// Type of a value (for a physical pointer made by an access chain, its pointer type).
     pub(crate) fn type_of(&mut self, id: Id) -> Result<Id> {
         match self.val(id)? {
             Val::Regs { ty, .. } => Ok(ty),
+            Val::Ptr(Ptr { kind: mem::PtrKind::Global { origin: mem::Origin::Physical, .. }, .. }) => {
+                self.ptr_types.get(&id).copied().ok_or_else(|| invalid!("internal: no type for pointer %{id}"))
+            }
             Val::Ptr(_) => Err(unsupported!("pointer %{id} used as a value (variable pointers)")),
         }
     }
@@ -551,6 +581,9 @@ impl<'m> Lowerer<'m> {
                     let v = self.imm64(lit)?;
                     self.e.op2(Vx::Icmp64, IntCond::Eq as u8, sel, v)?
                 } else {
+                    // Narrow selectors are zero-extended; their literals may be sign-extended.
+                    let bits = shape.scalar.bits();
+                    let lit = if bits < 32 { lit & ((1 << bits) - 1) } else { lit };
                     let v = self.imm(lit as u32)?;
                     self.e.op2(Vx::Icmp, IntCond::Eq as u8, sel, v)?
                 };

@@ -9,14 +9,19 @@
 //!
 //! - Initialize: `TRACE slot, ray` (traversal overlaps the shader's later work); action :=
 //!   FRESH (no record handed to the shader yet).
-//! - Confirm / Generate(t) / Terminate: action |= ACCEPT (and t := t) / TERMINATE.
+//! - Confirm / Generate(t) / Terminate: action |= ACCEPT (and t := t) / TERMINATE. A
+//!   Terminate before the first proceed also sets NO_COMMIT: the committed type then reads
+//!   "none" (the shader never let traversal run, whatever TRACE already found).
 //! - Proceed: `CONT slot, action, t`, except on the first proceed after Initialize: TRACE
 //!   already ran the lane to its first record, which may be a candidate the shader has not
 //!   seen, and continuing it would drop that candidate (DESIGN §5: the first proceed only
 //!   waits). A Terminate before the first proceed still continues, with TERMINATE alone.
 //!   Then action := IGNORE and `WAIT` until the lane's record is not PENDING (only pending
-//!   lanes loop); the result is "the status yields a candidate". Lanes with no open
-//!   candidate ignore a CONT's action (the RTU's rule), so proceeding after the end is safe.
+//!   lanes loop); the result is "the status yields a candidate", except after a Terminate:
+//!   a terminated lane whose walk had not reached its first record yet (the CONT found
+//!   nothing open) still yields later, so it is continued with TERMINATE until DONE, and
+//!   proceed returns false. Lanes with no open candidate ignore a CONT's action (the RTU's
+//!   rule), so proceeding after the end is safe.
 //! - Getters: `GETW`/`GETWF` of the committed or candidate span, or of the ray echo.
 
 use super::Lowerer;
@@ -25,6 +30,7 @@ use crate::shader::module::InstExt;
 use crate::shader::types::{Id, Type};
 use rspirv::dr::Instruction;
 use spirv::Op;
+use vortex_model::abi::bvh;
 use vortex_model::abi::isa::{IntCond, MemSize, Op as Vx, REG_NONE as N};
 use vortex_model::abi::rtu::{self, span};
 
@@ -34,6 +40,9 @@ const ACTION: u32 = 0;
 const GEN_T: u32 = 4;
 /// Action-word flag: initialized, no proceed yet.
 const FRESH: u32 = 0x8000_0000;
+/// Action-word flag: terminated before the first proceed. Traversal had not started as far
+/// as the shader can tell, so nothing is committed, whatever TRACE already found.
+const NO_COMMIT: u32 = 0x4000_0000;
 
 pub(super) fn handles(op: Op) -> bool {
     use Op::*;
@@ -95,9 +104,31 @@ impl<'m> Lowerer<'m> {
                 let t = self.regs(inst.id(1)?)?;
                 self.or_action(inst, rtu::ACT_ACCEPT, Some(t))
             }
-            RayQueryTerminateKHR => self.or_action(inst, rtu::ACT_TERMINATE, None),
+            RayQueryTerminateKHR => self.terminate(inst),
             RayQueryGetIntersectionTriangleVertexPositionsKHR => {
-                Err(unsupported!("OpRayQueryGetIntersectionTriangleVertexPositionsKHR (position fetch)"))
+                // The window holds the triangle record's address; its three vertices (as
+                // built) are read straight from the BLAS.
+                let slot = self.query_slot(inst.id(0)?)?;
+                let w = match self.m.const_u32(inst.id(1)?) {
+                    Some(0) => rtu::CANDIDATE_TRI,
+                    Some(1) => rtu::COMMITTED_TRI,
+                    _ => return Err(invalid!("{}: intersection operand is not the constant 0 or 1", inst.name())),
+                };
+                let rty = inst.rty()?;
+                if self.m.types.regs(rty)? != 9 {
+                    return Err(invalid!("{}: the result is not three vec3", inst.name()));
+                }
+                let addr = self.e.alloc(2)?;
+                self.e.ins(Vx::Getw, 2, addr, slot, N, N, N, w);
+                let d = self.e.alloc(9)?;
+                for (k, v) in [bvh::tri::V0, bvh::tri::V1, bvh::tri::V2].into_iter().enumerate() {
+                    for c in 0..3 {
+                        let at = (v + 4 * c) as u32;
+                        self.e.ins(Vx::Ldg, MemSize::B32 as u8, d + (3 * k + c) as u16, addr, N, N, N, at);
+                    }
+                }
+                self.define(inst.rid()?, d, rty);
+                Ok(())
             }
             op => {
                 let w = self.window(inst, op)?;
@@ -106,6 +137,16 @@ impl<'m> Lowerer<'m> {
                 let d = self.e.alloc(w.count as u32)?;
                 let vx = if w.float { Vx::Getwf } else { Vx::Getw };
                 self.e.ins(vx, w.count, d, slot, N, N, N, w.slot);
+                if op == RayQueryGetIntersectionTypeKHR && w.slot == rtu::COMMITTED + span::KIND {
+                    // Terminated before the first proceed: nothing is committed.
+                    let st = self.state_offset(slot)?;
+                    let act = self.e.alloc(1)?;
+                    self.e.ins(Vx::Ldp, MemSize::B32 as u8, act, st, N, N, N, ACTION);
+                    let (nc, zero) = (self.imm(NO_COMMIT)?, self.imm(0)?);
+                    let c = self.e.op2(Vx::And, 0, act, nc)?;
+                    let none = self.e.op2(Vx::Icmp, IntCond::Ne as u8, c, zero)?;
+                    self.e.ins(Vx::Sel, 0, d, none, zero, d, N, 0);
+                }
                 if matches!(op, RayQueryGetIntersectionObjectToWorldKHR | RayQueryGetIntersectionWorldToObjectKHR) {
                     // The window holds the 3x4 matrix row-major; a SPIR-V mat4x3 is 4 columns
                     // of 3: column c, row r = window[r * 4 + c].
@@ -187,22 +228,42 @@ impl<'m> Lowerer<'m> {
         Ok(())
     }
 
+    /// Terminate: action |= TERMINATE, plus NO_COMMIT when no proceed has run yet.
+    fn terminate(&mut self, inst: &Instruction) -> Result<()> {
+        let slot = self.query_slot(inst.id(0)?)?;
+        let st = self.state_offset(slot)?;
+        let act = self.e.alloc(1)?;
+        self.e.ins(Vx::Ldp, MemSize::B32 as u8, act, st, N, N, N, ACTION);
+        let (fresh, term, zero) = (self.imm(FRESH)?, self.imm(rtu::ACT_TERMINATE)?, self.imm(0)?);
+        let no_commit = self.imm(NO_COMMIT | rtu::ACT_TERMINATE)?;
+        let f = self.e.op2(Vx::And, 0, act, fresh)?;
+        let is_fresh = self.e.op2(Vx::Icmp, IntCond::Ne as u8, f, zero)?;
+        let bits = self.e.op3(Vx::Sel, 0, is_fresh, no_commit, term)?;
+        self.e.ins(Vx::Or, 0, act, act, bits, N, N, 0);
+        self.e.ins(Vx::Stp, MemSize::B32 as u8, N, st, act, N, N, ACTION);
+        Ok(())
+    }
+
     fn proceed(&mut self, inst: &Instruction) -> Result<()> {
         let slot = self.query_slot(inst.id(0)?)?;
         let st = self.state_offset(slot)?;
         let (act, t) = (self.e.alloc(1)?, self.e.alloc(1)?);
         self.e.ins(Vx::Ldp, MemSize::B32 as u8, act, st, N, N, N, ACTION);
         self.e.ins(Vx::Ldp, MemSize::B32 as u8, t, st, N, N, N, GEN_T);
-        let ignore = self.imm(rtu::ACT_IGNORE)?;
-        self.e.ins(Vx::Stp, MemSize::B32 as u8, N, st, ignore, N, N, ACTION);
+        // The new action word: IGNORE, keeping NO_COMMIT.
+        let keep = self.imm(NO_COMMIT)?;
+        let kept = self.e.op2(Vx::And, 0, act, keep)?;
+        self.e.ins(Vx::Stp, MemSize::B32 as u8, N, st, kept, N, N, ACTION);
         // Continue unless this is the first proceed (FRESH) without a Terminate; a fresh
-        // lane continues with TERMINATE only.
+        // lane continues with TERMINATE only. The RTU sees only the action bits.
         let (zero, fresh, term) = (self.imm(0)?, self.imm(FRESH)?, self.imm(rtu::ACT_TERMINATE)?);
+        let act_bits = self.imm(rtu::ACT_ACCEPT | rtu::ACT_TERMINATE)?;
         let f = self.e.op2(Vx::And, 0, act, fresh)?;
         let not_fresh = self.e.op2(Vx::Icmp, IntCond::Eq as u8, f, zero)?;
         let tm = self.e.op2(Vx::And, 0, act, term)?;
         let go = self.e.op2(Vx::Or, 0, not_fresh, tm)?;
-        let action = self.e.op3(Vx::Sel, 0, not_fresh, act, tm)?;
+        let bits = self.e.op2(Vx::And, 0, act, act_bits)?;
+        let action = self.e.op3(Vx::Sel, 0, not_fresh, bits, tm)?;
         let cont = self.e.label(format!("%{} proceed.cont", self.block));
         let wait = self.e.label(format!("%{} proceed.wait", self.block));
         let done = self.e.label(format!("%{} proceed.done", self.block));
@@ -220,7 +281,21 @@ impl<'m> Lowerer<'m> {
         let (anyhit, proc_) = (self.imm(rtu::STS_YIELD_ANYHIT)?, self.imm(rtu::STS_YIELD_PROC)?);
         let a = self.e.op2(Vx::Icmp, IntCond::Eq as u8, status, anyhit)?;
         let p = self.e.op2(Vx::Icmp, IntCond::Eq as u8, status, proc_)?;
-        let r = self.e.op2(Vx::Or, 0, a, p)?;
+        let yielded = self.e.op2(Vx::Or, 0, a, p)?;
+        // A terminated query never yields. A lane terminated before its first record landed
+        // (the TRACE may still be walking) ignored the CONT; it yields something later, and
+        // is continued with TERMINATE again until the walk is over.
+        let terminated = self.e.op2(Vx::Icmp, IntCond::Ne as u8, tm, zero)?;
+        let drain = self.e.op2(Vx::And, 0, yielded, terminated)?;
+        let drain_blk = self.e.label(format!("%{} proceed.drain", self.block));
+        let out = self.e.label(format!("%{} proceed.out", self.block));
+        self.e.bra(drain, drain_blk, out, out);
+        self.e.place(drain_blk)?;
+        self.e.ins(Vx::Cont, 0, N, slot, term, t, N, 0);
+        self.e.jmp(wait);
+        self.e.place(out)?;
+        let live = self.e.op2(Vx::Icmp, IntCond::Eq as u8, tm, zero)?;
+        let r = self.e.op2(Vx::And, 0, yielded, live)?;
         self.define(inst.rid()?, r, inst.rty()?);
         Ok(())
     }

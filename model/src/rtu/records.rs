@@ -1,0 +1,224 @@
+//! The BVH records as the walker's PEs consume them, decoded straight from the bytes in
+//! device memory: an internal node's child boxes dequantised into per-axis lanes (so one
+//! slab test covers every child), a leaf's kind and length, an instance, a header.
+//!
+//! Nodes and leaves are decoded on every visit: the compressed records are what keeps a
+//! structure cache-resident (a decoded node is three times the size of a CW-BVH4 node, and
+//! caching decoded nodes measured slower). Headers are decoded once per dispatch
+//! ([`HeaderCache`]): every trace starts with one, and every instance entry reads its BLAS's.
+
+use crate::abi::bvh::{self, header, inst, node, proc, tri};
+use crate::abi::{rd_f32, rd_u32, rd_u64};
+use rustc_hash::FxHashMap;
+
+/// An internal node of width `W`: child `c`'s box is `lo[axis][c]..hi[axis][c]`. Lanes from
+/// `count` on hold whatever the unused slots decode to and must be ignored.
+#[derive(Clone, Copy, Debug)]
+pub struct Node<const W: usize> {
+    pub count: usize,
+    pub lo: [[f32; W]; 3],
+    pub hi: [[f32; W]; 3],
+    pub child: [u32; W],
+}
+
+/// Why a record is not the node it should be: its kind byte and child count.
+pub struct NotANode {
+    pub kind: u8,
+    pub count: usize,
+}
+
+impl<const W: usize> Node<W> {
+    /// Decodes a node from its `node_bytes(W)` bytes (`bvh::dequant` per coordinate).
+    #[inline(always)]
+    pub fn decode(b: &[u8]) -> Result<Node<W>, NotANode> {
+        let w = W as u32;
+        let b = &b[..bvh::node_bytes(w)];
+        let n = b[node::COUNT] as usize;
+        if b[node::KIND] != bvh::NODE_INTERNAL || n == 0 || n > W {
+            return Err(NotANode { kind: b[node::KIND], count: n });
+        }
+        let origin = [rd_f32(b, node::ORIGIN), rd_f32(b, node::ORIGIN + 4), rd_f32(b, node::ORIGIN + 8)];
+        let scale = [
+            bvh::exp2i(b[node::EXP] as i8 as i32),
+            bvh::exp2i(b[node::EXP + 1] as i8 as i32),
+            bvh::exp2i(b[node::EXP + 2] as i8 as i32),
+        ];
+        let (ql, qh) = (&b[node::qlo(w)..node::qlo(w) + 3 * W], &b[node::qhi(w)..node::qhi(w) + 3 * W]);
+        let mut out = Node { count: n, lo: [[0.0; W]; 3], hi: [[0.0; W]; 3], child: [0; W] };
+        // Plain loops (not `array::from_fn`): this is the hottest decode in the model.
+        for a in 0..3 {
+            for c in 0..W {
+                // `bvh::dequant`, with its power of two hoisted out of the loop.
+                out.lo[a][c] = origin[a] + ql[3 * c + a] as f32 * scale[a];
+                out.hi[a][c] = origin[a] + qh[3 * c + a] as f32 * scale[a];
+            }
+        }
+        let ch = &b[node::CHILD..node::CHILD + 4 * W];
+        for c in 0..W {
+            out.child[c] = u32::from_le_bytes([ch[4 * c], ch[4 * c + 1], ch[4 * c + 2], ch[4 * c + 3]]);
+        }
+        Ok(out)
+    }
+}
+
+#[inline(always)]
+fn v3(b: &[u8], off: usize) -> [f32; 3] {
+    [rd_f32(b, off), rd_f32(b, off + 4), rd_f32(b, off + 8)]
+}
+
+/// Triangle `i` of a triangle leaf's bytes: its vertices and primitive index.
+#[inline(always)]
+pub fn triangle(b: &[u8], i: usize) -> ([[f32; 3]; 3], u32) {
+    let r = triangle_record(i);
+    ([v3(b, r + tri::V0), v3(b, r + tri::V1), v3(b, r + tri::V2)], rd_u32(b, r + tri::PRIM))
+}
+
+/// Byte offset of triangle `i`'s record in a triangle leaf (the address position fetch
+/// reads the vertices from, `rtu_abi::COMMITTED_TRI`/`CANDIDATE_TRI`).
+#[inline(always)]
+pub fn triangle_record(i: usize) -> usize {
+    tri::HEADER + i * tri::RECORD
+}
+
+/// Box `i` of a procedural leaf's bytes: min, max and primitive index.
+#[inline(always)]
+pub fn aabb(b: &[u8], i: usize) -> ([f32; 3], [f32; 3], u32) {
+    let r = proc::HEADER + i * proc::RECORD;
+    (v3(b, r + proc::MIN), v3(b, r + proc::MAX), rd_u32(b, r + proc::PRIM))
+}
+
+const _: () = assert!(tri::GEOM_INDEX == proc::GEOM_INDEX && tri::GEOM_FLAGS == proc::GEOM_FLAGS);
+
+/// A leaf's geometry index and flags (the same place in triangle and procedural leaves).
+#[inline(always)]
+pub fn leaf_geometry(b: &[u8]) -> (u32, u32) {
+    (rd_u32(b, tri::GEOM_INDEX), rd_u32(b, tri::GEOM_FLAGS))
+}
+
+/// An instance leaf of a TLAS.
+#[derive(Clone, Copy, Debug)]
+pub struct Inst {
+    pub index: u32,
+    pub custom_mask: u32,
+    pub sbt_flags: u32,
+    pub w2o: [f32; 12],
+    pub o2w: [f32; 12],
+    pub blas: u64,
+}
+
+/// Why a record is not a leaf: its kind byte and count.
+pub struct NotALeaf {
+    pub kind: u8,
+    pub count: usize,
+}
+
+/// A leaf's length from its first `RECORD_ALIGN` bytes.
+pub fn leaf_len(head: &[u8]) -> Result<usize, NotALeaf> {
+    let (kind, count) = (head[0], head[1] as usize);
+    match kind {
+        bvh::LEAF_TRI if (1..=tri::MAX_COUNT).contains(&count) => Ok(tri::bytes(count)),
+        bvh::LEAF_PROC if (1..=proc::MAX_COUNT).contains(&count) => Ok(proc::bytes(count)),
+        bvh::LEAF_INST => Ok(inst::BYTES),
+        _ => Err(NotALeaf { kind, count }),
+    }
+}
+
+/// A structure's header as the walker needs it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Level {
+    pub base: u64,
+    pub size: u64,
+    pub root: u32,
+    pub width: u32,
+    pub kind: u8,
+}
+
+/// Why a header is refused (the message names the structure).
+pub struct BadHeader(pub String);
+
+impl Level {
+    pub fn decode(base: u64, b: &[u8]) -> Result<Level, BadHeader> {
+        let h = bvh::Header::parse(&b[..header::BYTES]).map_err(|e| BadHeader(e.to_string()))?;
+        if h.root != 0 && (h.size < header::BYTES as u64 + bvh::RECORD_ALIGN as u64 || h.size > u32::MAX as u64 * 16) {
+            return Err(BadHeader(format!("implausible size {}", h.size)));
+        }
+        Ok(Level { base, size: h.size, root: h.root, width: h.width, kind: h.kind })
+    }
+}
+
+/// Headers decoded during a dispatch, by structure address. Cleared with every dispatch:
+/// a structure may be rebuilt in place between dispatches.
+#[derive(Default)]
+pub struct HeaderCache {
+    levels: FxHashMap<u64, Level>,
+}
+
+impl HeaderCache {
+    pub fn clear(&mut self) {
+        self.levels.clear();
+    }
+
+    #[inline]
+    pub fn get(&self, base: u64) -> Option<Level> {
+        self.levels.get(&base).copied()
+    }
+
+    pub fn insert(&mut self, l: Level) {
+        // A dispatch touches few structures; a corrupt TLAS naming endless "BLASes" must
+        // not grow this without bound.
+        if self.levels.len() >= 1 << 16 {
+            self.levels.clear();
+        }
+        self.levels.insert(l.base, l);
+    }
+}
+
+impl Inst {
+    pub fn decode(b: &[u8]) -> Inst {
+        let mut it = Inst {
+            index: rd_u32(b, inst::INDEX),
+            custom_mask: rd_u32(b, inst::CUSTOM_MASK),
+            sbt_flags: rd_u32(b, inst::SBT_FLAGS),
+            w2o: [0.0; 12],
+            o2w: [0.0; 12],
+            blas: rd_u64(b, inst::BLAS),
+        };
+        for i in 0..12 {
+            it.w2o[i] = rd_f32(b, inst::W2O + 4 * i);
+            it.o2w[i] = rd_f32(b, inst::O2W + 4 * i);
+        }
+        it
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn node_decode_matches_dequant() {
+        let w = 4;
+        let mut b = vec![0u8; bvh::node_bytes(w)];
+        b[node::KIND] = bvh::NODE_INTERNAL;
+        b[node::COUNT] = 3;
+        b[node::ORIGIN..node::ORIGIN + 4].copy_from_slice(&1.5f32.to_le_bytes());
+        b[node::EXP] = (-3i8) as u8;
+        for c in 0..3 {
+            b[node::CHILD + 4 * c..node::CHILD + 4 * c + 4].copy_from_slice(&(0x100 + c as u32).to_le_bytes());
+            b[node::qlo(w) + 3 * c] = 10 * c as u8;
+            b[node::qhi(w) + 3 * c] = 10 * c as u8 + 7;
+        }
+        let Ok(n) = Node::<4>::decode(&b) else { panic!("a valid node is refused") };
+        assert_eq!(n.count, 3);
+        for c in 0..3 {
+            assert_eq!(n.lo[0][c], bvh::dequant(1.5, -3, 10 * c as u8));
+            assert_eq!(n.hi[0][c], bvh::dequant(1.5, -3, 10 * c as u8 + 7));
+            assert_eq!(n.child[c], 0x100 + c as u32);
+        }
+        b[node::COUNT] = 5;
+        assert!(Node::<4>::decode(&b).is_err(), "more children than the width");
+        b[node::COUNT] = 2;
+        b[node::KIND] = bvh::LEAF_TRI;
+        assert!(Node::<4>::decode(&b).is_err(), "a leaf is not a node");
+    }
+}
