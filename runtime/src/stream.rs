@@ -355,7 +355,8 @@ fn serialize_accel(m: &MemoryMap, src: &AccelStruct, dst: u64) -> Result<(), Fau
 
 fn deserialize_accel(m: &MemoryMap, src: u64, dst: &AccelStruct) -> Result<(), Fault> {
     let head: [u8; vortex_transcode::accel::serial::HEADER_BYTES] = m.read_array(src)?;
-    let size = vortex_transcode::accel::serial::blob_size(&head);
+    let size = vortex_transcode::accel::serial::checked_blob_size(&head, &crate::device::DRIVER_UUID, dst.size)
+        .map_err(|e| as_fault(format!("deserialization from {src:#x}: {e}")))?;
     let blob = vortex_transcode::accel::InputMemory::view(m, src, size)
         .ok_or_else(|| as_fault(format!("serialized structure at {src:#x}+{size} is not mapped")))?;
     crate::accel::deserialize(m, blob, dst).map_err(as_fault)

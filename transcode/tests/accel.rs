@@ -1125,3 +1125,144 @@ fn serialization_round_trips() {
     assert!(serial::deserialize(&blob, &dev.mem(), dst2, tlas.stats.bytes, b"another driver!!").is_err());
     assert!(matches!(serial::deserialize(&blob, &dev.mem(), dst2, 100, &uuid), Err(BuildError::DoesNotFit { .. })));
 }
+
+/// The deserializer's fuzz target: serialized BLASes (both widths, single and multi-triangle
+/// leaves, AABBs) and a TLAS, mutated (bit flips, interesting words, header fields, splices,
+/// truncation; half the time with the header's sizes made consistent again so the body is
+/// reached), deserialized and, when accepted, traced by the model's RTU. Every outcome must be
+/// an error or a result, never a panic: a refused blob is a `BuildError`, an accepted one
+/// that is malformed inside is a walker fault. `VX_FUZZ_SECS` sets the time (default 10 s;
+/// CI runs it in both modes, like the shader front end's fuzz target), `VX_FUZZ_ITERS` caps
+/// the iterations instead, `VX_FUZZ_SEED` varies the campaign.
+#[test]
+fn deserializer_fuzz_never_panics() {
+    use vortex_transcode::accel::serial;
+    let uuid = *b"0123456789abcdef";
+    let mut rng = Rng::new(std::env::var("VX_FUZZ_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(4242));
+    let d4 = Device::new(4);
+    let mut o6 = Options::new(6);
+    o6.max_leaf = Some(4);
+    let d6 = Device::with_options(o6);
+    let mesh = random_tris(&mut rng, 200, 1.0, 0.2);
+    let b4 = d4.blas(&[(&mesh, 1), (&mesh[..50], 0)]);
+    let b6 = d6.blas(&[(&mesh, 1)]);
+    let boxes: Vec<([f32; 3], [f32; 3])> = (0..40)
+        .map(|_| {
+            let c = [rng.range(-1.0, 1.0), rng.range(-1.0, 1.0), rng.range(-1.0, 1.0)];
+            (c, [c[0] + 0.1, c[1] + 0.1, c[2] + 0.1])
+        })
+        .collect();
+    let g = d4.aabbs(&boxes, 0);
+    let ab = d4.build(Level::Bottom, vec![g]).unwrap();
+    let tl = d4.tlas(&[
+        InstanceDesc::new(b4.addr, translate(0.0, 0.0, 0.0)),
+        InstanceDesc::new(ab.addr, translate(2.0, 0.0, 0.0)),
+        InstanceDesc::new(b4.addr, translate(-2.0, 0.0, 0.0)),
+    ]);
+    // (device, serialized blob, destination, its size)
+    let mut seeds = Vec::new();
+    for (dev, addr) in [(&d4, b4.addr), (&d6, b6.addr), (&d4, ab.addr), (&d4, tl.addr)] {
+        let p = serial::properties(&dev.mem(), addr).unwrap();
+        let mut blob = vec![0u8; p.serialized as usize];
+        serial::serialize(&dev.mem(), addr, &mut blob, &uuid).unwrap();
+        let dst_size = p.size + 512;
+        seeds.push((dev, blob, dev.alloc(dst_size), dst_size));
+    }
+    let secs: f64 = std::env::var("VX_FUZZ_SECS").ok().and_then(|v| v.parse().ok()).unwrap_or(10.0);
+    let max_iters: usize = std::env::var("VX_FUZZ_ITERS").ok().and_then(|v| v.parse().ok()).unwrap_or(usize::MAX);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs_f64(secs);
+    const INTERESTING: [u32; 9] = [0, 1, 2, 3, 0x7f, 0xff, 0x8000_0000, 0x7fff_ffff, u32::MAX];
+    // refused, accepted and traced, accepted and faulted
+    let mut outcomes = [0usize; 3];
+    let mut it = 0;
+    while it < max_iters && std::time::Instant::now() < deadline {
+        let (dev, orig, dst, dst_size) = &seeds[rng.below(seeds.len() as u64) as usize];
+        let mut blob = orig.clone();
+        let edits = 1 + rng.below(4);
+        for _ in 0..edits {
+            let n = blob.len();
+            if n < 64 {
+                break;
+            }
+            match rng.below(6) {
+                0 => {
+                    let at = rng.below(n as u64 * 8);
+                    blob[(at / 8) as usize] ^= 1 << (at % 8);
+                }
+                1 => {
+                    let at = rng.below((n / 4) as u64) as usize * 4;
+                    let v = INTERESTING[rng.below(INTERESTING.len() as u64) as usize];
+                    blob[at..at + 4].copy_from_slice(&v.to_le_bytes());
+                }
+                2 => {
+                    let at = rng.below((n / 4) as u64) as usize * 4;
+                    let v = rng.next_u64() as u32;
+                    blob[at..at + 4].copy_from_slice(&v.to_le_bytes());
+                }
+                3 => {
+                    // A header field: sizes, handle count, a handle.
+                    let f = [32usize, 40, 48, 56][rng.below(4) as usize].min(n - 8);
+                    let v = match rng.below(3) {
+                        0 => rng.next_u64(),
+                        1 => rd_u64(&blob, f).wrapping_add(rng.below(64)).wrapping_sub(32),
+                        _ => u64::MAX - rng.below(4),
+                    };
+                    blob[f..f + 8].copy_from_slice(&v.to_le_bytes());
+                }
+                4 => {
+                    // Splice: one 16-byte block over another (records are 16-byte aligned).
+                    let (a, b) = (rng.below((n / 16) as u64) as usize * 16, rng.below((n / 16) as u64) as usize * 16);
+                    let chunk: Vec<u8> = blob[a..(a + 16).min(n)].to_vec();
+                    let m = chunk.len().min(n - b);
+                    blob[b..b + m].copy_from_slice(&chunk[..m]);
+                }
+                _ => blob.truncate(rng.below(n as u64 + 1) as usize),
+            }
+        }
+        if rng.below(2) == 0 && blob.len() >= serial::HEADER_BYTES {
+            // Consistent sizes again, so that the body's validation is what is exercised.
+            let count = rd_u64(&blob, 48).min(64);
+            let body = serial::HEADER_BYTES as u64 + 8 * count;
+            let size = (blob.len() as u64).saturating_sub(body);
+            blob[48..56].copy_from_slice(&count.to_le_bytes());
+            blob[40..48].copy_from_slice(&size.to_le_bytes());
+            blob[32..40].copy_from_slice(&(body + size).to_le_bytes());
+        }
+        let mem = dev.mem();
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            if serial::deserialize(&blob, &mem, *dst, *dst_size, &uuid).is_err() {
+                return 0;
+            }
+            let rays: Vec<TraceRay> = (0..8)
+                .map(|_| TraceRay {
+                    origin: [rng.range(-3.0, 3.0), rng.range(-1.5, 1.5), 3.0],
+                    dir: [rng.range(-0.2, 0.2), rng.range(-0.2, 0.2), -1.0],
+                    tmin: 0.0,
+                    tmax: f32::INFINITY,
+                    flags: 0,
+                    cull_mask: 0xff,
+                    accel: *dst,
+                })
+                .collect();
+            let mut h = Harness::new(&RtuConfig::default(), 8, 1);
+            match h.run(&mem, &rays, |_, _| (vortex_model::abi::rtu::ACT_ACCEPT, 0.0)) {
+                Ok(_) => 1,
+                Err(_) => 2,
+            }
+        }));
+        match r {
+            Ok(k) => outcomes[k] += 1,
+            Err(_) => {
+                let path = std::env::temp_dir().join(format!("vx-as-fuzz-crash-{it}.bin"));
+                std::fs::write(&path, &blob).unwrap();
+                panic!("deserialize or trace panicked on mutation {it}; blob saved to {}", path.display());
+            }
+        }
+        it += 1;
+    }
+    eprintln!(
+        "AS deserializer fuzz: {it} blobs in {secs} s: {} refused, {} accepted and traced, {} accepted and faulted in the walk",
+        outcomes[0], outcomes[1], outcomes[2]
+    );
+    assert!(outcomes[0] > 0 && outcomes[1] + outcomes[2] > 0, "{outcomes:?}");
+}

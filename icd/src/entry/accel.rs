@@ -415,7 +415,10 @@ pub unsafe extern "system" fn copy_memory_to_acceleration_structure(
             // header, then as many bytes as the header's serialized size says.
             let head = unsafe { vortex_runtime::accel::host_bytes(&mem, src, serial::HEADER_BYTES as u64) }
                 .ok_or("the source address is null")?;
-            let size = serial::blob_size(head);
+            // The header is checked before its size is trusted: a garbage size must not
+            // make the copy read past the application's blob.
+            let size = serial::checked_blob_size(head, &vortex_runtime::device::DRIVER_UUID, dst.size)
+                .map_err(|e| e.to_string())?;
             let blob =
                 unsafe { vortex_runtime::accel::host_bytes(&mem, src, size) }.ok_or("the source address is null")?;
             vortex_runtime::accel::deserialize(&mem, blob, &dst)

@@ -228,6 +228,8 @@ pub enum HeaderError {
     BadVersion(u16),
     BadKind(u8),
     BadWidth(u8),
+    /// Fewer than `header::BYTES` bytes.
+    TooShort(usize),
 }
 
 impl std::fmt::Display for HeaderError {
@@ -239,12 +241,16 @@ impl std::fmt::Display for HeaderError {
             }
             HeaderError::BadKind(k) => write!(f, "bad acceleration-structure kind {k}"),
             HeaderError::BadWidth(w) => write!(f, "unsupported BVH width {w}"),
+            HeaderError::TooShort(n) => write!(f, "{n} bytes cannot hold an acceleration-structure header"),
         }
     }
 }
 
 impl Header {
     pub fn parse(b: &[u8]) -> Result<Header, HeaderError> {
+        if b.len() < header::BYTES {
+            return Err(HeaderError::TooShort(b.len()));
+        }
         let magic = rd_u32(b, header::MAGIC);
         if magic != MAGIC {
             return Err(HeaderError::BadMagic(magic));

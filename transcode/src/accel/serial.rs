@@ -88,9 +88,39 @@ pub fn serialize(mem: &MemoryMap, src: u64, out: &mut [u8], driver_uuid: &[u8; 1
     Ok(p.serialized)
 }
 
-/// Size of the serialized blob whose first [`HEADER_BYTES`] are `head`.
+/// Size of the serialized blob whose first [`HEADER_BYTES`] are `head` (unchecked: see
+/// [`checked_blob_size`] before reading that many bytes).
 pub fn blob_size(head: &[u8]) -> u64 {
     rd_u64(head, SERIALIZED_SIZE)
+}
+
+/// The size of the serialized blob whose first [`HEADER_BYTES`] are `head`, once the header
+/// is known to be ours and self-consistent (serialized size = header + handles +
+/// deserialized size) and its structure fits the `dst_size`-byte destination; so a reader
+/// never trusts a garbage size further than the destination's size.
+pub fn checked_blob_size(head: &[u8], driver_uuid: &[u8; 16], dst_size: u64) -> Result<u64, BuildError> {
+    let bad = |s: String| BuildError::BadRequest(format!("serialized acceleration structure: {s}"));
+    if head.len() < HEADER_BYTES {
+        return Err(bad("shorter than its header".into()));
+    }
+    if !compatible(head, driver_uuid) {
+        return Err(bad(
+            "made by another driver or layout version (see vkGetDeviceAccelerationStructureCompatibilityKHR)".into(),
+        ));
+    }
+    let (serialized, size, count) =
+        (rd_u64(head, SERIALIZED_SIZE), rd_u64(head, DESERIALIZED_SIZE), rd_u64(head, HANDLE_COUNT));
+    if size > dst_size {
+        return Err(BuildError::DoesNotFit { needed: size, available: dst_size });
+    }
+    let expect =
+        count.checked_mul(8).and_then(|h| h.checked_add(HEADER_BYTES as u64)).and_then(|h| h.checked_add(size));
+    if count > dst_size / 8 || expect != Some(serialized) {
+        return Err(bad(format!(
+            "inconsistent header: serialized size {serialized}, deserialized size {size}, {count} handles"
+        )));
+    }
+    Ok(serialized)
 }
 
 /// True if a blob whose header starts with `version` (driver UUID then compatibility
@@ -109,12 +139,7 @@ pub fn deserialize(
     driver_uuid: &[u8; 16],
 ) -> Result<(), BuildError> {
     let bad = |s: String| BuildError::BadRequest(format!("serialized acceleration structure: {s}"));
-    if blob.len() < HEADER_BYTES {
-        return Err(bad("shorter than its header".into()));
-    }
-    if !compatible(blob, driver_uuid) {
-        return Err(bad("made by another driver or layout version".into()));
-    }
+    checked_blob_size(blob, driver_uuid, dst_size)?;
     let size = rd_u64(blob, DESERIALIZED_SIZE);
     let count = rd_u64(blob, HANDLE_COUNT) as usize;
     let body = HEADER_BYTES.checked_add(count.checked_mul(8).ok_or_else(|| bad("handle count".into()))?);
