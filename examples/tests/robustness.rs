@@ -1,5 +1,6 @@
-//! Fault containment on our ICD: garbage SPIR-V, an out-of-bounds write and a runaway kernel
-//! each give a Vulkan error and a log line, and the process survives (see the robustness
+//! Fault containment on our ICD: garbage SPIR-V, an out-of-bounds write, a runaway kernel,
+//! malformed serialized acceleration structures, AS builds from unmapped geometry and into
+//! too small a structure each give a Vulkan error and a log line, and the process survives (see the robustness
 //! binary). Not run on lavapipe, which crashes on out-of-bounds device addresses and has no
 //! watchdog; the binary itself reports that as skipped.
 
@@ -15,10 +16,14 @@ fn bad_input_is_contained_on_vortex() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "robustness failed ({}):\n{stdout}\n{stderr}", out.status);
-    assert!(stdout.contains("3/3 robustness checks passed"), "{stdout}");
+    assert!(stdout.contains("6/6 robustness checks passed"), "{stdout}");
     // Each fault is logged with what happened and where.
     assert!(stderr.contains("VK_ERROR_DEVICE_LOST") && stderr.contains("memory fault"), "{stderr}");
     assert!(stderr.contains("watchdog"), "{stderr}");
+    // The acceleration-structure faults say what was wrong.
+    for what in ["serialized acceleration structure", "vertex buffer", "only 256 are available"] {
+        assert!(stderr.contains(what), "no log line about {what:?}:\n{stderr}");
+    }
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
 

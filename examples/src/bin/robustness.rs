@@ -5,7 +5,15 @@
 //! 2. a shader writing far outside its buffer makes the submission report
 //!    `VK_ERROR_DEVICE_LOST`;
 //! 3. a shader that never ends is stopped by the watchdog, also `VK_ERROR_DEVICE_LOST`
-//!    (run with a short `VORTEX_WATCHDOG_MS`).
+//!    (run with a short `VORTEX_WATCHDOG_MS`);
+//! 4. a malformed serialized acceleration structure: refused by the host
+//!    `vkCopyMemoryToAccelerationStructureKHR` (`VK_ERROR_UNKNOWN`, a log line; a garbage
+//!    size in the header is not trusted), a device fault (`VK_ERROR_DEVICE_LOST`) from
+//!    `vkCmdCopyMemoryToAccelerationStructureKHR`;
+//! 5. an acceleration-structure build whose vertices lie outside any allocation: a device
+//!    fault;
+//! 6. a build into an acceleration structure too small for it: `VK_ERROR_OUT_OF_DEVICE_MEMORY`
+//!    from a host build, a device fault from a device build.
 //!
 //! These are checks of the Vortex ICD's fault containment. lavapipe is not the oracle here:
 //! it crashes on out-of-bounds device addresses and has no watchdog, so on any other
@@ -14,6 +22,7 @@
 //! Usage: robustness [--icd vortex|lavapipe|PATH]   (exit 0: all passed, 1: a check failed)
 
 use ash::vk;
+use vortex_examples::rawas::{Accel, Build, Geometries, Where};
 use vortex_examples::{Buffer, ComputePipeline, Context, Error, Icd};
 
 const OOB: &[u8] = include_bytes!("../../shaders/oob_write.spv");
@@ -81,6 +90,147 @@ fn runaway(ctx: &Context) -> Result<(), String> {
     Ok(())
 }
 
+const BLAS: vk::AccelerationStructureTypeKHR = vk::AccelerationStructureTypeKHR::BOTTOM_LEVEL;
+
+/// A few triangles, as build input on the device or the host.
+fn triangles(ctx: &Context, at: Where, n: usize) -> Result<Geometries, String> {
+    let tris: Vec<[[f32; 3]; 3]> = (0..n)
+        .map(|i| {
+            let x = i as f32 * 0.01;
+            [[x, 0.0, 0.0], [x + 0.01, 0.0, 0.0], [x, 0.01, 0.0]]
+        })
+        .collect();
+    let mut g = Geometries::new();
+    g.triangles(ctx, at, &tris, vk::GeometryFlagsKHR::OPAQUE).map_err(|e| e.to_string())?;
+    Ok(g)
+}
+
+fn build(ctx: &Context, at: Where, g: &Geometries, dst: &Accel) -> Result<(), Error> {
+    Build { at, ty: BLAS, flags: Default::default(), geometries: g, src: None }.run(ctx, dst)
+}
+
+/// Host deserialization of broken blobs is refused; a device one faults.
+fn bad_serialized(ctx: &Context) -> Result<(), String> {
+    let err = |e: Error| e.to_string();
+    let host = ctx.info().host_commands;
+    let g = triangles(ctx, Where::Device, 100)?;
+    let src = Build { at: Where::Device, ty: BLAS, flags: Default::default(), geometries: &g, src: None }
+        .new_accel(ctx)
+        .map_err(err)?;
+    let dst = Accel::new(ctx, BLAS, src.size).map_err(err)?;
+    let acc = ctx.accel();
+    let dev = ctx.device().handle();
+    if host {
+        // A real blob, serialized on the host.
+        let mut size = 0u64;
+        // SAFETY: one structure, 8 bytes of output.
+        unsafe {
+            (acc.fp().write_acceleration_structures_properties_khr)(
+                dev,
+                1,
+                &src.handle,
+                vk::QueryType::ACCELERATION_STRUCTURE_SERIALIZATION_SIZE_KHR,
+                8,
+                (&mut size as *mut u64).cast(),
+                8,
+            )
+        }
+        .result()
+        .map_err(|e| e.to_string())?;
+        let mut blob = vec![0u64; (size as usize).div_ceil(8)];
+        let info = vk::CopyAccelerationStructureToMemoryInfoKHR::default()
+            .src(src.handle)
+            .dst(vk::DeviceOrHostAddressKHR { host_address: blob.as_mut_ptr().cast() })
+            .mode(vk::CopyAccelerationStructureModeKHR::SERIALIZE);
+        // SAFETY: the blob holds the serialization size.
+        let r = unsafe {
+            (acc.fp().copy_acceleration_structure_to_memory_khr)(dev, vk::DeferredOperationKHR::null(), &info)
+        };
+        if r != vk::Result::SUCCESS {
+            return Err(format!("serializing a valid structure: {r:?}"));
+        }
+        let mut huge = blob.clone();
+        huge[4] = u64::MAX / 2; // serialized size
+        let mut body = blob.clone();
+        let n = body.len();
+        for w in &mut body[8..n] {
+            *w = 0xdead_beef_dead_beef;
+        }
+        let mut other = blob.clone();
+        other[0] ^= 1; // driver UUID
+        let garbage: Vec<u64> = (0..blob.len() as u64).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15)).collect();
+        for (name, b) in [
+            ("a garbage serialized size", &huge),
+            ("a garbage body", &body),
+            ("another driver's UUID", &other),
+            ("random bytes", &garbage),
+        ] {
+            let info = vk::CopyMemoryToAccelerationStructureInfoKHR::default()
+                .src(vk::DeviceOrHostAddressConstKHR { host_address: b.as_ptr().cast() })
+                .dst(dst.handle)
+                .mode(vk::CopyAccelerationStructureModeKHR::DESERIALIZE);
+            // SAFETY: a readable blob of the real serialization size at the source.
+            let r = unsafe {
+                (acc.fp().copy_memory_to_acceleration_structure_khr)(dev, vk::DeferredOperationKHR::null(), &info)
+            };
+            if r == vk::Result::SUCCESS {
+                return Err(format!("host deserialization of a blob with {name} succeeded"));
+            }
+            println!("  host deserialization, {name}: refused with {r:?}");
+        }
+    }
+    // On the device: garbage in a buffer.
+    let words: Vec<u64> = (0..64u64).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15)).collect();
+    let buf = Buffer::with_data(ctx, &words, vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS).map_err(err)?;
+    let info = vk::CopyMemoryToAccelerationStructureInfoKHR::default()
+        .src(vk::DeviceOrHostAddressConstKHR { device_address: buf.address() })
+        .dst(dst.handle)
+        .mode(vk::CopyAccelerationStructureModeKHR::DESERIALIZE);
+    // SAFETY: cmd is recording; the source buffer outlives the submission.
+    let r = ctx.submit_once(|cmd| unsafe { acc.cmd_copy_memory_to_acceleration_structure(cmd, &info) });
+    if !device_lost(&r) {
+        return Err(format!("device deserialization of garbage: expected VK_ERROR_DEVICE_LOST, got {r:?}"));
+    }
+    println!("  device deserialization of garbage: {}", r.unwrap_err());
+    Ok(())
+}
+
+/// A device build whose vertex address is far outside any allocation faults.
+fn unmapped_geometry(ctx: &Context) -> Result<(), String> {
+    let mut g = triangles(ctx, Where::Device, 100)?;
+    let dst = Accel::new(ctx, BLAS, 1 << 16).map_err(|e| e.to_string())?;
+    // SAFETY: a triangles geometry (set by `triangles`).
+    unsafe { g.geometries[0].geometry.triangles.vertex_data.device_address += 1 << 44 };
+    let r = build(ctx, Where::Device, &g, &dst);
+    if !device_lost(&r) {
+        return Err(format!("expected VK_ERROR_DEVICE_LOST, got {r:?}"));
+    }
+    println!("  build from unmapped vertices: {}", r.unwrap_err());
+    Ok(())
+}
+
+/// Builds into a structure far smaller than the size query asked for: a host build reports
+/// VK_ERROR_OUT_OF_DEVICE_MEMORY, a device build faults.
+fn too_small(ctx: &Context) -> Result<(), String> {
+    let small = Accel::new(ctx, BLAS, 256).map_err(|e| e.to_string())?;
+    if ctx.info().host_commands {
+        let g = triangles(ctx, Where::Host, 1000)?;
+        match build(ctx, Where::Host, &g, &small) {
+            Err(Error::Vulkan { result: vk::Result::ERROR_OUT_OF_DEVICE_MEMORY, .. }) => {
+                println!("  host build into 256 bytes: VK_ERROR_OUT_OF_DEVICE_MEMORY")
+            }
+            r => return Err(format!("host build into 256 bytes: expected VK_ERROR_OUT_OF_DEVICE_MEMORY, got {r:?}")),
+        }
+    }
+    let g = triangles(ctx, Where::Device, 1000)?;
+    let r = build(ctx, Where::Device, &g, &small);
+    if !device_lost(&r) {
+        return Err(format!("device build into 256 bytes: expected VK_ERROR_DEVICE_LOST, got {r:?}"));
+    }
+    println!("  device build into 256 bytes: {}", r.unwrap_err());
+    Ok(())
+}
+
 fn main() {
     let icd = match Icd::from_args(std::env::args().skip(1)) {
         Ok(Some(i)) => i,
@@ -94,11 +244,18 @@ fn main() {
         }
     };
     type Check = fn(&Context) -> Result<(), String>;
-    let checks: [(&str, Check); 3] =
-        [("garbage SPIR-V", garbage_spirv), ("out-of-bounds write", out_of_bounds), ("runaway kernel", runaway)];
+    let checks: [(&str, Check); 6] = [
+        ("garbage SPIR-V", garbage_spirv),
+        ("out-of-bounds write", out_of_bounds),
+        ("runaway kernel", runaway),
+        ("malformed serialized acceleration structure", bad_serialized),
+        ("acceleration-structure build from unmapped geometry", unmapped_geometry),
+        ("acceleration structure too small for its build", too_small),
+    ];
+    let total = checks.len();
     let mut failed = 0;
     for (name, check) in checks {
-        // A fresh device per check: the last two leave theirs lost on purpose.
+        // A fresh device per check: most leave theirs lost on purpose.
         let ctx = match Context::new(&icd) {
             Ok(c) => c,
             Err(e) => {
@@ -121,6 +278,6 @@ fn main() {
             }
         }
     }
-    println!("{}/3 robustness checks passed", 3 - failed);
+    println!("{}/{total} robustness checks passed", total - failed);
     std::process::exit(if failed == 0 { 0 } else { 1 });
 }
