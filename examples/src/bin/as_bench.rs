@@ -404,7 +404,12 @@ fn measure(v: &Variant, scene: &str, n: usize, reps: u32, rays: usize) -> Result
     let out = cmd.output().map_err(|e| format!("cannot start the {} worker: {e}", v.icd))?;
     let stdout = String::from_utf8_lossy(&out.stdout);
     if !out.status.success() {
-        return Err(format!("{} on {scene} failed: {}", v.label, String::from_utf8_lossy(&out.stderr).trim()));
+        return Err(format!(
+            "{} on {scene} failed ({}): {}",
+            v.label,
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
     }
     for line in stdout.lines() {
         let f: Vec<&str> = line.split_whitespace().collect();
