@@ -109,7 +109,7 @@ pub fn rebuild_cluster(tree: &Tree, it: &mut Item, max: u32) {
 
 /// The full-sweep rebuild of linear-BVH subtree `r` of `count` primitives; its new root.
 fn rebuild_subtree(tree: &Tree, r: u32, count: u32) -> u32 {
-    if count < 3 || count > REBUILD_MAX || Tree::is_prim(r) {
+    if !(3..=REBUILD_MAX).contains(&count) || Tree::is_prim(r) {
         return r;
     }
     let first = tree.nodes.at(r).first;
