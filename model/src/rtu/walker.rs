@@ -48,6 +48,9 @@ pub trait NodeSource {
     /// ignores it.
     #[inline]
     fn new_step(&mut self) {}
+
+    /// Whether `new_step` does anything: when not, the walker skips noticing steps.
+    const TRACKS_STEPS: bool = false;
 }
 
 /// Functional-mode source: reads device memory in place, remembering the last region hit.
@@ -448,7 +451,7 @@ impl Walk {
     ) -> Result<Outcome, Fault> {
         let mut at = self.state;
         loop {
-            if self.state != at {
+            if S::TRACKS_STEPS && self.state != at {
                 at = self.state;
                 src.new_step();
             }
