@@ -109,7 +109,7 @@ pub struct Region {
 
 impl Region {
     #[inline]
-    fn contains(&self, addr: u64, size: u64) -> bool {
+    pub fn contains(&self, addr: u64, size: u64) -> bool {
         addr >= self.base && addr.checked_add(size).is_some_and(|end| end <= self.base + self.len)
     }
 }

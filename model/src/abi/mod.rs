@@ -32,7 +32,7 @@ pub const MAX_THREADS: usize = 32;
 
 /// Reads a little-endian `u32` at `off`. Panics only on a slice too short, which callers rule
 /// out by bounds-checking the record first.
-#[inline]
+#[inline(always)]
 pub fn rd_u32(b: &[u8], off: usize) -> u32 {
     u32::from_le_bytes([b[off], b[off + 1], b[off + 2], b[off + 3]])
 }
@@ -49,7 +49,7 @@ pub fn rd_u64(b: &[u8], off: usize) -> u64 {
     u64::from_le_bytes(w)
 }
 
-#[inline]
+#[inline(always)]
 pub fn rd_f32(b: &[u8], off: usize) -> f32 {
     f32::from_bits(rd_u32(b, off))
 }

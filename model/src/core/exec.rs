@@ -12,10 +12,10 @@ use crate::abi::isa::{
 };
 use crate::abi::kernel::{desc, ImageDesc};
 use crate::abi::rtu as rtu_abi;
-use crate::abi::MAX_THREADS;
+use crate::abi::{rd_u16, MAX_THREADS};
 use crate::dcr::LaunchState;
 use crate::fault::{Fault, FaultKind};
-use crate::mem::{MemFault, MemFaultKind, MemoryMap};
+use crate::mem::{MemFault, MemFaultKind, MemoryMap, Region};
 use crate::rtu::{RtuError, RtuUnit, TraceRay};
 use std::sync::atomic::{AtomicI32, AtomicI64, Ordering};
 
@@ -95,25 +95,56 @@ fn u(x: f32) -> u32 {
     x.to_bits()
 }
 
+// The ALU helpers compute every lane into a local row and then store the active lanes:
+// bounds are checked once per row instead of once per lane, the lane loop vectorises, and a
+// destination that is also a source reads the old values.
+
+/// Register `r`'s row of `nt` lanes.
+#[inline(always)]
+fn row(regs: &[u32], r: u16, nt: usize) -> &[u32] {
+    &regs[r as usize * nt..][..nt]
+}
+
+/// Stores the lanes of `out` that `mask` enables into register `d`.
+#[inline(always)]
+fn store_row(regs: &mut [u32], d: u16, nt: usize, mask: u32, out: &[u32; MAX_THREADS]) {
+    let dst = &mut regs[d as usize * nt..][..nt];
+    if mask == crate::cta_dispatch::full_mask(nt as u32) {
+        dst.copy_from_slice(&out[..nt]);
+    } else {
+        for (l, v) in dst.iter_mut().enumerate() {
+            if mask >> l & 1 != 0 {
+                *v = out[l];
+            }
+        }
+    }
+}
+
+#[inline(always)]
 fn unary(regs: &mut [u32], nt: usize, mask: u32, d: u16, a: u16, op: impl Fn(u32) -> u32) {
-    let (d, a) = (d as usize * nt, a as usize * nt);
-    lanes!(mask, nt, |l| {
-        regs[d + l] = op(regs[a + l]);
-    });
+    let mut out = [0u32; MAX_THREADS];
+    for (o, &x) in out.iter_mut().zip(row(regs, a, nt)) {
+        *o = op(x);
+    }
+    store_row(regs, d, nt, mask, &out);
 }
 
+#[inline(always)]
 fn binary(regs: &mut [u32], nt: usize, mask: u32, d: u16, a: u16, b: u16, op: impl Fn(u32, u32) -> u32) {
-    let (d, a, b) = (d as usize * nt, a as usize * nt, b as usize * nt);
-    lanes!(mask, nt, |l| {
-        regs[d + l] = op(regs[a + l], regs[b + l]);
-    });
+    let mut out = [0u32; MAX_THREADS];
+    for ((o, &x), &y) in out.iter_mut().zip(row(regs, a, nt)).zip(row(regs, b, nt)) {
+        *o = op(x, y);
+    }
+    store_row(regs, d, nt, mask, &out);
 }
 
+#[inline(always)]
 fn ternary(regs: &mut [u32], nt: usize, mask: u32, d: u16, a: u16, b: u16, c: u16, op: impl Fn(u32, u32, u32) -> u32) {
-    let (d, a, b, c) = (d as usize * nt, a as usize * nt, b as usize * nt, c as usize * nt);
-    lanes!(mask, nt, |l| {
-        regs[d + l] = op(regs[a + l], regs[b + l], regs[c + l]);
-    });
+    let mut out = [0u32; MAX_THREADS];
+    for (((o, &x), &y), &z) in out.iter_mut().zip(row(regs, a, nt)).zip(row(regs, b, nt)).zip(row(regs, c, nt)) {
+        *o = op(x, y, z);
+    }
+    store_row(regs, d, nt, mask, &out);
 }
 
 fn binary64(regs: &mut [u32], nt: usize, mask: u32, i: &Instr, op: impl Fn(u64, u64) -> u64) {
@@ -272,28 +303,31 @@ fn csr_value(id: u32, lane: usize, w: &Warp, env: &ExecEnv) -> u32 {
     }
 }
 
+#[inline(always)]
 fn load_bytes(buf: &[u8], off: usize, size: MemSize, out: &mut [u32; 4]) {
     match size {
         MemSize::U8 => out[0] = buf[off] as u32,
         MemSize::S8 => out[0] = buf[off] as i8 as i32 as u32,
-        MemSize::U16 => out[0] = u16::from_le_bytes([buf[off], buf[off + 1]]) as u32,
-        MemSize::S16 => out[0] = u16::from_le_bytes([buf[off], buf[off + 1]]) as i16 as i32 as u32,
+        MemSize::U16 => out[0] = rd_u16(buf, off) as u32,
+        MemSize::S16 => out[0] = rd_u16(buf, off) as i16 as i32 as u32,
         _ => {
-            for k in 0..size.regs() {
-                let o = off + 4 * k;
-                out[k] = u32::from_le_bytes([buf[o], buf[o + 1], buf[o + 2], buf[o + 3]]);
+            let words = &buf[off..off + size.bytes()];
+            for (o, w) in out.iter_mut().zip(words.chunks_exact(4)) {
+                *o = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
             }
         }
     }
 }
 
+#[inline(always)]
 fn store_bytes(buf: &mut [u8], off: usize, size: MemSize, v: &[u32; 4]) {
     match size {
         MemSize::U8 | MemSize::S8 => buf[off] = v[0] as u8,
         MemSize::U16 | MemSize::S16 => buf[off..off + 2].copy_from_slice(&(v[0] as u16).to_le_bytes()),
         _ => {
-            for k in 0..size.regs() {
-                buf[off + 4 * k..off + 4 * k + 4].copy_from_slice(&v[k].to_le_bytes());
+            let words = &mut buf[off..off + size.bytes()];
+            for (w, x) in words.chunks_exact_mut(4).zip(v) {
+                w.copy_from_slice(&x.to_le_bytes());
             }
         }
     }
@@ -913,18 +947,32 @@ pub fn execute(i: &Instr, w: &mut Warp, mask: u32, env: &mut ExecEnv) -> Result<
             let bytes = size.bytes();
             let off = i.imm as i32 as i64 as u64;
             let (aa, vv) = (a as usize, if i.op == Op::Ldg { d as usize } else { b as usize });
+            let mut hot: Option<&Region> = None;
             for l in 0..nt {
                 if mask >> l & 1 == 0 {
                     continue;
                 }
                 let addr = pair(regs, aa, nt, l).wrapping_add(off);
-                let p = env.mem.host_ptr(addr, bytes as u64).map_err(|m| mem_fault(m, l))?;
-                let mut tmp = [0u8; 16];
+                // Lanes mostly touch one buffer: look the region up again only when a lane
+                // leaves the last one.
+                let r = match hot {
+                    Some(r) if r.contains(addr, bytes as u64) => r,
+                    _ => {
+                        let r = env.mem.region(addr, bytes as u64).ok_or_else(|| {
+                            mem_fault(MemFault { addr, size: bytes as u64, kind: MemFaultKind::Unmapped }, l)
+                        })?;
+                        hot = Some(r);
+                        r
+                    }
+                };
+                // SAFETY: `[addr, addr+bytes)` lies inside the region's live backing (checked
+                // by `contains`/`region`), so the pointer and the `bytes`-long slice stay in
+                // bounds; every byte value is a valid `u8`. Lanes (and other cores) touching
+                // the same bytes without atomics is a race the Vulkan program must not have.
+                let p = unsafe { r.backing.host_ptr().add((addr - r.base) as usize) };
                 let mut v = [0u32; 4];
                 if i.op == Op::Ldg {
-                    // SAFETY: `p` covers `bytes` checked bytes of live device memory.
-                    unsafe { std::ptr::copy_nonoverlapping(p, tmp.as_mut_ptr(), bytes) };
-                    load_bytes(&tmp, 0, size, &mut v);
+                    load_bytes(unsafe { std::slice::from_raw_parts(p, bytes) }, 0, size, &mut v);
                     for k in 0..size.regs() {
                         regs[(vv + k) * nt + l] = v[k];
                     }
@@ -932,9 +980,8 @@ pub fn execute(i: &Instr, w: &mut Warp, mask: u32, env: &mut ExecEnv) -> Result<
                     for k in 0..size.regs() {
                         v[k] = regs[(vv + k) * nt + l];
                     }
-                    store_bytes(&mut tmp, 0, size, &v);
                     // SAFETY: as above, for the store.
-                    unsafe { std::ptr::copy_nonoverlapping(tmp.as_ptr(), p, bytes) };
+                    store_bytes(unsafe { std::slice::from_raw_parts_mut(p, bytes) }, 0, size, &v);
                 }
             }
         }

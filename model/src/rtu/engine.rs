@@ -208,6 +208,8 @@ impl NodeSource for TimedSource<'_> {
     fn new_step(&mut self) {
         self.held.clear();
     }
+
+    const TRACKS_STEPS: bool = true;
 }
 
 type Ev = (u32, u32, bool);

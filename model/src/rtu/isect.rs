@@ -84,14 +84,37 @@ pub fn slab_near(r: &RayPrep, lo: [f32; 3], hi: [f32; 3], tmin: f32, tmax: f32) 
     let mut far = tmax;
     for a in 0..3 {
         let (n, f) = if r.neg[a] { (hi[a], lo[a]) } else { (lo[a], hi[a]) };
-        // (plane - o) * inv: NaN only when the ray lies in the plane (0 * inf); `max`/`min`
-        // ignore a NaN operand, so such an axis adds no bound, which is the grazing answer.
+        // (plane - o) * inv: NaN only when the ray lies in the plane (0 * inf); `widen_near`
+        // and `narrow_far` ignore a NaN distance, so such an axis adds no bound, which is
+        // the grazing answer.
         let tn = (n - r.org[a]) * r.inv[a];
         let tf = (f - r.org[a]) * r.inv[a];
-        near = near.max(tn);
-        far = far.min(tf);
+        near = widen_near(near, tn);
+        far = narrow_far(far, tf);
     }
     (near, near <= far * FAR_SCALE)
+}
+
+/// `max(near, t)` where a NaN `t` leaves `near` as it is: one compare-and-select (a single
+/// vector max), where `f32::max` also has to handle a NaN `near`, which cannot occur here
+/// (the interval starts from the ray's tmin, and a walk with a NaN tmin never starts).
+#[inline(always)]
+fn widen_near(near: f32, t: f32) -> f32 {
+    if t > near {
+        t
+    } else {
+        near
+    }
+}
+
+/// `min(far, t)` where a NaN `t` leaves `far` as it is (see [`widen_near`]).
+#[inline(always)]
+fn narrow_far(far: f32, t: f32) -> f32 {
+    if t < far {
+        t
+    } else {
+        far
+    }
 }
 
 /// [`slab_near`] for `L` boxes at once (a node's children, axis-major): per lane the same
@@ -111,8 +134,8 @@ pub fn slab_near_lanes<const L: usize>(
         let (n, f) = if r.neg[a] { (&hi[a], &lo[a]) } else { (&lo[a], &hi[a]) };
         let (o, inv) = (r.org[a], r.inv[a]);
         for c in 0..L {
-            near[c] = near[c].max((n[c] - o) * inv);
-            far[c] = far[c].min((f[c] - o) * inv);
+            near[c] = widen_near(near[c], (n[c] - o) * inv);
+            far[c] = narrow_far(far[c], (f[c] - o) * inv);
         }
     }
     let mut hit = [false; L];

@@ -48,6 +48,9 @@ pub trait NodeSource {
     /// ignores it.
     #[inline]
     fn new_step(&mut self) {}
+
+    /// Whether `new_step` does anything: when not, the walker skips noticing steps.
+    const TRACKS_STEPS: bool = false;
 }
 
 /// Functional-mode source: reads device memory in place, remembering the last region hit.
@@ -448,7 +451,7 @@ impl Walk {
     ) -> Result<Outcome, Fault> {
         let mut at = self.state;
         loop {
-            if self.state != at {
+            if S::TRACKS_STEPS && self.state != at {
                 at = self.state;
                 src.new_step();
             }
@@ -724,16 +727,8 @@ impl Walk {
             if self.in_blas && self.stack.len == self.top_entries {
                 if self.blas_resume != 0 {
                     let target = std::mem::take(&mut self.blas_resume);
-                    self.blas_restarts += 1;
-                    if self.blas_restarts > cfg.restart_cap {
-                        return Err(bad(format!(
-                            "walk of the BLAS at {:#x} needed more than {} restarts",
-                            self.blas.base, cfg.restart_cap
-                        )));
-                    }
-                    st.restarts += 1;
                     let lvl = self.blas;
-                    self.state = self.restart_from(&lvl, target)?;
+                    self.state = Self::restart(&mut self.blas_restarts, cfg, st, &lvl, target, "BLAS")?;
                     return Ok(());
                 }
                 self.in_blas = false;
@@ -743,16 +738,8 @@ impl Walk {
             if !self.in_blas && self.stack.len == 0 {
                 if self.top_resume != 0 {
                     let target = std::mem::take(&mut self.top_resume);
-                    self.top_restarts += 1;
-                    if self.top_restarts > cfg.restart_cap {
-                        return Err(bad(format!(
-                            "walk of the structure at {:#x} needed more than {} restarts",
-                            self.top.base, cfg.restart_cap
-                        )));
-                    }
-                    st.restarts += 1;
                     let lvl = self.top;
-                    self.state = self.restart_from(&lvl, target)?;
+                    self.state = Self::restart(&mut self.top_restarts, cfg, st, &lvl, target, "structure")?;
                     return Ok(());
                 }
                 self.state = State::Done;
@@ -766,7 +753,28 @@ impl Walk {
         }
     }
 
-    fn restart_from(&self, lvl: &Level, target: u32) -> Result<State, Fault> {
+    /// A restart of level `lvl` towards `target` (the short stack dropped it), counted
+    /// against the level's restart budget.
+    fn restart(
+        restarts: &mut u32,
+        cfg: &RtuConfig,
+        st: &mut RtuStats,
+        lvl: &Level,
+        target: u32,
+        what: &str,
+    ) -> Result<State, Fault> {
+        *restarts += 1;
+        if *restarts > cfg.restart_cap {
+            return Err(bad(format!(
+                "walk of the {what} at {:#x} needed more than {} restarts",
+                lvl.base, cfg.restart_cap
+            )));
+        }
+        st.restarts += 1;
+        Self::restart_from(lvl, target)
+    }
+
+    fn restart_from(lvl: &Level, target: u32) -> Result<State, Fault> {
         if bvh::child_is_leaf(lvl.root) {
             return Err(bad(format!("restart in the structure at {:#x} whose root is a leaf", lvl.base)));
         }
