@@ -437,14 +437,21 @@ void main() {
     o[3u * i + 2u] = lit;
 }"#;
     let words = spirv(shader);
-    let scene = build_scene_flags(24, 4, 0);
+    let scene = build_scene_flags(64, 4, 0);
     let mut logs = Vec::new();
     for mode in [Mode::Functional, Mode::Timed] {
         let path = tmp(&format!("device_{mode:?}.vxrl"));
         let sink = Sink::create(path.to_str().unwrap()).unwrap();
         let cfg = DeviceConfig { mode, ..DeviceConfig::default() };
-        let size = 24u32;
+        let size = 48u32;
         let out = run_with(&scene, &words, &cfg, size, false, |dev| dev.set_raylog(Some(sink.clone())));
+        // Recording changes nothing the device does: same output, and in timed mode the
+        // same cycles and counters (the walk drives the RTCache exactly as without a log).
+        let plain = common::rq::run(&scene, &words, &cfg, size, false);
+        assert_eq!(plain.data, out.data);
+        assert_eq!(plain.report.totals.rtu, out.report.totals.rtu);
+        let cycles = |o: &common::rq::Outcome| o.report.timed.as_ref().map(|t| (t.cycles, t.rtus.clone()));
+        assert_eq!(cycles(&plain), cycles(&out), "{mode:?}");
         let lit = out.data.chunks_exact(12).filter(|c| c[8] != 0).count() as u64;
         let log = RayLog::read(&path).unwrap();
         // One primary trace per pixel plus one shadow trace per hit.

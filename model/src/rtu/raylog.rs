@@ -459,6 +459,10 @@ impl<S: NodeSource> NodeSource for LineTap<'_, S> {
     fn new_step(&mut self) {
         self.inner.new_step();
     }
+
+    // The tap must not change how the walk drives the wrapped source (the timed source
+    // starts a new RTCache trip per record).
+    const TRACKS_STEPS: bool = S::TRACKS_STEPS;
 }
 
 /// One RTU front end's recorder: the traces in progress per (warp, query-lane context),
