@@ -56,7 +56,19 @@ impl Device {
     pub fn with_memory(cfg: DeviceConfig, space: Arc<AddressSpace>) -> Result<Device, String> {
         cfg.validate()?;
         let cores = (0..cfg.num_cores()).map(|i| Core::new(i, &cfg)).collect();
-        Ok(Device { cfg, space, dcrs: DcrFile::default(), kernels: HashMap::new(), cores })
+        let mut dev = Device { cfg, space, dcrs: DcrFile::default(), kernels: HashMap::new(), cores };
+        if let Some(sink) = crate::rtu::raylog::Sink::from_env() {
+            dev.set_raylog(Some(sink));
+        }
+        Ok(dev)
+    }
+
+    /// Records every trace the device's RTUs serve into `sink` (`VORTEX_RAYLOG` does this
+    /// for every device of the process; `docs/RAYLOG.md`). None stops recording.
+    pub fn set_raylog(&mut self, sink: Option<Arc<crate::rtu::raylog::Sink>>) {
+        for core in &mut self.cores {
+            core.rtu.set_raylog(sink.clone());
+        }
     }
 
     pub fn config(&self) -> &DeviceConfig {
@@ -95,6 +107,15 @@ impl Device {
 
     /// The start pulse: runs the launch programmed in the DCRs to completion.
     pub fn start(&mut self) -> Result<DispatchReport, Fault> {
+        let r = self.start_inner();
+        // VORTEX_RAYLOG: the dispatch's traces and lines go to the file (a no-op otherwise).
+        for core in &mut self.cores {
+            core.rtu.flush_raylog();
+        }
+        r
+    }
+
+    fn start_inner(&mut self) -> Result<DispatchReport, Fault> {
         let t0 = Instant::now();
         // A faulted dispatch may have left per-invocation work behind; it is not this one's.
         for core in &mut self.cores {

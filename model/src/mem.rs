@@ -277,6 +277,34 @@ impl AddressSpace {
         Some(region)
     }
 
+    /// Maps a new zeroed region at a chosen device address (a replay restoring recorded
+    /// memory where it was: `rt_replay`). Refuses a range that overlaps a mapped region.
+    /// Addresses handed out by [`allocate`](Self::allocate) afterwards stay above it.
+    pub fn allocate_at(&self, base: u64, size: u64) -> Result<Region, String> {
+        let end = base.checked_add(size).filter(|_| size > 0 && size <= MAX_ALLOCATION);
+        let Some(end) = end else {
+            return Err(format!("cannot map {size} bytes at {base:#x}"));
+        };
+        let backing = Arc::new(
+            usize::try_from(size)
+                .ok()
+                .and_then(Backing::new)
+                .ok_or_else(|| format!("cannot back {size} bytes of host memory"))?,
+        );
+        let region = Region { base, len: size, backing };
+        let mut map = self.map.write();
+        if map.regions.iter().any(|r| r.base < end && base < r.base + r.len) {
+            return Err(format!("{base:#x}..{end:#x} overlaps a mapped region"));
+        }
+        let mut regions = map.regions.clone();
+        let at = regions.partition_point(|r| r.base < base);
+        regions.insert(at, region.clone());
+        *map = Arc::new(MemoryMap { regions });
+        let mut next = self.next_va.lock();
+        *next = (*next).max((end.div_ceil(VA_GRANULE) + 1).saturating_mul(VA_GRANULE));
+        Ok(region)
+    }
+
     /// Unmaps the region at `base`. Snapshots taken earlier keep the backing alive.
     pub fn free(&self, base: u64) {
         let mut map = self.map.write();

@@ -86,6 +86,15 @@ fn null_structure_and_degenerate_rays_miss() {
     assert_eq!(run1(&dev, nan, IGNORE).status(), rtu_abi::STS_DONE_MISS);
     let zero = TraceRay { dir: [0.0; 3], ..down(b.addr) };
     assert_eq!(run1(&dev, zero, IGNORE).status(), rtu_abi::STS_DONE_MISS);
+    // A null structure on a lane whose previous trace hit still misses (the lane's old
+    // commit is forgotten; found by `rt_replay`).
+    let rows = run(&dev, &[down(b.addr), down(0)], |_, _| (IGNORE, 0.0));
+    let mut h = Harness::new(&cfg(), 32, 1);
+    let first = h.run(&dev.mem(), &[down(b.addr)], |_, _| (IGNORE, 0.0)).unwrap().remove(0);
+    let second = h.run(&dev.mem(), &[down(0)], |_, _| (IGNORE, 0.0)).unwrap().remove(0);
+    assert_eq!((rows[0].status(), first.status()), (rtu_abi::STS_DONE_HIT, rtu_abi::STS_DONE_HIT));
+    assert_eq!((rows[1].status(), second.status()), (rtu_abi::STS_DONE_MISS, rtu_abi::STS_DONE_MISS));
+    assert_eq!(second.committed(span::KIND), rtu_abi::COMMITTED_NONE);
 }
 
 #[test]

@@ -10,6 +10,7 @@
 //! | [`format`] | storage-image texel formats and their register conversion             |
 //! | [`rtu`]    | RTU ops' data: hit-window slot map, status codes, ray flags, actions  |
 //! | [`bvh`]    | CW-BVH byte layout: AS header, internal nodes, leaves                 |
+//! | [`raylog`] | the ray log's file format (`VORTEX_RAYLOG`, `rt_replay`)              |
 //!
 //! `docs/ISA.md`, `docs/DCR.md` and `docs/BVH.md` describe the same contract in prose; a
 //! change here changes them in the same commit.
@@ -20,6 +21,7 @@ pub mod dcr;
 pub mod format;
 pub mod isa;
 pub mod kernel;
+pub mod raylog;
 pub mod rtu;
 
 /// Bytes in one device memory line (RTCache line, BVH node granule for width 4).

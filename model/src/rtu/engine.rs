@@ -879,11 +879,19 @@ impl RtuCore {
         let (s, lane) = (c / self.nt, c % self.nt);
         let (core, warp, query) = (self.slots[s].core, self.slots[s].warp, self.slots[s].query);
         let unit = fronts.unit(core as usize);
-        let (walk, rec, st) = unit.lane(warp as usize, query, lane);
+        let (walk, rec, st, raylog) = unit.lane(warp as usize, query, lane);
         let before: RtuStats = st.clone();
         let cx = &mut self.ctx[c];
         let mut src = TimedSource { mem: MemSource::new(mem), held: &mut cx.held, want: &mut cx.want };
-        let out = walk.run(&mut src, &mut self.headers, &self.cfg, rec, st).map_err(|f| Fault {
+        let out = match raylog {
+            None => walk.run(&mut src, &mut self.headers, &self.cfg, rec, st),
+            // VORTEX_RAYLOG: the lines this step reads go to the log too.
+            Some(lines) => {
+                let mut tap = super::raylog::LineTap { inner: &mut src, mem, lines };
+                walk.run(&mut tap, &mut self.headers, &self.cfg, rec, st)
+            }
+        }
+        .map_err(|f| Fault {
             core: Some(core + self.core_base),
             warp: Some(warp),
             lane: Some(lane as u32),

@@ -18,8 +18,11 @@
 pub mod classifier;
 pub mod engine;
 pub mod isect;
+pub mod raylog;
 pub mod records;
 pub mod reference;
+pub mod reftrace;
+pub mod replay;
 pub mod timeline;
 pub mod walker;
 
@@ -142,6 +145,8 @@ pub struct RtuUnit {
     headers: HeaderCache,
     /// Timed mode: messages for the traversal core, drained by the core after each op.
     pub outbox: Vec<RtuMsg>,
+    /// `VORTEX_RAYLOG`: the recorder, only while a log is open (`raylog.rs`).
+    raylog: Option<Box<raylog::Recorder>>,
 }
 
 impl RtuUnit {
@@ -154,7 +159,25 @@ impl RtuUnit {
             timed: false,
             headers: HeaderCache::default(),
             outbox: Vec::new(),
+            raylog: None,
         }
+    }
+
+    /// Records every trace this unit serves into `sink` (None: stop recording, after
+    /// writing what was recorded).
+    pub fn set_raylog(&mut self, sink: Option<std::sync::Arc<raylog::Sink>>) {
+        self.flush_raylog();
+        self.raylog = sink.map(|s| Box::new(raylog::Recorder::new(s)));
+    }
+
+    /// Writes what the recorder holds (end of a dispatch): traces a warp left open are
+    /// written as they stand.
+    pub fn flush_raylog(&mut self) {
+        let Some(log) = self.raylog.as_deref_mut() else { return };
+        for (wi, w) in self.warps.iter().enumerate() {
+            log.close_warp(wi, &w.window, rtu_abi::SLOT_COUNT as usize);
+        }
+        log.flush();
     }
 
     /// Timed mode: TRACE and CONTINUE hand their lanes to the traversal core instead of
@@ -210,11 +233,18 @@ impl RtuUnit {
     }
 
     /// The traversal core's access to one lane's walk, window row and counters.
-    pub(crate) fn lane(&mut self, warp: usize, query: u32, lane: usize) -> (&mut Walk, &mut [u32], &mut RtuStats) {
+    /// With a ray log open, also the set its walks' lines go to.
+    pub(crate) fn lane(
+        &mut self,
+        warp: usize,
+        query: u32,
+        lane: usize,
+    ) -> (&mut Walk, &mut [u32], &mut RtuStats, Option<&mut raylog::LineSet>) {
         let w = &mut self.warps[warp];
         let ctx = query as usize * self.nt + lane;
         let base = ctx * rtu_abi::SLOT_COUNT as usize;
-        (&mut w.walks[ctx], &mut w.window[base..base + rtu_abi::SLOT_COUNT as usize], &mut self.stats)
+        let lines = self.raylog.as_deref_mut().map(|r| &mut r.lines);
+        (&mut w.walks[ctx], &mut w.window[base..base + rtu_abi::SLOT_COUNT as usize], &mut self.stats, lines)
     }
 
     /// The traversal core wrote a record for `lane` of (warp, query) whose walk ended its
@@ -229,6 +259,11 @@ impl RtuUnit {
         let base = ctx * rtu_abi::SLOT_COUNT as usize;
         let rec = &mut w.window[base..base + rtu_abi::SLOT_COUNT as usize];
         Self::land(rec, &w.walks[ctx], out, &mut self.stats);
+        if out == Outcome::Done {
+            if let Some(log) = self.raylog.as_deref_mut() {
+                log.finish(warp, ctx, rec);
+            }
+        }
         w.outstanding[query as usize] &= !(1 << lane);
         w.fresh[query as usize] |= 1 << lane;
     }
@@ -250,6 +285,9 @@ impl RtuUnit {
     /// every (query, lane) record is idle (status DONE_MISS, nothing committed).
     pub fn launch_warp(&mut self, warp: usize, num_queries: u32) {
         let w = &mut self.warps[warp];
+        if let Some(log) = self.raylog.as_deref_mut() {
+            log.close_warp(warp, &w.window, rtu_abi::SLOT_COUNT as usize);
+        }
         w.num_queries = num_queries;
         let len = num_queries as usize * self.nt * rtu_abi::SLOT_COUNT as usize;
         w.window.clear();
@@ -312,6 +350,9 @@ impl RtuUnit {
             let rec = &mut w.window[base..base + rtu_abi::SLOT_COUNT as usize];
             let walk = &mut w.walks[ctx];
             let r = &rays[lane];
+            if let Some(log) = self.raylog.as_deref_mut() {
+                log.arm(warp, ctx, r, rec);
+            }
             rec.fill(0);
             for i in 0..3 {
                 rec[(rtu_abi::RAY_ORIGIN + i as u32) as usize] = r.origin[i].to_bits();
@@ -324,20 +365,31 @@ impl RtuUnit {
             rec[(rtu_abi::COMMITTED + rtu_abi::span::KIND) as usize] = rtu_abi::COMMITTED_NONE;
             rec[(rtu_abi::COMMITTED + rtu_abi::span::T) as usize] = r.tmax.to_bits();
             self.stats.rays += 1;
+            // `begin` also forgets the lane's previous commit: a null structure misses even
+            // after a trace that hit (found by replaying a ray log).
+            walk.begin(&self.cfg, r.accel, r.origin, r.dir, r.tmin, r.tmax, r.flags, r.cull_mask);
             if r.accel == 0 {
                 walk.finish();
-            } else {
-                walk.begin(&self.cfg, r.accel, r.origin, r.dir, r.tmin, r.tmax, r.flags, r.cull_mask);
             }
             if self.timed {
                 self.owe(warp, q[lane], lane, base);
                 self.post(warp, q[lane], lane, false);
                 continue;
             }
-            let out = walk
-                .run(&mut src, &mut self.headers, &self.cfg, rec, &mut self.stats)
-                .map_err(|fault| RtuError { lane: lane as u32, fault })?;
+            let out = match self.raylog.as_deref_mut() {
+                None => walk.run(&mut src, &mut self.headers, &self.cfg, rec, &mut self.stats),
+                Some(log) => {
+                    let mut tap = raylog::LineTap { inner: &mut src, mem, lines: &mut log.lines };
+                    walk.run(&mut tap, &mut self.headers, &self.cfg, rec, &mut self.stats)
+                }
+            }
+            .map_err(|fault| RtuError { lane: lane as u32, fault })?;
             Self::land(rec, walk, out, &mut self.stats);
+            if out == Outcome::Done {
+                if let Some(log) = self.raylog.as_deref_mut() {
+                    log.finish(warp, ctx, rec);
+                }
+            }
         }
         Ok(())
     }
@@ -427,6 +479,9 @@ impl RtuUnit {
             let status = rec[rtu_abi::STATUS as usize];
             let act = action[lane];
             if rtu_abi::status_is_yield(status) {
+                if let Some(log) = self.raylog.as_deref_mut() {
+                    log.decide(warp, ctx, act, t[lane], rec);
+                }
                 if act & rtu_abi::ACT_ACCEPT != 0 && walk.accept(rec, t[lane]) {
                     walk.finish();
                 }
@@ -435,6 +490,9 @@ impl RtuUnit {
                 }
             } else if status == rtu_abi::STS_PENDING && act & rtu_abi::ACT_TERMINATE != 0 {
                 walk.finish();
+                if let Some(log) = self.raylog.as_deref_mut() {
+                    log.terminated_running(warp, ctx);
+                }
                 if self.timed {
                     // Still traversing in the RTU: its next step sees the walk ended.
                     continue;
@@ -447,10 +505,20 @@ impl RtuUnit {
                 self.post(warp, q[lane], lane, true);
                 continue;
             }
-            let out = walk
-                .run(&mut src, &mut self.headers, &self.cfg, rec, &mut self.stats)
-                .map_err(|fault| RtuError { lane: lane as u32, fault })?;
+            let out = match self.raylog.as_deref_mut() {
+                None => walk.run(&mut src, &mut self.headers, &self.cfg, rec, &mut self.stats),
+                Some(log) => {
+                    let mut tap = raylog::LineTap { inner: &mut src, mem, lines: &mut log.lines };
+                    walk.run(&mut tap, &mut self.headers, &self.cfg, rec, &mut self.stats)
+                }
+            }
+            .map_err(|fault| RtuError { lane: lane as u32, fault })?;
             Self::land(rec, walk, out, &mut self.stats);
+            if out == Outcome::Done {
+                if let Some(log) = self.raylog.as_deref_mut() {
+                    log.finish(warp, ctx, rec);
+                }
+            }
         }
         Ok(())
     }

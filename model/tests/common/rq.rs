@@ -197,6 +197,18 @@ pub struct Outcome {
 }
 
 pub fn run(scene: &Scene, words: &[u32], cfg: &DeviceConfig, size: u32, shadows: bool) -> Outcome {
+    run_with(scene, words, cfg, size, shadows, |_| {})
+}
+
+/// [`run`], with `prepare` applied to the device before the dispatch (e.g. a ray log).
+pub fn run_with(
+    scene: &Scene,
+    words: &[u32],
+    cfg: &DeviceConfig,
+    size: u32,
+    shadows: bool,
+    prepare: impl FnOnce(&mut Device),
+) -> Outcome {
     let mut opts = CompileOptions::entry("main");
     opts.layout = ResourceLayout {
         bindings: vec![
@@ -221,6 +233,7 @@ pub fn run(scene: &Scene, words: &[u32], cfg: &DeviceConfig, size: u32, shadows:
     };
     let kernel = compile(words, &opts).expect("compile");
     let mut dev = Device::with_memory(cfg.clone(), scene.space.clone()).expect("config");
+    prepare(&mut dev);
     let space = &scene.space;
     let alloc = |bytes: &[u8]| -> u64 {
         let r = space.allocate(bytes.len().max(16) as u64).unwrap();
