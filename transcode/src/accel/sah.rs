@@ -226,6 +226,32 @@ struct Scratch<const N: usize> {
     tmp: [u8; N],
 }
 
+/// A box as eight lanes `[-lo, 0, hi, 0]`, so growing one is a lane-wise maximum (two
+/// vector instructions) and the sweeps below vectorise.
+type Lanes = [f32; 8];
+
+const LANES_EMPTY: Lanes = [f32::NEG_INFINITY; 8];
+
+#[inline]
+fn lanes(it: &Item) -> Lanes {
+    [-it.lo[0], -it.lo[1], -it.lo[2], 0.0, it.hi[0], it.hi[1], it.hi[2], 0.0]
+}
+
+#[inline]
+fn lanes_grow(acc: &mut Lanes, b: &Lanes) {
+    for k in 0..8 {
+        acc[k] = if b[k] > acc[k] { b[k] } else { acc[k] };
+    }
+}
+
+/// Half the surface area of a non-empty box in lanes (the same value, rounding included,
+/// as [`Aabb::half_area`]: `hi + (-lo)` is `hi - lo` exactly).
+#[inline]
+fn lanes_area(b: &Lanes) -> f32 {
+    let d = [b[4] + b[0], b[5] + b[1], b[6] + b[2]];
+    d[0] * d[1] + d[1] * d[2] + d[2] * d[0]
+}
+
 fn small_n<const N: usize>(tree: &Tree, items: &[Item], idx: u32) -> u32 {
     let m = items.len();
     assert!(m <= N && N <= 256);
@@ -243,40 +269,48 @@ fn small_n<const N: usize>(tree: &Tree, items: &[Item], idx: u32) -> u32 {
             list[k] = *key as u8;
         }
     }
+    let mut boxes = [LANES_EMPTY; N];
+    let mut weights = [0.0f32; N];
+    for (i, it) in items.iter().enumerate() {
+        boxes[i] = lanes(it);
+        weights[i] = it.count as f32;
+    }
     let mut sc = Scratch { right: [0.0; N], left: [false; N], tmp: [0; N] };
     let [l0, l1, l2] = &mut lists;
-    small_range(tree, items, [&mut l0[..m], &mut l1[..m], &mut l2[..m]], idx, &mut sc)
+    let set = Set { items, boxes: &boxes[..m], weights: &weights[..m] };
+    small_range(tree, &set, [&mut l0[..m], &mut l1[..m], &mut l2[..m]], idx, &mut sc)
+}
+
+/// The items of a small full-sweep build, with their boxes as lanes and their weights.
+struct Set<'a> {
+    items: &'a [Item],
+    boxes: &'a [Lanes],
+    weights: &'a [f32],
 }
 
 /// The subtree over the items the three lists name (the same set, each sorted on its axis).
-fn small_range<const N: usize>(
-    tree: &Tree,
-    items: &[Item],
-    lists: [&mut [u8]; 3],
-    idx: u32,
-    sc: &mut Scratch<N>,
-) -> u32 {
+fn small_range<const N: usize>(tree: &Tree, set: &Set, lists: [&mut [u8]; 3], idx: u32, sc: &mut Scratch<N>) -> u32 {
     let m = lists[0].len();
     if m == 1 {
-        return items[lists[0][0] as usize].r;
+        return set.items[lists[0][0] as usize].r;
     }
     let mut best = (f32::INFINITY, 0usize, m / 2);
     for (a, list) in lists.iter().enumerate() {
-        let mut acc = Aabb::EMPTY;
+        let mut acc = LANES_EMPTY;
         let mut w = 0.0f32;
         for i in (1..m).rev() {
-            let it = &items[list[i] as usize];
-            acc.grow(&it.aabb());
-            w += it.count as f32;
-            sc.right[i] = acc.half_area() * w;
+            let j = list[i] as usize;
+            lanes_grow(&mut acc, &set.boxes[j]);
+            w += set.weights[j];
+            sc.right[i] = lanes_area(&acc) * w;
         }
-        let mut lacc = Aabb::EMPTY;
+        let mut lacc = LANES_EMPTY;
         let mut lw = 0.0f32;
         for i in 1..m {
-            let it = &items[list[i - 1] as usize];
-            lacc.grow(&it.aabb());
-            lw += it.count as f32;
-            let cost = lacc.half_area() * lw + sc.right[i];
+            let j = list[i - 1] as usize;
+            lanes_grow(&mut lacc, &set.boxes[j]);
+            lw += set.weights[j];
+            let cost = lanes_area(&lacc) * lw + sc.right[i];
             if cost < best.0 {
                 best = (cost, a, i);
             }
@@ -293,15 +327,13 @@ fn small_range<const N: usize>(
         if b == a {
             continue;
         }
-        let (mut nl, mut nr) = (0, k);
+        // Branch-free: which side an item goes to is unpredictable.
+        let (mut nl, mut nr) = (0usize, k);
         for &i in list.iter() {
-            if sc.left[i as usize] {
-                sc.tmp[nl] = i;
-                nl += 1;
-            } else {
-                sc.tmp[nr] = i;
-                nr += 1;
-            }
+            let l = sc.left[i as usize] as usize;
+            sc.tmp[l * nl + (1 - l) * nr] = i;
+            nl += l;
+            nr += 1 - l;
         }
         list.copy_from_slice(&sc.tmp[..m]);
     }
@@ -309,8 +341,8 @@ fn small_range<const N: usize>(
     let (xl, xr) = x.split_at_mut(k);
     let (yl, yr) = y.split_at_mut(k);
     let (zl, zr) = z.split_at_mut(k);
-    let lr = small_range(tree, items, [xl, yl, zl], idx + 1, sc);
-    let rr = small_range(tree, items, [xr, yr, zr], idx + k as u32, sc);
+    let lr = small_range(tree, set, [xl, yl, zl], idx + 1, sc);
+    let rr = small_range(tree, set, [xr, yr, zr], idx + k as u32, sc);
     tree.nodes.set_kids(idx, [lr, rr]);
     tree.finalize(idx);
     idx
