@@ -603,6 +603,13 @@ pub fn build_from(
     } else {
         match builder {
             Builder::Fast => lbvh::build(&t),
+            // Every cluster rebuilt (the default): the clusters come from the keys.
+            Builder::Sah
+                if t.max_leaf == 1 && opts.rebuild > 2 && opts.cluster.max(1) <= opts.rebuild.min(sah::REBUILD_MAX) =>
+            {
+                let m = sah::key_clusters(&t, opts.cluster.max(1), items);
+                Some(if m < 2 { items[0].r } else { sah::build(&t, &mut items[..m], active as u32 - 1) })
+            }
             Builder::Sah => lbvh::build(&t).map(|r| {
                 let m = sah::clusters(&t, r, opts.cluster.max(1), items);
                 if t.max_leaf == 1 && opts.rebuild > 2 {

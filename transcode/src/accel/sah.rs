@@ -63,6 +63,54 @@ pub fn clusters(tree: &Tree, root: u32, max: u32, out: &mut [Item]) -> usize {
     n
 }
 
+/// The default SAH bottom, when every cluster is rebuilt (`max` at most the rebuild size):
+/// the same clusters as [`clusters`] over the linear BVH — its maximal subtrees of at most
+/// `max` primitives — found from the sorted keys alone (the radix tree splits a range
+/// where the highest bit in which its first and last keys differ turns on), so the linear
+/// BVH itself is never built; each is rebuilt by full sweep into the nodes numbered like
+/// its positions, as [`rebuild_cluster`] would. One item per cluster, left to right;
+/// returns how many.
+pub fn key_clusters(tree: &Tree, max: u32, out: &mut [Item]) -> usize {
+    assert!((1..=REBUILD_MAX).contains(&max));
+    let mut m = 0;
+    cut(tree.keys, 0, tree.keys.len(), max as usize, &mut |first, count| {
+        out[m] = Item { lo: [0.0; 3], hi: [0.0; 3], r: first, count };
+        m += 1;
+    });
+    out[..m].par_iter_mut().with_min_len(256).for_each(|it| {
+        let first = it.r;
+        let (r, b) = match it.count {
+            1 => (LEAF_PRIM | first, tree.prim_box(first)),
+            2 => {
+                let kids = [LEAF_PRIM | first, LEAF_PRIM | (first + 1)];
+                let heads = [(tree.prim_box(first), 1, first), (tree.prim_box(first + 1), 1, first + 1)];
+                (first, tree.finalize_with(first, kids, heads).0)
+            }
+            c => {
+                let r = if c <= 16 { rebuild_n::<16>(tree, first, c) } else { rebuild_n::<64>(tree, first, c) };
+                (r, tree.nodes.at(r).aabb())
+            }
+        };
+        *it = Item { lo: b.lo, hi: b.hi, r, count: it.count };
+    });
+    m
+}
+
+/// Calls `emit(first, count)` for the maximal radix-tree ranges of at most `max` keys in
+/// `lo..hi`, left to right.
+fn cut(keys: &[u64], lo: usize, hi: usize, max: usize, emit: &mut impl FnMut(u32, u32)) {
+    if hi - lo <= max {
+        emit(lo as u32, (hi - lo) as u32);
+        return;
+    }
+    // Keys are distinct (they end in the primitive index), so the range's keys share the
+    // bits above `bit` and the first key with `bit` set starts the right subtree.
+    let bit = 63 - (keys[lo] ^ keys[hi - 1]).leading_zeros();
+    let j = lo + 1 + keys[lo + 1..hi].partition_point(|k| k & (1u64 << bit) == 0);
+    cut(keys, lo, j, max, emit);
+    cut(keys, j, hi, max, emit);
+}
+
 /// Largest cluster [`rebuild_cluster`] rebuilds.
 pub const REBUILD_MAX: u32 = 64;
 
@@ -278,7 +326,7 @@ fn small_n<const N: usize>(tree: &Tree, items: &[Item], idx: u32) -> u32 {
     let mut sc = Scratch { right: [0.0; N], left: [false; N], tmp: [0; N] };
     let [l0, l1, l2] = &mut lists;
     let set = Set { items, boxes: &boxes[..m], weights: &weights[..m] };
-    small_range(tree, &set, [&mut l0[..m], &mut l1[..m], &mut l2[..m]], idx, &mut sc)
+    small_range(tree, &set, [&mut l0[..m], &mut l1[..m], &mut l2[..m]], idx, &mut sc).0
 }
 
 /// The items of a small full-sweep build, with their boxes as lanes and their weights.
@@ -289,10 +337,19 @@ struct Set<'a> {
 }
 
 /// The subtree over the items the three lists name (the same set, each sorted on its axis).
-fn small_range<const N: usize>(tree: &Tree, set: &Set, lists: [&mut [u8]; 3], idx: u32, sc: &mut Scratch<N>) -> u32 {
+/// Returns its reference and its (box, primitive count, first sorted position).
+fn small_range<const N: usize>(
+    tree: &Tree,
+    set: &Set,
+    lists: [&mut [u8]; 3],
+    idx: u32,
+    sc: &mut Scratch<N>,
+) -> (u32, (Aabb, u32, u32)) {
     let m = lists[0].len();
     if m == 1 {
-        return set.items[lists[0][0] as usize].r;
+        let it = &set.items[lists[0][0] as usize];
+        let head = if Tree::is_prim(it.r) { (it.aabb(), 1, it.r & !LEAF_PRIM) } else { tree.child_head(it.r) };
+        return (it.r, head);
     }
     let mut best = (f32::INFINITY, 0usize, m / 2);
     for (a, list) in lists.iter().enumerate() {
@@ -341,11 +398,9 @@ fn small_range<const N: usize>(tree: &Tree, set: &Set, lists: [&mut [u8]; 3], id
     let (xl, xr) = x.split_at_mut(k);
     let (yl, yr) = y.split_at_mut(k);
     let (zl, zr) = z.split_at_mut(k);
-    let lr = small_range(tree, set, [xl, yl, zl], idx + 1, sc);
-    let rr = small_range(tree, set, [xr, yr, zr], idx + k as u32, sc);
-    tree.nodes.set_kids(idx, [lr, rr]);
-    tree.finalize(idx);
-    idx
+    let (lr, lh) = small_range(tree, set, [xl, yl, zl], idx + 1, sc);
+    let (rr, rh) = small_range(tree, set, [xr, yr, zr], idx + k as u32, sc);
+    (idx, tree.finalize_with(idx, [lr, rr], [lh, rh]))
 }
 
 #[derive(Clone, Copy)]

@@ -310,8 +310,14 @@ impl Tree<'_> {
     /// leaf decision (a leaf's size too; an internal node's size comes from [`Tree::wide_sizes`]).
     pub fn finalize(&self, p: u32) {
         let kids = self.nodes.at(p).kids;
-        let (bl, cl, fl) = self.child_head(kids[0]);
-        let (br, cr, fr) = self.child_head(kids[1]);
+        self.finalize_with(p, kids, [self.child_head(kids[0]), self.child_head(kids[1])]);
+    }
+
+    /// [`Tree::finalize`] of node `p` with children `kids` whose (box, primitive count,
+    /// first sorted position) the caller already has; returns the same for `p`.
+    #[inline]
+    pub fn finalize_with(&self, p: u32, kids: [u32; 2], heads: [(Aabb, u32, u32); 2]) -> (Aabb, u32, u32) {
+        let [(bl, cl, fl), (br, cr, fr)] = heads;
         let b = bl.union(&br);
         let count = cl + cr;
         let first = if fl != NONCONTIG && fr != NONCONTIG && fl + cl == fr { fl } else { NONCONTIG };
@@ -321,11 +327,12 @@ impl Tree<'_> {
         let size = if leaf { (self.kind.leaf_bytes(count) / 16) as u32 } else { 0 };
         self.nodes
             .set(p, BNode { lo: b.lo, hi: b.hi, kids, first, count: count | if leaf { LEAF_NODE } else { 0 }, size });
+        (b, count, first)
     }
 
     /// (box, primitive count, first sorted position) of a child.
     #[inline]
-    fn child_head(&self, r: u32) -> (Aabb, u32, u32) {
+    pub fn child_head(&self, r: u32) -> (Aabb, u32, u32) {
         if Self::is_prim(r) {
             let pos = r & !LEAF_PRIM;
             (self.prim_box(pos), 1, pos)
