@@ -331,6 +331,10 @@ impl Writer<'_> {
                 hi[a][c] = b.hi[a];
             }
             let leaf = Tree::is_prim(r) || t.nodes.at(r).is_leaf();
+            if !leaf {
+                // Its wide children, read when its own record is written.
+                t.wide.prefetch(r);
+            }
             wr_u32(&mut head, node::CHILD + 4 * c, bvh::child_word(at, leaf));
             let bytes = size as usize * 16;
             let (mine, tail) = std::mem::take(&mut rest).split_at_mut(bytes);

@@ -597,6 +597,7 @@ pub fn build_from(
         ids,
         nodes: Nodes::new(nodes),
         wide: tree::Wide::new(wide),
+        eager: builder == Builder::Fast,
     };
     let root = if active == 0 {
         None
@@ -630,8 +631,8 @@ pub fn build_from(
         }
     };
 
-    // The wide nodes and their sizes (top-down from the root).
-    let records = root.map_or(0, |r| t.wide_sizes(r) * 16);
+    // The structure's size (every node's wide-subtree size was set as it was finalised).
+    let records = root.map_or(0, |r| t.records(r) * 16);
     lap(&mut phases.tree);
     // 4. Layout, straight into the destination.
     let table_off = header::BYTES as u64 + records;

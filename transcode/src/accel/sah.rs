@@ -119,40 +119,22 @@ pub const REBUILD_MAX: u32 = 64;
 /// (a linear-BVH subtree covers a contiguous range of sorted positions and uses the nodes
 /// numbered like them); updates the item's reference, or the parents' child references.
 pub fn rebuild_cluster(tree: &Tree, it: &mut Item, max: u32) {
-    let max = max.min(REBUILD_MAX);
-    if it.count <= max {
-        it.r = rebuild_subtree(tree, it.r, it.count);
-        return;
+    it.r = rebuild_below(tree, it.r, it.count, max.min(REBUILD_MAX));
+}
+
+/// [`rebuild_cluster`] under child `r` of `count` primitives: its new reference. A node
+/// above rebuilt subtrees is finalised again (its children, and so its wide size, changed).
+fn rebuild_below(tree: &Tree, r: u32, count: u32, max: u32) -> u32 {
+    if count <= max || Tree::is_prim(r) {
+        return rebuild_subtree(tree, r, count);
     }
-    let mut stack = [0u32; 64];
-    let mut depth = 0;
-    if !Tree::is_prim(it.r) {
-        stack[0] = it.r;
-        depth = 1;
-    }
-    while depth > 0 {
-        depth -= 1;
-        let p = stack[depth];
-        let mut kids = tree.nodes.at(p).kids;
-        let mut changed = false;
-        for k in kids.iter_mut() {
-            if Tree::is_prim(*k) {
-                continue;
-            }
-            let count = tree.nodes.at(*k).prims();
-            if count <= max {
-                let r = rebuild_subtree(tree, *k, count);
-                changed |= r != *k;
-                *k = r;
-            } else if depth < stack.len() {
-                stack[depth] = *k;
-                depth += 1;
-            }
-        }
-        if changed {
-            tree.nodes.set_kids(p, kids);
-        }
-    }
+    let kids = tree.nodes.at(r).kids.map(|k| {
+        let c = if Tree::is_prim(k) { 1 } else { tree.nodes.at(k).prims() };
+        rebuild_below(tree, k, c, max)
+    });
+    tree.nodes.set_kids(r, kids);
+    tree.finalize(r);
+    r
 }
 
 /// The full-sweep rebuild of linear-BVH subtree `r` of `count` primitives; its new root.
