@@ -289,14 +289,35 @@ fn small_n<const N: usize>(tree: &Tree, items: &[Item], idx: u32) -> u32 {
         return items[0].r;
     }
     let mut lists = [[0u8; N]; 3];
-    let mut keys = [0u64; N];
-    for (a, list) in lists.iter_mut().enumerate() {
+    if N <= 16 {
+        // Each item's place on each axis by counting the items before it (centroid, then
+        // index): a fixed 16 x 16 compare-and-add, cheaper than sorting this few.
+        let mut keys = [[u32::MAX; 16]; 3];
         for (i, it) in items.iter().enumerate() {
-            keys[i] = (ordered(it.c2(a)) as u64) << 8 | i as u64;
+            for a in 0..3 {
+                keys[a][i] = ordered(it.c2(a));
+            }
         }
-        keys[..m].sort_unstable();
-        for (k, key) in keys[..m].iter().enumerate() {
-            list[k] = *key as u8;
+        for (list, keys) in lists.iter_mut().zip(&keys) {
+            for i in 0..m {
+                let ki = keys[i];
+                let mut rank = 0u32;
+                for (j, &kj) in keys.iter().enumerate() {
+                    rank += ((kj < ki) | ((kj == ki) & (j < i))) as u32;
+                }
+                list[rank as usize] = i as u8;
+            }
+        }
+    } else {
+        let mut keys = [0u64; N];
+        for (a, list) in lists.iter_mut().enumerate() {
+            for (i, it) in items.iter().enumerate() {
+                keys[i] = (ordered(it.c2(a)) as u64) << 8 | i as u64;
+            }
+            keys[..m].sort_unstable();
+            for (k, key) in keys[..m].iter().enumerate() {
+                list[k] = *key as u8;
+            }
         }
     }
     let mut boxes = [LANES_EMPTY; N];
