@@ -127,7 +127,7 @@ pub fn quantise_lanes<const N: usize>(lo: &[f32; N], hi: &[f32; N]) -> (f32, i8,
         let (o, e) = quantise_axis(lo, hi, &mut ql, &mut qh);
         (o, e, ql, qh)
     };
-    if !(origin <= top) || !origin.is_finite() || !top.is_finite() {
+    if origin > top || !origin.is_finite() || !top.is_finite() {
         return slow();
     }
     let extent = top as f64 - origin as f64;
@@ -416,7 +416,7 @@ mod tests {
             let base = (next() % 2001) as f32 - 1000.0;
             for c in 0..len {
                 let pick = |r: u64| -> f32 {
-                    if round % 7 == 0 && r % 11 == 0 {
+                    if round % 7 == 0 && r.is_multiple_of(11) {
                         specials[(r >> 8) as usize % specials.len()]
                     } else {
                         base * scale + ((r >> 16) % 100_000) as f32 * scale * 1e-3
