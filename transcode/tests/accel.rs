@@ -904,6 +904,36 @@ fn every_builder_width_and_leaf_size_matches_brute_force() {
     }
 }
 
+/// The SAH builder's knobs: clusters found from the keys and all rebuilt (the default and
+/// `cluster <= rebuild`), clusters over the linear BVH partly rebuilt or not at all.
+#[test]
+fn sah_cluster_knobs_match_brute_force() {
+    use vortex_transcode::accel::Builder;
+    let mut rng = Rng::new(404);
+    let geoms: Vec<Vec<Tri>> = (0..2).map(|g| random_tris(&mut rng, 1500 + 700 * g, 1.0, 0.1)).collect();
+    let mut costs = Vec::new();
+    for (cluster, rebuild) in [(16, 16), (1, 16), (2, 64), (64, 64), (32, 8), (16, 0), (8, 3)] {
+        let dev = Device::with_options(Options {
+            max_leaf: Some(1),
+            builder: Some(Builder::Sah),
+            cluster,
+            rebuild,
+            ..Options::new(4)
+        });
+        let inputs = geoms.iter().map(|t| dev.triangles(t, 1)).collect();
+        let b = dev.build(Level::Bottom, inputs).unwrap();
+        let (h, c) = check_structure(&dev.mem(), b.addr);
+        assert_eq!(c.prims.len(), geoms.iter().map(Vec::len).sum::<usize>());
+        assert_eq!(c.leaves, h.prim_count);
+        let rays = random_rays(&mut rng, 400, 1.0, b.addr, false);
+        let hits = check_blas_rays(&dev, b.addr, &geoms, &rays);
+        assert!(hits > 100, "cluster {cluster} rebuild {rebuild}: {hits} hits");
+        costs.push(b.stats.sah_cost);
+    }
+    // Rebuilding every cluster of 16 beats not rebuilding them.
+    assert!(costs[0] < costs[5], "{costs:?}");
+}
+
 /// Multi-primitive procedural leaves, and the SAH builder's quality against the full sweep.
 #[test]
 fn aabb_leaves_and_sah_quality() {

@@ -107,6 +107,56 @@ pub fn quantise_axis(lo: &[f32], hi: &[f32], qlo: &mut [u8], qhi: &mut [u8]) -> 
     }
 }
 
+/// [`quantise_axis`] over a fixed number of lanes (4 for 4-wide nodes, 8 for 6-wide ones;
+/// unused lanes hold the empty interval `lo = +inf, hi = -inf` and come out as (255, 0)),
+/// computed lane-parallel without branches. When a lane would need the outward stepping
+/// (the f32 add in `dequant` rounded inward, or the top past 255) the whole axis is redone
+/// by [`quantise_axis`], so the result is always exactly its result.
+#[inline]
+pub fn quantise_lanes<const N: usize>(lo: &[f32; N], hi: &[f32; N]) -> (f32, i8, [u8; N], [u8; N]) {
+    let mut origin = f32::INFINITY;
+    let mut top = f32::NEG_INFINITY;
+    let mut live = [false; N];
+    for c in 0..N {
+        live[c] = lo[c] <= hi[c];
+        origin = origin.min(if live[c] { lo[c] } else { f32::INFINITY });
+        top = top.max(if live[c] { hi[c] } else { f32::NEG_INFINITY });
+    }
+    let slow = || {
+        let (mut ql, mut qh) = ([0u8; N], [0u8; N]);
+        let (o, e) = quantise_axis(lo, hi, &mut ql, &mut qh);
+        (o, e, ql, qh)
+    };
+    if origin > top || !origin.is_finite() || !top.is_finite() {
+        return slow();
+    }
+    let extent = top as f64 - origin as f64;
+    let mut e = if extent > 0.0 { ceil_log2(extent / 255.0) } else { bvh::EXP_MIN };
+    if 255.0 * exp2_f64(e) < extent {
+        e += 1;
+    }
+    e = e.clamp(bvh::EXP_MIN, bvh::EXP_MAX);
+    let inv = exp2_f64(-e) as f32;
+    let step = bvh::exp2i(e);
+    let (mut ql, mut qh) = ([0u8; N], [0u8; N]);
+    let mut bad = false;
+    for c in 0..N {
+        let (l, h) = (lo[c], hi[c]);
+        let a = ((l - origin) * inv).clamp(0.0, 255.0);
+        let b = ((h - origin) * inv).clamp(0.0, 255.0);
+        let lq = a as u32;
+        let t = b as u32;
+        let hq = t + ((t as f32) < b) as u32;
+        bad |= live[c] & ((origin + lq as f32 * step > l) | (origin + hq as f32 * step < h));
+        ql[c] = if live[c] { lq as u8 } else { 255 };
+        qh[c] = if live[c] { hq as u8 } else { 0 };
+    }
+    if bad {
+        return slow();
+    }
+    (origin, e as i8, ql, qh)
+}
+
 /// The largest `q < ql` whose dequantised value is at most `x` (0 at worst). Rare: only
 /// when the f32 add in `dequant` rounded up.
 #[cold]
@@ -213,23 +263,28 @@ impl Writer<'_> {
         let (g0, p0) = t.prim_id(first);
         match self.src.kind {
             Kind::Triangles => {
-                // Assembled as words, then stored in one copy.
-                const W: usize = tri::bytes(tri::MAX_COUNT) / 4;
-                let mut words = [0u32; W];
-                words[tri::KIND / 4] = bvh::LEAF_TRI as u32 | (count << 8);
-                words[tri::GEOM_INDEX / 4] = g0;
-                words[tri::GEOM_FLAGS / 4] = self.src.geom_flags[g0 as usize];
+                // Stored straight into the destination: the header, one fixed-size record
+                // per triangle, zeros up to the record alignment.
+                let (head, mut recs) = out.split_at_mut(tri::HEADER);
+                let mut h = [0u32; tri::HEADER / 4];
+                h[tri::KIND / 4] = bvh::LEAF_TRI as u32 | (count << 8);
+                h[tri::GEOM_INDEX / 4] = g0;
+                h[tri::GEOM_FLAGS / 4] = self.src.geom_flags[g0 as usize];
+                head.copy_from_slice(bytemuck::cast_slice(&h));
                 let first = first as usize;
-                for k in 0..count as usize {
-                    let v = &t.verts[first + k];
-                    let r = (tri::HEADER + tri::RECORD * k) / 4;
+                let verts = &t.verts[first..first + count as usize];
+                let ids = &t.ids[first..first + count as usize];
+                for (v, id) in verts.iter().zip(ids) {
+                    let (rec, tail) = std::mem::take(&mut recs).split_at_mut(tri::RECORD);
+                    let mut w = [0u32; tri::RECORD / 4];
                     for j in 0..9 {
-                        words[r + j] = v[j].to_bits();
+                        w[j] = v[j].to_bits();
                     }
-                    words[r + tri::PRIM / 4] = t.ids[first + k][1];
+                    w[tri::PRIM / 4] = id[1];
+                    rec.copy_from_slice(bytemuck::cast_slice(&w));
+                    recs = tail;
                 }
-                let bytes: &[u8] = bytemuck::cast_slice(&words);
-                out.copy_from_slice(&bytes[..out.len()]);
+                recs.fill(0);
             }
             Kind::Aabbs => {
                 out.fill(0);
@@ -264,8 +319,9 @@ impl Writer<'_> {
         let mut head = [0u8; 96];
         head[node::KIND] = bvh::NODE_INTERNAL;
         head[node::COUNT] = len as u8;
-        let mut lo = [[0.0f32; 6]; 3];
-        let mut hi = [[0.0f32; 6]; 3];
+        // Unused lanes hold the empty interval (see `quantise_lanes`).
+        let mut lo = [[f32::INFINITY; 8]; 3];
+        let mut hi = [[f32::NEG_INFINITY; 8]; 3];
         let mut jobs: [(u32, &mut [u8], u64, u32, Aabb); 6] = Default::default();
         let mut at = off + nb as u64;
         for (c, &r) in kids[..len].iter().enumerate() {
@@ -275,6 +331,10 @@ impl Writer<'_> {
                 hi[a][c] = b.hi[a];
             }
             let leaf = Tree::is_prim(r) || t.nodes.at(r).is_leaf();
+            if !leaf {
+                // Its wide children, read when its own record is written.
+                t.wide.prefetch(r);
+            }
             wr_u32(&mut head, node::CHILD + 4 * c, bvh::child_word(at, leaf));
             let bytes = size as usize * 16;
             let (mine, tail) = std::mem::take(&mut rest).split_at_mut(bytes);
@@ -283,8 +343,16 @@ impl Writer<'_> {
             at += bytes as u64;
         }
         for a in 0..3 {
-            let (mut ql, mut qh) = ([0u8; 6], [0u8; 6]);
-            let (o, e) = quantise_axis(&lo[a][..len], &hi[a][..len], &mut ql[..len], &mut qh[..len]);
+            let (o, e, ql, qh) = if w <= 4 {
+                let (o, e, l4, h4) =
+                    quantise_lanes::<4>(&lo[a][..4].try_into().unwrap(), &hi[a][..4].try_into().unwrap());
+                let (mut ql, mut qh) = ([0u8; 8], [0u8; 8]);
+                ql[..4].copy_from_slice(&l4);
+                qh[..4].copy_from_slice(&h4);
+                (o, e, ql, qh)
+            } else {
+                quantise_lanes::<8>(&lo[a], &hi[a])
+            };
             wr_f32(&mut head, node::ORIGIN + 4 * a, o);
             head[node::EXP + a] = e as u8;
             for c in 0..len {
@@ -330,6 +398,44 @@ pub fn write_instance(out: &mut [u8], i: &InstData) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lanes_match_the_general_quantiser() {
+        let mut s = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s
+        };
+        let specials = [0.0f32, -0.0, 1e-30, -1e-30, 1e30, f32::MAX, f32::MIN_POSITIVE, 3.0e-39, f32::NAN];
+        for round in 0..200_000 {
+            let len = 2 + (next() % 5) as usize;
+            let (mut lo, mut hi) = ([f32::INFINITY; 8], [f32::NEG_INFINITY; 8]);
+            let scale = f32::from_bits(((next() % 60) as u32 + 100) << 23);
+            let base = (next() % 2001) as f32 - 1000.0;
+            for c in 0..len {
+                let pick = |r: u64| -> f32 {
+                    if round % 7 == 0 && r.is_multiple_of(11) {
+                        specials[(r >> 8) as usize % specials.len()]
+                    } else {
+                        base * scale + ((r >> 16) % 100_000) as f32 * scale * 1e-3
+                    }
+                };
+                let (a, b) = (pick(next()), pick(next()));
+                (lo[c], hi[c]) = if round % 13 == 0 || a <= b { (a, b) } else { (b, a) };
+            }
+            let (mut ql, mut qh) = ([0u8; 8], [0u8; 8]);
+            let want = quantise_axis(&lo[..len], &hi[..len], &mut ql[..len], &mut qh[..len]);
+            let got = quantise_lanes::<8>(&lo, &hi);
+            assert_eq!((got.0, got.1), (want.0, want.1), "{lo:?} {hi:?}");
+            assert_eq!((&got.2[..len], &got.3[..len]), (&ql[..len], &qh[..len]), "{lo:?} {hi:?}");
+            if len <= 4 {
+                let got4 = quantise_lanes::<4>(&lo[..4].try_into().unwrap(), &hi[..4].try_into().unwrap());
+                assert_eq!((got4.0, got4.1, &got4.2[..len], &got4.3[..len]), (want.0, want.1, &ql[..len], &qh[..len]));
+            }
+        }
+    }
 
     #[test]
     fn ceil_log2_matches_the_definition() {

@@ -1,7 +1,7 @@
 //! Linear BVH (the fast builder): over primitives sorted by Morton code, the binary radix
 //! tree is the Cartesian tree of the neighbour differences `key[i] ^ key[i + 1]` (the
 //! split between positions i and i+1 is higher in the tree the higher the first bit in
-//! which the two keys differ). The top splits are found by scanning for the maximum
+//! which the two keys differ). The top splits are found by binary search for the maximum
 //! difference, and the ranges below them are built in parallel, each by one left-to-right
 //! pass with a stack. A node is finalised (box, count, leaf decision, wide size) as soon as
 //! both of its subtrees are complete.
@@ -37,18 +37,13 @@ fn range(tree: &Tree, lo: usize, hi: usize, seq: usize) -> u32 {
     if hi - lo <= seq {
         return sequential(tree, lo, hi);
     }
-    // The root of this range: the largest difference (the leftmost, as the stack pass
-    // would choose).
+    // The root of this range: the largest difference. Keys are distinct (they end in the
+    // primitive index), so the range's keys share the bits above the highest bit in which
+    // its first and last keys differ, and exactly one neighbour pair differs in it: where
+    // that bit turns on, found by binary search.
     let keys = tree.keys;
-    let mut m = lo;
-    let mut best = delta(keys, lo);
-    for i in lo + 1..hi - 1 {
-        let d = delta(keys, i);
-        if d > best {
-            best = d;
-            m = i;
-        }
-    }
+    let bit = 63 - (keys[lo] ^ keys[hi - 1]).leading_zeros();
+    let m = lo + keys[lo + 1..hi].partition_point(|k| k & (1u64 << bit) == 0);
     let (l, r) = rayon::join(|| range(tree, lo, m + 1, seq), || range(tree, m + 1, hi, seq));
     tree.nodes.set_kids(m as u32, [l, r]);
     tree.finalize(m as u32);

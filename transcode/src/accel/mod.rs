@@ -597,12 +597,20 @@ pub fn build_from(
         ids,
         nodes: Nodes::new(nodes),
         wide: tree::Wide::new(wide),
+        eager: builder == Builder::Fast,
     };
     let root = if active == 0 {
         None
     } else {
         match builder {
             Builder::Fast => lbvh::build(&t),
+            // Every cluster rebuilt (the default): the clusters come from the keys.
+            Builder::Sah
+                if t.max_leaf == 1 && opts.rebuild > 2 && opts.cluster.max(1) <= opts.rebuild.min(sah::REBUILD_MAX) =>
+            {
+                let m = sah::key_clusters(&t, opts.cluster.max(1), items);
+                Some(if m < 2 { items[0].r } else { sah::build(&t, &mut items[..m], active as u32 - 1) })
+            }
             Builder::Sah => lbvh::build(&t).map(|r| {
                 let m = sah::clusters(&t, r, opts.cluster.max(1), items);
                 if t.max_leaf == 1 && opts.rebuild > 2 {
@@ -623,8 +631,8 @@ pub fn build_from(
         }
     };
 
-    // The wide nodes and their sizes (top-down from the root).
-    let records = root.map_or(0, |r| t.wide_sizes(r) * 16);
+    // The structure's size (every node's wide-subtree size was set as it was finalised).
+    let records = root.map_or(0, |r| t.records(r) * 16);
     lap(&mut phases.tree);
     // 4. Layout, straight into the destination.
     let table_off = header::BYTES as u64 + records;

@@ -63,7 +63,7 @@ pub fn sort<'a>(keys: &'a mut [u64], tmp: &'a mut [u64]) -> &'a mut [u64] {
     let chunks = if n >= PAR_MIN { rayon::current_num_threads().clamp(1, 16) } else { 1 };
     let chunk = n.div_ceil(chunks).max(1);
     let (mut src, mut dst) = (keys, tmp);
-    for (shift, bits) in [(32u32, 11u32), (43, 11), (54, 10)] {
+    for (shift, bits) in [(32u32, 8u32), (40, 8), (48, 8), (56, 8)] {
         let mask = (1u64 << bits) - 1;
         let nb = 1usize << bits;
         let hist: Vec<Vec<u32>> = src

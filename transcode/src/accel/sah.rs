@@ -63,6 +63,54 @@ pub fn clusters(tree: &Tree, root: u32, max: u32, out: &mut [Item]) -> usize {
     n
 }
 
+/// The default SAH bottom, when every cluster is rebuilt (`max` at most the rebuild size):
+/// the same clusters as [`clusters`] over the linear BVH — its maximal subtrees of at most
+/// `max` primitives — found from the sorted keys alone (the radix tree splits a range
+/// where the highest bit in which its first and last keys differ turns on), so the linear
+/// BVH itself is never built; each is rebuilt by full sweep into the nodes numbered like
+/// its positions, as [`rebuild_cluster`] would. One item per cluster, left to right;
+/// returns how many.
+pub fn key_clusters(tree: &Tree, max: u32, out: &mut [Item]) -> usize {
+    assert!((1..=REBUILD_MAX).contains(&max));
+    let mut m = 0;
+    cut(tree.keys, 0, tree.keys.len(), max as usize, &mut |first, count| {
+        out[m] = Item { lo: [0.0; 3], hi: [0.0; 3], r: first, count };
+        m += 1;
+    });
+    out[..m].par_iter_mut().with_min_len(256).for_each(|it| {
+        let first = it.r;
+        let (r, b) = match it.count {
+            1 => (LEAF_PRIM | first, tree.prim_box(first)),
+            2 => {
+                let kids = [LEAF_PRIM | first, LEAF_PRIM | (first + 1)];
+                let heads = [(tree.prim_box(first), 1, first), (tree.prim_box(first + 1), 1, first + 1)];
+                (first, tree.finalize_with(first, kids, heads).0)
+            }
+            c => {
+                let r = if c <= 16 { rebuild_n::<16>(tree, first, c) } else { rebuild_n::<64>(tree, first, c) };
+                (r, tree.nodes.at(r).aabb())
+            }
+        };
+        *it = Item { lo: b.lo, hi: b.hi, r, count: it.count };
+    });
+    m
+}
+
+/// Calls `emit(first, count)` for the maximal radix-tree ranges of at most `max` keys in
+/// `lo..hi`, left to right.
+fn cut(keys: &[u64], lo: usize, hi: usize, max: usize, emit: &mut impl FnMut(u32, u32)) {
+    if hi - lo <= max {
+        emit(lo as u32, (hi - lo) as u32);
+        return;
+    }
+    // Keys are distinct (they end in the primitive index), so the range's keys share the
+    // bits above `bit` and the first key with `bit` set starts the right subtree.
+    let bit = 63 - (keys[lo] ^ keys[hi - 1]).leading_zeros();
+    let j = lo + 1 + keys[lo + 1..hi].partition_point(|k| k & (1u64 << bit) == 0);
+    cut(keys, lo, j, max, emit);
+    cut(keys, j, hi, max, emit);
+}
+
 /// Largest cluster [`rebuild_cluster`] rebuilds.
 pub const REBUILD_MAX: u32 = 64;
 
@@ -71,40 +119,22 @@ pub const REBUILD_MAX: u32 = 64;
 /// (a linear-BVH subtree covers a contiguous range of sorted positions and uses the nodes
 /// numbered like them); updates the item's reference, or the parents' child references.
 pub fn rebuild_cluster(tree: &Tree, it: &mut Item, max: u32) {
-    let max = max.min(REBUILD_MAX);
-    if it.count <= max {
-        it.r = rebuild_subtree(tree, it.r, it.count);
-        return;
+    it.r = rebuild_below(tree, it.r, it.count, max.min(REBUILD_MAX));
+}
+
+/// [`rebuild_cluster`] under child `r` of `count` primitives: its new reference. A node
+/// above rebuilt subtrees is finalised again (its children, and so its wide size, changed).
+fn rebuild_below(tree: &Tree, r: u32, count: u32, max: u32) -> u32 {
+    if count <= max || Tree::is_prim(r) {
+        return rebuild_subtree(tree, r, count);
     }
-    let mut stack = [0u32; 64];
-    let mut depth = 0;
-    if !Tree::is_prim(it.r) {
-        stack[0] = it.r;
-        depth = 1;
-    }
-    while depth > 0 {
-        depth -= 1;
-        let p = stack[depth];
-        let mut kids = tree.nodes.at(p).kids;
-        let mut changed = false;
-        for k in kids.iter_mut() {
-            if Tree::is_prim(*k) {
-                continue;
-            }
-            let count = tree.nodes.at(*k).prims();
-            if count <= max {
-                let r = rebuild_subtree(tree, *k, count);
-                changed |= r != *k;
-                *k = r;
-            } else if depth < stack.len() {
-                stack[depth] = *k;
-                depth += 1;
-            }
-        }
-        if changed {
-            tree.nodes.set_kids(p, kids);
-        }
-    }
+    let kids = tree.nodes.at(r).kids.map(|k| {
+        let c = if Tree::is_prim(k) { 1 } else { tree.nodes.at(k).prims() };
+        rebuild_below(tree, k, c, max)
+    });
+    tree.nodes.set_kids(r, kids);
+    tree.finalize(r);
+    r
 }
 
 /// The full-sweep rebuild of linear-BVH subtree `r` of `count` primitives; its new root.
@@ -226,6 +256,32 @@ struct Scratch<const N: usize> {
     tmp: [u8; N],
 }
 
+/// A box as eight lanes `[-lo, 0, hi, 0]`, so growing one is a lane-wise maximum (two
+/// vector instructions) and the sweeps below vectorise.
+type Lanes = [f32; 8];
+
+const LANES_EMPTY: Lanes = [f32::NEG_INFINITY; 8];
+
+#[inline]
+fn lanes(it: &Item) -> Lanes {
+    [-it.lo[0], -it.lo[1], -it.lo[2], 0.0, it.hi[0], it.hi[1], it.hi[2], 0.0]
+}
+
+#[inline]
+fn lanes_grow(acc: &mut Lanes, b: &Lanes) {
+    for k in 0..8 {
+        acc[k] = if b[k] > acc[k] { b[k] } else { acc[k] };
+    }
+}
+
+/// Half the surface area of a non-empty box in lanes (the same value, rounding included,
+/// as [`Aabb::half_area`]: `hi + (-lo)` is `hi - lo` exactly).
+#[inline]
+fn lanes_area(b: &Lanes) -> f32 {
+    let d = [b[4] + b[0], b[5] + b[1], b[6] + b[2]];
+    d[0] * d[1] + d[1] * d[2] + d[2] * d[0]
+}
+
 fn small_n<const N: usize>(tree: &Tree, items: &[Item], idx: u32) -> u32 {
     let m = items.len();
     assert!(m <= N && N <= 256);
@@ -233,50 +289,88 @@ fn small_n<const N: usize>(tree: &Tree, items: &[Item], idx: u32) -> u32 {
         return items[0].r;
     }
     let mut lists = [[0u8; N]; 3];
-    let mut keys = [0u64; N];
-    for (a, list) in lists.iter_mut().enumerate() {
+    if N <= 16 {
+        // Each item's place on each axis by counting the items before it (centroid, then
+        // index): a fixed 16 x 16 compare-and-add, cheaper than sorting this few.
+        let mut keys = [[u32::MAX; 16]; 3];
         for (i, it) in items.iter().enumerate() {
-            keys[i] = (ordered(it.c2(a)) as u64) << 8 | i as u64;
+            for a in 0..3 {
+                keys[a][i] = ordered(it.c2(a));
+            }
         }
-        keys[..m].sort_unstable();
-        for (k, key) in keys[..m].iter().enumerate() {
-            list[k] = *key as u8;
+        for (list, keys) in lists.iter_mut().zip(&keys) {
+            for i in 0..m {
+                let ki = keys[i];
+                let mut rank = 0u32;
+                for (j, &kj) in keys.iter().enumerate() {
+                    rank += ((kj < ki) | ((kj == ki) & (j < i))) as u32;
+                }
+                list[rank as usize] = i as u8;
+            }
         }
+    } else {
+        let mut keys = [0u64; N];
+        for (a, list) in lists.iter_mut().enumerate() {
+            for (i, it) in items.iter().enumerate() {
+                keys[i] = (ordered(it.c2(a)) as u64) << 8 | i as u64;
+            }
+            keys[..m].sort_unstable();
+            for (k, key) in keys[..m].iter().enumerate() {
+                list[k] = *key as u8;
+            }
+        }
+    }
+    let mut boxes = [LANES_EMPTY; N];
+    let mut weights = [0.0f32; N];
+    for (i, it) in items.iter().enumerate() {
+        boxes[i] = lanes(it);
+        weights[i] = it.count as f32;
     }
     let mut sc = Scratch { right: [0.0; N], left: [false; N], tmp: [0; N] };
     let [l0, l1, l2] = &mut lists;
-    small_range(tree, items, [&mut l0[..m], &mut l1[..m], &mut l2[..m]], idx, &mut sc)
+    let set = Set { items, boxes: &boxes[..m], weights: &weights[..m] };
+    small_range(tree, &set, [&mut l0[..m], &mut l1[..m], &mut l2[..m]], idx, &mut sc).0
+}
+
+/// The items of a small full-sweep build, with their boxes as lanes and their weights.
+struct Set<'a> {
+    items: &'a [Item],
+    boxes: &'a [Lanes],
+    weights: &'a [f32],
 }
 
 /// The subtree over the items the three lists name (the same set, each sorted on its axis).
+/// Returns its reference and its (box, primitive count, first sorted position).
 fn small_range<const N: usize>(
     tree: &Tree,
-    items: &[Item],
+    set: &Set,
     lists: [&mut [u8]; 3],
     idx: u32,
     sc: &mut Scratch<N>,
-) -> u32 {
+) -> (u32, (Aabb, u32, u32)) {
     let m = lists[0].len();
     if m == 1 {
-        return items[lists[0][0] as usize].r;
+        let it = &set.items[lists[0][0] as usize];
+        let head = if Tree::is_prim(it.r) { (it.aabb(), 1, it.r & !LEAF_PRIM) } else { tree.child_head(it.r) };
+        return (it.r, head);
     }
     let mut best = (f32::INFINITY, 0usize, m / 2);
     for (a, list) in lists.iter().enumerate() {
-        let mut acc = Aabb::EMPTY;
+        let mut acc = LANES_EMPTY;
         let mut w = 0.0f32;
         for i in (1..m).rev() {
-            let it = &items[list[i] as usize];
-            acc.grow(&it.aabb());
-            w += it.count as f32;
-            sc.right[i] = acc.half_area() * w;
+            let j = list[i] as usize;
+            lanes_grow(&mut acc, &set.boxes[j]);
+            w += set.weights[j];
+            sc.right[i] = lanes_area(&acc) * w;
         }
-        let mut lacc = Aabb::EMPTY;
+        let mut lacc = LANES_EMPTY;
         let mut lw = 0.0f32;
         for i in 1..m {
-            let it = &items[list[i - 1] as usize];
-            lacc.grow(&it.aabb());
-            lw += it.count as f32;
-            let cost = lacc.half_area() * lw + sc.right[i];
+            let j = list[i - 1] as usize;
+            lanes_grow(&mut lacc, &set.boxes[j]);
+            lw += set.weights[j];
+            let cost = lanes_area(&lacc) * lw + sc.right[i];
             if cost < best.0 {
                 best = (cost, a, i);
             }
@@ -293,15 +387,13 @@ fn small_range<const N: usize>(
         if b == a {
             continue;
         }
-        let (mut nl, mut nr) = (0, k);
+        // Branch-free: which side an item goes to is unpredictable.
+        let (mut nl, mut nr) = (0usize, k);
         for &i in list.iter() {
-            if sc.left[i as usize] {
-                sc.tmp[nl] = i;
-                nl += 1;
-            } else {
-                sc.tmp[nr] = i;
-                nr += 1;
-            }
+            let l = sc.left[i as usize] as usize;
+            sc.tmp[l * nl + (1 - l) * nr] = i;
+            nl += l;
+            nr += 1 - l;
         }
         list.copy_from_slice(&sc.tmp[..m]);
     }
@@ -309,11 +401,9 @@ fn small_range<const N: usize>(
     let (xl, xr) = x.split_at_mut(k);
     let (yl, yr) = y.split_at_mut(k);
     let (zl, zr) = z.split_at_mut(k);
-    let lr = small_range(tree, items, [xl, yl, zl], idx + 1, sc);
-    let rr = small_range(tree, items, [xr, yr, zr], idx + k as u32, sc);
-    tree.nodes.set_kids(idx, [lr, rr]);
-    tree.finalize(idx);
-    idx
+    let (lr, lh) = small_range(tree, set, [xl, yl, zl], idx + 1, sc);
+    let (rr, rh) = small_range(tree, set, [xr, yr, zr], idx + k as u32, sc);
+    (idx, tree.finalize_with(idx, [lr, rr], [lh, rh]))
 }
 
 #[derive(Clone, Copy)]

@@ -1,7 +1,8 @@
 //! The binary tree every builder produces, and what turns it into the wide tree: the
-//! bottom-up finalisation of a node (box, primitive count and the multi-primitive leaf
-//! decision), then, top-down from the root, the greedy collapse that picks each wide
-//! node's children and the byte size of every wide subtree.
+//! bottom-up finalisation of a node (box, primitive count, the multi-primitive leaf
+//! decision), and the greedy collapse that picks each wide node's children and the byte
+//! size of every wide subtree: for every internal node as it is finalised (`eager`, the
+//! fast builder), or top-down from the root for the wide-node roots only.
 //!
 //! Nodes live in one array shared by the builder's threads ([`Nodes`]): every node is
 //! written by exactly one task, and read only after that task finished (a child is
@@ -32,8 +33,9 @@ pub struct BNode {
     /// Primitives below it; [`LEAF_NODE`] set when it is a multi-primitive leaf.
     pub count: u32,
     /// Bytes (16-byte units) of the records it becomes as a wide node's child: the leaf
-    /// record, or the wide node rooted here and everything below it (set by
-    /// `Tree::wide_sizes`, for the nodes that become wide-node roots).
+    /// record, or the wide node rooted here and everything below it (set when the node
+    /// is finalised if the tree is `eager`, else by `Tree::wide_sizes` for the nodes that
+    /// become wide-node roots).
     pub size: u32,
 }
 
@@ -81,6 +83,16 @@ impl Nodes {
         assert!((i as usize) < self.len, "node {i} out of {}", self.len);
         // SAFETY: in bounds; per the module's discipline no one writes node i now.
         unsafe { &*self.ptr.add(i as usize) }
+    }
+
+    /// Hints that node `i` will be read soon (both lines it may straddle).
+    #[inline]
+    pub fn prefetch(&self, i: u32) {
+        if (i as usize) < self.len {
+            let p = self.ptr.wrapping_add(i as usize) as *const u8;
+            super::input::prefetch(p);
+            super::input::prefetch(p.wrapping_add(std::mem::size_of::<BNode>() - 1));
+        }
     }
 
     #[inline]
@@ -155,9 +167,15 @@ pub struct Tree<'a> {
     pub verts: &'a [[f32; 9]],
     pub ids: &'a [[u32; 2]],
     pub nodes: Nodes,
-    /// The wide children of each internal node that becomes a wide node's root, filled by
-    /// `wide_sizes` so the writer need not collapse again; unused slots hold `u32::MAX`.
+    /// The wide children of each internal node that becomes a wide node's root (of every
+    /// internal node, when `eager`), so the writer need not collapse again; unused slots
+    /// hold `u32::MAX`.
     pub wide: Wide,
+    /// Collapse every internal node and set its size as it is finalised (bottom-up, while
+    /// its children are in cache), instead of collapsing only the wide-node roots in a
+    /// top-down pass ([`Tree::wide_sizes`]) afterwards. Cheaper when the binary tree has
+    /// few internal nodes per wide node (multi-primitive leaves: the fast builder).
+    pub eager: bool,
 }
 
 /// The wide-children array, shared like [`Nodes`].
@@ -167,8 +185,8 @@ pub struct Wide {
     len: usize,
 }
 
-// SAFETY: as for `Nodes`: entry p is written once, by whoever finalises node p, and read
-// after that.
+// SAFETY: as for `Nodes`: entry p is written by whoever finalises node p, and read after
+// that.
 unsafe impl Send for Wide {}
 unsafe impl Sync for Wide {}
 
@@ -183,6 +201,14 @@ impl Wide {
         // SAFETY: in bounds; written before (see above).
         let c = unsafe { *self.ptr.add(i as usize) };
         (c, c.iter().position(|&r| r == u32::MAX).unwrap_or(6))
+    }
+
+    /// Hints that entry `i` will be read soon.
+    #[inline]
+    pub fn prefetch(&self, i: u32) {
+        if (i as usize) < self.len {
+            super::input::prefetch(self.ptr.wrapping_add(i as usize) as *const u8);
+        }
     }
 
     #[inline]
@@ -258,7 +284,12 @@ impl Tree<'_> {
     /// and keep replacing the child of largest area by its own two children until there
     /// are `width` or none can be opened.
     pub fn collapse(&self, p: u32) -> ([u32; 6], usize) {
-        let n = self.nodes.at(p);
+        self.collapse_kids(self.nodes.at(p).kids)
+    }
+
+    /// [`Tree::collapse`] of a node whose two children are `kids`.
+    #[inline]
+    pub fn collapse_kids(&self, kids: [u32; 2]) -> ([u32; 6], usize) {
         let mut c = [u32::MAX; 6];
         // Area of each child if it can be opened, else -1.
         let mut area = [-1.0f32; 6];
@@ -273,8 +304,8 @@ impl Tree<'_> {
                 k.aabb().half_area()
             }
         };
-        c[0] = n.kids[0];
-        c[1] = n.kids[1];
+        c[0] = kids[0];
+        c[1] = kids[1];
         area[0] = open_area(c[0]);
         area[1] = open_area(c[1]);
         let mut len = 2;
@@ -307,25 +338,36 @@ impl Tree<'_> {
     }
 
     /// Completes node `p` whose `kids` are set and finalised: box, count, first and the
-    /// leaf decision (a leaf's size too; an internal node's size comes from [`Tree::wide_sizes`]).
+    /// leaf decision and the size.
     pub fn finalize(&self, p: u32) {
         let kids = self.nodes.at(p).kids;
-        let (bl, cl, fl) = self.child_head(kids[0]);
-        let (br, cr, fr) = self.child_head(kids[1]);
+        self.finalize_with(p, kids, [self.child_head(kids[0]), self.child_head(kids[1])]);
+    }
+
+    /// [`Tree::finalize`] of node `p` with children `kids` whose (box, primitive count,
+    /// first sorted position) the caller already has; returns the same for `p`.
+    #[inline]
+    pub fn finalize_with(&self, p: u32, kids: [u32; 2], heads: [(Aabb, u32, u32); 2]) -> (Aabb, u32, u32) {
+        let [(bl, cl, fl), (br, cr, fr)] = heads;
         let b = bl.union(&br);
         let count = cl + cr;
         let first = if fl != NONCONTIG && fr != NONCONTIG && fl + cl == fr { fl } else { NONCONTIG };
         // Multi-primitive leaves: every subtree of at most `max_leaf` primitives of one
         // geometry becomes one leaf (the size is a knob, so the rule is plain).
         let leaf = self.max_leaf > 1 && count <= self.max_leaf && first != NONCONTIG && self.one_geometry(first, count);
-        let size = if leaf { (self.kind.leaf_bytes(count) / 16) as u32 } else { 0 };
+        let size = match (leaf, self.eager) {
+            (true, _) => (self.kind.leaf_bytes(count) / 16) as u32,
+            (false, true) => self.wide_size(p, kids),
+            (false, false) => 0,
+        };
         self.nodes
             .set(p, BNode { lo: b.lo, hi: b.hi, kids, first, count: count | if leaf { LEAF_NODE } else { 0 }, size });
+        (b, count, first)
     }
 
     /// (box, primitive count, first sorted position) of a child.
     #[inline]
-    fn child_head(&self, r: u32) -> (Aabb, u32, u32) {
+    pub fn child_head(&self, r: u32) -> (Aabb, u32, u32) {
         if Self::is_prim(r) {
             let pos = r & !LEAF_PRIM;
             (self.prim_box(pos), 1, pos)
@@ -335,10 +377,34 @@ impl Tree<'_> {
         }
     }
 
+    /// Picks the wide children of node `p` over children `kids` (whose sizes are set) and
+    /// returns the size (16-byte units) of that wide node and everything below it: its
+    /// record plus its wide children's. Computed as each node
+    /// is finalised, bottom-up while the children are still in cache, for every internal
+    /// node (any may become a wide node's root).
+    #[inline]
+    fn wide_size(&self, p: u32, kids: [u32; 2]) -> u32 {
+        let (c, len) = self.collapse_kids(kids);
+        self.wide.set(p, c);
+        let below: u64 = c[..len].iter().map(|&r| self.child(r).3 as u64).sum();
+        let size = bvh::node_bytes(self.width as u32) as u64 / 16 + below;
+        u32::try_from(size).expect("acceleration structure larger than 64 GiB")
+    }
+
+    /// Size (16-byte units) of the records of child `r` (the whole structure for the root),
+    /// after the top-down pass if the tree is not `eager`.
+    pub fn records(&self, r: u32) -> u64 {
+        if self.eager {
+            self.child(r).3 as u64
+        } else {
+            self.wide_sizes(r)
+        }
+    }
+
     /// Picks the wide children of every wide node under child `r` (top-down: only the
     /// internal nodes that become wide-node roots are collapsed), records each one's size,
     /// and returns the size (16-byte units) of `r`'s records. Large subtrees in parallel.
-    pub fn wide_sizes(&self, r: u32) -> u64 {
+    fn wide_sizes(&self, r: u32) -> u64 {
         if Self::is_prim(r) {
             return self.kind.leaf_bytes(1) / 16;
         }
@@ -349,6 +415,15 @@ impl Tree<'_> {
         let (c, len) = self.collapse(r);
         self.wide.set(r, c);
         let kids = &c[..len];
+        // The nodes the children's collapses start from, fetched while the first child's
+        // subtree is walked.
+        for &k in kids {
+            if self.openable(k) {
+                let g = self.nodes.at(k).kids;
+                self.nodes.prefetch(g[0]);
+                self.nodes.prefetch(g[1]);
+            }
+        }
         let big = kids.iter().filter(|&&k| !Self::is_prim(k) && self.nodes.at(k).prims() >= PAR_SIZES).count();
         let below: u64 = if big >= 2 {
             use rayon::prelude::*;
