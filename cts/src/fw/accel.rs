@@ -68,6 +68,33 @@ impl Geometry {
         n as u32
     }
 
+    /// The build geometry reading vertices (or boxes) at `vaddr` and indices at `iaddr`:
+    /// device addresses for a device build, host pointers for a host build.
+    fn vk(&self, vaddr: u64, iaddr: u64) -> vk::AccelerationStructureGeometryKHR<'static> {
+        if self.triangles {
+            let tri = vk::AccelerationStructureGeometryTrianglesDataKHR::default()
+                .vertex_format(self.vertex_format)
+                .vertex_data(vk::DeviceOrHostAddressConstKHR { device_address: vaddr })
+                .vertex_stride(self.vertex_block() as u64)
+                .max_vertex((self.vertices.len() as u32).saturating_sub(1))
+                .index_type(self.index_type)
+                .index_data(vk::DeviceOrHostAddressConstKHR { device_address: iaddr })
+                .transform_data(vk::DeviceOrHostAddressConstKHR { device_address: 0 });
+            vk::AccelerationStructureGeometryKHR::default()
+                .geometry_type(vk::GeometryTypeKHR::TRIANGLES)
+                .geometry(vk::AccelerationStructureGeometryDataKHR { triangles: tri })
+                .flags(self.flags)
+        } else {
+            let aabbs = vk::AccelerationStructureGeometryAabbsDataKHR::default()
+                .data(vk::DeviceOrHostAddressConstKHR { device_address: vaddr })
+                .stride(self.vertex_block() as u64);
+            vk::AccelerationStructureGeometryKHR::default()
+                .geometry_type(vk::GeometryTypeKHR::AABBS)
+                .geometry(vk::AccelerationStructureGeometryDataKHR { aabbs })
+                .flags(self.flags)
+        }
+    }
+
     fn vertex_block(&self) -> usize {
         if self.triangles {
             format_size(self.vertex_format) * (1 + self.padding as usize)
@@ -347,39 +374,17 @@ impl BlasBuilder {
                 vb.write(0, &g.vertex_bytes());
                 let vaddr = vb.address;
                 inputs.push(vb);
-                let geom = if g.triangles {
-                    let iaddr = if g.index_type != vk::IndexType::NONE_KHR {
-                        let ib = Buffer::new(env, g.index_bytes().len().max(1) as u64, INPUT)?;
-                        ib.fill(GARBAGE);
-                        ib.write(0, &g.index_bytes());
-                        let a = ib.address;
-                        inputs.push(ib);
-                        a
-                    } else {
-                        0
-                    };
-                    let tri = vk::AccelerationStructureGeometryTrianglesDataKHR::default()
-                        .vertex_format(g.vertex_format)
-                        .vertex_data(vk::DeviceOrHostAddressConstKHR { device_address: vaddr })
-                        .vertex_stride(g.vertex_block() as u64)
-                        .max_vertex((g.vertices.len() as u32).saturating_sub(1))
-                        .index_type(g.index_type)
-                        .index_data(vk::DeviceOrHostAddressConstKHR { device_address: iaddr })
-                        .transform_data(vk::DeviceOrHostAddressConstKHR { device_address: 0 });
-                    vk::AccelerationStructureGeometryKHR::default()
-                        .geometry_type(vk::GeometryTypeKHR::TRIANGLES)
-                        .geometry(vk::AccelerationStructureGeometryDataKHR { triangles: tri })
-                        .flags(g.flags)
+                let iaddr = if g.triangles && g.index_type != vk::IndexType::NONE_KHR {
+                    let ib = Buffer::new(env, g.index_bytes().len().max(1) as u64, INPUT)?;
+                    ib.fill(GARBAGE);
+                    ib.write(0, &g.index_bytes());
+                    let a = ib.address;
+                    inputs.push(ib);
+                    a
                 } else {
-                    let aabbs = vk::AccelerationStructureGeometryAabbsDataKHR::default()
-                        .data(vk::DeviceOrHostAddressConstKHR { device_address: vaddr })
-                        .stride(g.vertex_block() as u64);
-                    vk::AccelerationStructureGeometryKHR::default()
-                        .geometry_type(vk::GeometryTypeKHR::AABBS)
-                        .geometry(vk::AccelerationStructureGeometryDataKHR { aabbs })
-                        .flags(g.flags)
+                    0
                 };
-                geoms.push(geom);
+                geoms.push(g.vk(vaddr, iaddr));
                 let count = if self.without_primitives { 0 } else { g.primitive_count() };
                 ranges.push(vk::AccelerationStructureBuildRangeInfoKHR::default().primitive_count(count));
             }
@@ -944,37 +949,15 @@ impl BlasBuilder {
                 let vb = host_blob(&g.vertex_bytes());
                 let vaddr = vb.as_ptr() as u64;
                 keep.push(vb);
-                let geom = if g.triangles {
-                    let iaddr = if g.index_type != vk::IndexType::NONE_KHR {
-                        let ib = host_blob(&g.index_bytes());
-                        let a = ib.as_ptr() as u64;
-                        keep.push(ib);
-                        a
-                    } else {
-                        0
-                    };
-                    let tri = vk::AccelerationStructureGeometryTrianglesDataKHR::default()
-                        .vertex_format(g.vertex_format)
-                        .vertex_data(vk::DeviceOrHostAddressConstKHR { device_address: vaddr })
-                        .vertex_stride(g.vertex_block() as u64)
-                        .max_vertex((g.vertices.len() as u32).saturating_sub(1))
-                        .index_type(g.index_type)
-                        .index_data(vk::DeviceOrHostAddressConstKHR { device_address: iaddr })
-                        .transform_data(vk::DeviceOrHostAddressConstKHR { device_address: 0 });
-                    vk::AccelerationStructureGeometryKHR::default()
-                        .geometry_type(vk::GeometryTypeKHR::TRIANGLES)
-                        .geometry(vk::AccelerationStructureGeometryDataKHR { triangles: tri })
-                        .flags(g.flags)
+                let iaddr = if g.triangles && g.index_type != vk::IndexType::NONE_KHR {
+                    let ib = host_blob(&g.index_bytes());
+                    let a = ib.as_ptr() as u64;
+                    keep.push(ib);
+                    a
                 } else {
-                    let aabbs = vk::AccelerationStructureGeometryAabbsDataKHR::default()
-                        .data(vk::DeviceOrHostAddressConstKHR { device_address: vaddr })
-                        .stride(g.vertex_block() as u64);
-                    vk::AccelerationStructureGeometryKHR::default()
-                        .geometry_type(vk::GeometryTypeKHR::AABBS)
-                        .geometry(vk::AccelerationStructureGeometryDataKHR { aabbs })
-                        .flags(g.flags)
+                    0
                 };
-                geoms.push(geom);
+                geoms.push(g.vk(vaddr, iaddr));
                 let count = if self.without_primitives { 0 } else { g.primitive_count() };
                 ranges.push(vk::AccelerationStructureBuildRangeInfoKHR::default().primitive_count(count));
             }

@@ -570,6 +570,13 @@ pub fn base_scene() -> Scene {
 }
 
 pub fn register_flags(cases: &mut Vec<Case>) {
+    register_flags_matrix(cases, PREFIX, false);
+}
+
+/// The `flags.*` checkerboard matrix under `{ROOT}.{A}.flags.{prefix}`, built on the device
+/// or (`host`) on the host: every geometry kind, instance layout, padding and build-flag
+/// combination dEQP generates.
+pub fn register_flags_matrix(cases: &mut Vec<Case>, prefix: &'static str, host: bool) {
     use vk::BuildAccelerationStructureFlagsKHR as F;
     let mut counter = 0u32;
     for (triangles, bottom_aop, bottom) in
@@ -605,11 +612,12 @@ pub fn register_flags(cases: &mut Vec<Case>) {
                                         top_generic: tg,
                                         bottom_before_bind: counter.is_multiple_of(3),
                                         top_before_bind: counter.is_multiple_of(7),
+                                        host,
                                         ..base_scene()
                                     };
                                     counter += 1;
                                     cases.push(Case::new(
-                                        format!("{ROOT}.{A}.flags.{PREFIX}.{bottom}.{top}.{pad}.{opt}_{upd}_{cmp}_{low}{generic}"),
+                                        format!("{ROOT}.{A}.flags.{prefix}.{bottom}.{top}.{pad}.{opt}_{upd}_{cmp}_{low}{generic}"),
                                         move |env| run_checkerboard(env, &s),
                                     ));
                                 }

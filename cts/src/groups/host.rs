@@ -6,7 +6,7 @@
 //! operations joined by 1, 2, 3, 4, 8 or "max" threads (run once without and once with
 //! workers, as dEQP does). Drivers without host commands report every case NotSupported.
 
-use super::accel::{base_scene, run_checkerboard, Cull, Empty, Scene, Shader, FORMATS};
+use super::accel::{base_scene, register_flags_matrix, run_checkerboard, Cull, Empty, Scene, Shader, FORMATS};
 use super::common::image_dispatch;
 use crate::case::{Case, TestResult, ROOT};
 use crate::fw::accel::{host_copy, host_deserialize, host_property, host_serialize, BuildOptions, HostOp};
@@ -96,57 +96,8 @@ pub fn register(cases: &mut Vec<Case>) {
 
 /// `flags.*.cpu_built.*`: the C2 checkerboard matrix, built on the host.
 fn register_flags(cases: &mut Vec<Case>) {
-    use vk::BuildAccelerationStructureFlagsKHR as F;
-    let mut counter = 0u32;
-    for (triangles, bottom_aop, bottom) in
-        [(true, false, "triangles"), (true, true, "triangles_aop"), (false, false, "aabbs"), (false, true, "aabbs_aop")]
-    {
-        for (identical, top_aop, top) in [
-            (true, false, "identical_instances"),
-            (true, true, "identical_instances_aop"),
-            (false, false, "different_instances"),
-            (false, true, "different_instances_aop"),
-        ] {
-            for (padded, pad) in [(false, "nopadding"), (true, "padded")] {
-                for (opt_flag, opt) in
-                    [(F::empty(), "0"), (F::PREFER_FAST_TRACE, "fasttrace"), (F::PREFER_FAST_BUILD, "fastbuild")]
-                {
-                    for (upd_flag, upd) in [(F::empty(), "0"), (F::ALLOW_UPDATE, "update")] {
-                        for (cmp_flag, cmp) in [(F::empty(), "0"), (F::ALLOW_COMPACTION, "compaction")] {
-                            for (low_flag, low) in [(F::empty(), "0"), (F::LOW_MEMORY, "lowmemory")] {
-                                for (bg, tg, generic) in [
-                                    (false, false, ""),
-                                    (true, false, "_bottomgeneric"),
-                                    (false, true, "_topgeneric"),
-                                    (true, true, "_bothgeneric"),
-                                ] {
-                                    let s = Scene {
-                                        triangles,
-                                        bottom_aop,
-                                        identical_instances: identical,
-                                        top_aop,
-                                        padded,
-                                        flags: opt_flag | upd_flag | cmp_flag | low_flag,
-                                        bottom_generic: bg,
-                                        top_generic: tg,
-                                        bottom_before_bind: counter.is_multiple_of(3),
-                                        top_before_bind: counter.is_multiple_of(7),
-                                        host: true,
-                                        ..base_scene()
-                                    };
-                                    counter += 1;
-                                    cases.push(Case::new(
-                                        format!("{ROOT}.{A}.flags.{RES}.{STAGE}.{BUILT}.{bottom}.{top}.{pad}.{opt}_{upd}_{cmp}_{low}{generic}"),
-                                        move |env| run_checkerboard(env, &s),
-                                    ));
-                                }
-                            }
-                        }
-                    }
-                }
-            }
-        }
-    }
+    const PREFIX: &str = "traditional_structures.compute_shader.cpu_built";
+    register_flags_matrix(cases, PREFIX, true);
 }
 
 /// `format.*.cpu_built.*`: every AS vertex format and index type, built on the host.

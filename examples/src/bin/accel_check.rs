@@ -11,7 +11,7 @@
 //! Usage: accel_check [--icd vortex|lavapipe|PATH]   (exit 0: all passed, 1: a check failed)
 
 use ash::vk;
-use vortex_examples::{memory_barrier, Buffer, ComputePipeline, Context, Error, Icd, Mat3x4, VkResultExt};
+use vortex_examples::{checks, memory_barrier, Buffer, ComputePipeline, Context, Error, Mat3x4, VkResultExt};
 
 const TRACE: &[u8] = include_bytes!("../../shaders/trace_rays.spv");
 
@@ -297,41 +297,13 @@ fn inactive_geometry_misses(ctx: &Context) -> Check {
 }
 
 fn main() {
-    let icd = match Icd::from_args(std::env::args().skip(1)) {
-        Ok(Some(i)) => i,
-        Ok(None) => {
-            println!("usage: accel_check [--icd vortex|lavapipe|PATH_TO_ICD_JSON]");
-            return;
-        }
-        Err(e) => {
-            eprintln!("accel_check: {e}");
-            std::process::exit(2);
-        }
-    };
-    let ctx = match Context::new(&icd) {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("accel_check: {e}");
-            std::process::exit(2);
-        }
-    };
+    let icd = checks::icd_from_args("accel_check");
+    let ctx = checks::context_or_exit("accel_check", &icd);
     println!("device: {}", ctx.info().name);
-    type Named = (&'static str, fn(&Context) -> Check);
-    let checks: [Named; 3] = [
-        ("build inputs are read at execution", inputs_read_at_execution),
-        ("structure created before its memory", created_before_memory),
-        ("inactive triangles, empty BLAS and null instances miss", inactive_geometry_misses),
+    let checks: &[checks::Check<_>] = &[
+        ("build inputs are read at execution", &inputs_read_at_execution),
+        ("structure created before its memory", &created_before_memory),
+        ("inactive triangles, empty BLAS and null instances miss", &inactive_geometry_misses),
     ];
-    let mut failed = 0;
-    for (name, check) in checks {
-        match check(&ctx) {
-            Ok(()) => println!("PASS {name}"),
-            Err(e) => {
-                println!("FAIL {name}: {e}");
-                failed += 1;
-            }
-        }
-    }
-    println!("{}/{} acceleration-structure checks passed", checks.len() - failed, checks.len());
-    std::process::exit(if failed == 0 { 0 } else { 1 });
+    checks::run_checks_and_exit(&ctx, "acceleration-structure", checks, || 0);
 }

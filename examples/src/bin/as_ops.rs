@@ -7,7 +7,7 @@
 
 use ash::vk;
 use vortex_examples::rawas::{device_tlas, sizes, trace, Accel, Build, Geometries, Hit, InstanceRecord, Where};
-use vortex_examples::{Buffer, Context, Icd, VkResultExt};
+use vortex_examples::{checks, Buffer, Context, VkResultExt};
 
 type Check = Result<String, String>;
 
@@ -521,45 +521,17 @@ fn geometry_kinds(ctx: &Context) -> Check {
 }
 
 fn main() {
-    let icd = match Icd::from_args(std::env::args().skip(1)) {
-        Ok(Some(i)) => i,
-        Ok(None) => {
-            println!("usage: as_ops [--icd vortex|lavapipe|PATH_TO_ICD_JSON]");
-            return;
-        }
-        Err(e) => {
-            eprintln!("as_ops: {e}");
-            std::process::exit(2);
-        }
-    };
-    let ctx = match Context::new(&icd) {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("as_ops: {e}");
-            std::process::exit(2);
-        }
-    };
+    let icd = checks::icd_from_args("as_ops");
+    let ctx = checks::context_or_exit("as_ops", &icd);
     println!("device: {}", ctx.info().name);
-    type Named = (&'static str, fn(&Context) -> Check);
-    let checks: [Named; 7] = [
-        ("clone and compact copies", copies),
-        ("serialize and deserialize", serialization),
-        ("query pools", queries),
-        ("updates (refit)", updates),
-        ("build flags agree", builders_agree),
-        ("vertex formats and index types", vertex_formats),
-        ("geometry kinds", geometry_kinds),
+    let checks: &[checks::Check<_>] = &[
+        ("clone and compact copies", &copies),
+        ("serialize and deserialize", &serialization),
+        ("query pools", &queries),
+        ("updates (refit)", &updates),
+        ("build flags agree", &builders_agree),
+        ("vertex formats and index types", &vertex_formats),
+        ("geometry kinds", &geometry_kinds),
     ];
-    let mut failed = 0;
-    for (name, check) in checks {
-        match check(&ctx) {
-            Ok(note) => println!("PASS {name}: {note}"),
-            Err(e) => {
-                println!("FAIL {name}: {e}");
-                failed += 1;
-            }
-        }
-    }
-    println!("{}/{} acceleration-structure operation checks passed", checks.len() - failed, checks.len());
-    std::process::exit(if failed == 0 { 0 } else { 1 });
+    checks::run_checks_and_exit(&ctx, "acceleration-structure operation", checks, || 0);
 }

@@ -11,7 +11,7 @@
 //! Usage: compute_check [--icd vortex|lavapipe|PATH]   (exit 0: all passed, 1: a check failed)
 
 use ash::vk;
-use vortex_examples::{memory_barrier, Buffer, ComputePipeline, Context, Icd, StorageImage};
+use vortex_examples::{checks, memory_barrier, Buffer, ComputePipeline, Context, StorageImage};
 
 const IMAGES: [&[u8]; 3] = [
     include_bytes!("../../shaders/images1d.spv"),
@@ -371,47 +371,18 @@ fn basics(ctx: &Context, indirect: bool) -> Check {
 }
 
 fn main() {
-    let icd = match Icd::from_args(std::env::args().skip(1)) {
-        Ok(Some(i)) => i,
-        Ok(None) => {
-            println!("usage: compute_check [--icd vortex|lavapipe|PATH_TO_ICD_JSON]");
-            return;
-        }
-        Err(e) => {
-            eprintln!("compute_check: {e}");
-            std::process::exit(2);
-        }
-    };
-    let ctx = match Context::new(&icd) {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("compute_check: {e}");
-            std::process::exit(2);
-        }
-    };
+    let icd = checks::icd_from_args("compute_check");
+    let ctx = checks::context_or_exit("compute_check", &icd);
     println!("device: {}", ctx.info().name);
-    type Named = (&'static str, Box<dyn Fn(&Context) -> Check>);
-    let checks: Vec<Named> = vec![
-        ("buffer fill/update/copy", Box::new(buffer_ops)),
-        ("image clear and copies", Box::new(image_transfers)),
-        ("1D storage images", Box::new(|c| images(c, 1))),
-        ("2D storage images", Box::new(|c| images(c, 2))),
-        ("3D storage images", Box::new(|c| images(c, 3))),
-        ("shared memory, atomics, spec constants", Box::new(|c| basics(c, false))),
-        ("indirect dispatch", Box::new(|c| basics(c, true))),
-        ("binary and timeline semaphores", Box::new(semaphores)),
+    let checks: &[checks::Check<_>] = &[
+        ("buffer fill/update/copy", &buffer_ops),
+        ("image clear and copies", &image_transfers),
+        ("1D storage images", &|c| images(c, 1)),
+        ("2D storage images", &|c| images(c, 2)),
+        ("3D storage images", &|c| images(c, 3)),
+        ("shared memory, atomics, spec constants", &|c| basics(c, false)),
+        ("indirect dispatch", &|c| basics(c, true)),
+        ("binary and timeline semaphores", &semaphores),
     ];
-    let mut failed = 0;
-    for (name, check) in &checks {
-        let t = std::time::Instant::now();
-        match check(&ctx) {
-            Ok(()) => println!("PASS {name} ({:.1} ms)", t.elapsed().as_secs_f64() * 1e3),
-            Err(e) => {
-                println!("FAIL {name}: {e}");
-                failed += 1;
-            }
-        }
-    }
-    println!("{}/{} compute checks passed", checks.len() - failed, checks.len());
-    std::process::exit(if failed == 0 { 0 } else { 1 });
+    checks::run_checks_and_exit(&ctx, "compute", checks, || 0);
 }

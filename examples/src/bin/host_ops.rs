@@ -9,7 +9,7 @@
 
 use ash::vk::{self, Handle};
 use vortex_examples::rawas::{host_command, trace, Accel, Build, Geometries, Hit, InstanceRecord, Where};
-use vortex_examples::{Context, Icd};
+use vortex_examples::{checks, Context};
 
 type Check = Result<String, String>;
 
@@ -336,54 +336,28 @@ fn bad_references(ctx: &Context) -> Check {
 }
 
 fn main() {
-    let icd = match Icd::from_args(std::env::args().skip(1)) {
-        Ok(Some(i)) => i,
-        Ok(None) => {
-            println!("usage: host_ops [--icd vortex|lavapipe|PATH_TO_ICD_JSON]");
-            return;
-        }
-        Err(e) => {
-            eprintln!("host_ops: {e}");
-            std::process::exit(2);
-        }
-    };
-    let ctx = match Context::new(&icd) {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("host_ops: {e}");
-            std::process::exit(2);
-        }
-    };
+    let icd = checks::icd_from_args("host_ops");
+    let ctx = checks::context_or_exit("host_ops", &icd);
     println!("device: {}", ctx.info().name);
     if !ctx.info().host_commands {
         println!("accelerationStructureHostCommands is not supported: nothing to check");
         return;
     }
-    type Named = (&'static str, fn(&Context) -> Check);
-    let checks: [Named; 5] = [
-        ("host builds (now and deferred)", builds),
-        ("several infos in one deferred build", many_infos),
-        ("host updates", updates),
-        ("host copies, compaction, serialization", copies),
-        ("bad instance references", bad_references),
+    let checks: &[checks::Check<_>] = &[
+        ("host builds (now and deferred)", &builds),
+        ("several infos in one deferred build", &many_infos),
+        ("host updates", &updates),
+        ("host copies, compaction, serialization", &copies),
+        ("bad instance references", &bad_references),
     ];
-    let mut failed = 0;
-    for (name, check) in checks {
-        match check(&ctx) {
-            Ok(note) => println!("PASS {name}: {note}"),
-            Err(e) => {
-                println!("FAIL {name}: {e}");
-                failed += 1;
-            }
+    checks::run_checks_and_exit(&ctx, "host-command", checks, || {
+        let deferred = vortex_examples::rawas::DEFERRED.load(std::sync::atomic::Ordering::Relaxed);
+        if deferred == 0 {
+            println!("FAIL no host command was really deferred");
+            1
+        } else {
+            println!("{deferred} host commands were deferred and joined");
+            0
         }
-    }
-    let deferred = vortex_examples::rawas::DEFERRED.load(std::sync::atomic::Ordering::Relaxed);
-    if deferred == 0 {
-        println!("FAIL no host command was really deferred");
-        failed += 1;
-    } else {
-        println!("{deferred} host commands were deferred and joined");
-    }
-    println!("{}/{} host-command checks passed", checks.len() - failed, checks.len());
-    std::process::exit(if failed == 0 { 0 } else { 1 });
+    });
 }

@@ -23,7 +23,7 @@
 
 use ash::vk;
 use vortex_examples::rawas::{Accel, Build, Geometries, Where};
-use vortex_examples::{Buffer, ComputePipeline, Context, Error, Icd};
+use vortex_examples::{checks, Buffer, ComputePipeline, Context, Error};
 
 const OOB: &[u8] = include_bytes!("../../shaders/oob_write.spv");
 const RUNAWAY: &[u8] = include_bytes!("../../shaders/runaway.spv");
@@ -232,17 +232,7 @@ fn too_small(ctx: &Context) -> Result<(), String> {
 }
 
 fn main() {
-    let icd = match Icd::from_args(std::env::args().skip(1)) {
-        Ok(Some(i)) => i,
-        Ok(None) => {
-            println!("usage: robustness [--icd vortex|lavapipe|PATH_TO_ICD_JSON]");
-            return;
-        }
-        Err(e) => {
-            eprintln!("robustness: {e}");
-            std::process::exit(2);
-        }
-    };
+    let icd = checks::icd_from_args("robustness");
     type Check = fn(&Context) -> Result<(), String>;
     let checks: [(&str, Check); 6] = [
         ("garbage SPIR-V", garbage_spirv),
@@ -256,13 +246,7 @@ fn main() {
     let mut failed = 0;
     for (name, check) in checks {
         // A fresh device per check: most leave theirs lost on purpose.
-        let ctx = match Context::new(&icd) {
-            Ok(c) => c,
-            Err(e) => {
-                eprintln!("robustness: {e}");
-                std::process::exit(2);
-            }
-        };
+        let ctx = checks::context_or_exit("robustness", &icd);
         if !ctx.info().name.contains("Vortex") {
             println!(
                 "skipped: the robustness checks target the Vortex ICD ({} has no fault containment to test)",
