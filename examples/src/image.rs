@@ -42,13 +42,7 @@ impl StorageImage {
         // SAFETY (this block): valid device; Drop destroys whatever was created.
         unsafe {
             img.image = device.create_image(&info, None).vk("vkCreateImage")?;
-            let req = device.get_image_memory_requirements(img.image);
-            let type_index = (0..shared.memory_properties.memory_type_count)
-                .find(|i| req.memory_type_bits & (1 << i) != 0)
-                .ok_or_else(|| Error::msg("no memory type for an image"))?;
-            let alloc = vk::MemoryAllocateInfo::default().allocation_size(req.size).memory_type_index(type_index);
-            img.memory = device.allocate_memory(&alloc, None).vk("vkAllocateMemory")?;
-            device.bind_image_memory(img.image, img.memory, 0).vk("vkBindImageMemory")?;
+            img.memory = bind_memory(&shared, img.image)?;
             let view_type = match ty {
                 vk::ImageType::TYPE_1D => vk::ImageViewType::TYPE_1D,
                 vk::ImageType::TYPE_2D => vk::ImageViewType::TYPE_2D,
@@ -234,13 +228,7 @@ impl Image {
         // SAFETY (this block): valid device; Drop destroys whatever was created.
         unsafe {
             img.image = device.create_image(&info, None).vk("vkCreateImage")?;
-            let req = device.get_image_memory_requirements(img.image);
-            let type_index = (0..shared.memory_properties.memory_type_count)
-                .find(|i| req.memory_type_bits & (1 << i) != 0)
-                .ok_or_else(|| Error::msg("no memory type for an image"))?;
-            let alloc = vk::MemoryAllocateInfo::default().allocation_size(req.size).memory_type_index(type_index);
-            img.memory = device.allocate_memory(&alloc, None).vk("vkAllocateMemory")?;
-            device.bind_image_memory(img.image, img.memory, 0).vk("vkBindImageMemory")?;
+            img.memory = bind_memory(&shared, img.image)?;
             let view_info = vk::ImageViewCreateInfo::default()
                 .image(img.image)
                 .view_type(spec.view_type)
@@ -357,4 +345,27 @@ pub fn texel_bytes(f: vk::Format) -> Option<u32> {
         F::R32G32B32A32_UINT | F::R32G32B32A32_SINT | F::R32G32B32A32_SFLOAT => 16,
         _ => return None,
     })
+}
+
+/// Allocates memory for `image` (any type it accepts) and binds it.
+///
+/// # Safety
+/// `image` must be a live image of `shared`'s device with no memory bound; the caller frees
+/// the returned memory after destroying the image.
+unsafe fn bind_memory(shared: &Shared, image: vk::Image) -> Result<vk::DeviceMemory> {
+    let device = &shared.device;
+    // SAFETY: the caller's contract: a live image of this device.
+    unsafe {
+        let req = device.get_image_memory_requirements(image);
+        let type_index = (0..shared.memory_properties.memory_type_count)
+            .find(|i| req.memory_type_bits & (1 << i) != 0)
+            .ok_or_else(|| Error::msg("no memory type for an image"))?;
+        let alloc = vk::MemoryAllocateInfo::default().allocation_size(req.size).memory_type_index(type_index);
+        let memory = device.allocate_memory(&alloc, None).vk("vkAllocateMemory")?;
+        if let Err(e) = device.bind_image_memory(image, memory, 0).vk("vkBindImageMemory") {
+            device.free_memory(memory, None);
+            return Err(e);
+        }
+        Ok(memory)
+    }
 }

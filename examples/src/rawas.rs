@@ -503,3 +503,20 @@ pub fn device_tlas(ctx: &Context, records: &[InstanceRecord]) -> Result<(Accel, 
     let a = b.new_accel(ctx)?;
     Ok((a, g))
 }
+
+/// A deterministic soup of `n` small triangles in [-1, 1]^2 x [-1, 0].
+pub fn soup(n: usize, seed: u64) -> Vec<[[f32; 3]; 3]> {
+    let mut s = seed;
+    let mut rnd = move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        (s >> 40) as f32 / (1u64 << 24) as f32
+    };
+    (0..n)
+        .map(|_| {
+            let c = [rnd() * 2.0 - 1.0, rnd() * 2.0 - 1.0, -rnd()];
+            std::array::from_fn(|_| [c[0] + rnd() * 0.2 - 0.1, c[1] + rnd() * 0.2 - 0.1, c[2] + rnd() * 0.1])
+        })
+        .collect()
+}

@@ -6,7 +6,7 @@
 //! Usage: as_ops [--icd vortex|lavapipe|PATH]   (exit 0: all passed, 1: a check failed)
 
 use ash::vk;
-use vortex_examples::rawas::{device_tlas, sizes, trace, Accel, Build, Geometries, Hit, InstanceRecord, Where};
+use vortex_examples::rawas::{device_tlas, sizes, soup, trace, Accel, Build, Geometries, Hit, InstanceRecord, Where};
 use vortex_examples::{checks, Buffer, Context, VkResultExt};
 
 type Check = Result<String, String>;
@@ -26,23 +26,6 @@ fn lavapipe(ctx: &Context) -> bool {
 const BLAS: vk::AccelerationStructureTypeKHR = vk::AccelerationStructureTypeKHR::BOTTOM_LEVEL;
 const TLAS: vk::AccelerationStructureTypeKHR = vk::AccelerationStructureTypeKHR::TOP_LEVEL;
 const DOWN: [f32; 3] = [0.0, 0.0, -1.0];
-
-/// A deterministic soup of `n` small triangles in [-1, 1]^2 x [-1, 0].
-fn soup(n: usize, seed: u64) -> Vec<[[f32; 3]; 3]> {
-    let mut s = seed;
-    let mut rnd = move || {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        (s >> 40) as f32 / (1u64 << 24) as f32
-    };
-    (0..n)
-        .map(|_| {
-            let c = [rnd() * 2.0 - 1.0, rnd() * 2.0 - 1.0, -rnd()];
-            std::array::from_fn(|_| [c[0] + rnd() * 0.2 - 0.1, c[1] + rnd() * 0.2 - 0.1, c[2] + rnd() * 0.1])
-        })
-        .collect()
-}
 
 /// A grid of downward rays over [-1.1, 1.1]^2 from z = 2.
 fn grid_rays(n: usize) -> Vec<([f32; 3], [f32; 3])> {

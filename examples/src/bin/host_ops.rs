@@ -8,7 +8,7 @@
 //! Usage: host_ops [--icd vortex|lavapipe|PATH]   (exit 0: all passed, 1: a check failed)
 
 use ash::vk::{self, Handle};
-use vortex_examples::rawas::{host_command, trace, Accel, Build, Geometries, Hit, InstanceRecord, Where};
+use vortex_examples::rawas::{host_command, soup, trace, Accel, Build, Geometries, Hit, InstanceRecord, Where};
 use vortex_examples::{checks, Context};
 
 type Check = Result<String, String>;
@@ -31,22 +31,6 @@ const HOSTS: [Where; 7] = [
     Where::Deferred(8),
     Where::Deferred(0),
 ];
-
-fn soup(n: usize, seed: u64) -> Vec<[[f32; 3]; 3]> {
-    let mut s = seed;
-    let mut rnd = move || {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        (s >> 40) as f32 / (1u64 << 24) as f32
-    };
-    (0..n)
-        .map(|_| {
-            let c = [rnd() * 2.0 - 1.0, rnd() * 2.0 - 1.0, -rnd()];
-            std::array::from_fn(|_| [c[0] + rnd() * 0.2 - 0.1, c[1] + rnd() * 0.2 - 0.1, c[2] + rnd() * 0.1])
-        })
-        .collect()
-}
 
 fn grid_rays(n: usize) -> Vec<([f32; 3], [f32; 3])> {
     (0..n * n)
