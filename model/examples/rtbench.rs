@@ -26,16 +26,8 @@ mod rq;
 use rq::{build_scene, run, spirv, Outcome, SAMPLES};
 use vortex_model::config::{DeviceConfig, Mode, WaitMode};
 
-const SHADER: &str = r#"#version 460
-#extension GL_EXT_ray_query : require
-layout(local_size_x = 64) in;
-layout(set = 0, binding = 0) uniform accelerationStructureEXT tlas;
-layout(std430, set = 0, binding = 1) buffer Out { uint o[]; };
-layout(push_constant) uniform P { uint width; uint height; uint shadows; } pc;
-void main() {
-    uint i = gl_GlobalInvocationID.x;
-    if (i >= pc.width * pc.height) return;
-    float x = (float(i % pc.width) + 0.5) / float(pc.width) * 2.0 - 1.0;
+const SHADER: &str = crate::rq_kernel!(
+    r#"    float x = (float(i % pc.width) + 0.5) / float(pc.width) * 2.0 - 1.0;
     float y = (float(i / pc.width) + 0.5) / float(pc.height) * 2.0 - 1.0;
     vec3 org = vec3(0.0, 1.1, -1.6);
     vec3 dir = normalize(vec3(x, -0.55 + 0.6 * y, 1.0));
@@ -47,7 +39,7 @@ void main() {
         float th = rayQueryGetIntersectionTEXT(rq, true);
         t = floatBitsToUint(th);
         id = uint(rayQueryGetIntersectionPrimitiveIndexEXT(rq, true)) | (uint(rayQueryGetIntersectionInstanceIdEXT(rq, true)) << 24);
-        if (pc.shadows != 0u) {
+        if (pc.flag != 0u) {
             vec3 p = org + th * dir;
             rayQueryEXT sq;
             rayQueryInitializeEXT(sq, tlas, gl_RayFlagsOpaqueEXT | gl_RayFlagsTerminateOnFirstHitEXT, 0xFF, p, 1e-3,
@@ -58,8 +50,8 @@ void main() {
     }
     o[3u * i] = t;
     o[3u * i + 1u] = id;
-    o[3u * i + 2u] = lit;
-}"#;
+    o[3u * i + 2u] = lit;"#
+);
 
 struct Args {
     what: String,

@@ -15,16 +15,8 @@ mod common;
 use common::rq::{build_scene, build_scene_flags, run, spirv, Outcome, Scene};
 use vortex_model::config::{DeviceConfig, Mode, WaitMode};
 
-const PRIMARY_SHADOW: &str = r#"#version 460
-#extension GL_EXT_ray_query : require
-layout(local_size_x = 64) in;
-layout(set = 0, binding = 0) uniform accelerationStructureEXT tlas;
-layout(std430, set = 0, binding = 1) buffer Out { uint o[]; };
-layout(push_constant) uniform P { uint width; uint height; uint flag; } pc;
-void main() {
-    uint i = gl_GlobalInvocationID.x;
-    if (i >= pc.width * pc.height) return;
-    float x = (float(i % pc.width) + 0.5) / float(pc.width) * 2.0 - 1.0;
+const PRIMARY_SHADOW: &str = crate::rq_kernel!(
+    r#"    float x = (float(i % pc.width) + 0.5) / float(pc.width) * 2.0 - 1.0;
     float y = (float(i / pc.width) + 0.5) / float(pc.height) * 2.0 - 1.0;
     vec3 org = vec3(0.0, 1.1, -1.6);
     vec3 dir = normalize(vec3(x, -0.55 + 0.6 * y, 1.0));
@@ -45,21 +37,13 @@ void main() {
     }
     o[3u * i] = t;
     o[3u * i + 1u] = id;
-    o[3u * i + 2u] = lit;
-}"#;
+    o[3u * i + 2u] = lit;"#
+);
 
 /// Any-hit decisions on a non-opaque scene: confirm only candidates whose primitive index
 /// is not a multiple of 3, count the candidates offered; a hash of the offer order per lane.
-const ANY_HIT: &str = r#"#version 460
-#extension GL_EXT_ray_query : require
-layout(local_size_x = 64) in;
-layout(set = 0, binding = 0) uniform accelerationStructureEXT tlas;
-layout(std430, set = 0, binding = 1) buffer Out { uint o[]; };
-layout(push_constant) uniform P { uint width; uint height; uint flag; } pc;
-void main() {
-    uint i = gl_GlobalInvocationID.x;
-    if (i >= pc.width * pc.height) return;
-    float x = (float(i % pc.width) + 0.5) / float(pc.width) * 2.0 - 1.0;
+const ANY_HIT: &str = crate::rq_kernel!(
+    r#"    float x = (float(i % pc.width) + 0.5) / float(pc.width) * 2.0 - 1.0;
     float y = (float(i / pc.width) + 0.5) / float(pc.height) * 2.0 - 1.0;
     rayQueryEXT rq;
     rayQueryInitializeEXT(rq, tlas, gl_RayFlagsNoneEXT, 0xFF, vec3(0.0, 1.1, -1.6), 0.0,
@@ -74,21 +58,13 @@ void main() {
     }
     o[3u * i] = floatBitsToUint(rayQueryGetIntersectionTEXT(rq, true));
     o[3u * i + 1u] = cands;
-    o[3u * i + 2u] = h;
-}"#;
+    o[3u * i + 2u] = h;"#
+);
 
 /// Four traces issued back to back before any proceed (rt_smoke_async_batch), then each
 /// proceeded to completion in reverse order.
-const ASYNC_BATCH: &str = r#"#version 460
-#extension GL_EXT_ray_query : require
-layout(local_size_x = 64) in;
-layout(set = 0, binding = 0) uniform accelerationStructureEXT tlas;
-layout(std430, set = 0, binding = 1) buffer Out { uint o[]; };
-layout(push_constant) uniform P { uint width; uint height; uint flag; } pc;
-void main() {
-    uint i = gl_GlobalInvocationID.x;
-    if (i >= pc.width * pc.height) return;
-    float x = (float(i % pc.width) + 0.5) / float(pc.width) * 2.0 - 1.0;
+const ASYNC_BATCH: &str = crate::rq_kernel!(
+    r#"    float x = (float(i % pc.width) + 0.5) / float(pc.width) * 2.0 - 1.0;
     float y = (float(i / pc.width) + 0.5) / float(pc.height) * 2.0 - 1.0;
     rayQueryEXT q[4];
     for (int k = 0; k < 4; k++) {
@@ -106,22 +82,14 @@ void main() {
     }
     o[3u * i] = acc;
     o[3u * i + 1u] = prims;
-    o[3u * i + 2u] = 7u;
-}"#;
+    o[3u * i + 2u] = 7u;"#
+);
 
 /// A trace nested in another's proceed loop (rt_smoke_recursive as a ray query): each
 /// candidate of the outer query is accepted only if a ray from it towards the light is
 /// unoccluded, decided by an inner query run to completion before the outer CONTINUE.
-const NESTED: &str = r#"#version 460
-#extension GL_EXT_ray_query : require
-layout(local_size_x = 64) in;
-layout(set = 0, binding = 0) uniform accelerationStructureEXT tlas;
-layout(std430, set = 0, binding = 1) buffer Out { uint o[]; };
-layout(push_constant) uniform P { uint width; uint height; uint flag; } pc;
-void main() {
-    uint i = gl_GlobalInvocationID.x;
-    if (i >= pc.width * pc.height) return;
-    float x = (float(i % pc.width) + 0.5) / float(pc.width) * 2.0 - 1.0;
+const NESTED: &str = crate::rq_kernel!(
+    r#"    float x = (float(i % pc.width) + 0.5) / float(pc.width) * 2.0 - 1.0;
     float y = (float(i / pc.width) + 0.5) / float(pc.height) * 2.0 - 1.0;
     vec3 org = vec3(0.0, 1.1, -1.6);
     vec3 dir = normalize(vec3(x, -0.55 + 0.6 * y, 1.0));
@@ -141,8 +109,8 @@ void main() {
     }
     o[3u * i] = floatBitsToUint(rayQueryGetIntersectionTEXT(outer, true));
     o[3u * i + 1u] = uint(rayQueryGetIntersectionPrimitiveIndexEXT(outer, true));
-    o[3u * i + 2u] = inner_rays;
-}"#;
+    o[3u * i + 2u] = inner_rays;"#
+);
 
 fn have_glslang() -> bool {
     std::process::Command::new("glslangValidator").arg("--version").output().is_ok()

@@ -401,16 +401,8 @@ fn device_dispatches_record_and_replay() {
         eprintln!("skipped: glslangValidator not installed");
         return;
     }
-    let shader = r#"#version 460
-#extension GL_EXT_ray_query : require
-layout(local_size_x = 64) in;
-layout(set = 0, binding = 0) uniform accelerationStructureEXT tlas;
-layout(std430, set = 0, binding = 1) buffer Out { uint o[]; };
-layout(push_constant) uniform P { uint width; uint height; uint flag; } pc;
-void main() {
-    uint i = gl_GlobalInvocationID.x;
-    if (i >= pc.width * pc.height) return;
-    float x = (float(i % pc.width) + 0.5) / float(pc.width) * 2.0 - 1.0;
+    let shader = crate::rq_kernel!(
+        r#"    float x = (float(i % pc.width) + 0.5) / float(pc.width) * 2.0 - 1.0;
     float y = (float(i / pc.width) + 0.5) / float(pc.height) * 2.0 - 1.0;
     vec3 org = vec3(0.0, 1.1, -1.6);
     vec3 dir = normalize(vec3(x, -0.55 + 0.6 * y, 1.0));
@@ -434,8 +426,8 @@ void main() {
     }
     o[3u * i] = floatBitsToUint(rayQueryGetIntersectionTEXT(rq, true));
     o[3u * i + 1u] = cands;
-    o[3u * i + 2u] = lit;
-}"#;
+    o[3u * i + 2u] = lit;"#
+    );
     let words = spirv(shader);
     let scene = build_scene_flags(64, 4, 0);
     let mut logs = Vec::new();

@@ -185,16 +185,8 @@ fn glslang() -> bool {
     std::process::Command::new("glslangValidator").arg("--version").output().is_ok()
 }
 
-const PRIMARY: &str = r#"#version 460
-#extension GL_EXT_ray_query : require
-layout(local_size_x = 64) in;
-layout(set = 0, binding = 0) uniform accelerationStructureEXT tlas;
-layout(std430, set = 0, binding = 1) buffer Out { uint o[]; };
-layout(push_constant) uniform P { uint width; uint height; uint flag; } pc;
-void main() {
-    uint i = gl_GlobalInvocationID.x;
-    if (i >= pc.width * pc.height) return;
-    float x = (float(i % pc.width) + 0.5) / float(pc.width) * 2.0 - 1.0;
+const PRIMARY: &str = crate::rq_kernel!(
+    r#"    float x = (float(i % pc.width) + 0.5) / float(pc.width) * 2.0 - 1.0;
     float y = (float(i / pc.width) + 0.5) / float(pc.height) * 2.0 - 1.0;
     rayQueryEXT rq;
     rayQueryInitializeEXT(rq, tlas, pc.flag != 0u ? gl_RayFlagsNoneEXT : gl_RayFlagsOpaqueEXT, 0xFF,
@@ -203,8 +195,8 @@ void main() {
     while (rayQueryProceedEXT(rq)) { c++; if (c % 2u == 0u) rayQueryConfirmIntersectionEXT(rq); }
     o[3u * i] = floatBitsToUint(rayQueryGetIntersectionTEXT(rq, true));
     o[3u * i + 1u] = c;
-    o[3u * i + 2u] = 0u;
-}"#;
+    o[3u * i + 2u] = 0u;"#
+);
 
 #[test]
 fn parked_wait_keeps_the_rtu_fed_and_holding_the_port_starves_it() {

@@ -19,18 +19,33 @@ use vortex_transcode::accel::{
 };
 use vortex_transcode::shader::{compile, descriptor_type as dt, BindingLayout, CompileOptions, ResourceLayout};
 
+/// A ray-query kernel over a `width` x `height` grid: the GLSL header every workload here
+/// shares (the TLAS at binding 0, the output words at binding 1, push constants `width`,
+/// `height`, `flag`, invocation `i`, out-of-grid invocations return) around `body`, the
+/// rest of `main`.
+#[macro_export]
+macro_rules! rq_kernel {
+    ($body:literal) => {
+        concat!(
+            "#version 460\n",
+            "#extension GL_EXT_ray_query : require\n",
+            "layout(local_size_x = 64) in;\n",
+            "layout(set = 0, binding = 0) uniform accelerationStructureEXT tlas;\n",
+            "layout(std430, set = 0, binding = 1) buffer Out { uint o[]; };\n",
+            "layout(push_constant) uniform P { uint width; uint height; uint flag; } pc;\n",
+            "void main() {\n",
+            "    uint i = gl_GlobalInvocationID.x;\n",
+            "    if (i >= pc.width * pc.height) return;\n",
+            $body,
+            "\n}"
+        )
+    };
+}
+
 /// Several rays per pixel, one after the other (each WAITed before the next TRACE), as a
 /// path tracer's loop does: the workload where a WAIT holding the port starves the RTU.
-pub const SAMPLES: &str = r#"#version 460
-#extension GL_EXT_ray_query : require
-layout(local_size_x = 64) in;
-layout(set = 0, binding = 0) uniform accelerationStructureEXT tlas;
-layout(std430, set = 0, binding = 1) buffer Out { uint o[]; };
-layout(push_constant) uniform P { uint width; uint height; uint flag; } pc;
-void main() {
-    uint i = gl_GlobalInvocationID.x;
-    if (i >= pc.width * pc.height) return;
-    uint acc = 0u, hits = 0u;
+pub const SAMPLES: &str = crate::rq_kernel!(
+    r#"    uint acc = 0u, hits = 0u;
     for (uint s = 0u; s < 4u; s++) {
         float x = (float(i % pc.width) + 0.25 + 0.5 * float(s & 1u)) / float(pc.width) * 2.0 - 1.0;
         float y = (float(i / pc.width) + 0.25 + 0.5 * float(s >> 1)) / float(pc.height) * 2.0 - 1.0;
@@ -45,8 +60,8 @@ void main() {
     }
     o[3u * i] = acc;
     o[3u * i + 1u] = hits;
-    o[3u * i + 2u] = 0u;
-}"#;
+    o[3u * i + 2u] = 0u;"#
+);
 
 pub type Tri = [[f32; 3]; 3];
 
