@@ -271,8 +271,6 @@ fn create(
     Ok((handle, storage, address))
 }
 
-/// Records the build of `info` with `ranges` (scratch allocated here) and the barrier
-/// after it that makes it visible to later builds and shaders.
 /// The geometry of one build: descriptions, the same by pointer, and the ranges.
 struct BuildGeometry<'a> {
     ty: vk::AccelerationStructureTypeKHR,
@@ -281,6 +279,34 @@ struct BuildGeometry<'a> {
     ranges: &'a [vk::AccelerationStructureBuildRangeInfoKHR],
 }
 
+impl<'a> BuildGeometry<'a> {
+    /// The build info for `mode` (geometries as an array, or as an array of pointers when
+    /// the options ask for it) and the sizes the driver asks for it on `at`.
+    fn info_and_sizes(
+        &self,
+        env: &Env,
+        opts: &BuildOptions,
+        mode: vk::BuildAccelerationStructureModeKHR,
+        at: vk::AccelerationStructureBuildTypeKHR,
+    ) -> (vk::AccelerationStructureBuildGeometryInfoKHR<'a>, vk::AccelerationStructureBuildSizesInfoKHR<'static>) {
+        let mut info =
+            vk::AccelerationStructureBuildGeometryInfoKHR::default().ty(self.ty).flags(opts.build_flags).mode(mode);
+        if opts.array_of_pointers && !self.pointers.is_empty() {
+            info.geometry_count = self.pointers.len() as u32;
+            info.pp_geometries = self.pointers.as_ptr();
+        } else {
+            info = info.geometries(self.geometries);
+        }
+        let counts: Vec<u32> = self.ranges.iter().map(|r| r.primitive_count).collect();
+        let mut sizes = vk::AccelerationStructureBuildSizesInfoKHR::default();
+        // SAFETY: `info` points at geometry descriptions that outlive `self`.
+        unsafe { env.accel.get_acceleration_structure_build_sizes(at, &info, &counts, &mut sizes) };
+        (info, sizes)
+    }
+}
+
+/// Records the build of `g` (scratch allocated here) and the barrier after it that makes it
+/// visible to later builds and shaders.
 fn record_build(
     env: &Env,
     cmd: vk::CommandBuffer,
@@ -288,28 +314,13 @@ fn record_build(
     opts: &BuildOptions,
     mut inputs: Vec<Buffer>,
 ) -> TestResult<Built> {
-    let BuildGeometry { ty, geometries, pointers: geometry_ptrs, ranges } = g;
-    let mut info = vk::AccelerationStructureBuildGeometryInfoKHR::default()
-        .ty(ty)
-        .flags(opts.build_flags)
-        .mode(vk::BuildAccelerationStructureModeKHR::BUILD);
-    if opts.array_of_pointers && !geometry_ptrs.is_empty() {
-        info.geometry_count = geometry_ptrs.len() as u32;
-        info.pp_geometries = geometry_ptrs.as_ptr();
-    } else {
-        info = info.geometries(geometries);
-    }
-    let counts: Vec<u32> = ranges.iter().map(|r| r.primitive_count).collect();
-    let mut sizes = vk::AccelerationStructureBuildSizesInfoKHR::default();
-    // SAFETY: `info` points at geometry descriptions alive for this call.
-    unsafe {
-        env.accel.get_acceleration_structure_build_sizes(
-            vk::AccelerationStructureBuildTypeKHR::DEVICE,
-            &info,
-            &counts,
-            &mut sizes,
-        )
-    };
+    let (mut info, sizes) = g.info_and_sizes(
+        env,
+        opts,
+        vk::BuildAccelerationStructureModeKHR::BUILD,
+        vk::AccelerationStructureBuildTypeKHR::DEVICE,
+    );
+    let BuildGeometry { ty, ranges, .. } = g;
     let (handle, storage, address) = create(env, ty, sizes.acceleration_structure_size, opts)?;
     let align = env.min_scratch_alignment;
     let scratch = Buffer::new(env, sizes.build_scratch_size.max(1) + align, vk::BufferUsageFlags::STORAGE_BUFFER)?;
@@ -560,28 +571,13 @@ fn record_update(
     src: &Built,
     in_place: bool,
 ) -> TestResult<Updated> {
-    let BuildGeometry { ty, geometries, pointers: geometry_ptrs, ranges } = g;
-    let mut info = vk::AccelerationStructureBuildGeometryInfoKHR::default()
-        .ty(ty)
-        .flags(opts.build_flags)
-        .mode(vk::BuildAccelerationStructureModeKHR::UPDATE);
-    if opts.array_of_pointers && !geometry_ptrs.is_empty() {
-        info.geometry_count = geometry_ptrs.len() as u32;
-        info.pp_geometries = geometry_ptrs.as_ptr();
-    } else {
-        info = info.geometries(geometries);
-    }
-    let counts: Vec<u32> = ranges.iter().map(|r| r.primitive_count).collect();
-    let mut sizes = vk::AccelerationStructureBuildSizesInfoKHR::default();
-    // SAFETY: `info` points at geometry descriptions alive for this call.
-    unsafe {
-        env.accel.get_acceleration_structure_build_sizes(
-            vk::AccelerationStructureBuildTypeKHR::DEVICE,
-            &info,
-            &counts,
-            &mut sizes,
-        )
-    };
+    let (mut info, sizes) = g.info_and_sizes(
+        env,
+        opts,
+        vk::BuildAccelerationStructureModeKHR::UPDATE,
+        vk::AccelerationStructureBuildTypeKHR::DEVICE,
+    );
+    let BuildGeometry { ty, ranges, .. } = g;
     let dst = if in_place {
         None
     } else {
@@ -876,30 +872,13 @@ fn host_build_or_update(
     opts: &BuildOptions,
     update: Option<(&Built, bool)>,
 ) -> TestResult<Updated> {
-    let BuildGeometry { ty, geometries, pointers: geometry_ptrs, ranges } = g;
     let mode = if update.is_some() {
         vk::BuildAccelerationStructureModeKHR::UPDATE
     } else {
         vk::BuildAccelerationStructureModeKHR::BUILD
     };
-    let mut info = vk::AccelerationStructureBuildGeometryInfoKHR::default().ty(ty).flags(opts.build_flags).mode(mode);
-    if opts.array_of_pointers && !geometry_ptrs.is_empty() {
-        info.geometry_count = geometry_ptrs.len() as u32;
-        info.pp_geometries = geometry_ptrs.as_ptr();
-    } else {
-        info = info.geometries(geometries);
-    }
-    let counts: Vec<u32> = ranges.iter().map(|r| r.primitive_count).collect();
-    let mut sizes = vk::AccelerationStructureBuildSizesInfoKHR::default();
-    // SAFETY: `info` points at geometry descriptions alive for this call.
-    unsafe {
-        env.accel.get_acceleration_structure_build_sizes(
-            vk::AccelerationStructureBuildTypeKHR::HOST,
-            &info,
-            &counts,
-            &mut sizes,
-        )
-    };
+    let (mut info, sizes) = g.info_and_sizes(env, opts, mode, vk::AccelerationStructureBuildTypeKHR::HOST);
+    let BuildGeometry { ty, ranges, .. } = g;
     let dst = match update {
         Some((_, true)) => None,
         Some((_, false)) => {
