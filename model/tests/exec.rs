@@ -234,6 +234,40 @@ fn out_of_bounds_store_is_a_fault_naming_lane_and_address() {
     h.launch(header(8, [1, 1, 1]), &ok, [1, 1, 1], &buf.to_le_bytes()).unwrap();
 }
 
+/// A load every active lane makes from one address is read once and broadcast: every
+/// active lane, in a full and in a partial warp, gets the value, and a uniform load from an
+/// unmapped address faults on the first active lane.
+#[test]
+fn uniform_loads_broadcast_and_fault_on_the_first_active_lane() {
+    let mut h = Harness::new(DeviceConfig::default());
+    let src = h.alloc(&0xC0DE_1234u32.to_le_bytes());
+    let out = h.alloc(&[0u8; 4 * 40]);
+    // r2:r3 = src (uniform), r4 = global id, r6:r7 = out + 4 * id; 40 threads are a full
+    // warp and a warp with lanes 8.. inactive.
+    let mut params = src.to_le_bytes().to_vec();
+    params.extend_from_slice(&out.to_le_bytes());
+    let mut code = load_param(2, 0);
+    code.extend(load_param(10, 8));
+    code.extend(global_id(4));
+    code.extend(index_addr(6, 10, 4, 20));
+    code.push(r(Op::Ldg, MemSize::B32 as u8, 12, 2, N, N, 0));
+    code.push(r(Op::Stg, MemSize::B32 as u8, N, 6, 12, N, 0));
+    code.push(exit());
+    h.launch(header(24, [40, 1, 1]), &code, [1, 1, 1], &params).unwrap();
+    let got = h.read(out, 4 * 40);
+    for lane in 0..40 {
+        assert_eq!(u32::from_le_bytes(got[4 * lane..4 * lane + 4].try_into().unwrap()), 0xC0DE_1234, "lane {lane}");
+    }
+    // The same uniform load from an unmapped address: the fault names the first lane.
+    let bad = 0xdead_0000_0000u64;
+    let mut params = bad.to_le_bytes().to_vec();
+    params.extend_from_slice(&out.to_le_bytes());
+    let f = h.launch(header(24, [32, 1, 1]), &code, [1, 1, 1], &params).unwrap_err();
+    assert!(matches!(f.kind, FaultKind::Memory(_)), "{f}");
+    assert_eq!(f.lane, Some(0), "{f}");
+    assert_eq!(f.address(), Some(bad), "{f}");
+}
+
 #[test]
 fn runaway_kernel_hits_the_watchdog() {
     let mut h = Harness::new(DeviceConfig { watchdog_ms: 200, ..Default::default() });

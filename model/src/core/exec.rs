@@ -947,9 +947,28 @@ pub fn execute(i: &Instr, w: &mut Warp, mask: u32, env: &mut ExecEnv) -> Result<
             let bytes = size.bytes();
             let off = i.imm as i32 as i64 as u64;
             let (aa, vv) = (a as usize, if i.op == Op::Ldg { d as usize } else { b as usize });
+            // A load every active lane makes from one address (push constants, kernel
+            // arguments, uniforms) reads memory once and broadcasts: the same bytes as 32
+            // reads, and a fault is still the first active lane's.
+            let mut uniform = mask;
+            if i.op == Op::Ldg && mask != 0 {
+                let (base_hi, base_lo) = (row(regs, a + 1, nt), row(regs, a, nt));
+                let first = mask.trailing_zeros() as usize;
+                let (h0, l0) = (base_hi[first], base_lo[first]);
+                for l in 0..nt {
+                    if mask >> l & 1 != 0 && (base_hi[l] != h0 || base_lo[l] != l0) {
+                        uniform = 0;
+                        break;
+                    }
+                }
+                if uniform != 0 {
+                    uniform = 1 << first;
+                }
+            }
+            let lanes = if uniform != 0 && i.op == Op::Ldg { uniform } else { mask };
             let mut hot: Option<&Region> = None;
             for l in 0..nt {
-                if mask >> l & 1 == 0 {
+                if lanes >> l & 1 == 0 {
                     continue;
                 }
                 let addr = pair(regs, aa, nt, l).wrapping_add(off);
@@ -973,8 +992,20 @@ pub fn execute(i: &Instr, w: &mut Warp, mask: u32, env: &mut ExecEnv) -> Result<
                 let mut v = [0u32; 4];
                 if i.op == Op::Ldg {
                     load_bytes(unsafe { std::slice::from_raw_parts(p, bytes) }, 0, size, &mut v);
-                    for k in 0..size.regs() {
-                        regs[(vv + k) * nt + l] = v[k];
+                    if lanes == mask {
+                        for k in 0..size.regs() {
+                            regs[(vv + k) * nt + l] = v[k];
+                        }
+                    } else {
+                        // The uniform load: every active lane gets the value.
+                        for k in 0..size.regs() {
+                            let dst = &mut regs[(vv + k) * nt..][..nt];
+                            for (m, x) in dst.iter_mut().enumerate() {
+                                if mask >> m & 1 != 0 {
+                                    *x = v[k];
+                                }
+                            }
+                        }
                     }
                 } else {
                     for k in 0..size.regs() {
