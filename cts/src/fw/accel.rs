@@ -532,6 +532,12 @@ impl TlasBuilder {
             ib.address
         };
         inputs.push(ib);
+        self.instances_geometry(data_address, |g, opts| f(g, opts, inputs))
+    }
+
+    /// The one INSTANCES geometry reading instance data (records, or pointers to them) at
+    /// `data_address`, handed to `f` with the options to build it with.
+    fn instances_geometry<R>(&self, data_address: u64, f: impl FnOnce(BuildGeometry, &BuildOptions) -> R) -> R {
         let data = vk::AccelerationStructureGeometryInstancesDataKHR::default()
             .array_of_pointers(self.opts.array_of_pointers)
             .data(vk::DeviceOrHostAddressConstKHR { device_address: data_address });
@@ -551,7 +557,7 @@ impl TlasBuilder {
             pointers: &ptrs,
             ranges: &ranges,
         };
-        f(g, &opts, inputs)
+        f(g, &opts)
     }
 }
 
@@ -989,24 +995,7 @@ impl TlasBuilder {
         let ib = host_blob(&records);
         let ptrs: Vec<u64> = (0..self.instances.len() as u64).map(|k| ib.as_ptr() as u64 + 64 * k).collect();
         let data_address = if self.opts.array_of_pointers { ptrs.as_ptr() as u64 } else { ib.as_ptr() as u64 };
-        let data = vk::AccelerationStructureGeometryInstancesDataKHR::default()
-            .array_of_pointers(self.opts.array_of_pointers)
-            .data(vk::DeviceOrHostAddressConstKHR { device_address: data_address });
-        let geom = [vk::AccelerationStructureGeometryKHR::default()
-            .geometry_type(vk::GeometryTypeKHR::INSTANCES)
-            .geometry(vk::AccelerationStructureGeometryDataKHR { instances: data })];
-        let count = if self.without_primitives { 0 } else { self.instances.len() as u32 };
-        let ranges = [vk::AccelerationStructureBuildRangeInfoKHR::default().primitive_count(count)];
-        let mut opts = self.opts.clone();
-        opts.array_of_pointers = self.pp_geometries;
-        let gp = [&geom[0] as *const vk::AccelerationStructureGeometryKHR];
-        let g = BuildGeometry {
-            ty: vk::AccelerationStructureTypeKHR::TOP_LEVEL,
-            geometries: &geom,
-            pointers: &gp,
-            ranges: &ranges,
-        };
-        let t = f(g, &opts);
+        let t = self.instances_geometry(data_address, f);
         drop((ib, ptrs));
         t
     }

@@ -650,6 +650,13 @@ pub const FORMATS: [(vk::Format, &str); 15] = [
 ];
 
 pub fn register_format(cases: &mut Vec<Case>) {
+    register_format_matrix(cases, PREFIX, false);
+}
+
+/// The `format.*` cases under `{ROOT}.{A}.format.{prefix}`: every AS vertex format, padding
+/// and index type, built on the device or (`host`, which first needs ray queries and host
+/// commands) on the host. A mandatory format without the vertex-buffer feature fails.
+pub fn register_format_matrix(cases: &mut Vec<Case>, prefix: &'static str, host: bool) {
     for (i, (format, name)) in FORMATS.into_iter().enumerate() {
         for (padded, pad) in [(false, "nopadding"), (true, "padded")] {
             for (index_type, idx) in [
@@ -657,9 +664,13 @@ pub fn register_format(cases: &mut Vec<Case>) {
                 (vk::IndexType::UINT16, "index_uint16"),
                 (vk::IndexType::UINT32, "index_uint32"),
             ] {
-                let s = Scene { padded, vertex_format: format, index_type, ..base_scene() };
+                let s = Scene { padded, vertex_format: format, index_type, host, ..base_scene() };
                 let mandatory = i < 6;
-                cases.push(Case::new(format!("{ROOT}.{A}.format.{PREFIX}.{name}.{pad}.{idx}"), move |env| {
+                cases.push(Case::new(format!("{ROOT}.{A}.format.{prefix}.{name}.{pad}.{idx}"), move |env| {
+                    if host {
+                        env.require_ray_query()?;
+                        require_host_commands(env)?;
+                    }
                     // SAFETY: plain query on a valid physical device.
                     let props =
                         unsafe { env.instance.get_physical_device_format_properties(env.physical, s.vertex_format) };
@@ -681,6 +692,16 @@ pub fn register_format(cases: &mut Vec<Case>) {
             }
         }
     }
+}
+
+/// NotSupported unless the device can build acceleration structures on the host.
+pub fn require_host_commands(env: &Env) -> TestResult {
+    if !env.caps.acceleration_structure_host_commands {
+        crate::not_supported!(
+            "Requires VkPhysicalDeviceAccelerationStructureFeaturesKHR.accelerationStructureHostCommands"
+        );
+    }
+    Ok(())
 }
 
 const RES: &str = "traditional_structures";

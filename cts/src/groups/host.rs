@@ -6,7 +6,10 @@
 //! operations joined by 1, 2, 3, 4, 8 or "max" threads (run once without and once with
 //! workers, as dEQP does). Drivers without host commands report every case NotSupported.
 
-use super::accel::{base_scene, register_flags_matrix, run_checkerboard, Cull, Empty, Scene, Shader, FORMATS};
+use super::accel::{
+    base_scene, register_flags_matrix, register_format_matrix, require_host_commands, run_checkerboard, Cull, Empty,
+    Scene, Shader,
+};
 use super::common::image_dispatch;
 use crate::case::{Case, TestResult, ROOT};
 use crate::fw::accel::{host_copy, host_deserialize, host_property, host_serialize, BuildOptions, HostOp};
@@ -102,54 +105,8 @@ fn register_flags(cases: &mut Vec<Case>) {
 
 /// `format.*.cpu_built.*`: every AS vertex format and index type, built on the host.
 fn register_format(cases: &mut Vec<Case>) {
-    for (i, (format, name)) in FORMATS.into_iter().enumerate() {
-        for (padded, pad) in [(false, "nopadding"), (true, "padded")] {
-            for (index_type, idx) in [
-                (vk::IndexType::NONE_KHR, "index_none"),
-                (vk::IndexType::UINT16, "index_uint16"),
-                (vk::IndexType::UINT32, "index_uint32"),
-            ] {
-                let s = Scene { padded, vertex_format: format, index_type, host: true, ..base_scene() };
-                let mandatory = i < 6;
-                cases.push(Case::new(
-                    format!("{ROOT}.{A}.format.{RES}.{STAGE}.{BUILT}.{name}.{pad}.{idx}"),
-                    move |env| {
-                        env.require_ray_query()?;
-                        require_host_commands(env)?;
-                        // SAFETY: plain query on a valid physical device.
-                        let props = unsafe {
-                            env.instance.get_physical_device_format_properties(env.physical, s.vertex_format)
-                        };
-                        if !props
-                            .buffer_features
-                            .contains(vk::FormatFeatureFlags::ACCELERATION_STRUCTURE_VERTEX_BUFFER_KHR)
-                        {
-                            if mandatory {
-                                crate::fail!(
-                                "{:?} is a mandatory AS vertex format but lacks ACCELERATION_STRUCTURE_VERTEX_BUFFER",
-                                s.vertex_format
-                            );
-                            }
-                            crate::not_supported!(
-                                "{:?} lacks VK_FORMAT_FEATURE_ACCELERATION_STRUCTURE_VERTEX_BUFFER_BIT_KHR",
-                                s.vertex_format
-                            );
-                        }
-                        run_checkerboard(env, &s)
-                    },
-                ));
-            }
-        }
-    }
-}
-
-fn require_host_commands(env: &Env) -> TestResult {
-    if !env.caps.acceleration_structure_host_commands {
-        crate::not_supported!(
-            "Requires VkPhysicalDeviceAccelerationStructureFeaturesKHR.accelerationStructureHostCommands"
-        );
-    }
-    Ok(())
+    const PREFIX: &str = "traditional_structures.compute_shader.cpu_built";
+    register_format_matrix(cases, PREFIX, true);
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
