@@ -21,6 +21,9 @@ pub fn build(tree: &Tree) -> Option<u32> {
         return None;
     }
     let seq = SEQ_MAX.max(n / (8 * rayon::current_num_threads().max(1)));
+    if tree.max_leaf > 1 && n > 1 {
+        return Some(Clustered::new(tree).range(0, n, seq));
+    }
     Some(range(tree, 0, n, seq))
 }
 
@@ -77,4 +80,218 @@ fn sequential(tree: &Tree, lo: usize, hi: usize) -> u32 {
         root = t;
     }
     root
+}
+
+/// The linear BVH with multi-primitive leaves, built over its leaves rather than its
+/// primitives. Its leaves (the maximal subtrees of at most `max_leaf` primitives of one
+/// geometry, and the single primitives left over) are runs of sorted positions, and which
+/// splits lie *between* leaves can be told locally: split `i` heads the subtree over the
+/// positions up to the nearest larger differences on either side, so it is inside a leaf
+/// iff that span is at most `max_leaf` long (and of one geometry). The tree above the
+/// leaves is then the same Cartesian tree over the between-leaf splits only, with the same
+/// node numbers, so the result is the tree [`range`] would build, for a fraction of the
+/// finalisations. A leaf of two or more primitives takes the node numbered like its first
+/// position (a split inside it, so no other node uses it).
+struct Clustered<'a> {
+    tree: &'a Tree<'a>,
+    /// First sorted position of every leaf, ascending; `starts[0] == 0`.
+    starts: Vec<u32>,
+}
+
+impl<'a> Clustered<'a> {
+    fn new(tree: &'a Tree<'a>) -> Clustered<'a> {
+        use rayon::prelude::*;
+        let n = tree.keys.len();
+        let chunk = (n / (16 * rayon::current_num_threads().max(1))).max(4096);
+        let parts: Vec<Vec<u32>> = (0..n.div_ceil(chunk))
+            .into_par_iter()
+            .map(|c| {
+                let (lo, hi) = (c * chunk, ((c + 1) * chunk).min(n));
+                // Position p > 0 starts a leaf when the split before it is between leaves.
+                let mut v = Vec::with_capacity((hi - lo) / 2);
+                if lo == 0 {
+                    v.push(0);
+                }
+                v.extend((lo.max(1)..hi).filter(|&p| Self::between(tree, p - 1)).map(|p| p as u32));
+                v
+            })
+            .collect();
+        let mut starts = Vec::with_capacity(parts.iter().map(Vec::len).sum());
+        for p in parts {
+            starts.extend_from_slice(&p);
+        }
+        Clustered { tree, starts }
+    }
+
+    /// True when split `i` is not inside a multi-primitive leaf: the subtree it heads spans
+    /// more than `max_leaf` positions, or more than one geometry. The span ends at the
+    /// nearest split on the left with a difference at least as large (the sequential pass
+    /// keeps an equal one above) and the nearest on the right with a larger one. (Calling
+    /// a split inside a leaf "between" would only cost time: finalisation makes the node
+    /// above it the same leaf again.)
+    #[inline]
+    fn between(tree: &Tree, i: usize) -> bool {
+        let keys = tree.keys;
+        let n = keys.len();
+        let max = tree.max_leaf as usize;
+        let d = delta(keys, i);
+        // Positions first..=last of the span; stop once it is too long.
+        let mut first = i;
+        while first > 0 && delta(keys, first - 1) < d {
+            first -= 1;
+            if i + 2 - first > max {
+                return true;
+            }
+        }
+        let mut last = i + 1;
+        while last < n - 1 && delta(keys, last) <= d {
+            last += 1;
+            if last + 1 - first > max {
+                return true;
+            }
+        }
+        let count = last + 1 - first;
+        count > max || !tree.one_geometry(first as u32, count as u32)
+    }
+
+    /// The reference of leaf `k`, its node made.
+    #[inline]
+    fn leaf(&self, k: usize) -> u32 {
+        let first = self.starts[k];
+        let end = self.starts.get(k + 1).copied().unwrap_or(self.tree.keys.len() as u32);
+        if end - first == 1 {
+            LEAF_PRIM | first
+        } else {
+            self.tree.make_leaf(first, end - first);
+            first
+        }
+    }
+
+    /// Index of the leaf holding position `pos`.
+    #[inline]
+    fn leaf_at(&self, pos: usize) -> usize {
+        self.starts.partition_point(|&s| (s as usize) <= pos) - 1
+    }
+
+    /// The subtree over sorted positions `lo..hi` (a whole number of leaves), as [`range`].
+    fn range(&self, lo: usize, hi: usize, seq: usize) -> u32 {
+        let (kl, kh) = (self.leaf_at(lo), self.leaf_at(hi - 1) + 1);
+        if kh - kl == 1 {
+            return self.leaf(kl);
+        }
+        if hi - lo <= seq {
+            return self.sequential(kl, kh);
+        }
+        let keys = self.tree.keys;
+        let bit = 63 - (keys[lo] ^ keys[hi - 1]).leading_zeros();
+        let m = lo + keys[lo + 1..hi].partition_point(|k| k & (1u64 << bit) == 0);
+        let (l, r) = rayon::join(|| self.range(lo, m + 1, seq), || self.range(m + 1, hi, seq));
+        self.tree.nodes.set_kids(m as u32, [l, r]);
+        self.tree.finalize(m as u32);
+        m as u32
+    }
+
+    /// [`sequential`] over leaves `kl..kh` (at least 2): its splits are the ones before
+    /// every leaf but the first.
+    fn sequential(&self, kl: usize, kh: usize) -> u32 {
+        let keys = self.tree.keys;
+        let nodes = &self.tree.nodes;
+        let mut stack: Vec<u32> = Vec::with_capacity(128);
+        let mut right = self.leaf(kl);
+        for k in kl + 1..kh {
+            let i = self.starts[k] as usize - 1;
+            let d = delta(keys, i);
+            let mut left = right;
+            while let Some(&t) = stack.last() {
+                if delta(keys, t as usize) >= d {
+                    break;
+                }
+                stack.pop();
+                self.tree.finalize(t);
+                left = t;
+            }
+            right = self.leaf(k);
+            nodes.set_kids(i as u32, [left, right]);
+            if let Some(&t) = stack.last() {
+                nodes.set_right(t, i as u32);
+            }
+            stack.push(i as u32);
+        }
+        let mut root = 0;
+        while let Some(t) = stack.pop() {
+            self.tree.finalize(t);
+            root = t;
+        }
+        root
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::accel::tree::{BNode, Kind, Nodes, Wide};
+
+    /// The subtree under `r` as a comparable shape: leaves by their primitives, internal
+    /// nodes by box, count, size and children (node numbers of leaves may differ).
+    fn shape(t: &Tree, r: u32, out: &mut Vec<(bool, u32, u32, u32, [u32; 6])>) {
+        if Tree::is_prim(r) {
+            out.push((true, r & !LEAF_PRIM, 1, t.child_size(r), [0; 6]));
+            return;
+        }
+        let n = t.nodes.get(r);
+        let b = n.aabb();
+        let bits = [b.lo[0], b.lo[1], b.lo[2], b.hi[0], b.hi[1], b.hi[2]].map(f32::to_bits);
+        out.push((n.is_leaf(), n.first, n.count, n.size, bits));
+        if !n.is_leaf() {
+            for k in n.kids {
+                shape(t, k, out);
+            }
+        }
+    }
+
+    #[test]
+    fn clustered_build_is_the_per_primitive_build() {
+        let mut s = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s
+        };
+        for round in 0..60 {
+            let n = [2usize, 3, 5, 9, 100, 1000, 5000][round % 7];
+            // Few distinct codes in some rounds (long runs of equal codes), several
+            // geometries in others.
+            let codes = if round % 3 == 0 { 16 } else { 1 << 30 };
+            let mut keys: Vec<u64> = (0..n as u64).map(|i| (next() % codes) << 32 | i).collect();
+            keys.sort_unstable();
+            let verts: Vec<[f32; 9]> = (0..n).map(|_| std::array::from_fn(|_| (next() % 1000) as f32)).collect();
+            let geoms = if round % 4 == 1 { 3 } else { 1 };
+            let ids: Vec<[u32; 2]> = (0..n).map(|i| [((i * 7 / n) % geoms) as u32, i as u32]).collect();
+            for max_leaf in [2u32, 3, 4, 8] {
+                let run = |clustered: bool| {
+                    let mut nodes = vec![BNode::default(); 2 * n];
+                    let mut wide = vec![[u32::MAX; 6]; 2 * n];
+                    let t = Tree {
+                        kind: Kind::Triangles,
+                        width: 4,
+                        max_leaf,
+                        prims: &[],
+                        keys: &keys,
+                        verts: &verts,
+                        ids: &ids,
+                        nodes: Nodes::new(&mut nodes),
+                        wide: Wide::new(&mut wide),
+                        eager: true,
+                    };
+                    let seq = if round % 2 == 0 { 2 } else { SEQ_MAX };
+                    let r = if clustered { Clustered::new(&t).range(0, n, seq) } else { range(&t, 0, n, seq) };
+                    let mut out = Vec::new();
+                    shape(&t, r, &mut out);
+                    out
+                };
+                assert_eq!(run(true), run(false), "round {round}, n {n}, max_leaf {max_leaf}");
+            }
+        }
+    }
 }

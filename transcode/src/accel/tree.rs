@@ -274,6 +274,16 @@ impl Tree<'_> {
         }
     }
 
+    /// Size in 16-byte units of a child's records (as [`Tree::child`], without the box).
+    #[inline]
+    pub fn child_size(&self, r: u32) -> u32 {
+        if Self::is_prim(r) {
+            (self.kind.leaf_bytes(1) / 16) as u32
+        } else {
+            self.nodes.at(r).size
+        }
+    }
+
     /// True for a child that a wide node may open (an internal node, not a leaf).
     #[inline]
     pub fn openable(&self, r: u32) -> bool {
@@ -332,9 +342,22 @@ impl Tree<'_> {
     }
 
     /// True if the `count` primitives from sorted position `first` share one geometry.
-    fn one_geometry(&self, first: u32, count: u32) -> bool {
+    pub(super) fn one_geometry(&self, first: u32, count: u32) -> bool {
         let g = self.prim_id(first).0;
         (first + 1..first + count).all(|p| self.prim_id(p).0 == g)
+    }
+
+    /// Makes node `first` the multi-primitive leaf over the `count` (at least 2) primitives
+    /// from sorted position `first`: the node [`Tree::finalize`] would make of the subtree
+    /// over them, box included (a union of the same boxes in another order is the same box).
+    pub(super) fn make_leaf(&self, first: u32, count: u32) {
+        let mut b = self.prim_box(first);
+        for p in first + 1..first + count {
+            b.grow(&self.prim_box(p));
+        }
+        let size = (self.kind.leaf_bytes(count) / 16) as u32;
+        let kids = [LEAF_PRIM | first, LEAF_PRIM | (first + 1)];
+        self.nodes.set(first, BNode { lo: b.lo, hi: b.hi, kids, first, count: count | LEAF_NODE, size });
     }
 
     /// Completes node `p` whose `kids` are set and finalised: box, count, first and the
@@ -386,7 +409,7 @@ impl Tree<'_> {
     fn wide_size(&self, p: u32, kids: [u32; 2]) -> u32 {
         let (c, len) = self.collapse_kids(kids);
         self.wide.set(p, c);
-        let below: u64 = c[..len].iter().map(|&r| self.child(r).3 as u64).sum();
+        let below: u64 = c[..len].iter().map(|&r| self.child_size(r) as u64).sum();
         let size = bvh::node_bytes(self.width as u32) as u64 / 16 + below;
         u32::try_from(size).expect("acceleration structure larger than 64 GiB")
     }
