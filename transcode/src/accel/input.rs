@@ -508,9 +508,12 @@ impl<'a> TriReader<'a> {
 /// Box of a triangle.
 #[inline]
 pub fn tri_box(v: &[[f32; 3]; 3]) -> Aabb {
+    // Plain compares (one instruction each): the readers only return finite vertices.
+    let mn = |a: f32, b: f32| if a < b { a } else { b };
+    let mx = |a: f32, b: f32| if a > b { a } else { b };
     Aabb {
-        lo: std::array::from_fn(|a| v[0][a].min(v[1][a]).min(v[2][a])),
-        hi: std::array::from_fn(|a| v[0][a].max(v[1][a]).max(v[2][a])),
+        lo: std::array::from_fn(|a| mn(mn(v[0][a], v[1][a]), v[2][a])),
+        hi: std::array::from_fn(|a| mx(mx(v[0][a], v[1][a]), v[2][a])),
     }
 }
 

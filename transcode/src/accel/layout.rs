@@ -142,10 +142,19 @@ pub fn quantise_lanes<const N: usize>(lo: &[f32; N], hi: &[f32; N]) -> (f32, i8,
     let mut bad = false;
     for c in 0..N {
         let (l, h) = (lo[c], hi[c]);
-        let a = ((l - origin) * inv).clamp(0.0, 255.0);
-        let b = ((h - origin) * inv).clamp(0.0, 255.0);
-        let lq = a as u32;
-        let t = b as u32;
+        // Plain compares (one instruction each); a NaN lane comes out 0, never NaN.
+        let unit = |x: f32| {
+            let x = if x > 0.0 { x } else { 0.0 };
+            if x < 255.0 {
+                x
+            } else {
+                255.0
+            }
+        };
+        let (a, b) = (unit((l - origin) * inv), unit((h - origin) * inv));
+        // SAFETY: a and b are in [0, 255], so both fit an i32 (one truncating convert each
+        // instead of Rust's saturating one).
+        let (lq, t) = unsafe { (a.to_int_unchecked::<i32>() as u32, b.to_int_unchecked::<i32>() as u32) };
         let hq = t + ((t as f32) < b) as u32;
         bad |= live[c] & ((origin + lq as f32 * step > l) | (origin + hq as f32 * step < h));
         ql[c] = if live[c] { lq as u8 } else { 255 };

@@ -280,6 +280,7 @@ mod tests {
                         keys: &keys,
                         verts: &verts,
                         ids: &ids,
+                        single_geometry: geoms == 1,
                         nodes: Nodes::new(&mut nodes),
                         wide: Wide::new(&mut wide),
                         eager: true,

@@ -595,6 +595,7 @@ pub fn build_from(
         keys: sorted,
         verts,
         ids,
+        single_geometry: req.geometries.len() == 1,
         nodes: Nodes::new(nodes),
         wide: tree::Wide::new(wide),
         eager: builder == Builder::Fast,
@@ -700,9 +701,10 @@ pub fn build_from(
 #[inline]
 fn grow_centroid(cb: &mut Aabb, b: &Aabb) {
     for a in 0..3 {
+        // Plain compares: boxes here are finite.
         let c = b.lo[a] * 0.5 + b.hi[a] * 0.5;
-        cb.lo[a] = cb.lo[a].min(c);
-        cb.hi[a] = cb.hi[a].max(c);
+        cb.lo[a] = if c < cb.lo[a] { c } else { cb.lo[a] };
+        cb.hi[a] = if c > cb.hi[a] { c } else { cb.hi[a] };
     }
 }
 

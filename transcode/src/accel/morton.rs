@@ -63,7 +63,9 @@ pub fn sort<'a>(keys: &'a mut [u64], tmp: &'a mut [u64]) -> &'a mut [u64] {
     let chunks = if n >= PAR_MIN { rayon::current_num_threads().clamp(1, 16) } else { 1 };
     let chunk = n.div_ceil(chunks).max(1);
     let (mut src, mut dst) = (keys, tmp);
-    for (shift, bits) in [(32u32, 8u32), (40, 8), (48, 8), (56, 8)] {
+    // Three 10-bit digits cover the 30-bit codes; the last two bits only differ when some
+    // keys are INACTIVE (a digit every key shares is skipped below).
+    for (shift, bits) in [(32u32, 10u32), (42, 10), (52, 10), (62, 2)] {
         let mask = (1u64 << bits) - 1;
         let nb = 1usize << bits;
         let hist: Vec<Vec<u32>> = src
@@ -119,7 +121,13 @@ mod tests {
                     s ^= s << 13;
                     s ^= s >> 7;
                     s ^= s << 17;
-                    ((s % 5000) << 32) | i
+                    // Codes of every size up to 30 bits, and some INACTIVE ones.
+                    let code = match s % 7 {
+                        0 => INACTIVE as u64,
+                        1 => s >> 34,
+                        _ => s % 5000,
+                    };
+                    (code << 32) | i
                 })
                 .collect();
             let mut tmp = vec![0u64; n];

@@ -166,6 +166,8 @@ pub struct Tree<'a> {
     /// Triangle builds: each sorted primitive's vertices, and (geometry, primitive index).
     pub verts: &'a [[f32; 9]],
     pub ids: &'a [[u32; 2]],
+    /// Every primitive is of geometry 0 (no leaf need check its geometries).
+    pub single_geometry: bool,
     pub nodes: Nodes,
     /// The wide children of each internal node that becomes a wide node's root (of every
     /// internal node, when `eager`), so the writer need not collapse again; unused slots
@@ -343,6 +345,9 @@ impl Tree<'_> {
 
     /// True if the `count` primitives from sorted position `first` share one geometry.
     pub(super) fn one_geometry(&self, first: u32, count: u32) -> bool {
+        if self.single_geometry {
+            return true;
+        }
         let g = self.prim_id(first).0;
         (first + 1..first + count).all(|p| self.prim_id(p).0 == g)
     }
