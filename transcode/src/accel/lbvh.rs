@@ -82,6 +82,63 @@ fn sequential(tree: &Tree, lo: usize, hi: usize) -> u32 {
     root
 }
 
+/// First sorted positions of the maximal subtrees of at most `max` primitives for which
+/// `uniform(first, count)` holds (and of the single primitives left over), ascending: the
+/// runs the radix tree over `keys` splits into at that size. Which splits lie *between*
+/// runs is decided locally, in parallel (see [`between`]).
+pub fn run_starts(keys: &[u64], max: usize, uniform: impl Fn(u32, u32) -> bool + Sync) -> Vec<u32> {
+    use rayon::prelude::*;
+    let n = keys.len();
+    let chunk = (n / (16 * rayon::current_num_threads().max(1))).max(4096);
+    let parts: Vec<Vec<u32>> = (0..n.div_ceil(chunk))
+        .into_par_iter()
+        .map(|c| {
+            let (lo, hi) = (c * chunk, ((c + 1) * chunk).min(n));
+            // Position p > 0 starts a run when the split before it is between runs.
+            let mut v = Vec::with_capacity((hi - lo) / 2);
+            if lo == 0 {
+                v.push(0);
+            }
+            v.extend((lo.max(1)..hi).filter(|&p| between(keys, p - 1, max, &uniform)).map(|p| p as u32));
+            v
+        })
+        .collect();
+    let mut starts = Vec::with_capacity(parts.iter().map(Vec::len).sum());
+    for p in parts {
+        starts.extend_from_slice(&p);
+    }
+    starts
+}
+
+/// True when split `i` lies between runs: the subtree it heads spans more than `max`
+/// positions, or positions that are not `uniform`. The span ends at the nearest split on
+/// the left with a difference at least as large (the sequential pass keeps an equal one
+/// above) and the nearest on the right with a larger one. (Calling a split inside a leaf
+/// "between" would only cost time: finalisation makes the node above it the same leaf
+/// again.)
+#[inline]
+fn between(keys: &[u64], i: usize, max: usize, uniform: &impl Fn(u32, u32) -> bool) -> bool {
+    let n = keys.len();
+    let d = delta(keys, i);
+    // Positions first..=last of the span; stop once it is too long.
+    let mut first = i;
+    while first > 0 && delta(keys, first - 1) < d {
+        first -= 1;
+        if i + 2 - first > max {
+            return true;
+        }
+    }
+    let mut last = i + 1;
+    while last < n - 1 && delta(keys, last) <= d {
+        last += 1;
+        if last + 1 - first > max {
+            return true;
+        }
+    }
+    let count = last + 1 - first;
+    count > max || !uniform(first as u32, count as u32)
+}
+
 /// The linear BVH with multi-primitive leaves, built over its leaves rather than its
 /// primitives. Its leaves (the maximal subtrees of at most `max_leaf` primitives of one
 /// geometry, and the single primitives left over) are runs of sorted positions, and which
@@ -100,58 +157,8 @@ struct Clustered<'a> {
 
 impl<'a> Clustered<'a> {
     fn new(tree: &'a Tree<'a>) -> Clustered<'a> {
-        use rayon::prelude::*;
-        let n = tree.keys.len();
-        let chunk = (n / (16 * rayon::current_num_threads().max(1))).max(4096);
-        let parts: Vec<Vec<u32>> = (0..n.div_ceil(chunk))
-            .into_par_iter()
-            .map(|c| {
-                let (lo, hi) = (c * chunk, ((c + 1) * chunk).min(n));
-                // Position p > 0 starts a leaf when the split before it is between leaves.
-                let mut v = Vec::with_capacity((hi - lo) / 2);
-                if lo == 0 {
-                    v.push(0);
-                }
-                v.extend((lo.max(1)..hi).filter(|&p| Self::between(tree, p - 1)).map(|p| p as u32));
-                v
-            })
-            .collect();
-        let mut starts = Vec::with_capacity(parts.iter().map(Vec::len).sum());
-        for p in parts {
-            starts.extend_from_slice(&p);
-        }
+        let starts = run_starts(tree.keys, tree.max_leaf as usize, |first, count| tree.one_geometry(first, count));
         Clustered { tree, starts }
-    }
-
-    /// True when split `i` is not inside a multi-primitive leaf: the subtree it heads spans
-    /// more than `max_leaf` positions, or more than one geometry. The span ends at the
-    /// nearest split on the left with a difference at least as large (the sequential pass
-    /// keeps an equal one above) and the nearest on the right with a larger one. (Calling
-    /// a split inside a leaf "between" would only cost time: finalisation makes the node
-    /// above it the same leaf again.)
-    #[inline]
-    fn between(tree: &Tree, i: usize) -> bool {
-        let keys = tree.keys;
-        let n = keys.len();
-        let max = tree.max_leaf as usize;
-        let d = delta(keys, i);
-        // Positions first..=last of the span; stop once it is too long.
-        let mut first = i;
-        while first > 0 && delta(keys, first - 1) < d {
-            first -= 1;
-            if i + 2 - first > max {
-                return true;
-            }
-        }
-        let mut last = i + 1;
-        while last < n - 1 && delta(keys, last) <= d {
-            last += 1;
-            if last + 1 - first > max {
-                return true;
-            }
-        }
-        let count = last + 1 - first;
-        count > max || !tree.one_geometry(first as u32, count as u32)
     }
 
     /// The reference of leaf `k`, its node made.
@@ -162,7 +169,7 @@ impl<'a> Clustered<'a> {
         if end - first == 1 {
             LEAF_PRIM | first
         } else {
-            self.tree.make_leaf(first, end - first);
+            self.tree.make_leaf(first, first, end - first);
             first
         }
     }

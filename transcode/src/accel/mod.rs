@@ -581,16 +581,35 @@ pub fn build_from(
             }
         }
     }
-    let (verts, ids): (&[[f32; 9]], &[[u32; 2]]) = if tris { (&verts[..active], &ids[..active]) } else { (&[], &[]) };
-    let prims: &[PrimRef] = if tris { &[] } else { sorted_refs };
     lap(&mut phases.permute);
 
     // 3. The binary tree.
     let builder = opts.builder_for(req.flags);
+    let max_leaf = opts.leaf_for(req.flags, kind);
+    // The SAH builder's default bottom (every cluster split by full sweep) is planned
+    // first: it reorders primitives within clusters.
+    let planned_bottom = builder == Builder::Sah
+        && active > 0
+        && opts.rebuild > 2
+        && opts.cluster.max(1) <= opts.rebuild.min(sah::REBUILD_MAX);
+    let mut plan = Vec::new();
+    let cluster_starts = if planned_bottom {
+        plan.resize(active, 0u8);
+        let data = if tris {
+            sah::Payload::Tris { verts: &mut verts[..active], ids: &mut ids[..active] }
+        } else {
+            sah::Payload::Prims(&mut *sorted_refs)
+        };
+        sah::plan_bottom(sorted, data, opts.cluster.max(1), max_leaf, &mut plan)
+    } else {
+        Vec::new()
+    };
+    let (verts, ids): (&[[f32; 9]], &[[u32; 2]]) = if tris { (&verts[..active], &ids[..active]) } else { (&[], &[]) };
+    let prims: &[PrimRef] = if tris { &[] } else { sorted_refs };
     let t = Tree {
         kind,
         width: width as usize,
-        max_leaf: opts.leaf_for(req.flags, kind),
+        max_leaf,
         prims,
         keys: sorted,
         verts,
@@ -605,11 +624,9 @@ pub fn build_from(
     } else {
         match builder {
             Builder::Fast => lbvh::build(&t),
-            // Every cluster rebuilt (the default): the clusters come from the keys.
-            Builder::Sah
-                if t.max_leaf == 1 && opts.rebuild > 2 && opts.cluster.max(1) <= opts.rebuild.min(sah::REBUILD_MAX) =>
-            {
-                let m = sah::key_clusters(&t, opts.cluster.max(1), items);
+            // Every cluster split by full sweep (the default).
+            Builder::Sah if planned_bottom => {
+                let m = sah::realize_bottom(&t, &cluster_starts, &plan, items);
                 Some(if m < 2 { items[0].r } else { sah::build(&t, &mut items[..m], active as u32 - 1) })
             }
             Builder::Sah => lbvh::build(&t).map(|r| {

@@ -11,7 +11,7 @@
 //! then its left range's nodes, then its right range's — so parallel halves never share
 //! a node.
 
-use super::input::Aabb;
+use super::input::{Aabb, PrimRef};
 use super::tree::{Tree, LEAF_PRIM};
 use rayon::prelude::*;
 
@@ -61,54 +61,6 @@ pub fn clusters(tree: &Tree, root: u32, max: u32, out: &mut [Item]) -> usize {
         }
     }
     n
-}
-
-/// The default SAH bottom, when every cluster is rebuilt (`max` at most the rebuild size):
-/// the same clusters as [`clusters`] over the linear BVH — its maximal subtrees of at most
-/// `max` primitives — found from the sorted keys alone (the radix tree splits a range
-/// where the highest bit in which its first and last keys differ turns on), so the linear
-/// BVH itself is never built; each is rebuilt by full sweep into the nodes numbered like
-/// its positions, as [`rebuild_cluster`] would. One item per cluster, left to right;
-/// returns how many.
-pub fn key_clusters(tree: &Tree, max: u32, out: &mut [Item]) -> usize {
-    assert!((1..=REBUILD_MAX).contains(&max));
-    let mut m = 0;
-    cut(tree.keys, 0, tree.keys.len(), max as usize, &mut |first, count| {
-        out[m] = Item { lo: [0.0; 3], hi: [0.0; 3], r: first, count };
-        m += 1;
-    });
-    out[..m].par_iter_mut().with_min_len(256).for_each(|it| {
-        let first = it.r;
-        let (r, b) = match it.count {
-            1 => (LEAF_PRIM | first, tree.prim_box(first)),
-            2 => {
-                let kids = [LEAF_PRIM | first, LEAF_PRIM | (first + 1)];
-                let heads = [(tree.prim_box(first), 1, first), (tree.prim_box(first + 1), 1, first + 1)];
-                (first, tree.finalize_with(first, kids, heads).0)
-            }
-            c => {
-                let r = if c <= 16 { rebuild_n::<16>(tree, first, c) } else { rebuild_n::<64>(tree, first, c) };
-                (r, tree.nodes.at(r).aabb())
-            }
-        };
-        *it = Item { lo: b.lo, hi: b.hi, r, count: it.count };
-    });
-    m
-}
-
-/// Calls `emit(first, count)` for the maximal radix-tree ranges of at most `max` keys in
-/// `lo..hi`, left to right.
-fn cut(keys: &[u64], lo: usize, hi: usize, max: usize, emit: &mut impl FnMut(u32, u32)) {
-    if hi - lo <= max {
-        emit(lo as u32, (hi - lo) as u32);
-        return;
-    }
-    // Keys are distinct (they end in the primitive index), so the range's keys share the
-    // bits above `bit` and the first key with `bit` set starts the right subtree.
-    let bit = 63 - (keys[lo] ^ keys[hi - 1]).leading_zeros();
-    let j = lo + 1 + keys[lo + 1..hi].partition_point(|k| k & (1u64 << bit) == 0);
-    cut(keys, lo, j, max, emit);
-    cut(keys, j, hi, max, emit);
 }
 
 /// Largest cluster [`rebuild_cluster`] rebuilds.
@@ -288,38 +240,7 @@ fn small_n<const N: usize>(tree: &Tree, items: &[Item], idx: u32) -> u32 {
     if m == 1 {
         return items[0].r;
     }
-    let mut lists = [[0u8; N]; 3];
-    if N <= 16 {
-        // Each item's place on each axis by counting the items before it (centroid, then
-        // index): a fixed 16 x 16 compare-and-add, cheaper than sorting this few.
-        let mut keys = [[u32::MAX; 16]; 3];
-        for (i, it) in items.iter().enumerate() {
-            for a in 0..3 {
-                keys[a][i] = ordered(it.c2(a));
-            }
-        }
-        for (list, keys) in lists.iter_mut().zip(&keys) {
-            for i in 0..m {
-                let ki = keys[i];
-                let mut rank = 0u32;
-                for (j, &kj) in keys.iter().enumerate() {
-                    rank += ((kj < ki) | ((kj == ki) & (j < i))) as u32;
-                }
-                list[rank as usize] = i as u8;
-            }
-        }
-    } else {
-        let mut keys = [0u64; N];
-        for (a, list) in lists.iter_mut().enumerate() {
-            for (i, it) in items.iter().enumerate() {
-                keys[i] = (ordered(it.c2(a)) as u64) << 8 | i as u64;
-            }
-            keys[..m].sort_unstable();
-            for (k, key) in keys[..m].iter().enumerate() {
-                list[k] = *key as u8;
-            }
-        }
-    }
+    let mut lists = axis_lists::<N>(items);
     let mut boxes = [LANES_EMPTY; N];
     let mut weights = [0.0f32; N];
     for (i, it) in items.iter().enumerate() {
@@ -330,6 +251,24 @@ fn small_n<const N: usize>(tree: &Tree, items: &[Item], idx: u32) -> u32 {
     let [l0, l1, l2] = &mut lists;
     let set = Set { items, boxes: &boxes[..m], weights: &weights[..m] };
     small_range(tree, &set, [&mut l0[..m], &mut l1[..m], &mut l2[..m]], idx, &mut sc).0
+}
+
+/// The items' indices sorted on each axis by centroid (then index). (Sorting a few dozen
+/// keys measured cheaper than ranking them by all-pairs compares.)
+fn axis_lists<const N: usize>(items: &[Item]) -> [[u8; N]; 3] {
+    let m = items.len();
+    let mut lists = [[0u8; N]; 3];
+    let mut keys = [0u64; N];
+    for (a, list) in lists.iter_mut().enumerate() {
+        for (i, it) in items.iter().enumerate() {
+            keys[i] = (ordered(it.c2(a)) as u64) << 8 | i as u64;
+        }
+        keys[..m].sort_unstable();
+        for (k, key) in keys[..m].iter().enumerate() {
+            list[k] = *key as u8;
+        }
+    }
+    lists
 }
 
 /// The items of a small full-sweep build, with their boxes as lanes and their weights.
@@ -354,6 +293,20 @@ fn small_range<const N: usize>(
         let head = if Tree::is_prim(it.r) { (it.aabb(), 1, it.r & !LEAF_PRIM) } else { tree.child_head(it.r) };
         return (it.r, head);
     }
+    let (a, k) = best_split(set, &lists, sc);
+    let [x, y, z] = partition(lists, a, k, sc);
+    let (xl, xr) = x.split_at_mut(k);
+    let (yl, yr) = y.split_at_mut(k);
+    let (zl, zr) = z.split_at_mut(k);
+    let (lr, lh) = small_range(tree, set, [xl, yl, zl], idx + 1, sc);
+    let (rr, rh) = small_range(tree, set, [xr, yr, zr], idx + k as u32, sc);
+    (idx, tree.finalize_with(idx, [lr, rr], [lh, rh]))
+}
+
+/// The best full-sweep split of the items the three lists name (each sorted on its
+/// axis, at least 2): (axis, number of items on the left).
+fn best_split<const N: usize>(set: &Set, lists: &[&mut [u8]; 3], sc: &mut Scratch<N>) -> (usize, usize) {
+    let m = lists[0].len();
     let mut best = (f32::INFINITY, 0usize, m / 2);
     for (a, list) in lists.iter().enumerate() {
         let mut acc = LANES_EMPTY;
@@ -376,13 +329,22 @@ fn small_range<const N: usize>(
             }
         }
     }
-    let (_, a, k) = best;
-    // Which items go left, then a stable partition of the other two lists.
+    (best.1, best.2)
+}
+
+/// Splits the three lists at `k` items of axis `a`'s order: the other two are partitioned
+/// stably, so each half stays sorted on every axis.
+fn partition<'l, const N: usize>(
+    lists: [&'l mut [u8]; 3],
+    a: usize,
+    k: usize,
+    sc: &mut Scratch<N>,
+) -> [&'l mut [u8]; 3] {
+    let m = lists[0].len();
     for (j, &i) in lists[a].iter().enumerate() {
         sc.left[i as usize] = j < k;
     }
-    let [x, y, z] = lists;
-    let mut parts = [x, y, z];
+    let mut parts = lists;
     for (b, list) in parts.iter_mut().enumerate() {
         if b == a {
             continue;
@@ -397,25 +359,20 @@ fn small_range<const N: usize>(
         }
         list.copy_from_slice(&sc.tmp[..m]);
     }
-    let [x, y, z] = parts;
-    let (xl, xr) = x.split_at_mut(k);
-    let (yl, yr) = y.split_at_mut(k);
-    let (zl, zr) = z.split_at_mut(k);
-    let (lr, lh) = small_range(tree, set, [xl, yl, zl], idx + 1, sc);
-    let (rr, rh) = small_range(tree, set, [xr, yr, zr], idx + k as u32, sc);
-    (idx, tree.finalize_with(idx, [lr, rr], [lh, rh]))
+    parts
 }
 
+/// A bin: its box as lanes (growing it is two vector instructions), weight and count.
 #[derive(Clone, Copy)]
 struct Bin {
-    b: Aabb,
+    b: Lanes,
     w: f32,
     n: u32,
 }
 
 impl Default for Bin {
     fn default() -> Bin {
-        Bin { b: Aabb::EMPTY, w: 0.0, n: 0 }
+        Bin { b: LANES_EMPTY, w: 0.0, n: 0 }
     }
 }
 
@@ -423,17 +380,22 @@ type Bins = [[Bin; BINS]; 3];
 
 #[inline]
 fn bin_of(c: f32, lo: f32, scale: f32) -> usize {
-    (((c - lo) * scale) as usize).min(BINS - 1)
+    // Plain compares (a NaN comes out 0), then one truncating convert.
+    let x = (c - lo) * scale;
+    let x = if x > 0.0 { x } else { 0.0 };
+    let x = if x < (BINS - 1) as f32 { x } else { (BINS - 1) as f32 };
+    // SAFETY: x is in [0, BINS - 1].
+    unsafe { x.to_int_unchecked::<u32>() as usize }
 }
 
 fn bin_into(items: &[Item], cb: &Aabb, scale: &[f32; 3], bins: &mut Bins) {
     for it in items {
-        let b = it.aabb();
+        let b = lanes(it);
         let w = it.count as f32;
         for a in 0..3 {
             let k = bin_of(it.c2(a), cb.lo[a], scale[a]);
             let bin = &mut bins[a][k];
-            bin.b.grow(&b);
+            lanes_grow(&mut bin.b, &b);
             bin.w += w;
             bin.n += 1;
         }
@@ -467,7 +429,7 @@ fn split_binned(items: &mut [Item], cb: &Aabb) -> (usize, Aabb, Aabb) {
                 |mut x, y| {
                     for a in 0..3 {
                         for k in 0..BINS {
-                            x[a][k].b.grow(&y[a][k].b);
+                            lanes_grow(&mut x[a][k].b, &y[a][k].b);
                             x[a][k].w += y[a][k].w;
                             x[a][k].n += y[a][k].n;
                         }
@@ -488,24 +450,25 @@ fn split_binned(items: &mut [Item], cb: &Aabb) -> (usize, Aabb, Aabb) {
         let mut ra = [0.0f32; BINS];
         let mut rw = [0.0f32; BINS];
         let mut rn = [0u32; BINS];
-        let (mut acc, mut w, mut n) = (Aabb::EMPTY, 0.0f32, 0u32);
+        // (An empty side's area is never used: its count is 0.)
+        let (mut acc, mut w, mut n) = (LANES_EMPTY, 0.0f32, 0u32);
         for k in (1..BINS).rev() {
-            acc.grow(&bins[a][k].b);
+            lanes_grow(&mut acc, &bins[a][k].b);
             w += bins[a][k].w;
             n += bins[a][k].n;
-            ra[k] = acc.half_area();
+            ra[k] = lanes_area(&acc);
             rw[k] = w;
             rn[k] = n;
         }
-        let (mut lacc, mut lw, mut ln) = (Aabb::EMPTY, 0.0f32, 0u32);
+        let (mut lacc, mut lw, mut ln) = (LANES_EMPTY, 0.0f32, 0u32);
         for k in 1..BINS {
-            lacc.grow(&bins[a][k - 1].b);
+            lanes_grow(&mut lacc, &bins[a][k - 1].b);
             lw += bins[a][k - 1].w;
             ln += bins[a][k - 1].n;
             if ln == 0 || rn[k] == 0 {
                 continue;
             }
-            let cost = lacc.half_area() * lw + ra[k] * rw[k];
+            let cost = lanes_area(&lacc) * lw + ra[k] * rw[k];
             if cost < best.0 {
                 best = (cost, a, k);
             }
@@ -624,4 +587,217 @@ fn split_sweep(items: &mut [Item]) -> usize {
     };
     items.copy_from_slice(src);
     best.2
+}
+
+/// What a build keeps in sorted order, which the SAH bottom reorders within clusters.
+pub enum Payload<'a> {
+    /// Triangles: vertices and (geometry, primitive index).
+    Tris { verts: &'a mut [[f32; 9]], ids: &'a mut [[u32; 2]] },
+    /// AABBs and instances: their references.
+    Prims(&'a mut [PrimRef]),
+}
+
+impl<'a> Payload<'a> {
+    fn split_at(self, mid: usize) -> (Payload<'a>, Payload<'a>) {
+        match self {
+            Payload::Tris { verts, ids } => {
+                let (v0, v1) = verts.split_at_mut(mid);
+                let (i0, i1) = ids.split_at_mut(mid);
+                (Payload::Tris { verts: v0, ids: i0 }, Payload::Tris { verts: v1, ids: i1 })
+            }
+            Payload::Prims(p) => {
+                let (p0, p1) = p.split_at_mut(mid);
+                (Payload::Prims(p0), Payload::Prims(p1))
+            }
+        }
+    }
+
+    /// Item `i` as a one-primitive SAH item (its reference is its index here), and its
+    /// geometry.
+    #[inline]
+    fn item(&self, i: usize) -> (Item, u32) {
+        let (b, g) = match self {
+            Payload::Tris { verts, ids } => {
+                let v = &verts[i];
+                let mn = |a: f32, b: f32| if a < b { a } else { b };
+                let mx = |a: f32, b: f32| if a > b { a } else { b };
+                let b = Aabb {
+                    lo: std::array::from_fn(|a| mn(mn(v[a], v[3 + a]), v[6 + a])),
+                    hi: std::array::from_fn(|a| mx(mx(v[a], v[3 + a]), v[6 + a])),
+                };
+                (b, ids[i][0])
+            }
+            Payload::Prims(p) => (p[i].aabb(), p[i].geom),
+        };
+        (Item { lo: b.lo, hi: b.hi, r: i as u32, count: 1 }, g)
+    }
+
+    /// Reorders entries `first..first + order.len()` so the `j`-th is the one that was at
+    /// `first + order[j]`.
+    fn reorder(&mut self, first: usize, order: &[u8]) {
+        fn apply<T: Copy + Default, const N: usize>(s: &mut [T], order: &[u8]) {
+            let mut tmp = [T::default(); N];
+            tmp[..s.len()].copy_from_slice(s);
+            for (d, &o) in s.iter_mut().zip(order) {
+                *d = tmp[o as usize];
+            }
+        }
+        let end = first + order.len();
+        match self {
+            Payload::Tris { verts, ids } => {
+                apply::<_, { REBUILD_MAX as usize }>(&mut verts[first..end], order);
+                apply::<_, { REBUILD_MAX as usize }>(&mut ids[first..end], order);
+            }
+            Payload::Prims(p) => apply::<_, { REBUILD_MAX as usize }>(&mut p[first..end], order),
+        }
+    }
+}
+
+/// Positions per parallel task of the bottom (whole clusters).
+const BOTTOM_TASK: usize = 4096;
+
+/// The SAH builder's bottom, planned before the tree exists. The sorted primitives are cut
+/// into the linear BVH's maximal subtrees of at most `cluster` (<= [`REBUILD_MAX`])
+/// primitives (from the keys alone); each is split by full-sweep SAH down to leaves of at
+/// most `max_leaf` primitives of one geometry, and its primitives are reordered so that
+/// every subtree of that split is a run of positions (which multi-primitive leaves need).
+/// The split is recorded in `plan` by node number, as [`realize_bottom`] numbers nodes: the
+/// number of primitives on the left, or 0 for a leaf. Returns the clusters' first
+/// positions.
+pub fn plan_bottom(keys: &[u64], data: Payload, cluster: u32, max_leaf: u32, plan: &mut [u8]) -> Vec<u32> {
+    assert!((1..=REBUILD_MAX).contains(&cluster));
+    let n = keys.len();
+    let mut starts = Vec::with_capacity(2 * n / cluster as usize + 1);
+    cut(keys, 0, n, cluster as usize, &mut |first| starts.push(first));
+    // Tasks of whole clusters, split off one after another.
+    let mut tasks = Vec::new();
+    let (mut data, mut plan, mut k, mut at) = (data, plan, 0usize, 0usize);
+    while k < starts.len() {
+        let kend = starts.partition_point(|&s| (s as usize) < at + BOTTOM_TASK).max(k + 1);
+        let end = starts.get(kend).map_or(n, |&s| s as usize);
+        let (d0, d1) = data.split_at(end - at);
+        let (p0, p1) = std::mem::take(&mut plan).split_at_mut(end - at);
+        tasks.push((k..kend, at, d0, p0));
+        (data, plan, k, at) = (d1, p1, kend, end);
+    }
+    tasks.into_par_iter().for_each(|(ks, base, mut data, plan)| {
+        for k in ks {
+            let first = starts[k] as usize - base;
+            let end = starts.get(k + 1).map_or(n, |&s| s as usize) - base;
+            match end - first {
+                1 => {}
+                c if c <= 16 => plan_cluster::<16>(&mut data, first, c, max_leaf as usize, plan),
+                c if c <= 32 => plan_cluster::<32>(&mut data, first, c, max_leaf as usize, plan),
+                c => plan_cluster::<{ REBUILD_MAX as usize }>(&mut data, first, c, max_leaf as usize, plan),
+            }
+        }
+    });
+    starts
+}
+
+/// Plans one cluster of `c` (2..=N) primitives at `first` (of this task's data and plan).
+fn plan_cluster<const N: usize>(data: &mut Payload, first: usize, c: usize, max_leaf: usize, plan: &mut [u8]) {
+    let mut items = [Item::default(); N];
+    let mut geoms = [0u32; N];
+    for i in 0..c {
+        (items[i], geoms[i]) = data.item(first + i);
+    }
+    if c <= max_leaf && geoms[1..c].iter().all(|&g| g == geoms[0]) {
+        plan[first] = 0;
+        return;
+    }
+    let items = &items[..c];
+    let mut lists = axis_lists::<N>(items);
+    let mut boxes = [LANES_EMPTY; N];
+    for (b, it) in boxes.iter_mut().zip(items) {
+        *b = lanes(it);
+    }
+    let weights = [1.0f32; N];
+    let mut sc = Scratch { right: [0.0; N], left: [false; N], tmp: [0; N] };
+    let set = Set { items, boxes: &boxes[..c], weights: &weights[..c] };
+    let [l0, l1, l2] = &mut lists;
+    let mut order = [0u8; N];
+    let mut placed = 0;
+    let mut out =
+        Plan { plan: &mut plan[first..first + c], order: &mut order, placed: &mut placed, geoms: &geoms, max_leaf };
+    plan_range(&set, [&mut l0[..c], &mut l1[..c], &mut l2[..c]], 0, &mut out, &mut sc);
+    data.reorder(first, &order[..c]);
+}
+
+/// Calls `emit(first)` for the maximal radix-tree ranges of at most `max` keys in
+/// `lo..hi`, left to right.
+fn cut(keys: &[u64], lo: usize, hi: usize, max: usize, emit: &mut impl FnMut(u32)) {
+    if hi - lo <= max {
+        emit(lo as u32);
+        return;
+    }
+    // Keys are distinct (they end in the primitive index), so the range's keys share the
+    // bits above `bit` and the first key with `bit` set starts the right subtree.
+    let bit = 63 - (keys[lo] ^ keys[hi - 1]).leading_zeros();
+    let j = lo + 1 + keys[lo + 1..hi].partition_point(|k| k & (1u64 << bit) == 0);
+    cut(keys, lo, j, max, emit);
+    cut(keys, j, hi, max, emit);
+}
+
+/// Where [`plan_range`] records a cluster's split.
+struct Plan<'a> {
+    /// By node number within the cluster.
+    plan: &'a mut [u8],
+    /// The items in their new order, as placed so far.
+    order: &'a mut [u8],
+    placed: &'a mut usize,
+    geoms: &'a [u32],
+    max_leaf: usize,
+}
+
+/// [`small_range`] without the nodes: records the split of the items the lists name,
+/// whose node is `idx` (the cluster's numbering: a range's node, then its left range's
+/// nodes, then its right range's), and places its items in leaf order.
+fn plan_range<const N: usize>(set: &Set, lists: [&mut [u8]; 3], idx: usize, out: &mut Plan, sc: &mut Scratch<N>) {
+    let m = lists[0].len();
+    let g = out.geoms[lists[0][0] as usize];
+    if m == 1 || (m <= out.max_leaf && lists[0].iter().all(|&i| out.geoms[i as usize] == g)) {
+        if m > 1 {
+            out.plan[idx] = 0;
+        }
+        out.order[*out.placed..*out.placed + m].copy_from_slice(lists[0]);
+        *out.placed += m;
+        return;
+    }
+    let (a, k) = best_split(set, &lists, sc);
+    out.plan[idx] = k as u8;
+    let [x, y, z] = partition(lists, a, k, sc);
+    let (xl, xr) = x.split_at_mut(k);
+    let (yl, yr) = y.split_at_mut(k);
+    let (zl, zr) = z.split_at_mut(k);
+    plan_range(set, [xl, yl, zl], idx + 1, out, sc);
+    plan_range(set, [xr, yr, zr], idx + k, out, sc);
+}
+
+/// The nodes of the planned clusters (see [`plan_bottom`]), one item per cluster into
+/// `out`, left to right; returns how many.
+pub fn realize_bottom(tree: &Tree, starts: &[u32], plan: &[u8], out: &mut [Item]) -> usize {
+    let n = tree.keys.len() as u32;
+    let m = starts.len();
+    out[..m].par_iter_mut().enumerate().with_min_len(256).for_each(|(k, it)| {
+        let first = starts[k];
+        let count = starts.get(k + 1).map_or(n, |&s| s) - first;
+        let (r, (b, ..)) = realize(tree, plan, first, first, count);
+        *it = Item { lo: b.lo, hi: b.hi, r, count };
+    });
+    m
+}
+
+/// The planned subtree over `count` positions from `first`, whose node is `idx`.
+fn realize(tree: &Tree, plan: &[u8], idx: u32, first: u32, count: u32) -> (u32, (Aabb, u32, u32)) {
+    if count == 1 {
+        return (LEAF_PRIM | first, (tree.prim_box(first), 1, first));
+    }
+    let k = plan[idx as usize] as u32;
+    if k == 0 {
+        return (idx, tree.make_leaf(idx, first, count));
+    }
+    let (lr, lh) = realize(tree, plan, idx + 1, first, k);
+    let (rr, rh) = realize(tree, plan, idx + k, first + k, count - k);
+    (idx, tree.finalize_with(idx, [lr, rr], [lh, rh]))
 }

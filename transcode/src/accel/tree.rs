@@ -352,17 +352,19 @@ impl Tree<'_> {
         (first + 1..first + count).all(|p| self.prim_id(p).0 == g)
     }
 
-    /// Makes node `first` the multi-primitive leaf over the `count` (at least 2) primitives
+    /// Makes node `p` the multi-primitive leaf over the `count` (at least 2) primitives
     /// from sorted position `first`: the node [`Tree::finalize`] would make of the subtree
-    /// over them, box included (a union of the same boxes in another order is the same box).
-    pub(super) fn make_leaf(&self, first: u32, count: u32) {
+    /// over them, box included (a union of the same boxes in another order is the same
+    /// box). Returns its (box, primitive count, first sorted position).
+    pub(super) fn make_leaf(&self, p: u32, first: u32, count: u32) -> (Aabb, u32, u32) {
         let mut b = self.prim_box(first);
         for p in first + 1..first + count {
             b.grow(&self.prim_box(p));
         }
         let size = (self.kind.leaf_bytes(count) / 16) as u32;
         let kids = [LEAF_PRIM | first, LEAF_PRIM | (first + 1)];
-        self.nodes.set(first, BNode { lo: b.lo, hi: b.hi, kids, first, count: count | LEAF_NODE, size });
+        self.nodes.set(p, BNode { lo: b.lo, hi: b.hi, kids, first, count: count | LEAF_NODE, size });
+        (b, count, first)
     }
 
     /// Completes node `p` whose `kids` are set and finalised: box, count, first and the
