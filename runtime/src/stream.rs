@@ -197,6 +197,7 @@ pub fn compile_kernel(
         entry_point: entry.to_string(),
         specialization: spec.iter().cloned().collect(),
         layout: shader::ResourceLayout { bindings, push_constant_bytes: layout.push_bytes },
+        optimize: shader::optimize_from_env(),
     };
     shader::compile(words, &opts).map_err(|e| {
         tracing::error!("cannot compile compute shader '{entry}': {e}");

@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
-use vortex_transcode::shader::{compile, reflect_layout, CompileOptions};
+use vortex_transcode::shader::{compile, optimize_from_env, reflect_layout, CompileOptions};
 
 fn spv_files(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
     for e in std::fs::read_dir(dir)? {
@@ -69,7 +69,7 @@ fn main() {
                 continue;
             }
         };
-        let opts = CompileOptions { layout, ..CompileOptions::entry("main") };
+        let opts = CompileOptions { layout, optimize: optimize_from_env(), ..CompileOptions::entry("main") };
         let mut ms = Vec::with_capacity(runs);
         let mut kernel = None;
         for _ in 0..runs {

@@ -18,8 +18,10 @@ pub(crate) fn render(k: &CompiledKernel) -> String {
         k.private_bytes,
         k.lmem_bytes
     );
-    // Register -> the name of the range that contains it (first registered wins).
-    let mut names: Vec<Option<(u16, &str)>> = vec![None; k.num_regs as usize];
+    // Register (of lowering) -> the name of the range that contains it (first registered
+    // wins).
+    let nregs = k.debug.regs.iter().map(|n| n.first as usize + n.count as usize).max().unwrap_or(0);
+    let mut names: Vec<Option<(u16, &str)>> = vec![None; nregs];
     for n in &k.debug.regs {
         for r in n.first as usize..(n.first as usize + n.count as usize).min(names.len()) {
             if names[r].is_none() {
@@ -41,11 +43,16 @@ pub(crate) fn render(k: &CompiledKernel) -> String {
             Op::Bra | Op::Stg | Op::Stl | Op::Stp | Op::Ist | Op::Cont | Op::Trace => REG_NONE,
             _ => i.dst,
         };
-        let note = names.get(dst as usize).copied().flatten().map(|(first, name)| {
-            if first == dst {
+        // The value the destination holds, named in the registers of lowering.
+        let virt = match k.debug.virt_dst.get(pc) {
+            Some(&v) if dst != REG_NONE => v,
+            _ => dst,
+        };
+        let note = names.get(virt as usize).copied().flatten().map(|(first, name)| {
+            if first == virt {
                 format!("r{dst} = {name}")
             } else {
-                format!("r{dst} = {name}+{}", dst - first)
+                format!("r{dst} = {name}+{}", virt - first)
             }
         });
         match note {

@@ -6,6 +6,7 @@
 //! instruction index.
 
 use super::error::{invalid, limit, Result};
+use super::opt;
 use std::collections::HashMap;
 use vortex_model::abi::isa::{disasm, Instr, Op, REG_NONE};
 use vortex_model::core::decode::operand_widths;
@@ -40,6 +41,11 @@ pub(crate) struct Assembled {
     pub code: Vec<Instr>,
     /// (first instruction, block name) in layout order.
     pub blocks: Vec<(u32, String)>,
+    /// Registers the code uses (at least 1).
+    pub num_regs: u32,
+    /// When the registers were reallocated: per instruction, the register its destination
+    /// had before (what the register names refer to). Empty otherwise.
+    pub virt_dst: Vec<u16>,
 }
 
 pub(crate) struct Emitter {
@@ -212,10 +218,52 @@ impl Emitter {
         Ok(())
     }
 
-    /// Lays the placed blocks out, drops jumps to the next block, and resolves labels.
-    pub fn assemble(self) -> Result<Assembled> {
+    /// Runs the register optimisation (`opt`) over the placed blocks in layout order.
+    /// Returns the new register count and, per block, the pre-allocation destinations; `None`
+    /// leaves everything as it was.
+    fn optimize(&mut self) -> Option<(u32, Vec<Vec<u16>>)> {
+        let mut pos = vec![usize::MAX; self.blocks.len()];
+        for (k, &l) in self.order.iter().enumerate() {
+            pos[l as usize] = k;
+        }
+        let at = |l: u32| pos.get(l as usize).copied().filter(|&p| p != usize::MAX);
+        let mut succ = Vec::with_capacity(self.order.len());
+        for (k, &l) in self.order.iter().enumerate() {
+            let s = match self.blocks[l as usize].code.last() {
+                Some(i) if i.op == Op::Jmp => vec![at(i.imm)?],
+                Some(i) if i.op == Op::Bra => vec![at(i.imm)?, at(i.imm2)?],
+                Some(i) if matches!(i.op, Op::Exit | Op::Trap) => vec![],
+                _ if k + 1 < self.order.len() => vec![k + 1],
+                _ => vec![],
+            };
+            succ.push(s);
+        }
+        let mut code: Vec<Vec<Instr>> =
+            self.order.iter().map(|&l| std::mem::take(&mut self.blocks[l as usize].code)).collect();
+        let out = opt::optimize(&mut code, &succ, self.num_regs.max(1));
+        for (&l, c) in self.order.iter().zip(code) {
+            self.blocks[l as usize].code = c;
+        }
+        out.map(|o| (o.num_regs, o.virt_dst))
+    }
+
+    /// Lays the placed blocks out, drops jumps to the next block, and resolves labels. With
+    /// `optimize`, first removes copies and dead code and reallocates registers (`opt`).
+    pub fn assemble(mut self, optimize: bool) -> Result<Assembled> {
         if self.total > MAX_INSTRS {
             return Err(limit!("the kernel has more than {MAX_INSTRS} instructions"));
+        }
+        let mut num_regs = self.num_regs.max(1);
+        // Per label: the pre-allocation destinations of its instructions.
+        let mut virt: Vec<Vec<u16>> = Vec::new();
+        if optimize {
+            if let Some((n, v)) = self.optimize() {
+                num_regs = n;
+                virt = vec![Vec::new(); self.blocks.len()];
+                for (&l, d) in self.order.iter().zip(v) {
+                    virt[l as usize] = d;
+                }
+            }
         }
         let mut blocks = self.blocks;
         // Elide `JMP next`.
@@ -224,6 +272,9 @@ impl Emitter {
             if let Some(last) = b.code.last() {
                 if last.op == Op::Jmp && last.imm == w[1] {
                     b.code.pop();
+                    if let Some(v) = virt.get_mut(w[0] as usize) {
+                        v.pop();
+                    }
                 }
             }
         }
@@ -241,9 +292,13 @@ impl Emitter {
         };
         let mut code = Vec::with_capacity(pc as usize);
         let mut names = Vec::with_capacity(self.order.len());
+        let mut virt_dst = Vec::with_capacity(if virt.is_empty() { 0 } else { pc as usize });
         for &l in &self.order {
             let b = &blocks[l as usize];
             names.push((start[l as usize], b.name.clone()));
+            if let Some(v) = virt.get(l as usize) {
+                virt_dst.extend_from_slice(v);
+            }
             for i in &b.code {
                 let mut i = *i;
                 match i.op {
@@ -267,12 +322,12 @@ impl Emitter {
         // refuses.
         for (pc, i) in code.iter().enumerate() {
             for (r, width) in operand_widths(i) {
-                if r == REG_NONE || r as u32 + width > self.num_regs.max(1) {
+                if r == REG_NONE || r as u32 + width > num_regs {
                     return Err(invalid!("internal: instruction {pc} `{}` has a bad register operand", disasm(i)));
                 }
             }
         }
-        Ok(Assembled { code, blocks: names })
+        Ok(Assembled { code, blocks: names, num_regs, virt_dst })
     }
 }
 
@@ -334,7 +389,7 @@ mod tests {
         e.bra(0, c, b, c);
         e.place(c).unwrap();
         e.ins(Op::Exit, 0, N, N, N, N, N, 0);
-        let out = e.assemble().unwrap();
+        let out = e.assemble(false).unwrap();
         assert_eq!(out.code.len(), 3, "the jump to the next block is gone");
         assert_eq!((out.code[1].imm, out.code[1].imm2, out.code[1].imm3), (2, 1, 2));
         assert_eq!(out.blocks, vec![(0, "a".to_string()), (1, "b".to_string()), (2, "c".to_string())]);

@@ -20,6 +20,7 @@ mod error;
 mod inline;
 mod lower;
 mod module;
+mod opt;
 mod reflect;
 mod types;
 
@@ -70,7 +71,7 @@ pub struct ResourceLayout {
 }
 
 /// What to compile.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct CompileOptions {
     /// Name of the `GLCompute` entry point.
     pub entry_point: String,
@@ -78,6 +79,27 @@ pub struct CompileOptions {
     /// and bool constants, 8 for 64-bit), as `VkSpecializationInfo` provides them.
     pub specialization: BTreeMap<u32, Vec<u8>>,
     pub layout: ResourceLayout,
+    /// Remove copies and dead code and reallocate registers after lowering (default true;
+    /// the runtime turns it off for `VORTEX_OPT=0`, for differential testing).
+    pub optimize: bool,
+}
+
+impl Default for CompileOptions {
+    fn default() -> CompileOptions {
+        CompileOptions {
+            entry_point: String::new(),
+            specialization: BTreeMap::new(),
+            layout: ResourceLayout::default(),
+            optimize: true,
+        }
+    }
+}
+
+/// Whether the environment asks for the optimisation pass: anything but `VORTEX_OPT=0`
+/// (read once per process).
+pub fn optimize_from_env() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var("VORTEX_OPT").map(|v| v.trim() != "0").unwrap_or(true))
 }
 
 impl CompileOptions {
@@ -107,8 +129,12 @@ pub struct CompiledKernel {
 pub struct DebugInfo {
     /// (first instruction, block name), in layout order.
     pub blocks: Vec<(u32, String)>,
-    /// Which SPIR-V value (or prologue quantity) a register range holds.
+    /// Which SPIR-V value (or prologue quantity) a register range holds, in the registers
+    /// of lowering (before allocation).
     pub regs: Vec<RegName>,
+    /// When the optimisation pass reallocated registers: per instruction, the lowering
+    /// register its destination stands for (what `regs` names). Empty otherwise.
+    pub virt_dst: Vec<u16>,
 }
 
 impl CompiledKernel {
@@ -150,7 +176,7 @@ pub fn compile(words: &[u32], opts: &CompileOptions) -> Result<CompiledKernel, C
         lmem_bytes: out.lmem_bytes,
         local_size: m.entry.local_size,
         entry_name: m.entry.name.clone(),
-        debug: DebugInfo { blocks: out.asm.blocks, regs: out.reg_names },
+        debug: DebugInfo { blocks: out.asm.blocks, regs: out.reg_names, virt_dst: out.asm.virt_dst },
     })
 }
 

@@ -14,7 +14,8 @@ use vortex_model::abi::kernel::{desc, kargs, ImageDesc};
 use vortex_model::config::DeviceConfig;
 use vortex_model::device::Device;
 use vortex_transcode::shader::{
-    compile, descriptor_type as dt, BindingLayout, CompileError, CompileOptions, CompiledKernel, ResourceLayout,
+    compile, descriptor_type as dt, optimize_from_env, BindingLayout, CompileError, CompileOptions, CompiledKernel,
+    ResourceLayout,
 };
 
 static COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -344,6 +345,7 @@ pub fn build(
     spec: &[(u32, Vec<u8>)],
 ) -> Result<CompiledKernel, CompileError> {
     let mut opts = CompileOptions::entry("main");
+    opts.optimize = optimize_from_env();
     opts.layout = layout(bindings, push);
     opts.specialization = spec.iter().cloned().collect();
     let k = compile(words, &opts)?;

@@ -132,10 +132,10 @@ pub(crate) fn lower(m: &Module, flat: &Flat, cfg: &Cfg, opts: &CompileOptions) -
     };
     l.analyze(flat)?;
     l.run(flat, cfg)?;
-    let num_regs = l.e.num_regs().max(1);
     let reg_names = std::mem::take(&mut l.e.reg_names);
     let (num_queries, private_bytes, lmem_bytes) = (l.num_queries, l.private_bytes, l.lmem_bytes);
-    let asm = l.e.assemble()?;
+    let asm = l.e.assemble(opts.optimize)?;
+    let num_regs = asm.num_regs;
     Ok(Lowered { asm, num_regs, num_queries, private_bytes, lmem_bytes, reg_names })
 }
 
