@@ -53,7 +53,7 @@ const TERMINATE: u32 = rtu_abi::ACT_TERMINATE;
 
 #[test]
 fn rt_smoke_single_opaque_triangle_all_lanes() {
-    let dev = Device::new(4);
+    let dev = Device::one_per_leaf(4);
     let b = dev.blas(&[(&[SEED_TRI], OPAQUE)]);
     let rows = run(&dev, &[down(b.addr); 32], |_, _| panic!("opaque"));
     for r in rows {
@@ -79,7 +79,7 @@ fn rt_smoke_single_opaque_triangle_all_lanes() {
 
 #[test]
 fn null_structure_and_degenerate_rays_miss() {
-    let dev = Device::new(4);
+    let dev = Device::one_per_leaf(4);
     let b = dev.blas(&[(&[SEED_TRI], OPAQUE)]);
     assert_eq!(run1(&dev, down(0), IGNORE).status(), rtu_abi::STS_DONE_MISS);
     let nan = TraceRay { origin: [f32::NAN, 0.25, 1.0], ..down(b.addr) };
@@ -99,7 +99,7 @@ fn null_structure_and_degenerate_rays_miss() {
 
 #[test]
 fn rt_smoke_ahs_accept_and_ignore() {
-    let dev = Device::new(4);
+    let dev = Device::one_per_leaf(4);
     for tris in [vec![SEED_TRI], (0..20).map(|i| tri_at(-(i as f32))).collect::<Vec<_>>()] {
         let b = dev.blas(&[(&tris, 0)]);
         let r = run1(&dev, down(b.addr), IGNORE);
@@ -129,7 +129,7 @@ fn rt_smoke_ahs_accept_and_ignore() {
 
 #[test]
 fn rt_smoke_ahs_mixed_opaque_and_non_opaque() {
-    let dev = Device::new(4);
+    let dev = Device::one_per_leaf(4);
     // Non-opaque at t=1 (geometry 0), opaque at t=2 (geometry 1).
     let b = dev.blas(&[(&[tri_at(0.0)], 0), (&[tri_at(-1.0)], OPAQUE)]);
     let r = run1(&dev, down(b.addr), IGNORE);
@@ -147,7 +147,7 @@ fn rt_smoke_ahs_mixed_opaque_and_non_opaque() {
 /// first and never twice.
 #[test]
 fn rt_smoke_ahs_multi_divergent_lanes() {
-    let dev = Device::new(4);
+    let dev = Device::one_per_leaf(4);
     let tris: Vec<Tri> = (0..8).map(|i| tri_at(-(i as f32))).collect();
     let b = dev.blas(&[(&tris, 0)]);
     let mut offered: Vec<Vec<u32>> = vec![Vec::new(); 32];
@@ -174,7 +174,7 @@ fn rt_smoke_ahs_multi_divergent_lanes() {
 /// instance custom index, instance id and geometry index from the window.
 #[test]
 fn rt_smoke_ahs_custom_and_geom() {
-    let dev = Device::new(4);
+    let dev = Device::one_per_leaf(4);
     let b = dev.blas(&[(&[tri_at(-5.0)], OPAQUE), (&[tri_at(0.0)], 0)]);
     let near = InstanceDesc { custom: 0xC0DE, ..InstanceDesc::new(b.addr, translate(0.0, 0.0, 0.0)) };
     let far = InstanceDesc { custom: 0xFA4, ..InstanceDesc::new(b.addr, translate(0.0, 0.0, -100.0)) };
@@ -194,7 +194,7 @@ fn rt_smoke_ahs_custom_and_geom() {
 /// others read PENDING; the lanes' results and offer orders are exactly functional mode's.
 #[test]
 fn reformation_batches_with_pending_lanes_change_nothing() {
-    let dev = Device::new(4);
+    let dev = Device::one_per_leaf(4);
     let tris: Vec<Tri> = (0..8).map(|i| tri_at(-(i as f32))).collect();
     let b = dev.blas(&[(&tris, 0)]);
     // Lanes start at different heights, so their walks reach candidates at different times.
@@ -225,7 +225,7 @@ fn reformation_batches_with_pending_lanes_change_nothing() {
 
 #[test]
 fn rt_smoke_partial_mask() {
-    let dev = Device::new(4);
+    let dev = Device::one_per_leaf(4);
     let empty = dev.build(Level::Bottom, vec![]).unwrap();
     let scene = dev.blas(&[(&[SEED_TRI], OPAQUE)]);
     let mem = dev.mem();
@@ -245,7 +245,7 @@ fn rt_smoke_partial_mask() {
 
 #[test]
 fn rt_smoke_multitri_closest() {
-    let dev = Device::new(4);
+    let dev = Device::one_per_leaf(4);
     let tris: Vec<Tri> = [7.0f32, 3.0, 9.0, 2.0, 5.0].iter().map(|&z| tri_at(-z)).collect();
     let b = dev.blas(&[(&tris, OPAQUE)]);
     let r = run1(&dev, down(b.addr), IGNORE);
@@ -254,7 +254,7 @@ fn rt_smoke_multitri_closest() {
 
 #[test]
 fn procedural_yield_and_generated_commit() {
-    let dev = Device::new(4);
+    let dev = Device::one_per_leaf(4);
     let b = dev.build(Level::Bottom, vec![dev.aabbs(&[([-1.0, -1.0, -3.0], [1.0, 1.0, -1.0])], OPAQUE)]).unwrap();
     let mut seen = 0;
     let r = run(&dev, &[down(b.addr)], |_, c| {
@@ -294,7 +294,7 @@ fn procedural_yield_and_generated_commit() {
 /// rt_smoke_proc_inst: two instances (ids 5 and 9, custom 0xa5 / 0xa9) of one procedural BLAS.
 #[test]
 fn procedural_instances_carry_their_ids() {
-    let dev = Device::new(4);
+    let dev = Device::one_per_leaf(4);
     let b = dev.build(Level::Bottom, vec![dev.aabbs(&[([0.0, 0.0, -0.5], [1.0, 1.0, 0.5])], 0)]).unwrap();
     let mut descs = vec![InstanceDesc::new(0, translate(0.0, 0.0, 0.0)); 10];
     descs[5] = InstanceDesc { custom: 0xa5, sbt: 3, ..InstanceDesc::new(b.addr, translate(0.0, 0.0, -5.0)) };
@@ -320,7 +320,7 @@ fn procedural_instances_carry_their_ids() {
 /// wins; custom index differs from the instance id.
 #[test]
 fn two_instances_sharing_a_blas() {
-    let dev = Device::new(4);
+    let dev = Device::one_per_leaf(4);
     let b = dev.blas(&[(&[SEED_TRI], OPAQUE), (&[tri_at(0.5)], OPAQUE)]);
     let t = dev.tlas(&[
         InstanceDesc { custom: 0x00C0_DE00, ..InstanceDesc::new(b.addr, translate(0.0, 0.0, -10.0)) },
@@ -335,7 +335,7 @@ fn two_instances_sharing_a_blas() {
 /// Seed 004 §10.3: scaling object z by 2 (object-to-world z scale 0.5) keeps t = 1.
 #[test]
 fn t_preserved_under_scaled_instance() {
-    let dev = Device::new(4);
+    let dev = Device::one_per_leaf(4);
     let b = dev.blas(&[(&[SEED_TRI], OPAQUE)]);
     let o2w = [1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.5, 0.0];
     let t = dev.tlas(&[InstanceDesc::new(b.addr, o2w)]);
@@ -351,7 +351,7 @@ fn t_preserved_under_scaled_instance() {
 
 #[test]
 fn width_six_root_with_six_leaves_takes_the_nearest() {
-    let dev = Device::new(6);
+    let dev = Device::one_per_leaf(6);
     let zs = [6.0f32, 2.0, 5.0, 3.0, 4.0, 1.5];
     let tris: Vec<Tri> = zs.iter().map(|&z| tri_at(-z)).collect();
     let b = dev.blas(&[(&tris, OPAQUE)]);
@@ -409,7 +409,7 @@ fn deep_tree_overflows_a_small_stack_and_restarts() {
 /// and the closest (last) instance wins.
 #[test]
 fn deep_tlas_restart_budget_per_blas() {
-    let dev = Device::new(4);
+    let dev = Device::one_per_leaf(4);
     let tris: Vec<Tri> = (0..24).map(|i| tri_at(-(i as f32) * 0.5)).collect();
     let b = dev.blas(&[(&tris, 0)]);
     let insts: Vec<InstanceDesc> =
@@ -424,7 +424,7 @@ fn deep_tlas_restart_budget_per_blas() {
 /// A leaf holding 6 triangles, farthest first (hand-packed: the builder makes one per leaf).
 #[test]
 fn fat_leaf_iterates_every_triangle() {
-    let dev = Device::new(4);
+    let dev = Device::one_per_leaf(4);
     let n = 6;
     let size = header::BYTES + tri::bytes(n);
     let mut img = vec![0u8; size];
@@ -474,7 +474,7 @@ fn fat_leaf_iterates_every_triangle() {
 
 #[test]
 fn shadow_flags_terminate_on_first_hit() {
-    let dev = Device::new(4);
+    let dev = Device::one_per_leaf(4);
     let tris: Vec<Tri> = (0..50).map(|i| tri_at(-(i as f32) * 0.1)).collect();
     let b = dev.blas(&[(&tris, 0)]);
     let mut h = Harness::new(&cfg(), 32, 1);
@@ -493,7 +493,7 @@ fn shadow_flags_terminate_on_first_hit() {
 
 #[test]
 fn cull_back_and_front_and_instance_facing_flags() {
-    let dev = Device::new(4);
+    let dev = Device::one_per_leaf(4);
     let b = dev.blas(&[(&[SEED_TRI], OPAQUE)]);
     let up = |accel| TraceRay { origin: [0.25, 0.25, -1.0], dir: [0.0, 0.0, 1.0], ..down(accel) };
     let st = |r: TraceRay| run1(&dev, r, IGNORE).status();
@@ -523,7 +523,7 @@ fn cull_back_and_front_and_instance_facing_flags() {
 
 #[test]
 fn cull_mask_skips_instances() {
-    let dev = Device::new(4);
+    let dev = Device::one_per_leaf(4);
     let b = dev.blas(&[(&[SEED_TRI], OPAQUE)]);
     let t = dev.tlas(&[
         InstanceDesc { mask: 0x01, ..InstanceDesc::new(b.addr, translate(0.0, 0.0, -1.0)) },
@@ -539,7 +539,7 @@ fn cull_mask_skips_instances() {
 
 #[test]
 fn opacity_overrides() {
-    let dev = Device::new(4);
+    let dev = Device::one_per_leaf(4);
     let opaque = dev.blas(&[(&[SEED_TRI], OPAQUE)]);
     let nonop = dev.blas(&[(&[SEED_TRI], 0)]);
     let inst = |b: u64, f: u32| {
@@ -560,7 +560,7 @@ fn opacity_overrides() {
 /// Several query slots in flight per lane: each has its own window row and walk.
 #[test]
 fn several_queries_in_flight_per_lane() {
-    let dev = Device::new(4);
+    let dev = Device::one_per_leaf(4);
     let a = dev.blas(&[(&[tri_at(0.0)], 0)]);
     let b = dev.blas(&[(&[tri_at(-2.0)], OPAQUE)]);
     let mem = dev.mem();
@@ -667,7 +667,7 @@ fn watertight_grid_single_hit() {
 /// Hand-written structures that are broken in each way the walker must report.
 #[test]
 fn malformed_structures_fault() {
-    let dev = Device::new(4);
+    let dev = Device::one_per_leaf(4);
     let good = dev.blas(&[(&[SEED_TRI, tri_at(-1.0), tri_at(-2.0)], OPAQUE)]);
     let mem = dev.mem();
     let size = mem.read_u64(good.addr + header::SIZE as u64).unwrap() as usize;

@@ -264,7 +264,8 @@ pub struct Options {
     /// CW-BVH width, 4 or 6.
     pub width: u32,
     /// Largest multi-primitive leaf (1..=8; 1 = one primitive per leaf, seed 000's format);
-    /// `None`: the builder's default ([`FAST_LEAF`] for the fast builder, 1 for the others).
+    /// `None`: the builder's default ([`FAST_LEAF`]; [`SAH_LEAF`] for triangles, else 1;
+    /// 1 for the full sweep).
     /// `LOW_MEMORY` builds use at least [`LOW_MEMORY_LEAF`].
     pub max_leaf: Option<u32>,
     /// Largest linear-BVH subtree the SAH builder treats as one item.
@@ -281,6 +282,11 @@ pub const LOW_MEMORY_LEAF: u32 = 4;
 /// Default leaf size of the fast builder (`PREFER_FAST_BUILD`): multi-triangle leaves make
 /// the build faster and the structure smaller.
 pub const FAST_LEAF: u32 = 4;
+/// Default leaf size of the SAH builder for triangles (AABBs: 1): its leaves are cut by
+/// full sweep, and at this size
+/// the structure is smaller, faster to build and (by the SAH cost of the stored boxes,
+/// box and triangle tests alike) no worse than with single-primitive leaves.
+pub const SAH_LEAF: u32 = 4;
 
 impl Options {
     pub fn new(width: u32) -> Options {
@@ -294,7 +300,14 @@ impl Options {
 
     /// The leaf size for `flags` and primitives of `kind`.
     fn leaf_for(&self, f: u32, kind: Kind) -> u32 {
-        let l = self.max_leaf.unwrap_or(if self.builder_for(f) == Builder::Fast { FAST_LEAF } else { 1 });
+        let l = self.max_leaf.unwrap_or(match self.builder_for(f) {
+            Builder::Fast => FAST_LEAF,
+            // Procedural candidates go back to the shader one by one: single-box leaves
+            // let the walker offer them nearest first.
+            Builder::Sah if kind == Kind::Triangles => SAH_LEAF,
+            Builder::Sah => 1,
+            Builder::FullSweep => 1,
+        });
         let l = if f & flags::LOW_MEMORY != 0 { l.max(LOW_MEMORY_LEAF) } else { l };
         l.clamp(1, kind.max_leaf())
     }

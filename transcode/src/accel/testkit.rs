@@ -69,6 +69,12 @@ impl Device {
         Device { space: AddressSpace::new(), width, opts: Options::new(width), flags: 0 }
     }
 
+    /// A device whose builds store one primitive per leaf (seed 000's format, which the RTU
+    /// scenarios are written against), whatever the builder.
+    pub fn one_per_leaf(width: u32) -> Device {
+        Device::with_options(Options { max_leaf: Some(1), ..Options::new(width) })
+    }
+
     /// A device whose builds use `opts` (and its width).
     pub fn with_options(opts: Options) -> Device {
         Device { space: AddressSpace::new(), width: opts.width, opts, flags: 0 }
