@@ -324,14 +324,15 @@ impl Writer<'_> {
         let w = self.width;
         let nb = bvh::node_bytes(w);
         let (kids, len) = t.wide.get(p);
-        let (head_out, mut rest) = out.split_at_mut(nb);
         let mut head = [0u8; 96];
         head[node::KIND] = bvh::NODE_INTERNAL;
         head[node::COUNT] = len as u8;
         // Unused lanes hold the empty interval (see `quantise_lanes`).
         let mut lo = [[f32::INFINITY; 8]; 3];
         let mut hi = [[f32::NEG_INFINITY; 8]; 3];
-        let mut jobs: [(u32, &mut [u8], u64, u32, Aabb); 6] = Default::default();
+        let mut boxes = [Aabb::EMPTY; 6];
+        let mut sizes = [0usize; 6];
+        let mut big = 0;
         let mut at = off + nb as u64;
         for (c, &r) in kids[..len].iter().enumerate() {
             let (b, count, _, size) = t.child(r);
@@ -345,11 +346,9 @@ impl Writer<'_> {
                 t.wide.prefetch(r);
             }
             wr_u32(&mut head, node::CHILD + 4 * c, bvh::child_word(at, leaf));
-            let bytes = size as usize * 16;
-            let (mine, tail) = std::mem::take(&mut rest).split_at_mut(bytes);
-            rest = tail;
-            jobs[c] = (r, mine, at, count, b);
-            at += bytes as u64;
+            (boxes[c], sizes[c]) = (b, size as usize * 16);
+            big += (count >= PAR_WRITE) as usize;
+            at += sizes[c] as u64;
         }
         for a in 0..3 {
             let (o, e, ql, qh) = if w <= 4 {
@@ -369,23 +368,32 @@ impl Writer<'_> {
                 head[node::qhi(w) + 3 * c + a] = qh[c];
             }
         }
+        let (head_out, mut rest) = out.split_at_mut(nb);
         head_out.copy_from_slice(&head[..nb]);
         let own = Written { sah: t.nodes.at(p).aabb().half_area() as f64, nodes: 1, leaves: 0 };
-        let jobs = &mut jobs[..len];
-        let big = jobs.iter().filter(|j| j.3 >= PAR_WRITE).count();
-        let sum = if big >= 2 {
+        // Each child's records are the next `sizes[c]` bytes.
+        let mut at = off + nb as u64;
+        if big >= 2 {
             use rayon::prelude::*;
-            jobs.par_iter_mut()
-                .map(|(r, o, at, _, b)| self.write(*r, b, o, *at))
-                .try_reduce(Written::default, |a, b| Ok(a + b))?
-        } else {
-            let mut s = Written::default();
-            for (r, o, at, _, b) in jobs.iter_mut() {
-                s = s + self.write(*r, b, o, *at)?;
+            let mut jobs = Vec::with_capacity(len);
+            for c in 0..len {
+                let (mine, tail) = std::mem::take(&mut rest).split_at_mut(sizes[c]);
+                jobs.push((c, mine, at));
+                (rest, at) = (tail, at + sizes[c] as u64);
             }
-            s
-        };
-        Ok(own + sum)
+            let sum = jobs
+                .into_par_iter()
+                .map(|(c, o, at)| self.write(kids[c], &boxes[c], o, at))
+                .try_reduce(Written::default, |a, b| Ok(a + b))?;
+            return Ok(own + sum);
+        }
+        let mut s = own;
+        for c in 0..len {
+            let (mine, tail) = std::mem::take(&mut rest).split_at_mut(sizes[c]);
+            s = s + self.write(kids[c], &boxes[c], mine, at)?;
+            (rest, at) = (tail, at + sizes[c] as u64);
+        }
+        Ok(s)
     }
 }
 
