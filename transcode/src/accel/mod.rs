@@ -472,22 +472,27 @@ pub fn build_from(
     let grid;
     match kind {
         Kind::Triangles | Kind::Aabbs => {
-            // Two streaming passes over the inputs, geometry by geometry, each loop
-            // specialised for its reader: centroid bounds, then Morton keys.
+            // One streaming pass over the inputs, geometry by geometry, each loop specialised
+            // for its reader: every primitive's centroid (into the refs array, which only
+            // instance builds use) and the centroid bounds; then Morton keys from the
+            // centroids alone.
+            let cents: &mut [[f32; 3]] =
+                bytemuck::cast_slice_mut(&mut bytemuck::cast_slice_mut::<_, f32>(refs)[..3 * n]);
             let mut acc = (Aabb::EMPTY, 0usize);
-            for g in 0..bases.len() {
+            for (g, &base) in bases.iter().enumerate() {
+                let cs = &mut cents[base as usize..][..req.geometries[g].range.primitive_count as usize];
                 let part = match kind {
                     Kind::Triangles if src.tris[g].plain() => {
                         let r = &src.tris[g];
-                        scan_bounds(r.count, |i| Ok(r.tri_plain(i).map(|v| input::tri_box(&v))))?
+                        scan_centroids(cs, |i| Ok(r.tri_plain(i).map(|v| input::tri_box(&v))))?
                     }
                     Kind::Triangles => {
                         let r = &src.tris[g];
-                        scan_bounds(r.count, |i| Ok(r.tri(i)?.map(|v| input::tri_box(&v))))?
+                        scan_centroids(cs, |i| Ok(r.tri(i)?.map(|v| input::tri_box(&v))))?
                     }
                     _ => {
                         let r = &src.aabbs[g];
-                        scan_bounds(r.count, |i| Ok(r.aabb(i)))?
+                        scan_centroids(cs, |i| Ok(r.aabb(i)))?
                     }
                 };
                 acc = (acc.0.union(&part.0), acc.1 + part.1);
@@ -495,24 +500,7 @@ pub fn build_from(
             (cb, active) = acc;
             lap(&mut phases.gather);
             grid = morton::Grid::new(cb.lo, cb.hi);
-            for (g, &base) in bases.iter().enumerate() {
-                let count = req.geometries[g].range.primitive_count as usize;
-                let ks = &mut keys[base as usize..base as usize + count];
-                match kind {
-                    Kind::Triangles if src.tris[g].plain() => {
-                        let r = &src.tris[g];
-                        scan_keys(ks, base, &grid, |i| Ok(r.tri_plain(i).map(|v| input::tri_box(&v))))?
-                    }
-                    Kind::Triangles => {
-                        let r = &src.tris[g];
-                        scan_keys(ks, base, &grid, |i| Ok(r.tri(i)?.map(|v| input::tri_box(&v))))?
-                    }
-                    _ => {
-                        let r = &src.aabbs[g];
-                        scan_keys(ks, base, &grid, |i| Ok(r.aabb(i)))?
-                    }
-                }
-            }
+            scan_keys(&mut keys[..n], cents, &grid);
         }
         Kind::Instances => {
             let mut headers = input::BlasHeaders::new(mem);
@@ -728,56 +716,55 @@ pub fn build_from(
     Ok(stats)
 }
 
+/// Grows `cb` by the centroid of `b` and returns the centroid.
 #[inline]
-fn grow_centroid(cb: &mut Aabb, b: &Aabb) {
+fn grow_centroid(cb: &mut Aabb, b: &Aabb) -> [f32; 3] {
+    let c: [f32; 3] = std::array::from_fn(|a| b.lo[a] * 0.5 + b.hi[a] * 0.5);
     for a in 0..3 {
         // Plain compares: boxes here are finite.
-        let c = b.lo[a] * 0.5 + b.hi[a] * 0.5;
-        cb.lo[a] = if c < cb.lo[a] { c } else { cb.lo[a] };
-        cb.hi[a] = if c > cb.hi[a] { c } else { cb.hi[a] };
+        cb.lo[a] = if c[a] < cb.lo[a] { c[a] } else { cb.lo[a] };
+        cb.hi[a] = if c[a] > cb.hi[a] { c[a] } else { cb.hi[a] };
     }
+    c
 }
 
-/// Centroid bounds and active count of primitives `0..count` whose boxes `get` gives.
-fn scan_bounds(
-    count: u32,
+/// The centroid of each primitive `i` whose box `get` gives (NaN for an inactive one) into
+/// `cents[i]`; returns the centroid bounds and the active count.
+fn scan_centroids(
+    cents: &mut [[f32; 3]],
     get: impl Fn(u32) -> Result<Option<Aabb>, BuildError> + Sync,
 ) -> Result<(Aabb, usize), BuildError> {
-    par_ranges(
-        count as usize,
-        || (Aabb::EMPTY, 0usize),
-        |range, acc| {
-            for i in range {
-                if let Some(b) = get(i as u32)? {
-                    grow_centroid(&mut acc.0, &b);
+    let scan = |ci: usize, cc: &mut [[f32; 3]]| -> Result<(Aabb, usize), BuildError> {
+        let mut acc = (Aabb::EMPTY, 0usize);
+        for (j, c) in cc.iter_mut().enumerate() {
+            *c = match get((ci * CHUNK + j) as u32)? {
+                Some(b) => {
                     acc.1 += 1;
+                    grow_centroid(&mut acc.0, &b)
                 }
-            }
-            Ok(())
-        },
-        |a, b| (a.0.union(&b.0), a.1 + b.1),
-    )
+                None => [f32::NAN; 3],
+            };
+        }
+        Ok(acc)
+    };
+    if cents.len() <= CHUNK {
+        return scan(0, cents);
+    }
+    cents
+        .par_chunks_mut(CHUNK)
+        .enumerate()
+        .map(|(ci, cc)| scan(ci, cc))
+        .try_reduce(|| (Aabb::EMPTY, 0), |a, b| Ok((a.0.union(&b.0), a.1 + b.1)))
 }
 
-/// Morton keys of primitives `0..keys.len()` of one geometry whose first key index is
-/// `base`.
-fn scan_keys(
-    keys: &mut [u64],
-    base: u32,
-    grid: &morton::Grid,
-    get: impl Fn(u32) -> Result<Option<Aabb>, BuildError> + Sync,
-) -> Result<(), BuildError> {
-    keys.par_chunks_mut(CHUNK).enumerate().try_for_each(|(ci, kc)| {
-        for (j, k) in kc.iter_mut().enumerate() {
-            let i = (ci * CHUNK + j) as u32;
-            let code = match get(i)? {
-                Some(b) => grid.code(std::array::from_fn(|a| b.lo[a] * 0.5 + b.hi[a] * 0.5)),
-                None => morton::INACTIVE,
-            };
-            *k = (code as u64) << 32 | (base + i) as u64;
+/// Morton keys `code << 32 | index` of the centroids (INACTIVE for a NaN one).
+fn scan_keys(keys: &mut [u64], cents: &[[f32; 3]], grid: &morton::Grid) {
+    keys.par_chunks_mut(CHUNK).zip(cents.par_chunks(CHUNK)).enumerate().for_each(|(ci, (kc, cc))| {
+        for (j, (k, c)) in kc.iter_mut().zip(cc).enumerate() {
+            let code = if c[0].is_nan() { morton::INACTIVE } else { grid.code(*c) };
+            *k = (code as u64) << 32 | (ci * CHUNK + j) as u64;
         }
-        Ok(())
-    })
+    });
 }
 
 /// How far ahead the permutation prefetches.
@@ -813,29 +800,6 @@ fn permute_tris(
 
 /// Items per parallel task in the build's streaming passes.
 const CHUNK: usize = 4096;
-
-/// Runs `f` over `0..n` in chunks (in parallel when large), each with its own accumulator,
-/// and combines them.
-fn par_ranges<A: Send>(
-    n: usize,
-    init: impl Fn() -> A + Sync,
-    f: impl Fn(std::ops::Range<usize>, &mut A) -> Result<(), BuildError> + Sync,
-    combine: impl Fn(A, A) -> A + Sync,
-) -> Result<A, BuildError> {
-    if n <= CHUNK {
-        let mut a = init();
-        f(0..n, &mut a)?;
-        return Ok(a);
-    }
-    (0..n.div_ceil(CHUNK))
-        .into_par_iter()
-        .map(|c| {
-            let mut a = init();
-            f(c * CHUNK..((c + 1) * CHUNK).min(n), &mut a)?;
-            Ok(a)
-        })
-        .try_reduce(&init, |a, b| Ok(combine(a, b)))
-}
 
 /// What the request's geometries are (all of one type, as Vulkan requires), checked
 /// against the level.
