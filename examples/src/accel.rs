@@ -265,8 +265,11 @@ fn build(
         )
     };
 
-    let storage =
-        Buffer::new(ctx, sizes.acceleration_structure_size, vk::BufferUsageFlags::ACCELERATION_STRUCTURE_STORAGE_KHR)?;
+    let storage = Buffer::for_device_writes(
+        ctx,
+        sizes.acceleration_structure_size,
+        vk::BufferUsageFlags::ACCELERATION_STRUCTURE_STORAGE_KHR,
+    )?;
     let create = vk::AccelerationStructureCreateInfoKHR::default()
         .buffer(storage.handle())
         .size(sizes.acceleration_structure_size)
@@ -281,7 +284,8 @@ fn build(
 
     // Over-allocate so the scratch address can be rounded up to the required alignment.
     let align = shared.info.min_scratch_alignment;
-    let scratch = Buffer::new(ctx, sizes.build_scratch_size + align, vk::BufferUsageFlags::STORAGE_BUFFER)?;
+    let scratch =
+        Buffer::for_device_writes(ctx, sizes.build_scratch_size + align, vk::BufferUsageFlags::STORAGE_BUFFER)?;
     let info = info
         .dst_acceleration_structure(handle)
         .scratch_data(vk::DeviceOrHostAddressKHR { device_address: scratch.address().next_multiple_of(align) });

@@ -19,6 +19,17 @@ pub struct Buffer {
 impl Buffer {
     /// A zero-filled buffer of `size` bytes. SHADER_DEVICE_ADDRESS is always added to `usage`.
     pub fn new(ctx: &Context, size: u64, usage: vk::BufferUsageFlags) -> Result<Self> {
+        Self::create(ctx, size, usage, true)
+    }
+
+    /// A buffer whose contents are whatever the driver's new memory holds: for memory the
+    /// device writes before anything reads it (acceleration-structure storage, build
+    /// scratch), where clearing would only cost time.
+    pub fn for_device_writes(ctx: &Context, size: u64, usage: vk::BufferUsageFlags) -> Result<Self> {
+        Self::create(ctx, size, usage, false)
+    }
+
+    fn create(ctx: &Context, size: u64, usage: vk::BufferUsageFlags, zero: bool) -> Result<Self> {
         let shared = ctx.shared.clone();
         let device = &shared.device;
         let info = vk::BufferCreateInfo::default()
@@ -44,8 +55,10 @@ impl Buffer {
                 return Err(Error::Vulkan { call: "vkMapMemory", result });
             }
         };
-        // SAFETY: the mapping covers at least `size` bytes.
-        unsafe { mapped.write_bytes(0, size as usize) };
+        if zero {
+            // SAFETY: the mapping covers at least `size` bytes.
+            unsafe { mapped.write_bytes(0, size as usize) };
+        }
         let address_info = vk::BufferDeviceAddressInfo::default().buffer(handle);
         // SAFETY: the buffer has SHADER_DEVICE_ADDRESS usage and its memory the matching flag.
         let address = unsafe { device.get_buffer_device_address(&address_info) };

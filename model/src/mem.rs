@@ -1,6 +1,6 @@
 //! Device memory: a 64-bit device address space whose regions are backed by host memory.
 //!
-//! Every `VkDeviceMemory` is one [`Region`]: a zeroed, page-aligned host allocation mapped at
+//! Every `VkDeviceMemory` is one [`Region`]: a zeroed, 64-byte-aligned host allocation mapped at
 //! a device address. `vkMapMemory` hands the application a pointer into the same host
 //! allocation, so what the host writes is what the device reads (one coherent, cached memory
 //! type). Device addresses are never reused: a stale address into freed memory faults
@@ -57,10 +57,16 @@ impl std::fmt::Display for MemFault {
 
 /// Host memory behind a region.
 pub struct Backing {
+    /// The first byte, [`HOST_ALIGN`]-aligned, inside the allocation.
     ptr: NonNull<u8>,
     len: usize,
+    /// The allocation as made (freed in `Drop`).
+    alloc: NonNull<u8>,
     layout: Layout,
 }
+
+/// Alignment of a region's host memory: `minMemoryMapAlignment` (64) and a cache line.
+pub const HOST_ALIGN: usize = 64;
 
 // SAFETY: a Backing is a plain heap allocation that outlives every reference to it (it is
 // only freed in Drop, when the last Arc goes). Concurrent accesses through it are the same
@@ -72,10 +78,17 @@ unsafe impl Sync for Backing {}
 
 impl Backing {
     fn new(len: usize) -> Option<Backing> {
-        let layout = Layout::from_size_align(len.max(1), 4096).ok()?;
+        // Allocated with the allocator's natural alignment and aligned here: a zeroed
+        // allocation of that alignment is `calloc`, which hands out fresh (already zero)
+        // pages for large sizes without writing them, where an over-aligned one is
+        // allocated and then cleared byte by byte.
+        let layout = Layout::from_size_align(len.max(1) + HOST_ALIGN, 16).ok()?;
         // SAFETY: layout has non-zero size.
-        let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
-        NonNull::new(ptr).map(|ptr| Backing { ptr, len, layout })
+        let alloc = NonNull::new(unsafe { std::alloc::alloc_zeroed(layout) })?;
+        let pad = alloc.as_ptr().align_offset(HOST_ALIGN);
+        // SAFETY: pad < HOST_ALIGN, so `[pad, pad + len)` lies inside the allocation.
+        let ptr = unsafe { NonNull::new_unchecked(alloc.as_ptr().add(pad)) };
+        Some(Backing { ptr, len, alloc, layout })
     }
 
     /// Host pointer to the first byte (what `vkMapMemory` returns, plus the offset).
@@ -95,7 +108,7 @@ impl Backing {
 impl Drop for Backing {
     fn drop(&mut self) {
         // SAFETY: allocated in `new` with this exact layout, freed once.
-        unsafe { std::alloc::dealloc(self.ptr.as_ptr(), self.layout) }
+        unsafe { std::alloc::dealloc(self.alloc.as_ptr(), self.layout) }
     }
 }
 

@@ -296,6 +296,9 @@ pub struct TriReader<'a> {
     /// Set when every triangle is three consecutive R32G32B32_SFLOAT vertices in the
     /// window with no transform: the common case, read without decoding.
     plain: bool,
+    /// Set when vertices are R32G32B32_SFLOAT with no transform (indexed or not): read
+    /// without decoding when they are in the window.
+    rgb32: bool,
 }
 
 impl<'a> TriReader<'a> {
@@ -355,17 +358,13 @@ impl<'a> TriReader<'a> {
             win_len: 0,
             xf,
             plain: false,
+            rgb32: false,
         };
         if n > 0 {
             t.map_vertices(max_vertex)?;
         }
-        t.plain = n > 0
-            && t.fmt.comp == Comp::F32
-            && t.fmt.comps == 3
-            && t.xf.is_none()
-            && matches!(t.index, Index::None)
-            && t.win_lo == t.first
-            && t.win_len >= 3 * n;
+        t.rgb32 = t.fmt.comp == Comp::F32 && t.fmt.comps == 3 && t.xf.is_none();
+        t.plain = n > 0 && t.rgb32 && matches!(t.index, Index::None) && t.win_lo == t.first && t.win_len >= 3 * n;
         Ok(t)
     }
 
@@ -422,10 +421,7 @@ impl<'a> TriReader<'a> {
             Index::U16(b) => {
                 std::array::from_fn(|k| u16::from_le_bytes([b[6 * i + 2 * k], b[6 * i + 2 * k + 1]]) as u64)
             }
-            Index::U32(b) => std::array::from_fn(|k| {
-                let o = 12 * i + 4 * k;
-                u32::from_le_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]]) as u64
-            }),
+            Index::U32(b) => bytemuck::pod_read_unaligned::<[u32; 3]>(&b[12 * i..12 * i + 12]).map(|k| k as u64),
         }
     }
 
@@ -496,7 +492,15 @@ impl<'a> TriReader<'a> {
         let c = self.corners(i);
         let mut v = [[0.0f32; 3]; 3];
         for k in 0..3 {
-            v[k] = self.vertex(c[k].wrapping_add(self.first))?;
+            let vk = c[k].wrapping_add(self.first);
+            let rel = vk.wrapping_sub(self.win_lo);
+            v[k] = if self.rgb32 && rel < self.win_len {
+                // In the window and needing no decode: one unaligned 12-byte load.
+                let o = (rel * self.stride) as usize;
+                bytemuck::pod_read_unaligned(&self.verts[o..o + 12])
+            } else {
+                self.vertex(vk)?
+            };
         }
         if let Some(m) = &self.xf {
             for vk in v.iter_mut() {

@@ -264,8 +264,8 @@ pub struct Options {
     /// CW-BVH width, 4 or 6.
     pub width: u32,
     /// Largest multi-primitive leaf (1..=8; 1 = one primitive per leaf, seed 000's format);
-    /// `None`: the builder's default ([`FAST_LEAF`]; [`SAH_LEAF`] for triangles, else 1;
-    /// 1 for the full sweep).
+    /// `None`: the builder's default ([`FAST_LEAF`]; [`SAH_LEAF`] when every geometry is
+    /// opaque triangles, else 1; 1 for the full sweep).
     /// `LOW_MEMORY` builds use at least [`LOW_MEMORY_LEAF`].
     pub max_leaf: Option<u32>,
     /// Largest linear-BVH subtree the SAH builder treats as one item.
@@ -282,8 +282,8 @@ pub const LOW_MEMORY_LEAF: u32 = 4;
 /// Default leaf size of the fast builder (`PREFER_FAST_BUILD`): multi-triangle leaves make
 /// the build faster and the structure smaller.
 pub const FAST_LEAF: u32 = 4;
-/// Default leaf size of the SAH builder for triangles (AABBs: 1): its leaves are cut by
-/// full sweep, and at this size
+/// Default leaf size of the SAH builder for opaque triangles (else 1): its leaves are cut
+/// by full sweep, and at this size
 /// the structure is smaller, faster to build and (by the SAH cost of the stored boxes,
 /// box and triangle tests alike) no worse than with single-primitive leaves.
 pub const SAH_LEAF: u32 = 4;
@@ -298,13 +298,16 @@ impl Options {
         self.builder.unwrap_or(if f & flags::PREFER_FAST_BUILD != 0 { Builder::Fast } else { Builder::Sah })
     }
 
-    /// The leaf size for `flags` and primitives of `kind`.
-    fn leaf_for(&self, f: u32, kind: Kind) -> u32 {
+    /// The leaf size for `flags` and primitives of `kind`, when every geometry is opaque
+    /// (`all_opaque`) or not.
+    fn leaf_for(&self, f: u32, kind: Kind, all_opaque: bool) -> u32 {
         let l = self.max_leaf.unwrap_or(match self.builder_for(f) {
             Builder::Fast => FAST_LEAF,
-            // Procedural candidates go back to the shader one by one: single-box leaves
-            // let the walker offer them nearest first.
-            Builder::Sah if kind == Kind::Triangles => SAH_LEAF,
+            // Candidates (non-opaque triangles, procedural boxes) go back to the shader one
+            // by one, and the walker offers a leaf's in stored order: with single-primitive
+            // leaves it offers them nearest first, which is what applications (and
+            // lavapipe) see, and the fewest any-hit calls.
+            Builder::Sah if kind == Kind::Triangles && all_opaque => SAH_LEAF,
             Builder::Sah => 1,
             Builder::FullSweep => 1,
         });
@@ -586,7 +589,8 @@ pub fn build_from(
 
     // 3. The binary tree.
     let builder = opts.builder_for(req.flags);
-    let max_leaf = opts.leaf_for(req.flags, kind);
+    let all_opaque = req.geometries.iter().all(|g| g.flags & vortex_model::abi::rtu::geometry_flags::OPAQUE != 0);
+    let max_leaf = opts.leaf_for(req.flags, kind, all_opaque);
     // The SAH builder's default bottom (every cluster split by full sweep) is planned
     // first: it reorders primitives within clusters.
     let planned_bottom = builder == Builder::Sah
