@@ -268,10 +268,15 @@ fn illegal(i: &Instr, what: &str) -> Fault {
     Fault::new(FaultKind::IllegalInstruction, format!("{what} in `{}`", crate::abi::isa::disasm(i)))
 }
 
+/// True for the CSRs whose value differs between the lanes of a warp.
+fn csr_per_lane(id: u32) -> bool {
+    matches!(id, csr::LANE_ID | csr::CTA_THREAD_ID_X | csr::CTA_THREAD_ID_Y | csr::CTA_THREAD_ID_Z)
+}
+
 /// Reads the CSR `id` for `lane`.
 fn csr_value(id: u32, lane: usize, w: &Warp, env: &ExecEnv) -> u32 {
     let ls = env.launch;
-    let tid = super::thread_index(w.rank, lane, env.nt, ls.block_dim);
+    let tid = |k: usize| super::thread_index(w.rank, lane, env.nt, ls.block_dim)[k];
     match id {
         csr::LANE_ID => lane as u32,
         csr::WARP_ID => env.warp_id,
@@ -282,9 +287,9 @@ fn csr_value(id: u32, lane: usize, w: &Warp, env: &ExecEnv) -> u32 {
         csr::CTA_ID => w.cta_slot,
         csr::CTA_RANK => w.rank,
         csr::CTA_SIZE => env.cta.num_warps,
-        csr::CTA_THREAD_ID_X => tid[0],
-        csr::CTA_THREAD_ID_Y => tid[1],
-        csr::CTA_THREAD_ID_Z => tid[2],
+        csr::CTA_THREAD_ID_X => tid(0),
+        csr::CTA_THREAD_ID_Y => tid(1),
+        csr::CTA_THREAD_ID_Z => tid(2),
         csr::CTA_BLOCK_ID_X => env.cta.block_idx[0],
         csr::CTA_BLOCK_ID_Y => env.cta.block_idx[1],
         csr::CTA_BLOCK_ID_Z => env.cta.block_idx[2],
@@ -488,14 +493,9 @@ pub fn execute(i: &Instr, w: &mut Warp, mask: u32, env: &mut ExecEnv) -> Result<
             return Ok(Next::Moved);
         }
         Op::Bra => {
-            let p = a as usize * nt;
-            let mut taken = 0u32;
-            lanes!(mask, nt, |l| {
-                if regs[p + l] != 0 {
-                    taken |= 1 << l;
-                }
-            });
-            w.branch(taken, i.imm, i.imm2, i.imm3);
+            // Every lane's predicate bit, branch-free; inactive lanes are masked off.
+            let taken = row(regs, a, nt).iter().enumerate().fold(0u32, |t, (l, &x)| t | ((x != 0) as u32) << l);
+            w.branch(taken & mask, i.imm, i.imm2, i.imm3);
             return Ok(Next::Moved);
         }
         Op::Bar => {
@@ -514,7 +514,16 @@ pub fn execute(i: &Instr, w: &mut Warp, mask: u32, env: &mut ExecEnv) -> Result<
             return Err(lane_fault(Fault::new(FaultKind::Trap { code: i.imm }, what), lane));
         }
 
-        Op::Mov => unary(regs, nt, mask, d, a, |x| x),
+        Op::Mov => {
+            if nt == MAX_THREADS && mask == u32::MAX {
+                // A whole row of the widest warp: one fixed-size row copy (the generic path
+                // copies the row into a temporary and back, each a run-time-length copy).
+                let src: [u32; MAX_THREADS] = row(regs, a, nt).try_into().expect("row of nt lanes");
+                regs[d as usize * nt..][..MAX_THREADS].copy_from_slice(&src);
+            } else {
+                unary(regs, nt, mask, d, a, |x| x)
+            }
+        }
         Op::Movi => {
             let (d, v) = (d as usize * nt, i.imm);
             lanes!(mask, nt, |l| {
@@ -524,11 +533,17 @@ pub fn execute(i: &Instr, w: &mut Warp, mask: u32, env: &mut ExecEnv) -> Result<
         Op::Sel => ternary(regs, nt, mask, d, a, b, c, |p, x, y| if p != 0 { x } else { y }),
         Op::Csr => {
             let dd = d as usize * nt;
-            for l in 0..nt {
-                if mask >> l & 1 != 0 {
+            if csr_per_lane(i.imm) {
+                lanes!(mask, nt, |l| {
                     let v = csr_value(i.imm, l, w, env);
                     w.regs[dd + l] = v;
-                }
+                });
+            } else {
+                // The same value in every lane: read once, broadcast.
+                let v = csr_value(i.imm, 0, w, env);
+                lanes!(mask, nt, |l| {
+                    w.regs[dd + l] = v;
+                });
             }
         }
 
@@ -955,22 +970,24 @@ pub fn execute(i: &Instr, w: &mut Warp, mask: u32, env: &mut ExecEnv) -> Result<
                 let (base_hi, base_lo) = (row(regs, a + 1, nt), row(regs, a, nt));
                 let first = mask.trailing_zeros() as usize;
                 let (h0, l0) = (base_hi[first], base_lo[first]);
-                for l in 0..nt {
-                    if mask >> l & 1 != 0 && (base_hi[l] != h0 || base_lo[l] != l0) {
-                        uniform = 0;
-                        break;
-                    }
-                }
-                if uniform != 0 {
-                    uniform = 1 << first;
-                }
+                let same = if mask == crate::cta_dispatch::full_mask(nt as u32) {
+                    // A branch-free OR over the rows (vectorises).
+                    base_hi.iter().zip(base_lo).fold(0, |acc, (&h, &l)| acc | (h ^ h0) | (l ^ l0)) == 0
+                } else {
+                    let mut diff = 0;
+                    lanes!(mask, nt, |l| {
+                        diff |= (base_hi[l] ^ h0) | (base_lo[l] ^ l0);
+                    });
+                    diff == 0
+                };
+                uniform = if same { 1 << first } else { 0 };
             }
             let lanes = if uniform != 0 && i.op == Op::Ldg { uniform } else { mask };
             let mut hot: Option<&Region> = None;
-            for l in 0..nt {
-                if lanes >> l & 1 == 0 {
-                    continue;
-                }
+            let mut todo = lanes;
+            while todo != 0 {
+                let l = todo.trailing_zeros() as usize;
+                todo &= todo - 1;
                 let addr = pair(regs, aa, nt, l).wrapping_add(off);
                 // Lanes mostly touch one buffer: look the region up again only when a lane
                 // leaves the last one.
@@ -1000,10 +1017,12 @@ pub fn execute(i: &Instr, w: &mut Warp, mask: u32, env: &mut ExecEnv) -> Result<
                         // The uniform load: every active lane gets the value.
                         for k in 0..size.regs() {
                             let dst = &mut regs[(vv + k) * nt..][..nt];
-                            for (m, x) in dst.iter_mut().enumerate() {
-                                if mask >> m & 1 != 0 {
-                                    *x = v[k];
-                                }
+                            if mask == crate::cta_dispatch::full_mask(nt as u32) {
+                                dst.fill(v[k]);
+                            } else {
+                                lanes!(mask, nt, |m| {
+                                    dst[m] = v[k];
+                                });
                             }
                         }
                     }
@@ -1023,10 +1042,10 @@ pub fn execute(i: &Instr, w: &mut Warp, mask: u32, env: &mut ExecEnv) -> Result<
             let load = matches!(i.op, Op::Ldl | Op::Ldp);
             let (aa, vv) = (a as usize * nt, if load { d as usize } else { b as usize });
             let pb = w.private_bytes;
-            for l in 0..nt {
-                if mask >> l & 1 == 0 {
-                    continue;
-                }
+            let mut todo = mask;
+            while todo != 0 {
+                let l = todo.trailing_zeros() as usize;
+                todo &= todo - 1;
                 let off = regs[aa + l].wrapping_add(i.imm) as usize;
                 let lmem_len = env.lmem.len();
                 let (buf, base, limit): (&mut [u8], usize, usize) =
@@ -1071,10 +1090,10 @@ pub fn execute(i: &Instr, w: &mut Warp, mask: u32, env: &mut ExecEnv) -> Result<
                     regs[r as usize * nt + l] as u64
                 }
             };
-            for l in 0..nt {
-                if mask >> l & 1 == 0 {
-                    continue;
-                }
+            let mut todo = mask;
+            while todo != 0 {
+                let l = todo.trailing_zeros() as usize;
+                todo &= todo - 1;
                 let (bv, cv) = (get(regs, b, l), get(regs, c, l));
                 let old = if i.op == Op::Atomg {
                     let addr = pair(regs, a as usize, nt, l);
@@ -1125,10 +1144,10 @@ pub fn execute(i: &Instr, w: &mut Warp, mask: u32, env: &mut ExecEnv) -> Result<
 
         Op::Ild | Op::Ist | Op::Iatom => {
             let mut cached: Option<(u64, ImageDesc, &'static format::Format)> = None;
-            for l in 0..nt {
-                if mask >> l & 1 == 0 {
-                    continue;
-                }
+            let mut todo = mask;
+            while todo != 0 {
+                let l = todo.trailing_zeros() as usize;
+                todo &= todo - 1;
                 let daddr = pair(regs, a as usize, nt, l);
                 let (desc, fmt) = match cached {
                     Some((addr, dsc, fm)) if addr == daddr => (dsc, fm),
@@ -1231,10 +1250,10 @@ pub fn execute(i: &Instr, w: &mut Warp, mask: u32, env: &mut ExecEnv) -> Result<
         }
         Op::Getw | Op::Getwf => {
             let count = i.modifier.max(1) as u32;
-            for l in 0..nt {
-                if mask >> l & 1 == 0 {
-                    continue;
-                }
+            let mut todo = mask;
+            while todo != 0 {
+                let l = todo.trailing_zeros() as usize;
+                todo &= todo - 1;
                 let q = regs[a as usize * nt + l];
                 for k in 0..count {
                     let v = env.rtu.read(env.warp_id as usize, l, q, i.imm + k).map_err(rtu_fault)?;

@@ -112,7 +112,13 @@ pub struct RtuError {
 #[derive(Default)]
 struct WarpTraces {
     num_queries: u32,
+    /// The rows of every (query, lane); a row whose bit is set in `idle` still holds an
+    /// earlier warp's words and reads as idle until it is first written.
     window: Vec<u32>,
+    /// Per query: lanes whose row has not been touched since the warp was launched. Rows
+    /// are made idle on first use instead of clearing the whole window (96 words per
+    /// (query, lane)) at every warp launch.
+    idle: Vec<u32>,
     /// One walker context per (query, lane); kept across warp launches so their stacks
     /// are allocated once.
     walks: Vec<Walk>,
@@ -121,6 +127,43 @@ struct WarpTraces {
     /// Timed mode, per query: lanes whose record landed since the last WAIT saw them (the
     /// per-lane `response_ready` bits of seed 000 §2.2).
     fresh: Vec<u32>,
+}
+
+impl WarpTraces {
+    /// The row of (`query`, `lane`) as launched: all zero but STATUS = DONE_MISS, if it has
+    /// not been touched since the launch.
+    #[inline]
+    fn touch(&mut self, query: u32, lane: usize, nt: usize) {
+        let (q, bit) = (query as usize, 1u32 << lane);
+        if self.idle[q] & bit != 0 {
+            self.idle[q] &= !bit;
+            let base = (q * nt + lane) * rtu_abi::SLOT_COUNT as usize;
+            let row = &mut self.window[base..base + rtu_abi::SLOT_COUNT as usize];
+            row.fill(0);
+            row[rtu_abi::STATUS as usize] = rtu_abi::STS_DONE_MISS;
+        }
+    }
+
+    /// The row of (`query`, `lane`) is about to be rewritten whole (TRACE): it stops being
+    /// idle without being cleared first.
+    #[inline]
+    fn claim(&mut self, query: u32, lane: usize) {
+        self.idle[query as usize] &= !(1u32 << lane);
+    }
+
+    /// Word `slot` of the row at `base` (of `query`, `lane`), as the kernel reads it.
+    #[inline]
+    fn word(&self, query: u32, lane: usize, base: usize, slot: u32) -> u32 {
+        if self.idle[query as usize] >> lane & 1 != 0 {
+            if slot == rtu_abi::STATUS {
+                rtu_abi::STS_DONE_MISS
+            } else {
+                0
+            }
+        } else {
+            self.window[base + slot as usize]
+        }
+    }
 }
 
 /// What the front end tells the socket's traversal core (timed mode).
@@ -227,6 +270,7 @@ impl RtuUnit {
     /// Timed mode: lane `lane` of (warp, query) is owed a record again.
     fn owe(&mut self, warp: usize, query: u32, lane: usize, rec_base: usize) {
         let w = &mut self.warps[warp];
+        w.touch(query, lane, self.nt);
         w.outstanding[query as usize] |= 1 << lane;
         w.fresh[query as usize] &= !(1 << lane);
         w.window[rec_base + rtu_abi::STATUS as usize] = rtu_abi::STS_PENDING;
@@ -242,6 +286,7 @@ impl RtuUnit {
     ) -> (&mut Walk, &mut [u32], &mut RtuStats, Option<&mut raylog::LineSet>) {
         let w = &mut self.warps[warp];
         let ctx = query as usize * self.nt + lane;
+        w.touch(query, lane, self.nt);
         let base = ctx * rtu_abi::SLOT_COUNT as usize;
         let lines = self.raylog.as_deref_mut().map(|r| &mut r.lines);
         (&mut w.walks[ctx], &mut w.window[base..base + rtu_abi::SLOT_COUNT as usize], &mut self.stats, lines)
@@ -256,6 +301,7 @@ impl RtuUnit {
             return;
         }
         let ctx = query as usize * nt + lane;
+        w.touch(query, lane, nt);
         let base = ctx * rtu_abi::SLOT_COUNT as usize;
         let rec = &mut w.window[base..base + rtu_abi::SLOT_COUNT as usize];
         Self::land(rec, &w.walks[ctx], out, &mut self.stats);
@@ -289,12 +335,14 @@ impl RtuUnit {
             log.close_warp(warp, &w.window, rtu_abi::SLOT_COUNT as usize);
         }
         w.num_queries = num_queries;
+        // Every row reads as idle from now on; rows are cleared when first touched
+        // (`WarpTraces::touch`), not here.
         let len = num_queries as usize * self.nt * rtu_abi::SLOT_COUNT as usize;
-        w.window.clear();
-        w.window.resize(len, 0);
-        for rec in w.window.chunks_exact_mut(rtu_abi::SLOT_COUNT as usize) {
-            rec[rtu_abi::STATUS as usize] = rtu_abi::STS_DONE_MISS;
+        if w.window.len() < len {
+            w.window.resize(len, 0);
         }
+        w.idle.clear();
+        w.idle.resize(num_queries as usize, crate::cta_dispatch::full_mask(self.nt as u32));
         let n = num_queries as usize * self.nt;
         if w.walks.len() < n {
             w.walks.resize_with(n, Walk::default);
@@ -347,6 +395,12 @@ impl RtuUnit {
             let base = self.check_slot(warp, lane, q[lane])?;
             let ctx = base / rtu_abi::SLOT_COUNT as usize;
             let w = &mut self.warps[warp];
+            if self.raylog.is_some() {
+                // The recorder reads the row before it is rewritten.
+                w.touch(q[lane], lane, self.nt);
+            } else {
+                w.claim(q[lane], lane);
+            }
             let rec = &mut w.window[base..base + rtu_abi::SLOT_COUNT as usize];
             let walk = &mut w.walks[ctx];
             let r = &rays[lane];
@@ -449,7 +503,7 @@ impl RtuUnit {
         }
         for lane in (0..self.nt).filter(|l| mask >> l & 1 != 0) {
             let base = self.check_slot(warp, lane, q[lane])?;
-            status[lane] = self.warps[warp].window[base + rtu_abi::STATUS as usize];
+            status[lane] = self.warps[warp].word(q[lane], lane, base, rtu_abi::STATUS);
             if self.timed {
                 self.warps[warp].fresh[q[lane] as usize] &= !(1 << lane);
             }
@@ -474,6 +528,7 @@ impl RtuUnit {
             let base = self.check_slot(warp, lane, q[lane])?;
             let ctx = base / rtu_abi::SLOT_COUNT as usize;
             let w = &mut self.warps[warp];
+            w.touch(q[lane], lane, self.nt);
             let rec = &mut w.window[base..base + rtu_abi::SLOT_COUNT as usize];
             let walk = &mut w.walks[ctx];
             let status = rec[rtu_abi::STATUS as usize];
@@ -535,7 +590,7 @@ impl RtuUnit {
                 ),
             });
         }
-        Ok(self.warps[warp].window[base + slot as usize])
+        Ok(self.warps[warp].word(q, lane, base, slot))
     }
 
     pub fn stats(&self) -> &RtuStats {
@@ -544,5 +599,44 @@ impl RtuUnit {
 
     pub fn take_stats(&mut self) -> RtuStats {
         std::mem::take(&mut self.stats)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A relaunched warp slot reads every row as idle (zero, STATUS = DONE_MISS) even though
+    /// the rows are only cleared when first touched; a row TRACE wrote reads what it wrote.
+    #[test]
+    fn relaunched_rows_read_idle() {
+        let (nt, slots) = (4, rtu_abi::SLOT_COUNT);
+        let mut u = RtuUnit::new(&RtuConfig::default(), 2, nt);
+        let mem = MemoryMap::default();
+        let idle =
+            |u: &RtuUnit, q: u32, lane: usize| (0..slots).map(|s| u.read(1, lane, q, s).unwrap()).collect::<Vec<_>>();
+        let mut expect = vec![0; slots as usize];
+        expect[rtu_abi::STATUS as usize] = rtu_abi::STS_DONE_MISS;
+        u.launch_warp(1, 2);
+        assert_eq!(idle(&u, 1, 2), expect);
+        // A null structure misses: the row holds the ray and COMMITTED.T = tmax.
+        let ray = TraceRay { tmax: 7.0, dir: [0.0, 0.0, 1.0], ..TraceRay::default() };
+        let (q, rays) = ([1u32; MAX_THREADS], [ray; MAX_THREADS]);
+        u.trace(&mem, 1, 0b0110, &q, &rays).unwrap();
+        let t = rtu_abi::COMMITTED + rtu_abi::span::T;
+        assert_eq!(u.read(1, 2, 1, t).unwrap(), 7f32.to_bits());
+        assert_eq!(u.read(1, 2, 1, rtu_abi::STATUS).unwrap(), rtu_abi::STS_DONE_MISS);
+        assert_eq!(idle(&u, 1, 0), expect, "an untraced lane stays idle");
+        // CONTINUE on an idle row does nothing and leaves it idle.
+        u.cont(&mem, 1, 0b0001, &q, &[rtu_abi::ACT_TERMINATE; MAX_THREADS], &[0.0; MAX_THREADS]).unwrap();
+        assert_eq!(idle(&u, 1, 0), expect);
+        // The next warp in the slot sees idle rows again, through GETW and WAIT.
+        u.launch_warp(1, 2);
+        for lane in 0..nt {
+            assert_eq!(idle(&u, 1, lane), expect, "lane {lane}");
+        }
+        let mut status = [0u32; MAX_THREADS];
+        assert!(u.wait(1, 0b1111, &q, &mut status).unwrap());
+        assert_eq!(&status[..nt], &[rtu_abi::STS_DONE_MISS; 4]);
     }
 }
