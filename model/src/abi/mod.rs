@@ -34,12 +34,13 @@ pub const MAX_THREADS: usize = 32;
 /// out by bounds-checking the record first.
 #[inline(always)]
 pub fn rd_u32(b: &[u8], off: usize) -> u32 {
-    u32::from_le_bytes([b[off], b[off + 1], b[off + 2], b[off + 3]])
+    // One bounds check and one load (indexing byte by byte checks each byte).
+    u32::from_le_bytes(b[off..off + 4].try_into().expect("4 bytes"))
 }
 
 #[inline]
 pub fn rd_u16(b: &[u8], off: usize) -> u16 {
-    u16::from_le_bytes([b[off], b[off + 1]])
+    u16::from_le_bytes(b[off..off + 2].try_into().expect("2 bytes"))
 }
 
 #[inline]

@@ -45,6 +45,19 @@ impl<const W: usize> Node<W> {
         ];
         let (ql, qh) = (&b[node::qlo(w)..node::qlo(w) + 3 * W], &b[node::qhi(w)..node::qhi(w) + 3 * W]);
         let mut out = Node { count: n, lo: [[0.0; W]; 3], hi: [[0.0; W]; 3], child: [0; W] };
+        #[cfg(target_arch = "x86_64")]
+        if W == 4 {
+            let (lo, hi) = (dequant4(ql, origin, scale), dequant4(qh, origin, scale));
+            for a in 0..3 {
+                out.lo[a][..4].copy_from_slice(&lo[a]);
+                out.hi[a][..4].copy_from_slice(&hi[a]);
+            }
+            let ch = &b[node::CHILD..node::CHILD + 4 * W];
+            for c in 0..W {
+                out.child[c] = u32::from_le_bytes([ch[4 * c], ch[4 * c + 1], ch[4 * c + 2], ch[4 * c + 3]]);
+            }
+            return Ok(out);
+        }
         // Plain loops (not `array::from_fn`): this is the hottest decode in the model.
         for a in 0..3 {
             for c in 0..W {
@@ -61,6 +74,44 @@ impl<const W: usize> Node<W> {
     }
 }
 
+/// The twelve quantised corners of a 4-wide node's children (`x0 y0 z0 x1 ... z3`, bytes)
+/// dequantised per axis, four children to a vector: the same `origin + q * 2^exp` in f32
+/// as [`bvh::dequant`] (one multiply, one add, no fused rounding), so the same bits. The
+/// strided scalar loop does not vectorise; this measured 4 % less CPU time on the spheres.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn dequant4(q: &[u8], origin: [f32; 3], scale: [f32; 3]) -> [[f32; 4]; 3] {
+    use std::arch::x86_64::*;
+    let mut bytes = [0u8; 16];
+    bytes[..12].copy_from_slice(&q[..12]);
+    let mut out = [[0.0f32; 4]; 3];
+    // SAFETY: SSE2 is part of the x86_64 baseline; the load reads the 16-byte local array
+    // and each store writes one 4-float row of `out`.
+    unsafe {
+        let v = _mm_loadu_si128(bytes.as_ptr().cast());
+        let z = _mm_setzero_si128();
+        let (w0, w1) = (_mm_unpacklo_epi8(v, z), _mm_unpackhi_epi8(v, z));
+        let f0 = _mm_cvtepi32_ps(_mm_unpacklo_epi16(w0, z)); // x0 y0 z0 x1
+        let f1 = _mm_cvtepi32_ps(_mm_unpackhi_epi16(w0, z)); // y1 z1 x2 y2
+        let f2 = _mm_cvtepi32_ps(_mm_unpacklo_epi16(w1, z)); // z2 x3 y3 z3
+                                                             // `_mm_shuffle_ps(a, b, imm)` = [a[imm&3], a[imm>>2&3], b[imm>>4&3], b[imm>>6]].
+        let xa = _mm_shuffle_ps::<0b11_10_11_00>(f0, f1); // x0 x1 x2 y2
+        let xb = _mm_shuffle_ps::<0b01_01_10_10>(xa, f2); // x2 x2 x3 x3
+        let x = _mm_shuffle_ps::<0b10_00_01_00>(xa, xb); // x0 x1 x2 x3
+        let ya = _mm_shuffle_ps::<0b00_00_01_01>(f0, f1); // y0 y0 y1 y1
+        let yb = _mm_shuffle_ps::<0b10_10_11_11>(f1, f2); // y2 y2 y3 y3
+        let y = _mm_shuffle_ps::<0b10_00_10_00>(ya, yb); // y0 y1 y2 y3
+        let za = _mm_shuffle_ps::<0b01_01_10_10>(f0, f1); // z0 z0 z1 z1
+        let zb = _mm_shuffle_ps::<0b11_11_00_00>(f2, f2); // z2 z2 z3 z3
+        let zz = _mm_shuffle_ps::<0b10_00_10_00>(za, zb); // z0 z1 z2 z3
+        for (a, qa) in [x, y, zz].into_iter().enumerate() {
+            let r = _mm_add_ps(_mm_set1_ps(origin[a]), _mm_mul_ps(qa, _mm_set1_ps(scale[a])));
+            _mm_storeu_ps(out[a].as_mut_ptr(), r);
+        }
+    }
+    out
+}
+
 #[inline(always)]
 fn v3(b: &[u8], off: usize) -> [f32; 3] {
     [rd_f32(b, off), rd_f32(b, off + 4), rd_f32(b, off + 8)]
@@ -69,8 +120,14 @@ fn v3(b: &[u8], off: usize) -> [f32; 3] {
 /// Triangle `i` of a triangle leaf's bytes: its vertices and primitive index.
 #[inline(always)]
 pub fn triangle(b: &[u8], i: usize) -> ([[f32; 3]; 3], u32) {
-    let r = triangle_record(i);
-    ([v3(b, r + tri::V0), v3(b, r + tri::V1), v3(b, r + tri::V2)], rd_u32(b, r + tri::PRIM))
+    const _: () = assert!(tri::V1 == tri::V0 + 12 && tri::V2 == tri::V1 + 12 && tri::PRIM == tri::V2 + 12);
+    // The record as one fixed-size piece: a single bounds check, then plain loads.
+    let r = triangle_record(i) + tri::V0;
+    let rec: &[u8; 40] = b[r..r + 40].try_into().expect("a triangle record");
+    let w: [u32; 10] =
+        std::array::from_fn(|k| u32::from_le_bytes([rec[4 * k], rec[4 * k + 1], rec[4 * k + 2], rec[4 * k + 3]]));
+    let f = |k: usize| [f32::from_bits(w[k]), f32::from_bits(w[k + 1]), f32::from_bits(w[k + 2])];
+    ([f(0), f(3), f(6)], w[9])
 }
 
 /// Byte offset of triangle `i`'s record in a triangle leaf (the address position fetch
@@ -220,5 +277,49 @@ mod tests {
         b[node::COUNT] = 2;
         b[node::KIND] = bvh::LEAF_TRI;
         assert!(Node::<4>::decode(&b).is_err(), "a leaf is not a node");
+    }
+
+    /// Every child, axis and corner of random nodes of both widths decodes to exactly
+    /// `bvh::dequant` of its byte (the 4-wide decode is vectorised).
+    #[test]
+    fn every_corner_decodes_like_dequant() {
+        let mut s = 0x1234_5678_9abc_def1u64;
+        let mut next = move || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s
+        };
+        for round in 0..2000 {
+            for w in [4u32, 6] {
+                let mut b: Vec<u8> = (0..bvh::node_bytes(w)).map(|_| next() as u8).collect();
+                b[node::KIND] = bvh::NODE_INTERNAL;
+                b[node::COUNT] = 1 + (round % w as usize) as u8;
+                let origin: [f32; 3] = std::array::from_fn(|_| (next() % 20001) as f32 * 0.37 - 3700.0);
+                for a in 0..3 {
+                    b[node::ORIGIN + 4 * a..node::ORIGIN + 4 * a + 4].copy_from_slice(&origin[a].to_le_bytes());
+                    b[node::EXP + a] = ((next() % 60) as i32 - 30) as i8 as u8;
+                }
+                let check = |lo: &[[f32; 8]; 3], hi: &[[f32; 8]; 3]| {
+                    for c in 0..w as usize {
+                        for a in 0..3 {
+                            let e = b[node::EXP + a] as i8;
+                            let want_lo = bvh::dequant(origin[a], e, b[node::qlo(w) + 3 * c + a]);
+                            let want_hi = bvh::dequant(origin[a], e, b[node::qhi(w) + 3 * c + a]);
+                            assert_eq!(lo[a][c].to_bits(), want_lo.to_bits(), "w{w} child {c} axis {a}");
+                            assert_eq!(hi[a][c].to_bits(), want_hi.to_bits(), "w{w} child {c} axis {a}");
+                        }
+                    }
+                };
+                let widen = |x: &[f32]| -> [f32; 8] { std::array::from_fn(|c| x.get(c).copied().unwrap_or(0.0)) };
+                if w == 4 {
+                    let Ok(n) = Node::<4>::decode(&b) else { panic!("valid node refused") };
+                    check(&n.lo.map(|r| widen(&r)), &n.hi.map(|r| widen(&r)));
+                } else {
+                    let Ok(n) = Node::<6>::decode(&b) else { panic!("valid node refused") };
+                    check(&n.lo.map(|r| widen(&r)), &n.hi.map(|r| widen(&r)));
+                }
+            }
+        }
     }
 }
