@@ -180,7 +180,30 @@ fn owns_edge(dx: f32, dy: f32) -> bool {
 /// Watertight ray/triangle test against `[tmin, tmax]` (both inclusive).
 #[inline(always)]
 pub fn triangle(r: &RayPrep, v0: [f32; 3], v1: [f32; 3], v2: [f32; 3], tmin: f32, tmax: f32) -> Option<TriHit> {
-    let (kx, ky, kz) = (r.kx as usize, r.ky as usize, r.kz as usize);
+    // The ray's axis permutation as constants (one well-predicted branch per test), so the
+    // shear below reads fixed components instead of indexing a spilled array.
+    match (r.kx, r.ky, r.kz) {
+        (1, 2, 0) => triangle_k::<1, 2, 0>(r, v0, v1, v2, tmin, tmax),
+        (2, 1, 0) => triangle_k::<2, 1, 0>(r, v0, v1, v2, tmin, tmax),
+        (2, 0, 1) => triangle_k::<2, 0, 1>(r, v0, v1, v2, tmin, tmax),
+        (0, 2, 1) => triangle_k::<0, 2, 1>(r, v0, v1, v2, tmin, tmax),
+        (0, 1, 2) => triangle_k::<0, 1, 2>(r, v0, v1, v2, tmin, tmax),
+        _ => triangle_k::<1, 0, 2>(r, v0, v1, v2, tmin, tmax),
+    }
+}
+
+/// [`triangle`] for the permutation `(KX, KY, KZ)` (the ray's `kx, ky, kz`).
+#[inline(always)]
+fn triangle_k<const KX: usize, const KY: usize, const KZ: usize>(
+    r: &RayPrep,
+    v0: [f32; 3],
+    v1: [f32; 3],
+    v2: [f32; 3],
+    tmin: f32,
+    tmax: f32,
+) -> Option<TriHit> {
+    debug_assert_eq!((r.kx as usize, r.ky as usize, r.kz as usize), (KX, KY, KZ));
+    let (kx, ky, kz) = (KX, KY, KZ);
     let a = [v0[0] - r.org[0], v0[1] - r.org[1], v0[2] - r.org[2]];
     let b = [v1[0] - r.org[0], v1[1] - r.org[1], v1[2] - r.org[2]];
     let c = [v2[0] - r.org[0], v2[1] - r.org[1], v2[2] - r.org[2]];
@@ -195,7 +218,8 @@ pub fn triangle(r: &RayPrep, v0: [f32; 3], v1: [f32; 3], v2: [f32; 3], tmin: f32
     let mut u = cx * by - cy * bx;
     let mut v = ax * cy - ay * cx;
     let mut w = bx * ay - by * ax;
-    if (u < 0.0 || v < 0.0 || w < 0.0) && (u > 0.0 || v > 0.0 || w > 0.0) {
+    // Non-short-circuit `|` and `&`: one (unpredictable) branch, not up to six.
+    if ((u < 0.0) | (v < 0.0) | (w < 0.0)) & ((u > 0.0) | (v > 0.0) | (w > 0.0)) {
         return None;
     }
     if u == 0.0 || v == 0.0 || w == 0.0 {
