@@ -152,9 +152,7 @@ pub fn quantise_lanes<const N: usize>(lo: &[f32; N], hi: &[f32; N]) -> (f32, i8,
             }
         };
         let (a, b) = (unit((l - origin) * inv), unit((h - origin) * inv));
-        // SAFETY: a and b are in [0, 255], so both fit an i32 (one truncating convert each
-        // instead of Rust's saturating one).
-        let (lq, t) = unsafe { (a.to_int_unchecked::<i32>() as u32, b.to_int_unchecked::<i32>() as u32) };
+        let (lq, t) = (a as u32, b as u32);
         let hq = t + ((t as f32) < b) as u32;
         bad |= live[c] & ((origin + lq as f32 * step > l) | (origin + hq as f32 * step < h));
         ql[c] = if live[c] { lq as u8 } else { 255 };

@@ -37,11 +37,10 @@ impl Grid {
                 return 0;
             }
             let v = (c[a] - self.lo[a]) * self.scale[a];
-            // Plain compares (NaN -> 0), then one truncating convert.
+            // Plain compares (NaN -> 0), then the convert.
             let v = if v > 0.0 { v } else { 0.0 };
             let v = if v < max { v } else { max };
-            // SAFETY: v is in [0, 1023].
-            unsafe { v.to_int_unchecked::<u32>() }
+            v as u32
         });
         for (shift, mask) in [(16, 0x0300_00ffu32), (8, 0x0300_f00f), (4, 0x030c_30c3), (2, 0x0924_9249)] {
             x = x.map(|v| (v | v << shift) & mask);

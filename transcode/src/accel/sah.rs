@@ -380,12 +380,11 @@ type Bins = [[Bin; BINS]; 3];
 
 #[inline]
 fn bin_of(c: f32, lo: f32, scale: f32) -> usize {
-    // Plain compares (a NaN comes out 0), then one truncating convert.
+    // Plain compares (a NaN comes out 0), then the convert.
     let x = (c - lo) * scale;
     let x = if x > 0.0 { x } else { 0.0 };
     let x = if x < (BINS - 1) as f32 { x } else { (BINS - 1) as f32 };
-    // SAFETY: x is in [0, BINS - 1].
-    unsafe { x.to_int_unchecked::<u32>() as usize }
+    x as usize
 }
 
 fn bin_into(items: &[Item], cb: &Aabb, scale: &[f32; 3], bins: &mut Bins) {
