@@ -283,13 +283,8 @@ mod tests {
     /// `bvh::dequant` of its byte (the 4-wide decode is vectorised).
     #[test]
     fn every_corner_decodes_like_dequant() {
-        let mut s = 0x1234_5678_9abc_def1u64;
-        let mut next = move || {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            s
-        };
+        let mut rng = crate::rtu::reference::Rng::new(0x1234);
+        let mut next = move || rng.next_u64();
         for round in 0..2000 {
             for w in [4u32, 6] {
                 let mut b: Vec<u8> = (0..bvh::node_bytes(w)).map(|_| next() as u8).collect();

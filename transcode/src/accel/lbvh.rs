@@ -258,13 +258,8 @@ mod tests {
 
     #[test]
     fn clustered_build_is_the_per_primitive_build() {
-        let mut s = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            s
-        };
+        let mut rng = vortex_model::rtu::reference::Rng::new(0x2545);
+        let mut next = move || rng.next_u64();
         for round in 0..60 {
             let n = [2usize, 3, 5, 9, 100, 1000, 5000][round % 7];
             // Few distinct codes in some rounds (long runs of equal codes), several

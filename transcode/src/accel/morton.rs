@@ -155,11 +155,9 @@ mod tests {
     #[test]
     fn lane_codes_match_the_scalar_spread() {
         let g = Grid::new([-3.0, 0.0, 10.0], [5.0, 1.0, 11.0]);
-        let mut s = 99u64;
+        let mut rng = vortex_model::rtu::reference::Rng::new(99);
         for _ in 0..100_000 {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
+            let s = rng.next_u64();
             let c = [(s % 1000) as f32 * 0.01 - 4.0, (s >> 20) as f32 % 1.3, 10.0 + ((s >> 40) % 997) as f32 * 1e-3];
             let q = |a: usize| (((c[a] - g.lo[a]) * g.scale[a]) as u32).min((1 << BITS) - 1);
             assert_eq!(g.code(c), spread(q(0)) << 2 | spread(q(1)) << 1 | spread(q(2)), "{c:?}");
