@@ -430,20 +430,15 @@ impl RtuUnit {
                 self.post(warp, q[lane], lane, false);
                 continue;
             }
-            let out = match self.raylog.as_deref_mut() {
-                None => walk.run(&mut src, &mut self.headers, &self.cfg, rec, &mut self.stats),
-                Some(log) => {
-                    let mut tap = raylog::LineTap { inner: &mut src, mem, lines: &mut log.lines };
-                    walk.run(&mut tap, &mut self.headers, &self.cfg, rec, &mut self.stats)
-                }
-            }
-            .map_err(|fault| RtuError { lane: lane as u32, fault })?;
-            Self::land(rec, walk, out, &mut self.stats);
-            if out == Outcome::Done {
-                if let Some(log) = self.raylog.as_deref_mut() {
-                    log.finish(warp, ctx, rec);
-                }
-            }
+            let fe = Functional {
+                src: &mut src,
+                mem,
+                raylog: self.raylog.as_deref_mut(),
+                headers: &mut self.headers,
+                cfg: &self.cfg,
+                stats: &mut self.stats,
+            };
+            fe.run(walk, rec, warp, ctx, lane)?;
         }
         Ok(())
     }
@@ -560,20 +555,15 @@ impl RtuUnit {
                 self.post(warp, q[lane], lane, true);
                 continue;
             }
-            let out = match self.raylog.as_deref_mut() {
-                None => walk.run(&mut src, &mut self.headers, &self.cfg, rec, &mut self.stats),
-                Some(log) => {
-                    let mut tap = raylog::LineTap { inner: &mut src, mem, lines: &mut log.lines };
-                    walk.run(&mut tap, &mut self.headers, &self.cfg, rec, &mut self.stats)
-                }
-            }
-            .map_err(|fault| RtuError { lane: lane as u32, fault })?;
-            Self::land(rec, walk, out, &mut self.stats);
-            if out == Outcome::Done {
-                if let Some(log) = self.raylog.as_deref_mut() {
-                    log.finish(warp, ctx, rec);
-                }
-            }
+            let fe = Functional {
+                src: &mut src,
+                mem,
+                raylog: self.raylog.as_deref_mut(),
+                headers: &mut self.headers,
+                cfg: &self.cfg,
+                stats: &mut self.stats,
+            };
+            fe.run(walk, rec, warp, ctx, lane)?;
         }
         Ok(())
     }
@@ -599,6 +589,40 @@ impl RtuUnit {
 
     pub fn take_stats(&mut self) -> RtuStats {
         std::mem::take(&mut self.stats)
+    }
+}
+
+/// What a functional-mode run of one lane's walk needs besides the walk and its record.
+struct Functional<'s, 'm> {
+    src: &'s mut MemSource<'m>,
+    mem: &'m MemoryMap,
+    raylog: Option<&'s mut raylog::Recorder>,
+    headers: &'s mut HeaderCache,
+    cfg: &'s RtuConfig,
+    stats: &'s mut RtuStats,
+}
+
+impl Functional<'_, '_> {
+    /// Runs the walk until it lands (done or a yield), through the ray log's line tap when
+    /// recording; writes the record's STATUS last and closes the log entry of a finished
+    /// trace.
+    fn run(self, walk: &mut Walk, rec: &mut [u32], warp: usize, ctx: usize, lane: usize) -> Result<(), RtuError> {
+        let mut raylog = self.raylog;
+        let out = match raylog.as_deref_mut() {
+            None => walk.run(self.src, self.headers, self.cfg, rec, self.stats),
+            Some(log) => {
+                let mut tap = raylog::LineTap { inner: self.src, mem: self.mem, lines: &mut log.lines };
+                walk.run(&mut tap, self.headers, self.cfg, rec, self.stats)
+            }
+        }
+        .map_err(|fault| RtuError { lane: lane as u32, fault })?;
+        RtuUnit::land(rec, walk, out, self.stats);
+        if out == Outcome::Done {
+            if let Some(log) = raylog {
+                log.finish(warp, ctx, rec);
+            }
+        }
+        Ok(())
     }
 }
 

@@ -236,16 +236,7 @@ impl<D: FnMut(&Offer) -> (u32, f32)> Ref<'_, D> {
                         };
                         let offer = Offer { cand, at: self.result(rtu_abi::STS_YIELD_ANYHIT) };
                         let (act, _) = (self.decide)(&offer);
-                        if act & rtu_abi::ACT_ACCEPT != 0 {
-                            self.commit(words, rtu_abi::COMMITTED_TRIANGLE, tri_addr, h.t);
-                            if cls::terminate_on_commit(self.flags) {
-                                self.done = true;
-                            }
-                        }
-                        if act & rtu_abi::ACT_TERMINATE != 0 {
-                            self.done = true;
-                        }
-                        if self.done {
+                        if self.answer(act, words, rtu_abi::COMMITTED_TRIANGLE, tri_addr, h.t) {
                             return Ok(());
                         }
                     }
@@ -264,22 +255,28 @@ impl<D: FnMut(&Offer) -> (u32, f32)> Ref<'_, D> {
                 let cand = CandKey { kind: rtu_abi::CANDIDATE_AABB, t: t.to_bits(), prim, geom, inst: ids.index };
                 let offer = Offer { cand, at: self.result(rtu_abi::STS_YIELD_PROC) };
                 let (act, t_gen) = (self.decide)(&offer);
-                if act & rtu_abi::ACT_ACCEPT != 0 {
-                    let words = span_words(t_gen, 0.0, 0.0, prim, geom, &ids, false);
-                    self.commit(words, rtu_abi::COMMITTED_GENERATED, 0, t_gen);
-                    if cls::terminate_on_commit(self.flags) {
-                        self.done = true;
-                    }
-                }
-                if act & rtu_abi::ACT_TERMINATE != 0 {
-                    self.done = true;
-                }
-                if self.done {
+                let words = span_words(t_gen, 0.0, 0.0, prim, geom, &ids, false);
+                if self.answer(act, words, rtu_abi::COMMITTED_GENERATED, 0, t_gen) {
                     return Ok(());
                 }
             }
         }
         Ok(())
+    }
+
+    /// The shader's answer `act` to an offer: ACCEPT commits `words` (a commit ends the walk
+    /// under terminate-on-first-hit), TERMINATE ends it. True when the walk is over.
+    fn answer(&mut self, act: u32, words: [u32; crate::abi::raylog::HIT_WORDS], kind: u32, tri: u64, t: f32) -> bool {
+        if act & rtu_abi::ACT_ACCEPT != 0 {
+            self.commit(words, kind, tri, t);
+            if cls::terminate_on_commit(self.flags) {
+                self.done = true;
+            }
+        }
+        if act & rtu_abi::ACT_TERMINATE != 0 {
+            self.done = true;
+        }
+        self.done
     }
 
     fn commit(&mut self, mut words: [u32; crate::abi::raylog::HIT_WORDS], kind: u32, tri: u64, t: f32) {
