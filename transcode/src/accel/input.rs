@@ -514,12 +514,18 @@ impl<'a> TriReader<'a> {
 /// Box of a triangle.
 #[inline]
 pub fn tri_box(v: &[[f32; 3]; 3]) -> Aabb {
+    verts_box(bytemuck::cast_ref(v))
+}
+
+/// Box of a triangle stored as nine floats (v0, v1, v2).
+#[inline]
+pub fn verts_box(v: &[f32; 9]) -> Aabb {
     // Plain compares (one instruction each): the readers only return finite vertices.
     let mn = |a: f32, b: f32| if a < b { a } else { b };
     let mx = |a: f32, b: f32| if a > b { a } else { b };
     Aabb {
-        lo: std::array::from_fn(|a| mn(mn(v[0][a], v[1][a]), v[2][a])),
-        hi: std::array::from_fn(|a| mx(mx(v[0][a], v[1][a]), v[2][a])),
+        lo: std::array::from_fn(|a| mn(mn(v[a], v[3 + a]), v[6 + a])),
+        hi: std::array::from_fn(|a| mx(mx(v[a], v[3 + a]), v[6 + a])),
     }
 }
 

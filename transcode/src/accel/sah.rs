@@ -616,16 +616,7 @@ impl<'a> Payload<'a> {
     #[inline]
     fn item(&self, i: usize) -> (Item, u32) {
         let (b, g) = match self {
-            Payload::Tris { verts, ids } => {
-                let v = &verts[i];
-                let mn = |a: f32, b: f32| if a < b { a } else { b };
-                let mx = |a: f32, b: f32| if a > b { a } else { b };
-                let b = Aabb {
-                    lo: std::array::from_fn(|a| mn(mn(v[a], v[3 + a]), v[6 + a])),
-                    hi: std::array::from_fn(|a| mx(mx(v[a], v[3 + a]), v[6 + a])),
-                };
-                (b, ids[i][0])
-            }
+            Payload::Tris { verts, ids } => (super::input::verts_box(&verts[i]), ids[i][0]),
             Payload::Prims(p) => (p[i].aabb(), p[i].geom),
         };
         (Item { lo: b.lo, hi: b.hi, r: i as u32, count: 1 }, g)

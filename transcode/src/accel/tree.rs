@@ -228,13 +228,7 @@ impl Tree<'_> {
         if self.verts.is_empty() {
             self.prims[pos as usize].aabb()
         } else {
-            let v = &self.verts[pos as usize];
-            let mn = |a: f32, b: f32| if a < b { a } else { b };
-            let mx = |a: f32, b: f32| if a > b { a } else { b };
-            Aabb {
-                lo: std::array::from_fn(|a| mn(mn(v[a], v[3 + a]), v[6 + a])),
-                hi: std::array::from_fn(|a| mx(mx(v[a], v[3 + a]), v[6 + a])),
-            }
+            super::input::verts_box(&self.verts[pos as usize])
         }
     }
 
