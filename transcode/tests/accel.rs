@@ -706,6 +706,22 @@ fn builders() {
             }
             t
         }
+        // A height field in grid order (as_bench's terrain): spatially sorted input.
+        Ok("terrain") => {
+            let side = ((n / 2) as f64).sqrt().ceil() as usize;
+            let h = |x: usize, z: usize| {
+                let (x, z) = (x as f32 * 0.05, z as f32 * 0.05);
+                3.0 * (x.sin() * z.cos()) + (2.3 * x + 0.7).sin() * (1.9 * z).cos()
+            };
+            let p = |x: usize, z: usize| [x as f32, h(x, z), z as f32];
+            (0..side * side)
+                .flat_map(|c| {
+                    let (x, z) = (c % side, c / side);
+                    [[p(x, z), p(x + 1, z), p(x + 1, z + 1)], [p(x, z), p(x + 1, z + 1), p(x, z + 1)]]
+                })
+                .take(n)
+                .collect()
+        }
         _ => random_tris(&mut rng, n, 100.0, 0.5),
     };
     let mut opts = Options::new(4);
