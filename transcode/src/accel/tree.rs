@@ -95,6 +95,12 @@ impl Nodes {
         }
     }
 
+    /// Hints that nodes `lo..hi` (clamped to the array) will be read soon.
+    #[inline]
+    pub fn prefetch_range(&self, lo: usize, hi: usize) {
+        prefetch_lines(self.ptr as *const u8, std::mem::size_of::<BNode>(), lo, hi.min(self.len));
+    }
+
     #[inline]
     pub fn set(&self, i: u32, n: BNode) {
         assert!((i as usize) < self.len, "node {i} out of {}", self.len);
@@ -121,6 +127,18 @@ impl Nodes {
         assert!((i as usize) < self.len);
         // SAFETY: as for `set`.
         unsafe { (*self.ptr.add(i as usize)).kids[1] = r }
+    }
+}
+
+/// Prefetches every cache line of elements `lo..hi` of `size` bytes each from `base`.
+#[inline]
+fn prefetch_lines(base: *const u8, size: usize, lo: usize, hi: usize) {
+    if lo >= hi {
+        return;
+    }
+    let (first, last) = ((lo * size) & !63, hi * size - 1);
+    for at in (first..=last).step_by(64) {
+        super::input::prefetch(base.wrapping_add(at));
     }
 }
 
@@ -211,6 +229,12 @@ impl Wide {
         if (i as usize) < self.len {
             super::input::prefetch(self.ptr.wrapping_add(i as usize) as *const u8);
         }
+    }
+
+    /// Hints that entries `lo..hi` (clamped to the array) will be read soon.
+    #[inline]
+    pub fn prefetch_range(&self, lo: usize, hi: usize) {
+        prefetch_lines(self.ptr as *const u8, std::mem::size_of::<[u32; 6]>(), lo, hi.min(self.len));
     }
 
     #[inline]
