@@ -440,7 +440,7 @@ impl<'a> TriReader<'a> {
         Ok(self.fmt.decode(&one[..self.fmt.bytes]))
     }
 
-    /// Hints that triangle `i` will be read soon (its first vertex, or its indices).
+    /// Hints that triangle `i` will be read soon (its vertices, or its indices).
     #[inline]
     pub fn prefetch(&self, i: u32) {
         let at = match &self.index {
@@ -449,7 +449,10 @@ impl<'a> TriReader<'a> {
                 if rel >= self.win_len {
                     return;
                 }
-                self.verts[(rel * self.stride) as usize..].as_ptr()
+                let p = self.verts[(rel * self.stride) as usize..].as_ptr();
+                // Both lines three vertices may straddle (a hint: any address is fine).
+                prefetch(p.wrapping_add(2 * self.stride as usize + 11));
+                p
             }
             Index::U8(b) => b[3 * i as usize..].as_ptr(),
             Index::U16(b) => b[6 * i as usize..].as_ptr(),
