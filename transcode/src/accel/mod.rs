@@ -622,7 +622,10 @@ pub fn build_from(
         single_geometry: req.geometries.len() == 1,
         nodes: Nodes::new(nodes),
         wide: tree::Wide::new(wide),
-        eager: builder == Builder::Fast,
+        // Collapsing every internal node as it is finalised beats a top-down pass over the
+        // wide-node roots once leaves hold several primitives (few internal nodes per wide
+        // node): 1M triangles, SAH with 4-triangle leaves, 7-9 ms less single-threaded.
+        eager: builder == Builder::Fast || max_leaf > 1,
     };
     let root = if active == 0 {
         None
