@@ -240,12 +240,29 @@ fn small_n<const N: usize>(tree: &Tree, items: &[Item], idx: u32) -> u32 {
     if m == 1 {
         return items[0].r;
     }
+    // The finalisations below collapse wide nodes over these items' nodes, which the
+    // top-level build reaches in no useful order: ask for them (and, once they are in,
+    // for their children) while the sweeps run.
+    for it in items {
+        if !Tree::is_prim(it.r) {
+            tree.nodes.prefetch(it.r);
+        }
+    }
     let mut lists = axis_lists::<N>(items);
     let mut boxes = [LANES_EMPTY; N];
     let mut weights = [0.0f32; N];
     for (i, it) in items.iter().enumerate() {
         boxes[i] = lanes(it);
         weights[i] = it.count as f32;
+    }
+    if tree.eager {
+        for it in items {
+            if tree.openable(it.r) {
+                let k = tree.nodes.at(it.r).kids;
+                tree.nodes.prefetch(k[0]);
+                tree.nodes.prefetch(k[1]);
+            }
+        }
     }
     let mut sc = Scratch { right: [0.0; N], left: [false; N], tmp: [0; N] };
     let [l0, l1, l2] = &mut lists;
