@@ -5,7 +5,7 @@
 //! into disjoint parts of the destination.
 
 use super::input::{Aabb, AabbReader, InstData, PrimRef, TriReader};
-use super::tree::{Kind, Tree, LEAF_PRIM};
+use super::tree::{Kind, Tree, LEAF_PRIM, NONCONTIG};
 use super::BuildError;
 use vortex_model::abi::bvh::{self, inst, node, proc, tri};
 use vortex_model::abi::{wr_f32, wr_u32, wr_u64};
@@ -295,6 +295,9 @@ impl std::ops::Add for Written {
 /// How many sorted positions ahead of the leaf being written the writer prefetches nodes.
 const AHEAD: usize = 256;
 
+/// Subtrees at most this large (primitives) are prefetched when their parent is written.
+const RUN_AHEAD: u32 = 32;
+
 /// Subtrees at least this large (primitives) are written in parallel.
 const PAR_WRITE: u32 = 8192;
 
@@ -380,6 +383,7 @@ impl Writer<'_> {
         let w = self.width;
         let nb = bvh::node_bytes(w);
         let (kids, len) = t.wide.get(p);
+        let top = p >= t.top_base();
         let mut head = [0u8; 96];
         head[node::KIND] = bvh::NODE_INTERNAL;
         head[node::COUNT] = len as u8;
@@ -391,7 +395,12 @@ impl Writer<'_> {
         let mut big = 0;
         let mut at = off + nb as u64;
         for (c, &r) in kids[..len].iter().enumerate() {
-            let (b, count, _, size) = t.child(r);
+            let (b, count, first, size) = t.child(r);
+            if top && count <= RUN_AHEAD && first != NONCONTIG {
+                // A cluster below the top-level build, written soon: the top's walk is not
+                // in position order, so the lookahead by position in `write_leaf` misses it.
+                t.prefetch_run(first as usize, count as usize);
+            }
             for a in 0..3 {
                 lo[a][c] = b.lo[a];
                 hi[a][c] = b.hi[a];

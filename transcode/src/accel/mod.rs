@@ -635,7 +635,7 @@ pub fn build_from(
             // Every cluster split by full sweep (the default).
             Builder::Sah if planned_bottom => {
                 let m = sah::realize_bottom(&t, &cluster_starts, &plan, items);
-                Some(if m < 2 { items[0].r } else { sah::build(&t, &mut items[..m], active as u32 - 1) })
+                Some(if m < 2 { items[0].r } else { sah::build(&t, &mut items[..m], t.top_base()) })
             }
             Builder::Sah => lbvh::build(&t).map(|r| {
                 let m = sah::clusters(&t, r, opts.cluster.max(1), items);
@@ -647,7 +647,7 @@ pub fn build_from(
                 if m < 2 {
                     items[0].r
                 } else {
-                    sah::build(&t, &mut items[..m], active as u32 - 1)
+                    sah::build(&t, &mut items[..m], t.top_base())
                 }
             }),
             Builder::FullSweep => {

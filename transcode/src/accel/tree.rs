@@ -132,7 +132,7 @@ impl Nodes {
 
 /// Prefetches every cache line of elements `lo..hi` of `size` bytes each from `base`.
 #[inline]
-fn prefetch_lines(base: *const u8, size: usize, lo: usize, hi: usize) {
+pub(super) fn prefetch_lines(base: *const u8, size: usize, lo: usize, hi: usize) {
     if lo >= hi {
         return;
     }
@@ -246,6 +246,34 @@ impl Wide {
 }
 
 impl Tree<'_> {
+    /// First node number of a top-level build over clusters (the SAH builder's): nodes
+    /// below it are numbered like the sorted positions in their subtree, the top-level
+    /// ones from here on in the top build's own order.
+    #[inline]
+    pub fn top_base(&self) -> u32 {
+        self.keys.len().saturating_sub(1) as u32
+    }
+
+    /// Hints that the `count` primitives from sorted position `first` are about to be
+    /// written out: their vertices or boxes, their ids, and the nodes numbered like them.
+    #[inline]
+    pub fn prefetch_run(&self, first: usize, count: usize) {
+        let end = first + count;
+        if self.verts.is_empty() {
+            prefetch_lines(
+                self.prims.as_ptr().cast(),
+                std::mem::size_of::<PrimRef>(),
+                first,
+                end.min(self.prims.len()),
+            );
+        } else {
+            prefetch_lines(self.verts.as_ptr().cast(), 36, first, end.min(self.verts.len()));
+            prefetch_lines(self.ids.as_ptr().cast(), 8, first, end.min(self.ids.len()));
+        }
+        self.nodes.prefetch_range(first, end);
+        self.wide.prefetch_range(first, end);
+    }
+
     /// Box of the primitive at sorted position `pos`.
     #[inline]
     pub fn prim_box(&self, pos: u32) -> Aabb {
