@@ -775,7 +775,7 @@ fn scan_keys(keys: &mut [u64], cents: &[[f32; 3]], grid: &morton::Grid) {
 }
 
 /// How far ahead the permutation prefetches.
-const AHEAD: usize = 16;
+const AHEAD: usize = 64;
 
 /// Triangles in sorted order: for each sorted key, (geometry, primitive) from `locate`,
 /// vertices from `get`; `prefetch` is told the key index `AHEAD` positions on.
