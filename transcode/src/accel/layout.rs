@@ -6,7 +6,6 @@
 
 use super::input::{Aabb, AabbReader, InstData, PrimRef, TriReader};
 use super::tree::{Kind, Tree, LEAF_PRIM, NONCONTIG};
-use super::BuildError;
 use vortex_model::abi::bvh::{self, inst, node, proc, tri};
 use vortex_model::abi::{wr_f32, wr_u32, wr_u64};
 
@@ -310,7 +309,7 @@ pub struct Writer<'a> {
 impl Writer<'_> {
     /// Writes the record(s) of child `r`, whose box is `b`, into `out` (exactly its
     /// bytes), which sits at AS offset `off`.
-    pub fn write(&self, r: u32, b: &Aabb, out: &mut [u8], off: u64) -> Result<Written, BuildError> {
+    pub fn write(&self, r: u32, b: &Aabb, out: &mut [u8], off: u64) -> Written {
         if Tree::is_prim(r) {
             return self.write_leaf(r & !LEAF_PRIM, 1, b, out);
         }
@@ -321,7 +320,7 @@ impl Writer<'_> {
         self.write_node(r, out, off)
     }
 
-    fn write_leaf(&self, first: u32, count: u32, b: &Aabb, out: &mut [u8]) -> Result<Written, BuildError> {
+    fn write_leaf(&self, first: u32, count: u32, b: &Aabb, out: &mut [u8]) -> Written {
         let t = self.tree;
         // Leaves are written in sorted order, and every node is numbered like a sorted
         // position inside its subtree: the nodes the walk reads next are just ahead.
@@ -375,10 +374,10 @@ impl Writer<'_> {
                 write_instance(out, i);
             }
         }
-        Ok(Written { sah: b.half_area() as f64 * count as f64, nodes: 0, leaves: 1 })
+        Written { sah: b.half_area() as f64 * count as f64, nodes: 0, leaves: 1 }
     }
 
-    fn write_node(&self, p: u32, out: &mut [u8], off: u64) -> Result<Written, BuildError> {
+    fn write_node(&self, p: u32, out: &mut [u8], off: u64) -> Written {
         let t = self.tree;
         let w = self.width;
         let nb = bvh::node_bytes(w);
@@ -449,16 +448,16 @@ impl Writer<'_> {
             let sum = jobs
                 .into_par_iter()
                 .map(|(c, o, at)| self.write(kids[c], &boxes[c], o, at))
-                .try_reduce(Written::default, |a, b| Ok(a + b))?;
-            return Ok(own + sum);
+                .reduce(Written::default, |a, b| a + b);
+            return own + sum;
         }
         let mut s = own;
         for c in 0..len {
             let (mine, tail) = std::mem::take(&mut rest).split_at_mut(sizes[c]);
-            s = s + self.write(kids[c], &boxes[c], mine, at)?;
+            s = s + self.write(kids[c], &boxes[c], mine, at);
             (rest, at) = (tail, at + sizes[c] as u64);
         }
-        Ok(s)
+        s
     }
 }
 

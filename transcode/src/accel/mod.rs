@@ -681,7 +681,7 @@ pub fn build_from(
         Some(r) => {
             let w = layout::Writer { tree: &t, src: &src, width };
             let b = t.child_box(r);
-            let written = w.write(r, &b, recs, header::BYTES as u64)?;
+            let written = w.write(r, &b, recs, header::BYTES as u64);
             let root_area = b.half_area() as f64;
             stats.sah_cost = if root_area > 0.0 { written.sah / root_area } else { 0.0 };
             stats.nodes = written.nodes;
