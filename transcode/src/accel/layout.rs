@@ -383,18 +383,27 @@ impl Writer<'_> {
         let nb = bvh::node_bytes(w);
         let (kids, len) = t.wide.get(p);
         let top = p >= t.top_base();
-        let mut head = [0u8; 96];
-        head[node::KIND] = bvh::NODE_INTERNAL;
-        head[node::COUNT] = len as u8;
+        let (rec, mut rest) = out.split_at_mut(nb);
+        rec.fill(0);
+        rec[node::KIND] = bvh::NODE_INTERNAL;
+        rec[node::COUNT] = len as u8;
         // Unused lanes hold the empty interval (see `quantise_lanes`).
         let mut lo = [[f32::INFINITY; 8]; 3];
         let mut hi = [[f32::NEG_INFINITY; 8]; 3];
         let mut boxes = [Aabb::EMPTY; 6];
         let mut sizes = [0usize; 6];
+        // A leaf child's (first position, primitive count), written from here directly.
+        let mut leaves = [None; 6];
         let mut big = 0;
         let mut at = off + nb as u64;
         for (c, &r) in kids[..len].iter().enumerate() {
-            let (b, count, first, size) = t.child(r);
+            let (b, count, first, size, leaf) = if Tree::is_prim(r) {
+                let pos = r & !LEAF_PRIM;
+                (t.prim_box(pos), 1, pos, (t.kind.leaf_bytes(1) / 16) as u32, true)
+            } else {
+                let n = t.nodes.at(r);
+                (n.aabb(), n.prims(), n.first, n.size, n.is_leaf())
+            };
             if top && count <= RUN_AHEAD && first != NONCONTIG {
                 // A cluster below the top-level build, written soon: the top's walk is not
                 // in position order, so the lookahead by position in `write_leaf` misses it.
@@ -404,12 +413,13 @@ impl Writer<'_> {
                 lo[a][c] = b.lo[a];
                 hi[a][c] = b.hi[a];
             }
-            let leaf = Tree::is_prim(r) || t.nodes.at(r).is_leaf();
-            if !leaf {
+            if leaf {
+                leaves[c] = Some((first, count));
+            } else {
                 // Its wide children, read when its own record is written.
                 t.wide.prefetch(r);
             }
-            wr_u32(&mut head, node::CHILD + 4 * c, bvh::child_word(at, leaf));
+            wr_u32(rec, node::CHILD + 4 * c, bvh::child_word(at, leaf));
             (boxes[c], sizes[c]) = (b, size as usize * 16);
             big += (count >= PAR_WRITE) as usize;
             at += sizes[c] as u64;
@@ -418,22 +428,17 @@ impl Writer<'_> {
             let (o, e, ql, qh) = if w <= 4 {
                 let (o, e, l4, h4) =
                     quantise_lanes::<4>(&lo[a][..4].try_into().unwrap(), &hi[a][..4].try_into().unwrap());
-                let (mut ql, mut qh) = ([0u8; 8], [0u8; 8]);
-                ql[..4].copy_from_slice(&l4);
-                qh[..4].copy_from_slice(&h4);
-                (o, e, ql, qh)
+                (o, e, [l4[0], l4[1], l4[2], l4[3], 0, 0, 0, 0], [h4[0], h4[1], h4[2], h4[3], 0, 0, 0, 0])
             } else {
                 quantise_lanes::<8>(&lo[a], &hi[a])
             };
-            wr_f32(&mut head, node::ORIGIN + 4 * a, o);
-            head[node::EXP + a] = e as u8;
+            wr_f32(rec, node::ORIGIN + 4 * a, o);
+            rec[node::EXP + a] = e as u8;
             for c in 0..len {
-                head[node::qlo(w) + 3 * c + a] = ql[c];
-                head[node::qhi(w) + 3 * c + a] = qh[c];
+                rec[node::qlo(w) + 3 * c + a] = ql[c];
+                rec[node::qhi(w) + 3 * c + a] = qh[c];
             }
         }
-        let (head_out, mut rest) = out.split_at_mut(nb);
-        head_out.copy_from_slice(&head[..nb]);
         let own = Written { sah: t.nodes.at(p).aabb().half_area() as f64, nodes: 1, leaves: 0 };
         // Each child's records are the next `sizes[c]` bytes.
         let mut at = off + nb as u64;
@@ -454,7 +459,10 @@ impl Writer<'_> {
         let mut s = own;
         for c in 0..len {
             let (mine, tail) = std::mem::take(&mut rest).split_at_mut(sizes[c]);
-            s = s + self.write(kids[c], &boxes[c], mine, at);
+            s = s + match leaves[c] {
+                Some((first, count)) => self.write_leaf(first, count, &boxes[c], mine),
+                None => self.write_node(kids[c], mine, at),
+            };
             (rest, at) = (tail, at + sizes[c] as u64);
         }
         s
