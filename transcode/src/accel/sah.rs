@@ -43,6 +43,8 @@ const BINS: usize = 16;
 const PAR_SPLIT: usize = 2048;
 /// Ranges at least this large bin in parallel.
 const PAR_BIN: usize = 1 << 15;
+/// About how many items a binned split looks at.
+const SAMPLE: usize = 4096;
 
 /// Collects the maximal subtrees of at most `max` primitives under `root` into `out`, in
 /// left-to-right order; returns how many.
@@ -453,8 +455,9 @@ fn bin_of(c: f32, lo: f32, scale: f32) -> usize {
     x as usize
 }
 
-fn bin_into(items: &[Item], cb: &Aabb, scale: &[f32; 3], bins: &mut Bins) {
-    for it in items {
+/// Bins every `stride`-th item.
+fn bin_into(items: &[Item], stride: usize, cb: &Aabb, scale: &[f32; 3], bins: &mut Bins) {
+    for it in items.iter().step_by(stride) {
         let b = lanes(it);
         let w = it.count as f32;
         for a in 0..3 {
@@ -481,12 +484,15 @@ fn split_binned(items: &mut [Item], cb: &Aabb) -> (usize, Aabb, Aabb) {
         return halves(items);
     }
     let scale: [f32; 3] = std::array::from_fn(|a| if ext[a] > 0.0 { BINS as f32 * (1.0 - 1e-6) / ext[a] } else { 0.0 });
+    // Which bin boundary is best is decided as well from a few thousand items as from all
+    // of them: large ranges bin an evenly spaced sample (the partition still moves all).
+    let stride = (m / SAMPLE).max(1);
     let bins = if m >= PAR_BIN {
         items
             .par_chunks(8192)
             .map(|c| {
                 let mut b = [[Bin::default(); BINS]; 3];
-                bin_into(c, cb, &scale, &mut b);
+                bin_into(c, stride, cb, &scale, &mut b);
                 b
             })
             .reduce(
@@ -504,7 +510,7 @@ fn split_binned(items: &mut [Item], cb: &Aabb) -> (usize, Aabb, Aabb) {
             )
     } else {
         let mut b = [[Bin::default(); BINS]; 3];
-        bin_into(items, cb, &scale, &mut b);
+        bin_into(items, stride, cb, &scale, &mut b);
         b
     };
     let mut best = (f32::INFINITY, 0usize, 0usize);
