@@ -27,16 +27,23 @@ pub struct NotANode {
     pub count: usize,
 }
 
+/// The child count of an internal node of width `W`, or why the record is not one.
+#[inline(always)]
+pub fn node_count<const W: usize>(b: &[u8]) -> Result<usize, NotANode> {
+    let (kind, n) = (b[node::KIND], b[node::COUNT] as usize);
+    if kind != bvh::NODE_INTERNAL || n == 0 || n > W {
+        return Err(NotANode { kind, count: n });
+    }
+    Ok(n)
+}
+
 impl<const W: usize> Node<W> {
     /// Decodes a node from its `node_bytes(W)` bytes (`bvh::dequant` per coordinate).
     #[inline(always)]
     pub fn decode(b: &[u8]) -> Result<Node<W>, NotANode> {
         let w = W as u32;
         let b = &b[..bvh::node_bytes(w)];
-        let n = b[node::COUNT] as usize;
-        if b[node::KIND] != bvh::NODE_INTERNAL || n == 0 || n > W {
-            return Err(NotANode { kind: b[node::KIND], count: n });
-        }
+        let n = node_count::<W>(b)?;
         let origin = [rd_f32(b, node::ORIGIN), rd_f32(b, node::ORIGIN + 4), rd_f32(b, node::ORIGIN + 8)];
         let scale = [
             bvh::exp2i(b[node::EXP] as i8 as i32),

@@ -27,10 +27,11 @@
 //! layout that breaks the pre-order rule) or an exceeded bound is a fault, never a miss.
 
 use super::classifier::{self as cls, Opacity, TriAction};
-use super::isect::{self, RayPrep, IDENTITY_3X4};
-use super::records::{self, HeaderCache, Level, Node};
+use super::isect::{self, BoxRay, RayPrep, IDENTITY_3X4};
+use super::records::{self, HeaderCache, Level, Node, NotANode};
 use super::RtuStats;
-use crate::abi::bvh::{self, header};
+use crate::abi::bvh::{self, header, node};
+use crate::abi::rd_u32;
 use crate::abi::rtu::{self as rtu_abi, span};
 use crate::config::RtuConfig;
 use crate::fault::{Fault, FaultKind};
@@ -212,6 +213,9 @@ pub struct Walk {
     state: State,
     world: RayPrep,
     obj: RayPrep,
+    /// `world` and `obj` as the 4-wide node box test takes them.
+    world_box: BoxRay,
+    obj_box: BoxRay,
     tmin: f32,
     best_t: f32,
     committed: bool,
@@ -240,6 +244,8 @@ impl Default for Walk {
             state: State::Idle,
             world: RayPrep::default(),
             obj: RayPrep::default(),
+            world_box: BoxRay::default(),
+            obj_box: BoxRay::default(),
             tmin: 0.0,
             best_t: 0.0,
             committed: false,
@@ -288,6 +294,8 @@ impl Walk {
     ) {
         self.world = RayPrep::new(origin, dir);
         self.obj = self.world;
+        self.world_box = BoxRay::new(&self.world);
+        self.obj_box = self.world_box;
         self.tmin = tmin;
         self.best_t = tmax;
         self.committed = false;
@@ -471,8 +479,8 @@ impl Walk {
                         }
                     } else {
                         let parked = match self.level().width {
-                            4 => self.visit_node::<4, S>(src, cfg, st, word)?,
-                            _ => self.visit_node::<6, S>(src, cfg, st, word)?,
+                            4 => self.descend::<4, S>(src, cfg, st, word)?,
+                            _ => self.descend::<6, S>(src, cfg, st, word)?,
                         };
                         if parked {
                             return Ok(Outcome::Parked);
@@ -484,7 +492,18 @@ impl Walk {
                         return Ok(out);
                     }
                 }
-                State::Pop => self.pop(cfg, st)?,
+                State::Pop => {
+                    // The common case inline: an entry of the current level to take.
+                    let floor = if self.in_blas { self.top_entries } else { 0 };
+                    if self.stack.len != floor {
+                        let e = self.stack.pop().expect("stack holds entries of this level");
+                        if e.t <= self.best_t {
+                            self.state = State::Visit(e.word);
+                        }
+                    } else {
+                        self.pop(cfg, st)?;
+                    }
+                }
                 State::Restart { word, lo, hi, target } => {
                     let parked = match self.level().width {
                         4 => self.restart_node::<4, S>(src, cfg, st, word, lo, hi, target)?,
@@ -515,7 +534,7 @@ impl Walk {
     #[inline(always)]
     fn fetch_node<const W: usize, S: NodeSource>(&self, src: &mut S, word: u32) -> Result<Option<Node<W>>, Fault> {
         let lvl = self.level();
-        let addr = self.record_addr(lvl, word, bvh::node_bytes(W as u32))?;
+        let addr = record_addr(lvl, word, bvh::node_bytes(W as u32))?;
         let Some(b) = src.bytes(addr, bvh::node_bytes(W as u32))? else {
             return Ok(None);
         };
@@ -527,21 +546,116 @@ impl Walk {
         })
     }
 
-    /// Visits internal node `word`. Returns true when parked.
+    /// Visits internal node `word` (state `Visit(word)`) and, when the source does not track
+    /// steps (functional mode), goes on through the steps that follow for as long as they
+    /// are internal nodes of this level or pops of this level's entries: exactly the steps
+    /// the state machine would take one at a time, without leaving this loop. Returns true
+    /// when parked (the state is `Visit` of the node asked for).
     #[inline(always)]
-    fn visit_node<const W: usize, S: NodeSource>(
+    fn descend<const W: usize, S: NodeSource>(
         &mut self,
         src: &mut S,
         cfg: &RtuConfig,
         st: &mut RtuStats,
-        word: u32,
+        mut word: u32,
     ) -> Result<bool, Fault> {
-        let Some(n) = self.fetch_node::<W, S>(src, word)? else {
-            return Ok(true);
-        };
-        self.count_visit(cfg, st)?;
-        self.node(word, &n, st)?;
-        Ok(false)
+        let lvl = *self.level();
+        let in_blas = self.in_blas;
+        let (ray, bx) = if in_blas { (&self.obj, &self.obj_box) } else { (&self.world, &self.world_box) };
+        let (tmin, best_t) = (self.tmin, self.best_t);
+        let len = bvh::node_bytes(W as u32);
+        loop {
+            let addr = record_addr(&lvl, word, len)?;
+            let Some(b) = src.bytes(addr, len)? else {
+                self.state = State::Visit(word);
+                return Ok(true);
+            };
+            let (near, mut m, count) = test_node::<W>(b, ray, bx, tmin, best_t).map_err(|e| {
+                bad(format!(
+                    "record {word:#010x} of the structure at {:#x} is not an internal node of width {W} (kind {}, {} children)",
+                    lvl.base, e.kind, e.count
+                ))
+            })?;
+            self.visits += 1;
+            st.node_fetches += 1;
+            if self.visits > cfg.max_visits {
+                return Err(too_many_visits(self.top.base, cfg));
+            }
+            st.box_tests += count as u64;
+            let next = if m == 0 {
+                None
+            } else {
+                // The hit children by (near, slot): the nearest is next, the others are
+                // pushed farthest first.
+                let first = m.trailing_zeros() as usize;
+                m &= m - 1;
+                let first = if m == 0 {
+                    first
+                } else {
+                    let mut order = [0usize; W];
+                    order[0] = first;
+                    let mut nh = 1;
+                    while m != 0 {
+                        let c = m.trailing_zeros() as usize;
+                        m &= m - 1;
+                        let key = (near[c], c);
+                        let mut i = nh;
+                        while i > 0 && before(key, (near[order[i - 1]], order[i - 1])) {
+                            order[i] = order[i - 1];
+                            i -= 1;
+                        }
+                        order[i] = c;
+                        nh += 1;
+                    }
+                    for &c in order[1..nh].iter().rev() {
+                        let e = Entry { word: child(b, c), t: near[c] };
+                        push_entry(
+                            &mut self.stack,
+                            in_blas,
+                            &mut self.top_entries,
+                            &mut self.top_resume,
+                            &mut self.blas_resume,
+                            e,
+                        );
+                    }
+                    order[0]
+                };
+                let first = child(b, first);
+                if first == 0 {
+                    return Err(bad(format!("node {word:#010x} of the structure at {:#x} has a null child", lvl.base)));
+                }
+                Some(first)
+            };
+            if S::TRACKS_STEPS {
+                self.state = next.map_or(State::Pop, State::Visit);
+                return Ok(false);
+            }
+            let next = match next {
+                Some(w) => w,
+                None => {
+                    // `pop` while the stack holds entries of this level.
+                    let floor = if in_blas { self.top_entries } else { 0 };
+                    let mut next = None;
+                    while self.stack.len != floor {
+                        let e = self.stack.pop().expect("stack holds entries of this level");
+                        if e.t <= best_t {
+                            next = Some(e.word);
+                            break;
+                        }
+                    }
+                    let Some(w) = next else {
+                        self.state = State::Pop;
+                        return Ok(false);
+                    };
+                    w
+                }
+            };
+            if bvh::child_is_leaf(next) {
+                self.state = State::Visit(next);
+                return Ok(false);
+            }
+            word = next;
+        }
     }
 
     /// One restart step at node `word`. Returns true when parked.
@@ -564,44 +678,26 @@ impl Walk {
         Ok(false)
     }
 
-    /// Device address of the record `word` names, checked against the structure's extent.
-    #[inline]
-    fn record_addr(&self, lvl: &Level, word: u32, len: usize) -> Result<u64, Fault> {
-        let off = bvh::child_offset(word);
-        if off < header::BYTES as u64 || off + len as u64 > lvl.size {
-            return Err(bad(format!(
-                "child word {word:#010x} of the structure at {:#x} names bytes {off}..{} outside its records (size {})",
-                lvl.base,
-                off + len as u64,
-                lvl.size
-            )));
-        }
-        Ok(lvl.base + off)
-    }
-
     #[inline]
     fn count_visit(&mut self, cfg: &RtuConfig, st: &mut RtuStats) -> Result<(), Fault> {
         self.visits += 1;
         st.node_fetches += 1;
         if self.visits > cfg.max_visits {
-            return Err(bad(format!(
-                "walk of the structure at {:#x} exceeded {} record visits (cyclic or corrupt BVH)",
-                self.top.base, cfg.max_visits
-            )));
+            return Err(too_many_visits(self.top.base, cfg));
         }
         Ok(())
     }
 
     #[inline]
     fn push(&mut self, e: Entry) {
-        if let Some(dropped) = self.stack.push(e) {
-            if self.in_blas && self.top_entries == 0 {
-                self.blas_resume = dropped.word;
-            } else {
-                self.top_entries = self.top_entries.saturating_sub(1);
-                self.top_resume = dropped.word;
-            }
-        }
+        push_entry(
+            &mut self.stack,
+            self.in_blas,
+            &mut self.top_entries,
+            &mut self.top_resume,
+            &mut self.blas_resume,
+            e,
+        );
     }
 
     /// The box PE on every child of `n` against the current ray and interval: entry
@@ -610,43 +706,6 @@ impl Walk {
     fn test_children<const W: usize>(&self, n: &Node<W>, st: &mut RtuStats) -> ([f32; W], [bool; W]) {
         st.box_tests += n.count as u64;
         isect::slab_near_lanes(self.ray(), &n.lo, &n.hi, self.tmin, self.best_t)
-    }
-
-    #[inline(always)]
-    fn node<const W: usize>(&mut self, word: u32, n: &Node<W>, st: &mut RtuStats) -> Result<(), Fault> {
-        let (near, hit) = self.test_children(n, st);
-        // Insertion sort of the hit children by (near, slot).
-        let mut order = [0usize; W];
-        let mut nh = 0;
-        for c in 0..n.count {
-            if !hit[c] {
-                continue;
-            }
-            let key = (near[c], c);
-            let mut i = nh;
-            while i > 0 && before(key, (near[order[i - 1]], order[i - 1])) {
-                order[i] = order[i - 1];
-                i -= 1;
-            }
-            order[i] = c;
-            nh += 1;
-        }
-        if nh == 0 {
-            self.state = State::Pop;
-            return Ok(());
-        }
-        for &c in order[1..nh].iter().rev() {
-            self.push(Entry { word: n.child[c], t: near[c] });
-        }
-        let first = n.child[order[0]];
-        if first == 0 {
-            return Err(bad(format!(
-                "node {word:#010x} of the structure at {:#x} has a null child",
-                self.level().base
-            )));
-        }
-        self.state = State::Visit(first);
-        Ok(())
     }
 
     /// One step of a restart: at node `word` (subtree `[lo, hi)`), find the child whose
@@ -795,7 +854,7 @@ impl Walk {
         first_visit: bool,
     ) -> Result<Option<Outcome>, Fault> {
         let lvl = *self.level();
-        let addr = self.record_addr(&lvl, word, bvh::RECORD_ALIGN)?;
+        let addr = record_addr(&lvl, word, bvh::RECORD_ALIGN)?;
         // The first line of the record says what it is and how long.
         let Some(head) = src.bytes(addr, bvh::RECORD_ALIGN)? else {
             return Ok(Some(Outcome::Parked));
@@ -818,7 +877,7 @@ impl Walk {
                 lvl.base
             )));
         }
-        self.record_addr(&lvl, word, len)?;
+        record_addr(&lvl, word, len)?;
         let Some(b) = src.bytes(addr, len)? else {
             return Ok(Some(Outcome::Parked));
         };
@@ -953,6 +1012,7 @@ impl Walk {
         let o = isect::xform_point(&instance.w2o, self.world.org);
         let d = isect::xform_vector(&instance.w2o, self.world.dir);
         self.obj = RayPrep::new(o, d);
+        self.obj_box = BoxRay::new(&self.obj);
         self.inst = instance;
         self.blas = blas;
         self.in_blas = true;
@@ -968,4 +1028,81 @@ impl Walk {
 fn set_tri(win: &mut [u32], at: u32, addr: u64) {
     win[at as usize] = addr as u32;
     win[at as usize + 1] = (addr >> 32) as u32;
+}
+
+/// Device address of the record `word` names, checked against the structure's extent.
+#[inline]
+fn record_addr(lvl: &Level, word: u32, len: usize) -> Result<u64, Fault> {
+    let off = bvh::child_offset(word);
+    if off < header::BYTES as u64 || off + len as u64 > lvl.size {
+        return Err(bad(format!(
+            "child word {word:#010x} of the structure at {:#x} names bytes {off}..{} outside its records (size {})",
+            lvl.base,
+            off + len as u64,
+            lvl.size
+        )));
+    }
+    Ok(lvl.base + off)
+}
+
+fn too_many_visits(top: u64, cfg: &RtuConfig) -> Fault {
+    bad(format!("walk of the structure at {top:#x} exceeded {} record visits (cyclic or corrupt BVH)", cfg.max_visits))
+}
+
+/// Pushes `e` onto the walk's stack; an entry the short stack drops becomes its level's
+/// resume point (the bottom `top_entries` entries belong to the top level while in a BLAS).
+#[inline(always)]
+fn push_entry(
+    stack: &mut ShortStack,
+    in_blas: bool,
+    top_entries: &mut usize,
+    top_resume: &mut u32,
+    blas_resume: &mut u32,
+    e: Entry,
+) {
+    if let Some(dropped) = stack.push(e) {
+        if in_blas && *top_entries == 0 {
+            *blas_resume = dropped.word;
+        } else {
+            *top_entries = top_entries.saturating_sub(1);
+            *top_resume = dropped.word;
+        }
+    }
+}
+
+/// Child word `c` of an internal node's bytes.
+#[inline(always)]
+fn child(b: &[u8], c: usize) -> u32 {
+    rd_u32(b, node::CHILD + 4 * c)
+}
+
+/// The box PE on the internal node of width `W` in `b` against `ray` (`bx` for the 4-wide
+/// vector form) and `[tmin, tmax]`: the children's entry distances, a mask of the children
+/// hit, and the child count. The same bits as `Node::<W>::decode` and
+/// [`isect::slab_near_lanes`], and the same refusal of a record that is not such a node.
+#[inline(always)]
+fn test_node<const W: usize>(
+    b: &[u8],
+    ray: &RayPrep,
+    bx: &BoxRay,
+    tmin: f32,
+    tmax: f32,
+) -> Result<([f32; W], u32, usize), NotANode> {
+    #[cfg(target_arch = "x86_64")]
+    if W == 4 {
+        let b: &[u8; 64] = b[..64].try_into().expect("a 4-wide node is 64 bytes");
+        let count = records::node_count::<4>(b)?;
+        let (n4, m) = isect::slab_node4(b, bx, count, tmin, tmax);
+        let mut near = [0.0; W];
+        near[..4].copy_from_slice(&n4);
+        return Ok((near, m, count));
+    }
+    let _ = bx;
+    let n = Node::<W>::decode(b)?;
+    let (near, hit) = isect::slab_near_lanes(ray, &n.lo, &n.hi, tmin, tmax);
+    let mut m = 0;
+    for (c, &h) in hit.iter().enumerate().take(n.count) {
+        m |= (h as u32) << c;
+    }
+    Ok((near, m, n.count))
 }
