@@ -54,28 +54,37 @@ pub trait NodeSource {
     const TRACKS_STEPS: bool = false;
 }
 
-/// Functional-mode source: reads device memory in place, remembering the last region hit.
+/// Functional-mode source: reads device memory in place, remembering the last two regions
+/// hit (a TLAS and the BLAS its instances name are usually two allocations).
 pub struct MemSource<'a> {
     mem: &'a MemoryMap,
-    hot: Option<&'a Region>,
+    hot: [Option<&'a Region>; 2],
 }
 
 impl<'a> MemSource<'a> {
     pub fn new(mem: &'a MemoryMap) -> MemSource<'a> {
-        MemSource { mem, hot: None }
+        MemSource { mem, hot: [None; 2] }
     }
 
     /// The region holding `[addr, addr+len)`, or the fault a read of it takes.
     #[inline]
     fn region(&mut self, addr: u64, len: u64) -> Result<&'a Region, MemFault> {
-        match self.hot {
-            Some(r) if addr >= r.base && addr.checked_add(len).is_some_and(|e| e <= r.base + r.len) => Ok(r),
-            _ => {
-                let r = self.mem.region(addr, len).ok_or(MemFault { addr, size: len, kind: MemFaultKind::Unmapped })?;
-                self.hot = Some(r);
-                Ok(r)
-            }
+        if let Some(r) = self.hot[0].filter(|r| r.contains(addr, len)) {
+            return Ok(r);
         }
+        if let Some(r) = self.hot[1].filter(|r| r.contains(addr, len)) {
+            self.hot.swap(0, 1);
+            return Ok(r);
+        }
+        self.find_region(addr, len)
+    }
+
+    /// [`Self::region`] when neither recent region holds the bytes.
+    #[inline(never)]
+    fn find_region(&mut self, addr: u64, len: u64) -> Result<&'a Region, MemFault> {
+        let r = self.mem.region(addr, len).ok_or(MemFault { addr, size: len, kind: MemFaultKind::Unmapped })?;
+        self.hot = [Some(r), self.hot[0]];
+        Ok(r)
     }
 
     /// Faults exactly as a fetch of `len` bytes at `addr` would, without reading them.
@@ -192,22 +201,6 @@ enum State {
     Done,
 }
 
-/// The instance a BLAS walk entered through.
-#[derive(Clone, Copy, Debug)]
-struct Instance {
-    index: u32,
-    custom_mask: u32,
-    sbt_flags: u32,
-    w2o: [f32; 12],
-    o2w: [f32; 12],
-}
-
-impl Default for Instance {
-    fn default() -> Self {
-        Instance { index: 0, custom_mask: 0, sbt_flags: 0, w2o: IDENTITY_3X4, o2w: IDENTITY_3X4 }
-    }
-}
-
 /// The per-lane traversal context.
 pub struct Walk {
     state: State,
@@ -224,7 +217,8 @@ pub struct Walk {
     top: Level,
     blas: Level,
     in_blas: bool,
-    inst: Instance,
+    /// The instance a BLAS walk entered through (meaningful while `in_blas`).
+    inst: records::Inst,
     stack: ShortStack,
     /// Stack entries (at the bottom) that belong to the top level while in a BLAS.
     top_entries: usize,
@@ -254,7 +248,7 @@ impl Default for Walk {
             top: Level::default(),
             blas: Level::default(),
             in_blas: false,
-            inst: Instance::default(),
+            inst: records::Inst::default(),
             stack: ShortStack::default(),
             top_entries: 0,
             top_resume: 0,
@@ -292,10 +286,9 @@ impl Walk {
         flags: u32,
         cull_mask: u32,
     ) {
+        // `obj`, `obj_box` and `inst` are only read in a BLAS, which sets them on entry.
         self.world = RayPrep::new(origin, dir);
-        self.obj = self.world;
         self.world_box = BoxRay::new(&self.world);
-        self.obj_box = self.world_box;
         self.tmin = tmin;
         self.best_t = tmax;
         self.committed = false;
@@ -303,7 +296,6 @@ impl Walk {
         self.cull_mask = cull_mask;
         self.top = Level { base: accel, ..Level::default() };
         self.in_blas = false;
-        self.inst = Instance::default();
         self.stack.reset(cfg.stack_depth.max(1) as usize);
         self.top_entries = 0;
         self.top_resume = 0;
@@ -407,10 +399,9 @@ impl Walk {
         s[span::KIND as usize] = kind;
         s[span::FRONT as usize] = front as u32;
         let r = self.ray();
-        for i in 0..3 {
-            s[span::OBJ_ORIGIN as usize + i] = r.org[i].to_bits();
-            s[span::OBJ_DIR as usize + i] = r.dir[i].to_bits();
-        }
+        let bits = |v: &[f32]| -> [u32; 12] { std::array::from_fn(|i| v.get(i).map_or(0, |x| x.to_bits())) };
+        s[span::OBJ_ORIGIN as usize..span::OBJ_ORIGIN as usize + 3].copy_from_slice(&bits(&r.org)[..3]);
+        s[span::OBJ_DIR as usize..span::OBJ_DIR as usize + 3].copy_from_slice(&bits(&r.dir)[..3]);
         let (inst, custom, sbt) = if self.in_blas {
             (self.inst.index, self.inst.custom_mask & 0xff_ffff, self.inst.sbt_flags & 0xff_ffff)
         } else {
@@ -420,10 +411,9 @@ impl Walk {
         s[span::CUSTOM as usize] = custom;
         s[span::SBT as usize] = sbt;
         let (o2w, w2o) = if self.in_blas { (&self.inst.o2w, &self.inst.w2o) } else { (&IDENTITY_3X4, &IDENTITY_3X4) };
-        for i in 0..12 {
-            s[span::O2W as usize + i] = o2w[i].to_bits();
-            s[span::W2O as usize + i] = w2o[i].to_bits();
-        }
+        const _: () = assert!(span::W2O == span::O2W + 12);
+        s[span::O2W as usize..span::O2W as usize + 12].copy_from_slice(&bits(o2w));
+        s[span::W2O as usize..span::W2O as usize + 12].copy_from_slice(&bits(w2o));
     }
 
     /// RTU work done since the last call (records fetched plus primitive tests), and resets
@@ -518,6 +508,7 @@ impl Walk {
     }
 
     /// The header of the structure at `base` (None: parked).
+    #[inline(always)]
     fn header<S: NodeSource>(src: &mut S, headers: &mut HeaderCache, base: u64) -> Result<Option<Level>, Fault> {
         let Some(b) = src.bytes(base, header::BYTES)? else {
             return Ok(None);
@@ -525,9 +516,15 @@ impl Walk {
         if let Some(l) = headers.get(base) {
             return Ok(Some(l));
         }
+        Self::decode_header(headers, base, b).map(Some)
+    }
+
+    /// A header met for the first time in this dispatch.
+    #[inline(never)]
+    fn decode_header(headers: &mut HeaderCache, base: u64, b: &[u8]) -> Result<Level, Fault> {
         let l = Level::decode(base, b).map_err(|e| bad(format!("acceleration structure at {base:#x}: {}", e.0)))?;
         headers.insert(l);
-        Ok(Some(l))
+        Ok(l)
     }
 
     /// The internal node `word` names, decoded as width `W` (None: parked).
@@ -791,7 +788,6 @@ impl Walk {
                     return Ok(());
                 }
                 self.in_blas = false;
-                self.inst = Instance::default();
                 continue;
             }
             if !self.in_blas && self.stack.len == 0 {
@@ -882,8 +878,8 @@ impl Walk {
             return Ok(Some(Outcome::Parked));
         };
         if kind == bvh::LEAF_INST {
-            let it = records::Inst::decode(b);
-            return self.instance(src, headers, cfg, st, word, &it);
+            self.inst = records::Inst::decode(b);
+            return self.instance(src, headers, cfg, st, word);
         }
         if first_visit {
             self.count_visit(cfg, st)?;
@@ -980,21 +976,21 @@ impl Walk {
         cfg: &RtuConfig,
         st: &mut RtuStats,
         word: u32,
-        it: &records::Inst,
     ) -> Result<Option<Outcome>, Fault> {
+        let it = &self.inst;
         if !cls::instance_visible(it.custom_mask >> 24, self.cull_mask) || it.blas == 0 {
             self.count_visit(cfg, st)?;
             self.state = State::Pop;
             return Ok(None);
         }
-        let Some(blas) = Self::header(src, headers, it.blas)? else {
+        let Some(blas) = Self::header(src, headers, self.inst.blas)? else {
             return Ok(Some(Outcome::Parked));
         };
         self.count_visit(cfg, st)?;
         if blas.kind != bvh::KIND_BOTTOM {
             return Err(bad(format!(
                 "instance {} (leaf {word:#010x}) of the TLAS at {:#x} references {:#x}, which is not a bottom-level structure",
-                it.index, self.top.base, it.blas
+                self.inst.index, self.top.base, self.inst.blas
             )));
         }
         if blas.root == 0 {
@@ -1002,18 +998,10 @@ impl Walk {
             return Ok(None);
         }
         st.instance_transforms += 1;
-        let instance = Instance {
-            index: it.index,
-            custom_mask: it.custom_mask,
-            sbt_flags: it.sbt_flags,
-            w2o: it.w2o,
-            o2w: it.o2w,
-        };
-        let o = isect::xform_point(&instance.w2o, self.world.org);
-        let d = isect::xform_vector(&instance.w2o, self.world.dir);
+        let o = isect::xform_point(&self.inst.w2o, self.world.org);
+        let d = isect::xform_vector(&self.inst.w2o, self.world.dir);
         self.obj = RayPrep::new(o, d);
         self.obj_box = BoxRay::new(&self.obj);
-        self.inst = instance;
         self.blas = blas;
         self.in_blas = true;
         self.top_entries = self.stack.len;
