@@ -153,17 +153,22 @@ pub fn slab_near_lanes<const L: usize>(
 pub struct BoxRay {
     org: [[f32; 4]; 3],
     inv: [[f32; 4]; 3],
-    /// 0xff for the corner bytes whose near plane is the box max (`RayPrep::neg` of the
-    /// byte's axis), 0 elsewhere.
-    flip: [u8; 16],
+    /// Byte `k` (little-endian) is 0xff for the corner bytes whose near plane is the box max
+    /// (`RayPrep::neg` of the byte's axis, `k % 3`), 0 elsewhere and from byte 12 on.
+    flip: [u32; 4],
 }
 
 impl BoxRay {
+    #[inline]
     pub fn new(r: &RayPrep) -> BoxRay {
+        let [x, y, z] = r.neg.map(|n| if n { 0xffu32 } else { 0 });
+        let word = |a: u32, b: u32, c: u32, d: u32| a | b << 8 | c << 16 | d << 24;
+        let [ox, oy, oz] = r.org;
+        let [ix, iy, iz] = r.inv;
         BoxRay {
-            org: r.org.map(|o| [o; 4]),
-            inv: r.inv.map(|i| [i; 4]),
-            flip: std::array::from_fn(|k| if k < 12 && r.neg[k % 3] { 0xff } else { 0 }),
+            org: [[ox; 4], [oy; 4], [oz; 4]],
+            inv: [[ix; 4], [iy; 4], [iz; 4]],
+            flip: [word(x, y, z, x), word(y, z, x, y), word(z, x, y, z), 0],
         }
     }
 }

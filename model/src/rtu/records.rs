@@ -257,6 +257,7 @@ impl HeaderCache {
 }
 
 impl Inst {
+    #[inline]
     pub fn decode(b: &[u8]) -> Inst {
         let mut it = Inst {
             index: rd_u32(b, inst::INDEX),

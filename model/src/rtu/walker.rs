@@ -561,24 +561,38 @@ impl Walk {
         let (ray, bx) = if in_blas { (&self.obj, &self.obj_box) } else { (&self.world, &self.world_box) };
         let (tmin, best_t) = (self.tmin, self.best_t);
         let len = bvh::node_bytes(W as u32);
-        loop {
-            let addr = record_addr(&lvl, word, len)?;
-            let Some(b) = src.bytes(addr, len)? else {
-                self.state = State::Visit(word);
-                return Ok(true);
+        // The counters live in locals for the loop (written back on every way out).
+        let mut visits = self.visits;
+        let (mut fetches, mut boxes) = (0u64, 0u64);
+        let out = 'walk: loop {
+            let addr = match record_addr(&lvl, word, len) {
+                Ok(a) => a,
+                Err(e) => break 'walk Err(e),
             };
-            let (near, mut m, count) = test_node::<W>(b, ray, bx, tmin, best_t).map_err(|e| {
-                bad(format!(
-                    "record {word:#010x} of the structure at {:#x} is not an internal node of width {W} (kind {}, {} children)",
-                    lvl.base, e.kind, e.count
-                ))
-            })?;
-            self.visits += 1;
-            st.node_fetches += 1;
-            if self.visits > cfg.max_visits {
-                return Err(too_many_visits(self.top.base, cfg));
+            let b = match src.bytes(addr, len) {
+                Ok(Some(b)) => b,
+                Ok(None) => {
+                    self.state = State::Visit(word);
+                    break 'walk Ok(true);
+                }
+                Err(e) => break 'walk Err(Fault::from(e)),
+            };
+            let mut near = [0.0; W];
+            let (mut m, count) = match test_node::<W>(b, ray, bx, tmin, best_t, &mut near) {
+                Ok(t) => t,
+                Err(e) => {
+                    break 'walk Err(bad(format!(
+                        "record {word:#010x} of the structure at {:#x} is not an internal node of width {W} (kind {}, {} children)",
+                        lvl.base, e.kind, e.count
+                    )))
+                }
+            };
+            visits += 1;
+            fetches += 1;
+            if visits > cfg.max_visits {
+                break 'walk Err(too_many_visits(self.top.base, cfg));
             }
-            st.box_tests += count as u64;
+            boxes += count as u64;
             let next = if m == 0 {
                 None
             } else {
@@ -619,13 +633,16 @@ impl Walk {
                 };
                 let first = child(b, first);
                 if first == 0 {
-                    return Err(bad(format!("node {word:#010x} of the structure at {:#x} has a null child", lvl.base)));
+                    break 'walk Err(bad(format!(
+                        "node {word:#010x} of the structure at {:#x} has a null child",
+                        lvl.base
+                    )));
                 }
                 Some(first)
             };
             if S::TRACKS_STEPS {
                 self.state = next.map_or(State::Pop, State::Visit);
-                return Ok(false);
+                break 'walk Ok(false);
             }
             let next = match next {
                 Some(w) => w,
@@ -642,17 +659,21 @@ impl Walk {
                     }
                     let Some(w) = next else {
                         self.state = State::Pop;
-                        return Ok(false);
+                        break 'walk Ok(false);
                     };
                     w
                 }
             };
             if bvh::child_is_leaf(next) {
                 self.state = State::Visit(next);
-                return Ok(false);
+                break 'walk Ok(false);
             }
             word = next;
-        }
+        };
+        self.visits = visits;
+        st.node_fetches += fetches;
+        st.box_tests += boxes;
+        out
     }
 
     /// One restart step at node `word`. Returns true when parked.
@@ -1065,8 +1086,8 @@ fn child(b: &[u8], c: usize) -> u32 {
 }
 
 /// The box PE on the internal node of width `W` in `b` against `ray` (`bx` for the 4-wide
-/// vector form) and `[tmin, tmax]`: the children's entry distances, a mask of the children
-/// hit, and the child count. The same bits as `Node::<W>::decode` and
+/// vector form) and `[tmin, tmax]`: the children's entry distances into `near`, and a mask
+/// of the children hit and the child count. The same bits as `Node::<W>::decode` and
 /// [`isect::slab_near_lanes`], and the same refusal of a record that is not such a node.
 #[inline(always)]
 fn test_node<const W: usize>(
@@ -1075,22 +1096,23 @@ fn test_node<const W: usize>(
     bx: &BoxRay,
     tmin: f32,
     tmax: f32,
-) -> Result<([f32; W], u32, usize), NotANode> {
+    near: &mut [f32; W],
+) -> Result<(u32, usize), NotANode> {
     #[cfg(target_arch = "x86_64")]
     if W == 4 {
         let b: &[u8; 64] = b[..64].try_into().expect("a 4-wide node is 64 bytes");
         let count = records::node_count::<4>(b)?;
         let (n4, m) = isect::slab_node4(b, bx, count, tmin, tmax);
-        let mut near = [0.0; W];
         near[..4].copy_from_slice(&n4);
-        return Ok((near, m, count));
+        return Ok((m, count));
     }
     let _ = bx;
     let n = Node::<W>::decode(b)?;
-    let (near, hit) = isect::slab_near_lanes(ray, &n.lo, &n.hi, tmin, tmax);
+    let hit;
+    (*near, hit) = isect::slab_near_lanes(ray, &n.lo, &n.hi, tmin, tmax);
     let mut m = 0;
     for (c, &h) in hit.iter().enumerate().take(n.count) {
         m |= (h as u32) << c;
     }
-    Ok((near, m, n.count))
+    Ok((m, n.count))
 }
