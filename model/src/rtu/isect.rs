@@ -158,17 +158,32 @@ pub struct BoxRay {
     flip: [u32; 4],
 }
 
+/// [`BoxRay::flip`] for each octant (`neg[0] | neg[1] << 1 | neg[2] << 2`).
+const FLIPS: [[u32; 4]; 8] = {
+    let mut t = [[0u32; 4]; 8];
+    let mut o = 0;
+    while o < 8 {
+        let mut k = 0;
+        while k < 12 {
+            if o >> (k % 3) & 1 != 0 {
+                t[o][k / 4] |= 0xff << (8 * (k % 4));
+            }
+            k += 1;
+        }
+        o += 1;
+    }
+    t
+};
+
 impl BoxRay {
     #[inline]
     pub fn new(r: &RayPrep) -> BoxRay {
-        let [x, y, z] = r.neg.map(|n| if n { 0xffu32 } else { 0 });
-        let word = |a: u32, b: u32, c: u32, d: u32| a | b << 8 | c << 16 | d << 24;
         let [ox, oy, oz] = r.org;
         let [ix, iy, iz] = r.inv;
         BoxRay {
             org: [[ox; 4], [oy; 4], [oz; 4]],
             inv: [[ix; 4], [iy; 4], [iz; 4]],
-            flip: [word(x, y, z, x), word(y, z, x, y), word(z, x, y, z), 0],
+            flip: FLIPS[r.neg[0] as usize | (r.neg[1] as usize) << 1 | (r.neg[2] as usize) << 2],
         }
     }
 }
