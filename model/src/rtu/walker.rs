@@ -487,12 +487,12 @@ impl Walk {
                             return Ok(out);
                         }
                     } else {
-                        let parked = match self.level().width {
-                            4 => self.descend::<4, S>(src, cfg, st, word)?,
-                            _ => self.descend::<6, S>(src, cfg, st, word)?,
+                        let out = match self.level().width {
+                            4 => self.descend::<4, S>(src, headers, cfg, win, st, word)?,
+                            _ => self.descend::<6, S>(src, headers, cfg, win, st, word)?,
                         };
-                        if parked {
-                            return Ok(Outcome::Parked);
+                        if let Some(out) = out {
+                            return Ok(out);
                         }
                     }
                 }
@@ -568,26 +568,53 @@ impl Walk {
 
     /// Visits internal node `word` (state `Visit(word)`) and, when the source does not track
     /// steps (functional mode), goes on through the steps that follow for as long as they
-    /// are internal nodes of this level or pops of this level's entries: exactly the steps
-    /// the state machine would take one at a time, without leaving this loop. Returns true
-    /// when parked (the state is `Visit` of the node asked for).
+    /// stay in this level: internal nodes, leaves (unless one yields, finishes the walk or
+    /// enters a BLAS) and pops of this level's entries, exactly the steps the state machine
+    /// would take one at a time, without leaving this loop. Returns what the run must return
+    /// (`Parked`: the state is `Visit` of the node asked for), or None to go on with the
+    /// state machine.
+    #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     fn descend<const W: usize, S: NodeSource>(
         &mut self,
         src: &mut S,
+        headers: &mut HeaderCache,
         cfg: &RtuConfig,
+        win: &mut [u32],
         st: &mut RtuStats,
         mut word: u32,
-    ) -> Result<bool, Fault> {
+    ) -> Result<Option<Outcome>, Fault> {
         let lvl = *self.level();
         let in_blas = self.in_blas;
-        let (ray, bx) = if in_blas { (&self.obj, &self.obj_box) } else { (&self.world, &self.world_box) };
-        let (tmin, best_t) = (self.tmin, self.best_t);
+        let (tmin, mut best_t) = (self.tmin, self.best_t);
         let len = bvh::node_bytes(W as u32);
         // The counters live in locals for the loop (written back on every way out).
         let mut visits = self.visits;
         let (mut fetches, mut boxes) = (0u64, 0u64);
         let out = 'walk: loop {
+            if !S::TRACKS_STEPS && bvh::child_is_leaf(word) {
+                // A leaf of this level (the state is `Visit(word)`).
+                self.visits = visits;
+                let r = self.leaf(src, headers, cfg, win, st, word, 0, true);
+                visits = self.visits;
+                match r {
+                    Err(e) => break 'walk Err(e),
+                    Ok(Some(out)) => break 'walk Ok(Some(out)),
+                    Ok(None) => {}
+                }
+                if self.state != State::Pop || self.in_blas != in_blas {
+                    break 'walk Ok(None);
+                }
+                best_t = self.best_t;
+                match self.pop_level(in_blas, best_t) {
+                    Some(w) => {
+                        word = w;
+                        continue;
+                    }
+                    None => break 'walk Ok(None),
+                }
+            }
+            let (ray, bx) = if in_blas { (&self.obj, &self.obj_box) } else { (&self.world, &self.world_box) };
             let addr = match record_addr(&lvl, word, len) {
                 Ok(a) => a,
                 Err(e) => break 'walk Err(e),
@@ -596,7 +623,7 @@ impl Walk {
                 Ok(Some(b)) => b,
                 Ok(None) => {
                     self.state = State::Visit(word);
-                    break 'walk Ok(true);
+                    break 'walk Ok(Some(Outcome::Parked));
                 }
                 Err(e) => break 'walk Err(Fault::from(e)),
             };
@@ -665,38 +692,32 @@ impl Walk {
             };
             if S::TRACKS_STEPS {
                 self.state = next.map_or(State::Pop, State::Visit);
-                break 'walk Ok(false);
+                break 'walk Ok(None);
             }
-            let next = match next {
+            word = match next.or_else(|| self.pop_level(in_blas, best_t)) {
                 Some(w) => w,
-                None => {
-                    // `pop` while the stack holds entries of this level.
-                    let floor = if in_blas { self.top_entries } else { 0 };
-                    let mut next = None;
-                    while self.stack.len != floor {
-                        let e = self.stack.pop().expect("stack holds entries of this level");
-                        if e.t <= best_t {
-                            next = Some(e.word);
-                            break;
-                        }
-                    }
-                    let Some(w) = next else {
-                        self.state = State::Pop;
-                        break 'walk Ok(false);
-                    };
-                    w
-                }
+                None => break 'walk Ok(None),
             };
-            if bvh::child_is_leaf(next) {
-                self.state = State::Visit(next);
-                break 'walk Ok(false);
-            }
-            word = next;
         };
         self.visits = visits;
         st.node_fetches += fetches;
         st.box_tests += boxes;
         out
+    }
+
+    /// `pop` while the stack holds entries of the current level: the next entry not beyond
+    /// `best_t`, or None with the state `Pop` when the level has none left.
+    #[inline(always)]
+    fn pop_level(&mut self, in_blas: bool, best_t: f32) -> Option<u32> {
+        let floor = if in_blas { self.top_entries } else { 0 };
+        while self.stack.len != floor {
+            let e = self.stack.pop().expect("stack holds entries of this level");
+            if e.t <= best_t {
+                return Some(e.word);
+            }
+        }
+        self.state = State::Pop;
+        None
     }
 
     /// One restart step at node `word`. Returns true when parked.
