@@ -703,6 +703,18 @@ fn malformed_structures_fault() {
     }
     let (k, d) = kind_of(trace(&m, 1000));
     assert!(k == FaultKind::BadAccelerationStructure && d.contains("exceeded"), "{d}");
+    // A record named as an internal node that is not one.
+    let mut m = img.clone();
+    m[root + node::KIND] = 0x7f;
+    let (k, d) = kind_of(trace(&m, 1 << 20));
+    assert!(k == FaultKind::BadAccelerationStructure && d.contains("not an internal node of width 4"), "{d}");
+    // A node whose children are null.
+    let mut m = img.clone();
+    for c in 0..3 {
+        wr_u32(&mut m, root + node::CHILD + 4 * c, 0);
+    }
+    let (k, d) = kind_of(trace(&m, 1 << 20));
+    assert!(k == FaultKind::BadAccelerationStructure && d.contains("null child"), "{d}");
     // A leaf of the wrong kind in a BLAS.
     let mut m = img.clone();
     for c in 0..3 {

@@ -145,6 +145,125 @@ pub fn slab_near_lanes<const L: usize>(
     (near, hit)
 }
 
+/// A ray as the 4-wide node box test ([`slab_node4`]) consumes it: origin and reciprocal
+/// splatted per axis, and which of a node's quantised corner bytes (`x0 y0 z0 x1 ... z3`)
+/// hold the near plane's coordinate (the box max on an axis the ray runs down).
+#[derive(Clone, Copy, Debug, Default)]
+#[repr(C, align(16))]
+pub struct BoxRay {
+    org: [[f32; 4]; 3],
+    inv: [[f32; 4]; 3],
+    /// Byte `k` (little-endian) is 0xff for the corner bytes whose near plane is the box max
+    /// (`RayPrep::neg` of the byte's axis, `k % 3`), 0 elsewhere and from byte 12 on.
+    flip: [u32; 4],
+}
+
+/// [`BoxRay::flip`] for each octant (`neg[0] | neg[1] << 1 | neg[2] << 2`).
+const FLIPS: [[u32; 4]; 8] = {
+    let mut t = [[0u32; 4]; 8];
+    let mut o = 0;
+    while o < 8 {
+        let mut k = 0;
+        while k < 12 {
+            if o >> (k % 3) & 1 != 0 {
+                t[o][k / 4] |= 0xff << (8 * (k % 4));
+            }
+            k += 1;
+        }
+        o += 1;
+    }
+    t
+};
+
+impl BoxRay {
+    #[inline]
+    pub fn new(r: &RayPrep) -> BoxRay {
+        let [ox, oy, oz] = r.org;
+        let [ix, iy, iz] = r.inv;
+        BoxRay {
+            org: [[ox; 4], [oy; 4], [oz; 4]],
+            inv: [[ix; 4], [iy; 4], [iz; 4]],
+            flip: FLIPS[r.neg[0] as usize | (r.neg[1] as usize) << 1 | (r.neg[2] as usize) << 2],
+        }
+    }
+}
+
+/// The box PE on a 4-wide internal node straight from its bytes: exactly
+/// `Node::<4>::decode` followed by [`slab_near_lanes`] (the same f32 operations in the same
+/// order per child, so the same bits), with the hits as a mask (bit `c` for child `c`,
+/// children from `count` on clear). The caller has checked the node's kind and count.
+///
+/// The near and far planes are picked per axis on the quantised bytes (a byte blend with
+/// [`BoxRay::flip`]) and both are dequantised from one transposition; `widen_near` and
+/// `narrow_far` are exactly `maxps(t, near)` and `minps(t, far)` (both return their second
+/// operand when either is NaN or both are zeros).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub fn slab_node4(b: &[u8; 64], r: &BoxRay, count: usize, tmin: f32, tmax: f32) -> ([f32; 4], u32) {
+    use crate::abi::bvh::{self, node};
+    use std::arch::x86_64::*;
+    const _: () = assert!(node::qhi(4) + 16 <= 64 && node::ORIGIN + 16 <= node::CHILD && node::EXP + 4 <= node::CHILD);
+    const _: () = assert!(bvh::EXP_MIN == -126 && bvh::EXP_MAX == 127);
+    let exps = u32::from_le_bytes([b[node::EXP], b[node::EXP + 1], b[node::EXP + 2], 0]);
+    let mut near = [0.0f32; 4];
+    // SAFETY: SSE2 is part of the x86_64 baseline. The unaligned loads read 16 bytes at
+    // `qlo(4)`, `qhi(4)` and `ORIGIN`, all inside the 64-byte array (checked above); the
+    // aligned loads read `BoxRay` rows (16-byte aligned by `repr(align(16))`, each row 16
+    // bytes at a multiple of 16); the store writes the 4-float local `near`.
+    unsafe {
+        let (ql, qh) = (
+            _mm_loadu_si128(b.as_ptr().add(node::qlo(4)).cast()),
+            _mm_loadu_si128(b.as_ptr().add(node::qhi(4)).cast()),
+        );
+        let d = _mm_xor_si128(ql, qh);
+        let qn = _mm_xor_si128(ql, _mm_and_si128(d, _mm_load_si128(r.flip.as_ptr().cast())));
+        let qf = _mm_xor_si128(qn, d);
+        // One transposition for both planes: 32-bit lanes `near | far << 8` per corner.
+        let z = _mm_setzero_si128();
+        let (w0, w1) = (_mm_unpacklo_epi8(qn, qf), _mm_unpackhi_epi8(qn, qf));
+        let f0 = _mm_castsi128_ps(_mm_unpacklo_epi16(w0, z)); // x0 y0 z0 x1
+        let f1 = _mm_castsi128_ps(_mm_unpackhi_epi16(w0, z)); // y1 z1 x2 y2
+        let f2 = _mm_castsi128_ps(_mm_unpacklo_epi16(w1, z)); // z2 x3 y3 z3
+                                                              // `_mm_shuffle_ps(a, b, imm)` = [a[imm&3], a[imm>>2&3], b[imm>>4&3], b[imm>>6]].
+        let xa = _mm_shuffle_ps::<0b11_10_11_00>(f0, f1); // x0 x1 x2 y2
+        let xb = _mm_shuffle_ps::<0b01_01_10_10>(xa, f2); // x2 x2 x3 x3
+        let x = _mm_shuffle_ps::<0b10_00_01_00>(xa, xb); // x0 x1 x2 x3
+        let ya = _mm_shuffle_ps::<0b00_00_01_01>(f0, f1); // y0 y0 y1 y1
+        let yb = _mm_shuffle_ps::<0b10_10_11_11>(f1, f2); // y2 y2 y3 y3
+        let y = _mm_shuffle_ps::<0b10_00_10_00>(ya, yb); // y0 y1 y2 y3
+        let za = _mm_shuffle_ps::<0b01_01_10_10>(f0, f1); // z0 z0 z1 z1
+        let zb = _mm_shuffle_ps::<0b11_11_00_00>(f2, f2); // z2 z2 z3 z3
+        let zz = _mm_shuffle_ps::<0b10_00_10_00>(za, zb); // z0 z1 z2 z3
+                                                          // `bvh::exp2i` of the three exponents: sign-extend to 16 bits, clamp below at
+                                                          // EXP_MIN (an i8 never exceeds EXP_MAX), widen, then the float bits of 2^e.
+        let e = _mm_cvtsi32_si128(exps as i32);
+        let e = _mm_max_epi16(_mm_srai_epi16::<8>(_mm_unpacklo_epi8(e, e)), _mm_set1_epi16(bvh::EXP_MIN as i16));
+        let e = _mm_srai_epi32::<16>(_mm_unpacklo_epi16(e, e));
+        let scale = _mm_castsi128_ps(_mm_slli_epi32::<23>(_mm_add_epi32(e, _mm_set1_epi32(127))));
+        let origin = _mm_loadu_ps(b.as_ptr().add(node::ORIGIN).cast());
+        let lo8 = _mm_set1_epi32(0xff);
+        let mut tn = _mm_set1_ps(tmin);
+        let mut tf = _mm_set1_ps(tmax);
+        macro_rules! axis {
+            ($q:expr, $imm:literal, $a:literal) => {{
+                let q = _mm_castps_si128($q);
+                let (o, s) = (_mm_shuffle_ps::<$imm>(origin, origin), _mm_shuffle_ps::<$imm>(scale, scale));
+                let pn = _mm_add_ps(o, _mm_mul_ps(_mm_cvtepi32_ps(_mm_and_si128(q, lo8)), s));
+                let pf = _mm_add_ps(o, _mm_mul_ps(_mm_cvtepi32_ps(_mm_srli_epi32::<8>(q)), s));
+                let (ro, ri) = (_mm_load_ps(r.org[$a].as_ptr()), _mm_load_ps(r.inv[$a].as_ptr()));
+                tn = _mm_max_ps(_mm_mul_ps(_mm_sub_ps(pn, ro), ri), tn);
+                tf = _mm_min_ps(_mm_mul_ps(_mm_sub_ps(pf, ro), ri), tf);
+            }};
+        }
+        axis!(x, 0b00_00_00_00, 0);
+        axis!(y, 0b01_01_01_01, 1);
+        axis!(zz, 0b10_10_10_10, 2);
+        let hit = _mm_cmple_ps(tn, _mm_mul_ps(tf, _mm_set1_ps(FAR_SCALE)));
+        _mm_storeu_ps(near.as_mut_ptr(), tn);
+        (near, _mm_movemask_ps(hit) as u32 & ((1u32 << count) - 1))
+    }
+}
+
 /// Result of a ray/triangle test.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TriHit {
@@ -336,6 +455,102 @@ mod tests {
                 assert_eq!((near[c].to_bits(), hit[c]), (n1.to_bits(), h1), "org {org:?} dir {dir:?} lane {c}");
             }
         }
+    }
+
+    /// The vector 4-wide node test gives exactly the bits of the scalar definition
+    /// (`Node::<4>::decode` then `slab_near_lanes`) on random nodes and rays, including rays
+    /// lying in a slab plane (0 * inf), ±0 and ±inf directions, infinite and NaN intervals
+    /// and extreme exponents.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn node4_test_is_bit_identical_to_the_scalar_definition() {
+        use crate::abi::bvh::{self, node};
+        use crate::rtu::records::Node;
+        let mut rng = crate::rtu::reference::Rng::new(0x5eed_4b0c);
+        let mut next = move || rng.next_u64();
+        let specials = [0.0f32, -0.0, 1.0, -1.0, f32::INFINITY, f32::NEG_INFINITY, 0.5, f32::MIN_POSITIVE, 1e-40];
+        // A ray in a box's plane that still hits it (the NaN distance is ignored).
+        let hit_lane = |r: &RayPrep, n: &Node<4>, _a: usize, c: usize, tmin: f32, tmax: f32| {
+            slab(r, std::array::from_fn(|a| n.lo[a][c]), std::array::from_fn(|a| n.hi[a][c]), tmin, tmax).is_some()
+        };
+        let (mut hits, mut in_plane) = (0, 0);
+        for round in 0..200_000 {
+            let mut b = [0u8; 64];
+            for x in b.iter_mut() {
+                *x = next() as u8;
+            }
+            if round % 4 != 0 {
+                // Mostly proper boxes (lo <= hi per axis); now and then inverted ones.
+                for k in 0..12 {
+                    let (l, h) = (b[node::qlo(4) + k], b[node::qhi(4) + k]);
+                    b[node::qlo(4) + k] = l.min(h);
+                    b[node::qhi(4) + k] = l.max(h);
+                }
+            }
+            b[node::KIND] = bvh::NODE_INTERNAL;
+            let count = 1 + round % 4;
+            b[node::COUNT] = count as u8;
+            let origin: [f32; 3] = std::array::from_fn(|_| ((next() % 2001) as f32 - 1000.0) * 0.25);
+            for a in 0..3 {
+                b[node::ORIGIN + 4 * a..node::ORIGIN + 4 * a + 4].copy_from_slice(&origin[a].to_le_bytes());
+                b[node::EXP + a] = match next() % 8 {
+                    0 => [-128i8, -127, -126, 127, 126, 100][(next() % 6) as usize] as u8,
+                    _ => ((next() % 12) as i32 - 6) as i8 as u8,
+                };
+            }
+            let Ok(n) = Node::<4>::decode(&b) else { panic!("valid node refused") };
+            // Origins on a box plane now and then (the ray lies in it when its direction
+            // has a zero there).
+            let mut val = |a: usize, dir: bool| {
+                let k = next();
+                match k % 8 {
+                    0 => specials[(k >> 8) as usize % specials.len()],
+                    1 if !dir => {
+                        let c = (k >> 8) as usize % 4;
+                        if k >> 16 & 1 == 0 {
+                            n.lo[a][c]
+                        } else {
+                            n.hi[a][c]
+                        }
+                    }
+                    _ => ((k >> 8) % 100_001) as f32 * 0.01 - 500.0,
+                }
+            };
+            let org = [val(0, false), val(1, false), val(2, false)];
+            let mut dir = [val(0, true), val(1, true), val(2, true)];
+            if round % 2 == 0 {
+                // Aimed at a child's box centre, some axes kept as drawn (zeros, infinities).
+                let c = round / 2 % count;
+                for a in 0..3 {
+                    if next() % 4 != 0 {
+                        dir[a] = (n.lo[a][c] + n.hi[a][c]) * 0.5 - org[a];
+                    }
+                }
+            }
+            let r = RayPrep::new(org, dir);
+            let (tmin, tmax) = match next() % 6 {
+                0 => (0.0, f32::INFINITY),
+                1 => (-0.0, 0.0),
+                2 => (0.0, f32::NAN),
+                3 => ((next() % 100) as f32 * 0.01, (next() % 300) as f32 * 0.01),
+                _ => ((next() % 100) as f32 * 0.01, (next() % 100_000) as f32 * 0.1),
+            };
+            let grazing = (0..3).any(|a| {
+                dir[a] == 0.0 && (0..count).any(|c| hit_lane(&r, &n, a, c, tmin, tmax) && org[a] == n.lo[a][c])
+            });
+            in_plane += grazing as u32;
+            let (near, hit) = slab_near_lanes(&r, &n.lo, &n.hi, tmin, tmax);
+            let (vnear, mask) = slab_node4(&b, &BoxRay::new(&r), count, tmin, tmax);
+            for c in 0..4 {
+                let want = c < count && hit[c];
+                assert_eq!(mask >> c & 1 != 0, want, "round {round} lane {c} org {org:?} dir {dir:?}");
+                if c < count {
+                    assert_eq!(vnear[c].to_bits(), near[c].to_bits(), "round {round} lane {c} org {org:?} dir {dir:?}");
+                }
+                hits += want as u32;
+            }
+        }
+        assert!(hits > 20_000 && in_plane > 100, "{hits} hits, {in_plane} grazing");
     }
 
     /// Seed 004 §10.1: O = 0, D = (0,0,2), box (-1,-1,2)..(1,1,4), interval [0,10] -> [1,2].

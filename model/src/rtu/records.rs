@@ -27,16 +27,23 @@ pub struct NotANode {
     pub count: usize,
 }
 
+/// The child count of an internal node of width `W`, or why the record is not one.
+#[inline(always)]
+pub fn node_count<const W: usize>(b: &[u8]) -> Result<usize, NotANode> {
+    let (kind, n) = (b[node::KIND], b[node::COUNT] as usize);
+    if kind != bvh::NODE_INTERNAL || n == 0 || n > W {
+        return Err(NotANode { kind, count: n });
+    }
+    Ok(n)
+}
+
 impl<const W: usize> Node<W> {
     /// Decodes a node from its `node_bytes(W)` bytes (`bvh::dequant` per coordinate).
     #[inline(always)]
     pub fn decode(b: &[u8]) -> Result<Node<W>, NotANode> {
         let w = W as u32;
         let b = &b[..bvh::node_bytes(w)];
-        let n = b[node::COUNT] as usize;
-        if b[node::KIND] != bvh::NODE_INTERNAL || n == 0 || n > W {
-            return Err(NotANode { kind: b[node::KIND], count: n });
-        }
+        let n = node_count::<W>(b)?;
         let origin = [rd_f32(b, node::ORIGIN), rd_f32(b, node::ORIGIN + 4), rd_f32(b, node::ORIGIN + 8)];
         let scale = [
             bvh::exp2i(b[node::EXP] as i8 as i32),
@@ -153,7 +160,7 @@ pub fn leaf_geometry(b: &[u8]) -> (u32, u32) {
 }
 
 /// An instance leaf of a TLAS.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 pub struct Inst {
     pub index: u32,
     pub custom_mask: u32,
@@ -208,29 +215,49 @@ impl Level {
 #[derive(Default)]
 pub struct HeaderCache {
     levels: FxHashMap<u64, Level>,
+    /// Headers found in `levels`, by a hash of their address.
+    recent: [Option<Level>; RECENT],
 }
+
+const RECENT: usize = 16;
+const _: () = assert!(RECENT.is_power_of_two() && RECENT > 1);
 
 impl HeaderCache {
     pub fn clear(&mut self) {
         self.levels.clear();
+        self.recent = [None; RECENT];
     }
 
     #[inline]
-    pub fn get(&self, base: u64) -> Option<Level> {
-        self.levels.get(&base).copied()
+    pub fn get(&mut self, base: u64) -> Option<Level> {
+        // A few structures answer most look-ups (a trace's TLAS, the BLASes its instances
+        // name): a small direct-mapped table of headers found in `levels` goes first.
+        let slot = &mut self.recent[Self::slot(base)];
+        if let Some(l) = slot.filter(|l| l.base == base) {
+            return Some(l);
+        }
+        let l = self.levels.get(&base).copied()?;
+        *slot = Some(l);
+        Some(l)
+    }
+
+    #[inline]
+    fn slot(base: u64) -> usize {
+        (base.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - RECENT.trailing_zeros())) as usize
     }
 
     pub fn insert(&mut self, l: Level) {
         // A dispatch touches few structures; a corrupt TLAS naming endless "BLASes" must
         // not grow this without bound.
         if self.levels.len() >= 1 << 16 {
-            self.levels.clear();
+            self.clear();
         }
         self.levels.insert(l.base, l);
     }
 }
 
 impl Inst {
+    #[inline]
     pub fn decode(b: &[u8]) -> Inst {
         let mut it = Inst {
             index: rd_u32(b, inst::INDEX),

@@ -27,10 +27,11 @@
 //! layout that breaks the pre-order rule) or an exceeded bound is a fault, never a miss.
 
 use super::classifier::{self as cls, Opacity, TriAction};
-use super::isect::{self, RayPrep, IDENTITY_3X4};
-use super::records::{self, HeaderCache, Level, Node};
+use super::isect::{self, BoxRay, RayPrep, IDENTITY_3X4};
+use super::records::{self, HeaderCache, Level, Node, NotANode};
 use super::RtuStats;
-use crate::abi::bvh::{self, header};
+use crate::abi::bvh::{self, header, node};
+use crate::abi::rd_u32;
 use crate::abi::rtu::{self as rtu_abi, span};
 use crate::config::RtuConfig;
 use crate::fault::{Fault, FaultKind};
@@ -53,28 +54,49 @@ pub trait NodeSource {
     const TRACKS_STEPS: bool = false;
 }
 
-/// Functional-mode source: reads device memory in place, remembering the last region hit.
+/// Functional-mode source: reads device memory in place, remembering the last two regions
+/// hit (a TLAS and the BLAS its instances name are usually two allocations).
 pub struct MemSource<'a> {
     mem: &'a MemoryMap,
-    hot: Option<&'a Region>,
+    hot: [Option<&'a Region>; 2],
+    /// `hot[0]`'s extent and host address (an empty extent while there is none), for the
+    /// check every record fetch makes.
+    hot_base: u64,
+    hot_len: u64,
+    hot_host: *mut u8,
 }
 
 impl<'a> MemSource<'a> {
     pub fn new(mem: &'a MemoryMap) -> MemSource<'a> {
-        MemSource { mem, hot: None }
+        MemSource { mem, hot: [None; 2], hot_base: 0, hot_len: 0, hot_host: std::ptr::null_mut() }
     }
 
     /// The region holding `[addr, addr+len)`, or the fault a read of it takes.
     #[inline]
     fn region(&mut self, addr: u64, len: u64) -> Result<&'a Region, MemFault> {
-        match self.hot {
-            Some(r) if addr >= r.base && addr.checked_add(len).is_some_and(|e| e <= r.base + r.len) => Ok(r),
-            _ => {
-                let r = self.mem.region(addr, len).ok_or(MemFault { addr, size: len, kind: MemFaultKind::Unmapped })?;
-                self.hot = Some(r);
-                Ok(r)
-            }
+        if let Some(r) = self.hot[0].filter(|r| r.contains(addr, len)) {
+            return Ok(r);
         }
+        if let Some(r) = self.hot[1].filter(|r| r.contains(addr, len)) {
+            self.set_hot([Some(r), self.hot[0]]);
+            return Ok(r);
+        }
+        self.find_region(addr, len)
+    }
+
+    /// [`Self::region`] when neither recent region holds the bytes.
+    #[inline(never)]
+    fn find_region(&mut self, addr: u64, len: u64) -> Result<&'a Region, MemFault> {
+        let r = self.mem.region(addr, len).ok_or(MemFault { addr, size: len, kind: MemFaultKind::Unmapped })?;
+        self.set_hot([Some(r), self.hot[0]]);
+        Ok(r)
+    }
+
+    #[inline]
+    fn set_hot(&mut self, hot: [Option<&'a Region>; 2]) {
+        self.hot = hot;
+        let r = hot[0].expect("a region was just hit");
+        (self.hot_base, self.hot_len, self.hot_host) = (r.base, r.len, r.backing.host_ptr());
     }
 
     /// Faults exactly as a fetch of `len` bytes at `addr` would, without reading them.
@@ -86,6 +108,13 @@ impl<'a> MemSource<'a> {
 impl NodeSource for MemSource<'_> {
     #[inline]
     fn bytes(&mut self, addr: u64, len: usize) -> Result<Option<&[u8]>, MemFault> {
+        // `[addr, addr+len)` inside `hot[0]` (`off` wraps past `hot_len` below its base).
+        let off = addr.wrapping_sub(self.hot_base);
+        if off < self.hot_len && len as u64 <= self.hot_len - off {
+            // SAFETY: as below, for the region `hot[0]`, whose extent and backing's host
+            // address `hot_base`, `hot_len` and `hot_host` are.
+            return Ok(Some(unsafe { std::slice::from_raw_parts(self.hot_host.add(off as usize), len) }));
+        }
         let r = self.region(addr, len as u64)?;
         // SAFETY: `[addr, addr+len)` lies inside the region (checked above), whose backing
         // the map snapshot keeps alive for `'a`; every byte value is a valid `u8`. A shader
@@ -191,27 +220,14 @@ enum State {
     Done,
 }
 
-/// The instance a BLAS walk entered through.
-#[derive(Clone, Copy, Debug)]
-struct Instance {
-    index: u32,
-    custom_mask: u32,
-    sbt_flags: u32,
-    w2o: [f32; 12],
-    o2w: [f32; 12],
-}
-
-impl Default for Instance {
-    fn default() -> Self {
-        Instance { index: 0, custom_mask: 0, sbt_flags: 0, w2o: IDENTITY_3X4, o2w: IDENTITY_3X4 }
-    }
-}
-
 /// The per-lane traversal context.
 pub struct Walk {
     state: State,
     world: RayPrep,
     obj: RayPrep,
+    /// `world` and `obj` as the 4-wide node box test takes them.
+    world_box: BoxRay,
+    obj_box: BoxRay,
     tmin: f32,
     best_t: f32,
     committed: bool,
@@ -220,7 +236,8 @@ pub struct Walk {
     top: Level,
     blas: Level,
     in_blas: bool,
-    inst: Instance,
+    /// The instance a BLAS walk entered through (meaningful while `in_blas`).
+    inst: records::Inst,
     stack: ShortStack,
     /// Stack entries (at the bottom) that belong to the top level while in a BLAS.
     top_entries: usize,
@@ -240,6 +257,8 @@ impl Default for Walk {
             state: State::Idle,
             world: RayPrep::default(),
             obj: RayPrep::default(),
+            world_box: BoxRay::default(),
+            obj_box: BoxRay::default(),
             tmin: 0.0,
             best_t: 0.0,
             committed: false,
@@ -248,7 +267,7 @@ impl Default for Walk {
             top: Level::default(),
             blas: Level::default(),
             in_blas: false,
-            inst: Instance::default(),
+            inst: records::Inst::default(),
             stack: ShortStack::default(),
             top_entries: 0,
             top_resume: 0,
@@ -286,8 +305,9 @@ impl Walk {
         flags: u32,
         cull_mask: u32,
     ) {
+        // `obj`, `obj_box` and `inst` are only read in a BLAS, which sets them on entry.
         self.world = RayPrep::new(origin, dir);
-        self.obj = self.world;
+        self.world_box = BoxRay::new(&self.world);
         self.tmin = tmin;
         self.best_t = tmax;
         self.committed = false;
@@ -295,7 +315,6 @@ impl Walk {
         self.cull_mask = cull_mask;
         self.top = Level { base: accel, ..Level::default() };
         self.in_blas = false;
-        self.inst = Instance::default();
         self.stack.reset(cfg.stack_depth.max(1) as usize);
         self.top_entries = 0;
         self.top_resume = 0;
@@ -399,10 +418,9 @@ impl Walk {
         s[span::KIND as usize] = kind;
         s[span::FRONT as usize] = front as u32;
         let r = self.ray();
-        for i in 0..3 {
-            s[span::OBJ_ORIGIN as usize + i] = r.org[i].to_bits();
-            s[span::OBJ_DIR as usize + i] = r.dir[i].to_bits();
-        }
+        let bits = |v: &[f32]| -> [u32; 12] { std::array::from_fn(|i| v.get(i).map_or(0, |x| x.to_bits())) };
+        s[span::OBJ_ORIGIN as usize..span::OBJ_ORIGIN as usize + 3].copy_from_slice(&bits(&r.org)[..3]);
+        s[span::OBJ_DIR as usize..span::OBJ_DIR as usize + 3].copy_from_slice(&bits(&r.dir)[..3]);
         let (inst, custom, sbt) = if self.in_blas {
             (self.inst.index, self.inst.custom_mask & 0xff_ffff, self.inst.sbt_flags & 0xff_ffff)
         } else {
@@ -412,10 +430,9 @@ impl Walk {
         s[span::CUSTOM as usize] = custom;
         s[span::SBT as usize] = sbt;
         let (o2w, w2o) = if self.in_blas { (&self.inst.o2w, &self.inst.w2o) } else { (&IDENTITY_3X4, &IDENTITY_3X4) };
-        for i in 0..12 {
-            s[span::O2W as usize + i] = o2w[i].to_bits();
-            s[span::W2O as usize + i] = w2o[i].to_bits();
-        }
+        const _: () = assert!(span::W2O == span::O2W + 12);
+        s[span::O2W as usize..span::O2W as usize + 12].copy_from_slice(&bits(o2w));
+        s[span::W2O as usize..span::W2O as usize + 12].copy_from_slice(&bits(w2o));
     }
 
     /// RTU work done since the last call (records fetched plus primitive tests), and resets
@@ -470,12 +487,12 @@ impl Walk {
                             return Ok(out);
                         }
                     } else {
-                        let parked = match self.level().width {
-                            4 => self.visit_node::<4, S>(src, cfg, st, word)?,
-                            _ => self.visit_node::<6, S>(src, cfg, st, word)?,
+                        let out = match self.level().width {
+                            4 => self.descend::<4, S>(src, headers, cfg, win, st, word)?,
+                            _ => self.descend::<6, S>(src, headers, cfg, win, st, word)?,
                         };
-                        if parked {
-                            return Ok(Outcome::Parked);
+                        if let Some(out) = out {
+                            return Ok(out);
                         }
                     }
                 }
@@ -484,7 +501,22 @@ impl Walk {
                         return Ok(out);
                     }
                 }
-                State::Pop => self.pop(cfg, st)?,
+                State::Pop => {
+                    // The common cases inline: leaving a BLAS whose part of the stack is
+                    // exhausted (no resume point), then an entry of the current level.
+                    if self.in_blas && self.stack.len == self.top_entries && self.blas_resume == 0 {
+                        self.in_blas = false;
+                    }
+                    let floor = if self.in_blas { self.top_entries } else { 0 };
+                    if self.stack.len != floor {
+                        let e = self.stack.pop().expect("stack holds entries of this level");
+                        if e.t <= self.best_t {
+                            self.state = State::Visit(e.word);
+                        }
+                    } else {
+                        self.pop(cfg, st)?;
+                    }
+                }
                 State::Restart { word, lo, hi, target } => {
                     let parked = match self.level().width {
                         4 => self.restart_node::<4, S>(src, cfg, st, word, lo, hi, target)?,
@@ -499,6 +531,7 @@ impl Walk {
     }
 
     /// The header of the structure at `base` (None: parked).
+    #[inline(always)]
     fn header<S: NodeSource>(src: &mut S, headers: &mut HeaderCache, base: u64) -> Result<Option<Level>, Fault> {
         let Some(b) = src.bytes(base, header::BYTES)? else {
             return Ok(None);
@@ -506,16 +539,22 @@ impl Walk {
         if let Some(l) = headers.get(base) {
             return Ok(Some(l));
         }
+        Self::decode_header(headers, base, b).map(Some)
+    }
+
+    /// A header met for the first time in this dispatch.
+    #[inline(never)]
+    fn decode_header(headers: &mut HeaderCache, base: u64, b: &[u8]) -> Result<Level, Fault> {
         let l = Level::decode(base, b).map_err(|e| bad(format!("acceleration structure at {base:#x}: {}", e.0)))?;
         headers.insert(l);
-        Ok(Some(l))
+        Ok(l)
     }
 
     /// The internal node `word` names, decoded as width `W` (None: parked).
     #[inline(always)]
     fn fetch_node<const W: usize, S: NodeSource>(&self, src: &mut S, word: u32) -> Result<Option<Node<W>>, Fault> {
         let lvl = self.level();
-        let addr = self.record_addr(lvl, word, bvh::node_bytes(W as u32))?;
+        let addr = record_addr(lvl, word, bvh::node_bytes(W as u32))?;
         let Some(b) = src.bytes(addr, bvh::node_bytes(W as u32))? else {
             return Ok(None);
         };
@@ -527,21 +566,158 @@ impl Walk {
         })
     }
 
-    /// Visits internal node `word`. Returns true when parked.
+    /// Visits internal node `word` (state `Visit(word)`) and, when the source does not track
+    /// steps (functional mode), goes on through the steps that follow for as long as they
+    /// stay in this level: internal nodes, leaves (unless one yields, finishes the walk or
+    /// enters a BLAS) and pops of this level's entries, exactly the steps the state machine
+    /// would take one at a time, without leaving this loop. Returns what the run must return
+    /// (`Parked`: the state is `Visit` of the node asked for), or None to go on with the
+    /// state machine.
+    #[allow(clippy::too_many_arguments)]
     #[inline(always)]
-    fn visit_node<const W: usize, S: NodeSource>(
+    fn descend<const W: usize, S: NodeSource>(
         &mut self,
         src: &mut S,
+        headers: &mut HeaderCache,
         cfg: &RtuConfig,
+        win: &mut [u32],
         st: &mut RtuStats,
-        word: u32,
-    ) -> Result<bool, Fault> {
-        let Some(n) = self.fetch_node::<W, S>(src, word)? else {
-            return Ok(true);
+        mut word: u32,
+    ) -> Result<Option<Outcome>, Fault> {
+        let lvl = *self.level();
+        let in_blas = self.in_blas;
+        let (tmin, mut best_t) = (self.tmin, self.best_t);
+        let len = bvh::node_bytes(W as u32);
+        // The counters live in locals for the loop (written back on every way out).
+        let mut visits = self.visits;
+        let (mut fetches, mut boxes) = (0u64, 0u64);
+        let out = 'walk: loop {
+            if !S::TRACKS_STEPS && bvh::child_is_leaf(word) {
+                // A leaf of this level (the state is `Visit(word)`).
+                self.visits = visits;
+                let r = self.leaf(src, headers, cfg, win, st, word, 0, true);
+                visits = self.visits;
+                match r {
+                    Err(e) => break 'walk Err(e),
+                    Ok(Some(out)) => break 'walk Ok(Some(out)),
+                    Ok(None) => {}
+                }
+                if self.state != State::Pop || self.in_blas != in_blas {
+                    break 'walk Ok(None);
+                }
+                best_t = self.best_t;
+                match self.pop_level(in_blas, best_t) {
+                    Some(w) => {
+                        word = w;
+                        continue;
+                    }
+                    None => break 'walk Ok(None),
+                }
+            }
+            let (ray, bx) = if in_blas { (&self.obj, &self.obj_box) } else { (&self.world, &self.world_box) };
+            let addr = match record_addr(&lvl, word, len) {
+                Ok(a) => a,
+                Err(e) => break 'walk Err(e),
+            };
+            let b = match src.bytes(addr, len) {
+                Ok(Some(b)) => b,
+                Ok(None) => {
+                    self.state = State::Visit(word);
+                    break 'walk Ok(Some(Outcome::Parked));
+                }
+                Err(e) => break 'walk Err(Fault::from(e)),
+            };
+            let mut near = [0.0; W];
+            let (mut m, count) = match test_node::<W>(b, ray, bx, tmin, best_t, &mut near) {
+                Ok(t) => t,
+                Err(e) => {
+                    break 'walk Err(bad(format!(
+                        "record {word:#010x} of the structure at {:#x} is not an internal node of width {W} (kind {}, {} children)",
+                        lvl.base, e.kind, e.count
+                    )))
+                }
+            };
+            visits += 1;
+            fetches += 1;
+            if visits > cfg.max_visits {
+                break 'walk Err(too_many_visits(self.top.base, cfg));
+            }
+            boxes += count as u64;
+            let next = if m == 0 {
+                None
+            } else {
+                // The hit children by (near, slot): the nearest is next, the others are
+                // pushed farthest first.
+                let first = m.trailing_zeros() as usize;
+                m &= m - 1;
+                let first = if m == 0 {
+                    first
+                } else {
+                    let mut order = [0usize; W];
+                    order[0] = first;
+                    let mut nh = 1;
+                    while m != 0 {
+                        let c = m.trailing_zeros() as usize;
+                        m &= m - 1;
+                        let key = (near[c], c);
+                        let mut i = nh;
+                        while i > 0 && before(key, (near[order[i - 1]], order[i - 1])) {
+                            order[i] = order[i - 1];
+                            i -= 1;
+                        }
+                        order[i] = c;
+                        nh += 1;
+                    }
+                    for &c in order[1..nh].iter().rev() {
+                        let e = Entry { word: child(b, c), t: near[c] };
+                        push_entry(
+                            &mut self.stack,
+                            in_blas,
+                            &mut self.top_entries,
+                            &mut self.top_resume,
+                            &mut self.blas_resume,
+                            e,
+                        );
+                    }
+                    order[0]
+                };
+                let first = child(b, first);
+                if first == 0 {
+                    break 'walk Err(bad(format!(
+                        "node {word:#010x} of the structure at {:#x} has a null child",
+                        lvl.base
+                    )));
+                }
+                Some(first)
+            };
+            if S::TRACKS_STEPS {
+                self.state = next.map_or(State::Pop, State::Visit);
+                break 'walk Ok(None);
+            }
+            word = match next.or_else(|| self.pop_level(in_blas, best_t)) {
+                Some(w) => w,
+                None => break 'walk Ok(None),
+            };
         };
-        self.count_visit(cfg, st)?;
-        self.node(word, &n, st)?;
-        Ok(false)
+        self.visits = visits;
+        st.node_fetches += fetches;
+        st.box_tests += boxes;
+        out
+    }
+
+    /// `pop` while the stack holds entries of the current level: the next entry not beyond
+    /// `best_t`, or None with the state `Pop` when the level has none left.
+    #[inline(always)]
+    fn pop_level(&mut self, in_blas: bool, best_t: f32) -> Option<u32> {
+        let floor = if in_blas { self.top_entries } else { 0 };
+        while self.stack.len != floor {
+            let e = self.stack.pop().expect("stack holds entries of this level");
+            if e.t <= best_t {
+                return Some(e.word);
+            }
+        }
+        self.state = State::Pop;
+        None
     }
 
     /// One restart step at node `word`. Returns true when parked.
@@ -564,44 +740,26 @@ impl Walk {
         Ok(false)
     }
 
-    /// Device address of the record `word` names, checked against the structure's extent.
-    #[inline]
-    fn record_addr(&self, lvl: &Level, word: u32, len: usize) -> Result<u64, Fault> {
-        let off = bvh::child_offset(word);
-        if off < header::BYTES as u64 || off + len as u64 > lvl.size {
-            return Err(bad(format!(
-                "child word {word:#010x} of the structure at {:#x} names bytes {off}..{} outside its records (size {})",
-                lvl.base,
-                off + len as u64,
-                lvl.size
-            )));
-        }
-        Ok(lvl.base + off)
-    }
-
     #[inline]
     fn count_visit(&mut self, cfg: &RtuConfig, st: &mut RtuStats) -> Result<(), Fault> {
         self.visits += 1;
         st.node_fetches += 1;
         if self.visits > cfg.max_visits {
-            return Err(bad(format!(
-                "walk of the structure at {:#x} exceeded {} record visits (cyclic or corrupt BVH)",
-                self.top.base, cfg.max_visits
-            )));
+            return Err(too_many_visits(self.top.base, cfg));
         }
         Ok(())
     }
 
     #[inline]
     fn push(&mut self, e: Entry) {
-        if let Some(dropped) = self.stack.push(e) {
-            if self.in_blas && self.top_entries == 0 {
-                self.blas_resume = dropped.word;
-            } else {
-                self.top_entries = self.top_entries.saturating_sub(1);
-                self.top_resume = dropped.word;
-            }
-        }
+        push_entry(
+            &mut self.stack,
+            self.in_blas,
+            &mut self.top_entries,
+            &mut self.top_resume,
+            &mut self.blas_resume,
+            e,
+        );
     }
 
     /// The box PE on every child of `n` against the current ray and interval: entry
@@ -610,43 +768,6 @@ impl Walk {
     fn test_children<const W: usize>(&self, n: &Node<W>, st: &mut RtuStats) -> ([f32; W], [bool; W]) {
         st.box_tests += n.count as u64;
         isect::slab_near_lanes(self.ray(), &n.lo, &n.hi, self.tmin, self.best_t)
-    }
-
-    #[inline(always)]
-    fn node<const W: usize>(&mut self, word: u32, n: &Node<W>, st: &mut RtuStats) -> Result<(), Fault> {
-        let (near, hit) = self.test_children(n, st);
-        // Insertion sort of the hit children by (near, slot).
-        let mut order = [0usize; W];
-        let mut nh = 0;
-        for c in 0..n.count {
-            if !hit[c] {
-                continue;
-            }
-            let key = (near[c], c);
-            let mut i = nh;
-            while i > 0 && before(key, (near[order[i - 1]], order[i - 1])) {
-                order[i] = order[i - 1];
-                i -= 1;
-            }
-            order[i] = c;
-            nh += 1;
-        }
-        if nh == 0 {
-            self.state = State::Pop;
-            return Ok(());
-        }
-        for &c in order[1..nh].iter().rev() {
-            self.push(Entry { word: n.child[c], t: near[c] });
-        }
-        let first = n.child[order[0]];
-        if first == 0 {
-            return Err(bad(format!(
-                "node {word:#010x} of the structure at {:#x} has a null child",
-                self.level().base
-            )));
-        }
-        self.state = State::Visit(first);
-        Ok(())
     }
 
     /// One step of a restart: at node `word` (subtree `[lo, hi)`), find the child whose
@@ -732,7 +853,6 @@ impl Walk {
                     return Ok(());
                 }
                 self.in_blas = false;
-                self.inst = Instance::default();
                 continue;
             }
             if !self.in_blas && self.stack.len == 0 {
@@ -795,7 +915,7 @@ impl Walk {
         first_visit: bool,
     ) -> Result<Option<Outcome>, Fault> {
         let lvl = *self.level();
-        let addr = self.record_addr(&lvl, word, bvh::RECORD_ALIGN)?;
+        let addr = record_addr(&lvl, word, bvh::RECORD_ALIGN)?;
         // The first line of the record says what it is and how long.
         let Some(head) = src.bytes(addr, bvh::RECORD_ALIGN)? else {
             return Ok(Some(Outcome::Parked));
@@ -818,13 +938,13 @@ impl Walk {
                 lvl.base
             )));
         }
-        self.record_addr(&lvl, word, len)?;
+        record_addr(&lvl, word, len)?;
         let Some(b) = src.bytes(addr, len)? else {
             return Ok(Some(Outcome::Parked));
         };
         if kind == bvh::LEAF_INST {
-            let it = records::Inst::decode(b);
-            return self.instance(src, headers, cfg, st, word, &it);
+            self.inst = records::Inst::decode(b);
+            return self.instance(src, headers, cfg, st, word);
         }
         if first_visit {
             self.count_visit(cfg, st)?;
@@ -921,21 +1041,21 @@ impl Walk {
         cfg: &RtuConfig,
         st: &mut RtuStats,
         word: u32,
-        it: &records::Inst,
     ) -> Result<Option<Outcome>, Fault> {
+        let it = &self.inst;
         if !cls::instance_visible(it.custom_mask >> 24, self.cull_mask) || it.blas == 0 {
             self.count_visit(cfg, st)?;
             self.state = State::Pop;
             return Ok(None);
         }
-        let Some(blas) = Self::header(src, headers, it.blas)? else {
+        let Some(blas) = Self::header(src, headers, self.inst.blas)? else {
             return Ok(Some(Outcome::Parked));
         };
         self.count_visit(cfg, st)?;
         if blas.kind != bvh::KIND_BOTTOM {
             return Err(bad(format!(
                 "instance {} (leaf {word:#010x}) of the TLAS at {:#x} references {:#x}, which is not a bottom-level structure",
-                it.index, self.top.base, it.blas
+                self.inst.index, self.top.base, self.inst.blas
             )));
         }
         if blas.root == 0 {
@@ -943,17 +1063,10 @@ impl Walk {
             return Ok(None);
         }
         st.instance_transforms += 1;
-        let instance = Instance {
-            index: it.index,
-            custom_mask: it.custom_mask,
-            sbt_flags: it.sbt_flags,
-            w2o: it.w2o,
-            o2w: it.o2w,
-        };
-        let o = isect::xform_point(&instance.w2o, self.world.org);
-        let d = isect::xform_vector(&instance.w2o, self.world.dir);
+        let o = isect::xform_point(&self.inst.w2o, self.world.org);
+        let d = isect::xform_vector(&self.inst.w2o, self.world.dir);
         self.obj = RayPrep::new(o, d);
-        self.inst = instance;
+        self.obj_box = BoxRay::new(&self.obj);
         self.blas = blas;
         self.in_blas = true;
         self.top_entries = self.stack.len;
@@ -968,4 +1081,120 @@ impl Walk {
 fn set_tri(win: &mut [u32], at: u32, addr: u64) {
     win[at as usize] = addr as u32;
     win[at as usize + 1] = (addr >> 32) as u32;
+}
+
+/// Device address of the record `word` names, checked against the structure's extent.
+#[inline]
+fn record_addr(lvl: &Level, word: u32, len: usize) -> Result<u64, Fault> {
+    let off = bvh::child_offset(word);
+    if off < header::BYTES as u64 || off + len as u64 > lvl.size {
+        return Err(bad(format!(
+            "child word {word:#010x} of the structure at {:#x} names bytes {off}..{} outside its records (size {})",
+            lvl.base,
+            off + len as u64,
+            lvl.size
+        )));
+    }
+    Ok(lvl.base + off)
+}
+
+fn too_many_visits(top: u64, cfg: &RtuConfig) -> Fault {
+    bad(format!("walk of the structure at {top:#x} exceeded {} record visits (cyclic or corrupt BVH)", cfg.max_visits))
+}
+
+/// Pushes `e` onto the walk's stack; an entry the short stack drops becomes its level's
+/// resume point (the bottom `top_entries` entries belong to the top level while in a BLAS).
+#[inline(always)]
+fn push_entry(
+    stack: &mut ShortStack,
+    in_blas: bool,
+    top_entries: &mut usize,
+    top_resume: &mut u32,
+    blas_resume: &mut u32,
+    e: Entry,
+) {
+    if let Some(dropped) = stack.push(e) {
+        if in_blas && *top_entries == 0 {
+            *blas_resume = dropped.word;
+        } else {
+            *top_entries = top_entries.saturating_sub(1);
+            *top_resume = dropped.word;
+        }
+    }
+}
+
+/// Child word `c` of an internal node's bytes.
+#[inline(always)]
+fn child(b: &[u8], c: usize) -> u32 {
+    rd_u32(b, node::CHILD + 4 * c)
+}
+
+/// The box PE on the internal node of width `W` in `b` against `ray` (`bx` for the 4-wide
+/// vector form) and `[tmin, tmax]`: the children's entry distances into `near`, and a mask
+/// of the children hit and the child count. The same bits as `Node::<W>::decode` and
+/// [`isect::slab_near_lanes`], and the same refusal of a record that is not such a node.
+#[inline(always)]
+fn test_node<const W: usize>(
+    b: &[u8],
+    ray: &RayPrep,
+    bx: &BoxRay,
+    tmin: f32,
+    tmax: f32,
+    near: &mut [f32; W],
+) -> Result<(u32, usize), NotANode> {
+    #[cfg(target_arch = "x86_64")]
+    if W == 4 {
+        let b: &[u8; 64] = b[..64].try_into().expect("a 4-wide node is 64 bytes");
+        let count = records::node_count::<4>(b)?;
+        let (n4, m) = isect::slab_node4(b, bx, count, tmin, tmax);
+        near[..4].copy_from_slice(&n4);
+        return Ok((m, count));
+    }
+    let _ = bx;
+    let n = Node::<W>::decode(b)?;
+    let hit;
+    (*near, hit) = isect::slab_near_lanes(ray, &n.lo, &n.hi, tmin, tmax);
+    let mut m = 0;
+    for (c, &h) in hit.iter().enumerate().take(n.count) {
+        m |= (h as u32) << c;
+    }
+    Ok((m, n.count))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mem::AddressSpace;
+
+    /// The functional source answers exactly what the memory map does, wherever the bytes
+    /// lie against the regions it remembers (inside, straddling an end, between regions).
+    #[test]
+    fn mem_source_answers_like_the_map() {
+        let space = AddressSpace::new();
+        let regions: Vec<Region> = [256u64, 4096, 64, 1000].iter().map(|&n| space.allocate(n).unwrap()).collect();
+        let map = space.snapshot();
+        let mut rng = crate::rtu::reference::Rng::new(77);
+        let mut src = MemSource::new(&map);
+        for _ in 0..20_000 {
+            let r = &regions[(rng.next_u64() % regions.len() as u64) as usize];
+            let addr = match rng.next_u64() % 4 {
+                0 => r.base + r.len - (rng.next_u64() % 100),
+                1 => r.base.wrapping_sub(rng.next_u64() % 100),
+                _ => r.base + rng.next_u64() % r.len,
+            };
+            let len = (rng.next_u64() % 130) as usize;
+            let want =
+                map.region(addr, len as u64).map(|r| r.backing.host_ptr().wrapping_add((addr - r.base) as usize));
+            match src.bytes(addr, len) {
+                Ok(Some(b)) => {
+                    assert_eq!((Some(b.as_ptr()), b.len()), (want.map(|p| p as *const u8), len), "{addr:#x}+{len}")
+                }
+                Ok(None) => panic!("the functional source never parks"),
+                Err(e) => {
+                    assert!(want.is_none(), "{addr:#x}+{len}");
+                    assert_eq!((e.addr, e.size), (addr, len as u64));
+                }
+            }
+        }
+    }
 }
