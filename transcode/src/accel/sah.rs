@@ -268,7 +268,7 @@ fn small_n<const N: usize>(tree: &Tree, items: &[Item], idx: u32) -> u32 {
     }
     let mut sc = Scratch { right: [0.0; N], left: [false; N], tmp: [0; N] };
     let [l0, l1, l2] = &mut lists;
-    let set = Set { items, boxes: &boxes[..m], weights: &weights[..m] };
+    let set = Set { items, boxes: &boxes, weights: &weights };
     small_range(tree, &set, [&mut l0[..m], &mut l1[..m], &mut l2[..m]], idx, &mut sc).0
 }
 
@@ -339,18 +339,19 @@ fn ranks16(keys: &[u32; 16], m: usize) -> [u32; 16] {
     out
 }
 
-/// The items of a small full-sweep build, with their boxes as lanes and their weights.
-struct Set<'a> {
+/// The items of a small full-sweep build, with their boxes as lanes and their weights
+/// (arrays of `N`, a power of two: an item index masked to `N` needs no bounds check).
+struct Set<'a, const N: usize> {
     items: &'a [Item],
-    boxes: &'a [Lanes],
-    weights: &'a [f32],
+    boxes: &'a [Lanes; N],
+    weights: &'a [f32; N],
 }
 
 /// The subtree over the items the three lists name (the same set, each sorted on its axis).
 /// Returns its reference and its (box, primitive count, first sorted position).
 fn small_range<const N: usize>(
     tree: &Tree,
-    set: &Set,
+    set: &Set<N>,
     lists: [&mut [u8]; 3],
     idx: u32,
     sc: &mut Scratch<N>,
@@ -373,7 +374,65 @@ fn small_range<const N: usize>(
 
 /// The best full-sweep split of the items the three lists name (each sorted on its
 /// axis, at least 2): (axis, number of items on the left).
-fn best_split<const N: usize>(set: &Set, lists: &[&mut [u8]; 3], sc: &mut Scratch<N>) -> (usize, usize) {
+#[inline]
+fn best_split<const N: usize>(set: &Set<N>, lists: &[&mut [u8]; 3], sc: &mut Scratch<N>) -> (usize, usize) {
+    #[cfg(target_arch = "x86_64")]
+    return best_split_sse(set, lists, sc);
+    #[allow(unreachable_code)]
+    best_split_scalar(set, lists, sc)
+}
+
+/// [`best_split_scalar`] with a box's eight lanes as two vectors: growing is `maxps(box,
+/// acc)` (the plain compare of [`lanes_grow`]) and the area sums its three products in
+/// [`lanes_area`]'s order, so every cost, and so the split, is the same bit for bit.
+#[cfg(target_arch = "x86_64")]
+fn best_split_sse<const N: usize>(set: &Set<N>, lists: &[&mut [u8]; 3], sc: &mut Scratch<N>) -> (usize, usize) {
+    use std::arch::x86_64::*;
+    assert!(N.is_power_of_two());
+    let m = lists[0].len();
+    let mut best = (f32::INFINITY, 0usize, m / 2);
+    // SAFETY: SSE2 is part of the x86_64 baseline; the loads read the two halves of an
+    // eight-lane box of `set.boxes` (index masked to its length).
+    unsafe {
+        let area = |l: __m128, h: __m128| -> f32 {
+            let d = _mm_add_ps(h, l);
+            let p = _mm_mul_ps(d, _mm_shuffle_ps::<0b11_00_10_01>(d, d));
+            let s = _mm_add_ss(p, _mm_shuffle_ps::<0b01>(p, p));
+            _mm_cvtss_f32(_mm_add_ss(s, _mm_shuffle_ps::<0b10>(p, p)))
+        };
+        let box_at = |j: usize| -> (__m128, __m128) {
+            let b = &set.boxes[j & (N - 1)];
+            (_mm_loadu_ps(b.as_ptr()), _mm_loadu_ps(b.as_ptr().add(4)))
+        };
+        for (a, list) in lists.iter().enumerate() {
+            let (mut l, mut h) = (_mm_set1_ps(f32::NEG_INFINITY), _mm_set1_ps(f32::NEG_INFINITY));
+            let mut w = 0.0f32;
+            for i in (1..m).rev() {
+                let j = list[i] as usize;
+                let (bl, bh) = box_at(j);
+                (l, h) = (_mm_max_ps(bl, l), _mm_max_ps(bh, h));
+                w += set.weights[j & (N - 1)];
+                sc.right[i & (N - 1)] = area(l, h) * w;
+            }
+            let (mut l, mut h) = (_mm_set1_ps(f32::NEG_INFINITY), _mm_set1_ps(f32::NEG_INFINITY));
+            let mut lw = 0.0f32;
+            for i in 1..m {
+                let j = list[i - 1] as usize;
+                let (bl, bh) = box_at(j);
+                (l, h) = (_mm_max_ps(bl, l), _mm_max_ps(bh, h));
+                lw += set.weights[j & (N - 1)];
+                let cost = area(l, h) * lw + sc.right[i & (N - 1)];
+                if cost < best.0 {
+                    best = (cost, a, i);
+                }
+            }
+        }
+    }
+    (best.1, best.2)
+}
+
+/// The portable form of [`best_split`].
+fn best_split_scalar<const N: usize>(set: &Set<N>, lists: &[&mut [u8]; 3], sc: &mut Scratch<N>) -> (usize, usize) {
     let m = lists[0].len();
     let mut best = (f32::INFINITY, 0usize, m / 2);
     for (a, list) in lists.iter().enumerate() {
@@ -817,7 +876,7 @@ fn plan_cluster<const N: usize>(data: &mut Payload, first: usize, c: usize, max_
     }
     let weights = [1.0f32; N];
     let mut sc = Scratch { right: [0.0; N], left: [false; N], tmp: [0; N] };
-    let set = Set { items, boxes: &boxes[..c], weights: &weights[..c] };
+    let set = Set { items, boxes: &boxes, weights: &weights };
     let [l0, l1, l2] = &mut lists;
     let mut order = [0u8; N];
     let mut placed = 0;
@@ -856,7 +915,7 @@ struct Plan<'a> {
 /// [`small_range`] without the nodes: records the split of the items the lists name,
 /// whose node is `idx` (the cluster's numbering: a range's node, then its left range's
 /// nodes, then its right range's), and places its items in leaf order.
-fn plan_range<const N: usize>(set: &Set, lists: [&mut [u8]; 3], idx: usize, out: &mut Plan, sc: &mut Scratch<N>) {
+fn plan_range<const N: usize>(set: &Set<N>, lists: [&mut [u8]; 3], idx: usize, out: &mut Plan, sc: &mut Scratch<N>) {
     let m = lists[0].len();
     let g = out.geoms[lists[0][0] as usize];
     if m == 1 || (m <= out.max_leaf && lists[0].iter().all(|&i| out.geoms[i as usize] == g)) {
@@ -917,6 +976,39 @@ mod tests {
             keys.sort_unstable();
             keys.iter().map(|&k| k as u8).collect()
         })
+    }
+
+    #[test]
+    fn vector_sweep_is_the_scalar_sweep() {
+        let mut rng = vortex_model::rtu::reference::Rng::new(0x5e);
+        for round in 0..3000 {
+            let m = 2 + round % 15;
+            let items: Vec<Item> = (0..m)
+                .map(|_| {
+                    let c: [f32; 3] = std::array::from_fn(|_| rng.range(-5.0, 5.0));
+                    let e: [f32; 3] = std::array::from_fn(|_| rng.range(0.0, 2.0));
+                    Item {
+                        lo: std::array::from_fn(|a| c[a] - e[a]),
+                        hi: std::array::from_fn(|a| c[a] + e[a]),
+                        r: 0,
+                        count: 1,
+                    }
+                })
+                .collect();
+            let mut boxes = [LANES_EMPTY; 16];
+            let mut weights = [0.0f32; 16];
+            for (i, it) in items.iter().enumerate() {
+                boxes[i] = lanes(it);
+                weights[i] = 1.0 + rng.below(3) as f32;
+            }
+            let mut lists = axis_lists::<16>(&items);
+            let [l0, l1, l2] = &mut lists;
+            let lists = [&mut l0[..m], &mut l1[..m], &mut l2[..m]];
+            let set = Set { items: &items, boxes: &boxes, weights: &weights };
+            let mut sc = Scratch { right: [0.0; 16], left: [false; 16], tmp: [0; 16] };
+            let got = best_split(&set, &lists, &mut sc);
+            assert_eq!(got, best_split_scalar(&set, &lists, &mut sc), "round {round}");
+        }
     }
 
     #[test]
