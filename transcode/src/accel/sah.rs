@@ -829,8 +829,9 @@ const BOTTOM_TASK: usize = 4096;
 pub fn plan_bottom(keys: &[u64], data: Payload, cluster: u32, max_leaf: u32, plan: &mut [u8]) -> Vec<u32> {
     assert!((1..=REBUILD_MAX).contains(&cluster));
     let n = keys.len();
-    let mut starts = Vec::with_capacity(2 * n / cluster as usize + 1);
-    cut(keys, 0, n, cluster as usize, &mut |first| starts.push(first));
+    // The linear BVH's maximal subtrees of at most `cluster` primitives: its leaves at
+    // that size, found locally and in parallel.
+    let starts = super::lbvh::run_starts(keys, cluster as usize, |_, _| true);
     // Tasks of whole clusters, split off one after another.
     let mut tasks = Vec::new();
     let (mut data, mut plan, mut k, mut at) = (data, plan, 0usize, 0usize);
@@ -884,21 +885,6 @@ fn plan_cluster<const N: usize>(data: &mut Payload, first: usize, c: usize, max_
         Plan { plan: &mut plan[first..first + c], order: &mut order, placed: &mut placed, geoms: &geoms, max_leaf };
     plan_range(&set, [&mut l0[..c], &mut l1[..c], &mut l2[..c]], 0, &mut out, &mut sc);
     data.reorder(first, &order[..c]);
-}
-
-/// Calls `emit(first)` for the maximal radix-tree ranges of at most `max` keys in
-/// `lo..hi`, left to right.
-fn cut(keys: &[u64], lo: usize, hi: usize, max: usize, emit: &mut impl FnMut(u32)) {
-    if hi - lo <= max {
-        emit(lo as u32);
-        return;
-    }
-    // Keys are distinct (they end in the primitive index), so the range's keys share the
-    // bits above `bit` and the first key with `bit` set starts the right subtree.
-    let bit = 63 - (keys[lo] ^ keys[hi - 1]).leading_zeros();
-    let j = lo + 1 + keys[lo + 1..hi].partition_point(|k| k & (1u64 << bit) == 0);
-    cut(keys, lo, j, max, emit);
-    cut(keys, j, hi, max, emit);
 }
 
 /// Where [`plan_range`] records a cluster's split.
@@ -976,6 +962,34 @@ mod tests {
             keys.sort_unstable();
             keys.iter().map(|&k| k as u8).collect()
         })
+    }
+
+    #[test]
+    fn clusters_are_the_radix_tree_ranges() {
+        // The definition: split a range at its keys' highest differing bit until it holds
+        // at most `max` keys.
+        fn cut(keys: &[u64], lo: usize, hi: usize, max: usize, out: &mut Vec<u32>) {
+            if hi - lo <= max {
+                out.push(lo as u32);
+                return;
+            }
+            let bit = 63 - (keys[lo] ^ keys[hi - 1]).leading_zeros();
+            let j = lo + 1 + keys[lo + 1..hi].partition_point(|k| k & (1u64 << bit) == 0);
+            cut(keys, lo, j, max, out);
+            cut(keys, j, hi, max, out);
+        }
+        let mut rng = vortex_model::rtu::reference::Rng::new(0xc1);
+        for round in 0..300 {
+            let n = 1 + round * 37;
+            let codes = if round % 3 == 0 { 64 } else { 1 << 30 };
+            let mut keys: Vec<u64> = (0..n as u64).map(|i| (rng.below(codes)) << 32 | i).collect();
+            keys.sort_unstable();
+            for max in [1usize, 4, 16, 64] {
+                let mut want = Vec::new();
+                cut(&keys, 0, n, max, &mut want);
+                assert_eq!(super::super::lbvh::run_starts(&keys, max, |_, _| true), want, "round {round}, max {max}");
+            }
+        }
     }
 
     #[test]
