@@ -267,8 +267,13 @@ impl Tree<'_> {
                 end.min(self.prims.len()),
             );
         } else {
-            prefetch_lines(self.verts.as_ptr().cast(), 36, first, end.min(self.verts.len()));
-            prefetch_lines(self.ids.as_ptr().cast(), 8, first, end.min(self.ids.len()));
+            prefetch_lines(
+                self.verts.as_ptr().cast(),
+                std::mem::size_of::<[f32; 9]>(),
+                first,
+                end.min(self.verts.len()),
+            );
+            prefetch_lines(self.ids.as_ptr().cast(), std::mem::size_of::<[u32; 2]>(), first, end.min(self.ids.len()));
         }
         self.nodes.prefetch_range(first, end);
         self.wide.prefetch_range(first, end);
