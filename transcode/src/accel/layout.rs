@@ -397,13 +397,7 @@ impl Writer<'_> {
         let mut big = 0;
         let mut at = off + nb as u64;
         for (c, &r) in kids[..len].iter().enumerate() {
-            let (b, count, first, size, leaf) = if Tree::is_prim(r) {
-                let pos = r & !LEAF_PRIM;
-                (t.prim_box(pos), 1, pos, (t.kind.leaf_bytes(1) / 16) as u32, true)
-            } else {
-                let n = t.nodes.at(r);
-                (n.aabb(), n.prims(), n.first, n.size, n.is_leaf())
-            };
+            let (b, count, first, size, leaf) = t.child(r);
             if top && count <= RUN_AHEAD && first != NONCONTIG {
                 // A cluster below the top-level build, written soon: the top's walk is not
                 // in position order, so the lookahead by position in `write_leaf` misses it.

@@ -315,15 +315,16 @@ impl Tree<'_> {
         }
     }
 
-    /// (box, primitive count, first sorted position, size in 16-byte units) of a child.
+    /// (box, primitive count, first sorted position, size in 16-byte units, whether it is
+    /// a leaf) of a child, from one read of its node.
     #[inline]
-    pub fn child(&self, r: u32) -> (Aabb, u32, u32, u32) {
+    pub fn child(&self, r: u32) -> (Aabb, u32, u32, u32, bool) {
         if Self::is_prim(r) {
             let pos = r & !LEAF_PRIM;
-            (self.prim_box(pos), 1, pos, (self.kind.leaf_bytes(1) / 16) as u32)
+            (self.prim_box(pos), 1, pos, (self.kind.leaf_bytes(1) / 16) as u32, true)
         } else {
             let n = self.nodes.at(r);
-            (n.aabb(), n.prims(), n.first, n.size)
+            (n.aabb(), n.prims(), n.first, n.size, n.is_leaf())
         }
     }
 
