@@ -386,6 +386,159 @@ fn triangle_k<const KX: usize, const KY: usize, const KZ: usize>(
     Some(TriHit { t, u: v * rcp, v: w * rcp, det_positive: det > 0.0 })
 }
 
+/// The lane-parallel part of [`triangle`] for up to four triangles of a leaf (lane `j` is
+/// the leaf's triangle `i + j`): per lane exactly the scalar test's f32 operations in its
+/// order, up to the hit distance and barycentrics. What stays per triangle, in stored order,
+/// is the comparison with the current best t (which shrinks as opaque hits commit) and the
+/// exact fallback of an edge function that rounded to zero.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Tri4 {
+    pub t: [f32; 4],
+    pub u: [f32; 4],
+    pub v: [f32; 4],
+    pub det: [f32; 4],
+    /// Lanes the scalar test finds a hit in `[tmin, tmax]` on (the `tmax` given), with `t`,
+    /// `u`, `v` and `det > 0` the hit's fields; no edge function rounded to zero.
+    pub hit: u32,
+    /// Lanes the scalar test takes its exact fallback on (no mixed signs, an edge function
+    /// is zero): the caller asks [`triangle`].
+    pub exact: u32,
+}
+
+impl Tri4 {
+    /// Lane `j` as the scalar test's hit (meaningful for the lanes of `hit`).
+    #[inline(always)]
+    pub fn lane(&self, j: usize) -> TriHit {
+        TriHit { t: self.t[j], u: self.u[j], v: self.v[j], det_positive: self.det[j] > 0.0 }
+    }
+}
+
+/// [`Tri4`] of the triangles `first..first + n` (`1 <= n <= 4`) of the triangle leaf `leaf`
+/// (its bytes, `abi::bvh::tri`) against `[tmin, tmax]`. `bx` is `r` as [`BoxRay::new`]
+/// makes it. Lanes from `n` on repeat triangle `first + n - 1` and are not reported.
+#[inline(always)]
+pub fn triangle4(r: &RayPrep, bx: &BoxRay, leaf: &[u8], first: usize, n: usize, tmin: f32, tmax: f32) -> Tri4 {
+    use crate::rtu::records::triangle_record;
+    debug_assert!((1..=4).contains(&n));
+    // One bounds check for the four records: the last lane's is the farthest.
+    let offs: [usize; 4] = std::array::from_fn(|j| triangle_record(first + j.min(n - 1)));
+    let recs: &[u8] = &leaf[..offs[3] + 40];
+    #[cfg(target_arch = "x86_64")]
+    {
+        let m = match (r.kx, r.ky, r.kz) {
+            (1, 2, 0) => triangle4_k::<1, 2, 0>(r, bx, recs, offs, tmin, tmax),
+            (2, 1, 0) => triangle4_k::<2, 1, 0>(r, bx, recs, offs, tmin, tmax),
+            (2, 0, 1) => triangle4_k::<2, 0, 1>(r, bx, recs, offs, tmin, tmax),
+            (0, 2, 1) => triangle4_k::<0, 2, 1>(r, bx, recs, offs, tmin, tmax),
+            (0, 1, 2) => triangle4_k::<0, 1, 2>(r, bx, recs, offs, tmin, tmax),
+            _ => triangle4_k::<1, 0, 2>(r, bx, recs, offs, tmin, tmax),
+        };
+        let keep = (1u32 << n) - 1;
+        Tri4 { hit: m.hit & keep, exact: m.exact & keep, ..m }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = bx;
+        triangle4_scalar(r, recs, offs, n, tmin, tmax)
+    }
+}
+
+/// [`triangle4`] from [`triangle`] lane by lane (no lane left to the exact fallback).
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+fn triangle4_scalar(r: &RayPrep, recs: &[u8], offs: [usize; 4], n: usize, tmin: f32, tmax: f32) -> Tri4 {
+    let mut out = Tri4::default();
+    for (j, &o) in offs.iter().enumerate().take(n) {
+        let f = |k: usize| {
+            f32::from_le_bytes([recs[o + 4 * k], recs[o + 4 * k + 1], recs[o + 4 * k + 2], recs[o + 4 * k + 3]])
+        };
+        let (v0, v1, v2) = ([f(0), f(1), f(2)], [f(3), f(4), f(5)], [f(6), f(7), f(8)]);
+        if let Some(h) = triangle(r, v0, v1, v2, tmin, tmax) {
+            (out.t[j], out.u[j], out.v[j]) = (h.t, h.u, h.v);
+            out.det[j] = if h.det_positive { 1.0 } else { -1.0 };
+            out.hit |= 1 << j;
+        }
+    }
+    out
+}
+
+/// [`triangle4`] for the permutation `(KX, KY, KZ)`, all four lanes.
+///
+/// The records (at `offs` in `recs`, increasing, the last one's 40 bytes inside `recs`) are
+/// transposed into one vector per vertex and axis (each record read as three 16-byte loads
+/// at `v0`, `v1`, `v2`, all inside its 40 bytes); then the
+/// scalar test's operations, one vector operation each, in its order and with its operand
+/// order (no fused multiply-add, nothing reassociated). `divps` rounds like `divss`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn triangle4_k<const KX: usize, const KY: usize, const KZ: usize>(
+    r: &RayPrep,
+    bx: &BoxRay,
+    recs: &[u8],
+    offs: [usize; 4],
+    tmin: f32,
+    tmax: f32,
+) -> Tri4 {
+    use std::arch::x86_64::*;
+    debug_assert!(offs[0] <= offs[1] && offs[1] <= offs[2] && offs[2] <= offs[3] && offs[3] + 40 <= recs.len());
+    debug_assert_eq!((r.kx as usize, r.ky as usize, r.kz as usize), (KX, KY, KZ));
+    let mut out = Tri4::default();
+    // SAFETY: SSE2 is part of the x86_64 baseline. Each unaligned load reads 16 bytes at
+    // offset 0, 12 or 24 of a 40-byte record at `offs[j] <= offs[3]`, and `recs` holds
+    // `offs[3] + 40` bytes (the caller slices it so), so inside `recs`; the aligned loads read
+    // `BoxRay::org` rows (16-byte aligned, see `BoxRay`); the stores write 4-float fields
+    // of the local `out`.
+    unsafe {
+        // Vertex at `off` of the four records, one vector per axis, minus the origin (a
+        // macro: as a closure it was not inlined).
+        macro_rules! vertex {
+            ($off:literal) => {{
+                let ld = |j: usize| _mm_loadu_ps(recs.as_ptr().add(offs[j] + $off).cast());
+                let (r0, r1, r2, r3) = (ld(0), ld(1), ld(2), ld(3));
+                let (t0, t1) = (_mm_unpacklo_ps(r0, r1), _mm_unpacklo_ps(r2, r3)); // x0 x1 y0 y1 | x2 x3 y2 y3
+                let (t2, t3) = (_mm_unpackhi_ps(r0, r1), _mm_unpackhi_ps(r2, r3)); // z0 z1 .. | z2 z3 ..
+                [
+                    _mm_sub_ps(_mm_movelh_ps(t0, t1), _mm_load_ps(bx.org[0].as_ptr())),
+                    _mm_sub_ps(_mm_movehl_ps(t1, t0), _mm_load_ps(bx.org[1].as_ptr())),
+                    _mm_sub_ps(_mm_movelh_ps(t2, t3), _mm_load_ps(bx.org[2].as_ptr())),
+                ]
+            }};
+        }
+        let (a, b, c) = (vertex!(0), vertex!(12), vertex!(24));
+        let (sx, sy, sz) = (_mm_set1_ps(r.sx), _mm_set1_ps(r.sy), _mm_set1_ps(r.sz));
+        let ax = _mm_sub_ps(a[KX], _mm_mul_ps(sx, a[KZ]));
+        let ay = _mm_sub_ps(a[KY], _mm_mul_ps(sy, a[KZ]));
+        let bx_ = _mm_sub_ps(b[KX], _mm_mul_ps(sx, b[KZ]));
+        let by = _mm_sub_ps(b[KY], _mm_mul_ps(sy, b[KZ]));
+        let cx = _mm_sub_ps(c[KX], _mm_mul_ps(sx, c[KZ]));
+        let cy = _mm_sub_ps(c[KY], _mm_mul_ps(sy, c[KZ]));
+        let u = _mm_sub_ps(_mm_mul_ps(cx, by), _mm_mul_ps(cy, bx_));
+        let v = _mm_sub_ps(_mm_mul_ps(ax, cy), _mm_mul_ps(ay, cx));
+        let w = _mm_sub_ps(_mm_mul_ps(bx_, ay), _mm_mul_ps(by, ax));
+        let z = _mm_setzero_ps();
+        let neg = _mm_or_ps(_mm_or_ps(_mm_cmplt_ps(u, z), _mm_cmplt_ps(v, z)), _mm_cmplt_ps(w, z));
+        let pos = _mm_or_ps(_mm_or_ps(_mm_cmpgt_ps(u, z), _mm_cmpgt_ps(v, z)), _mm_cmpgt_ps(w, z));
+        let mixed = _mm_and_ps(neg, pos);
+        let zero = _mm_or_ps(_mm_or_ps(_mm_cmpeq_ps(u, z), _mm_cmpeq_ps(v, z)), _mm_cmpeq_ps(w, z));
+        let det = _mm_add_ps(_mm_add_ps(u, v), w);
+        let az = _mm_mul_ps(sz, a[KZ]);
+        let bz = _mm_mul_ps(sz, b[KZ]);
+        let cz = _mm_mul_ps(sz, c[KZ]);
+        let tt = _mm_add_ps(_mm_add_ps(_mm_mul_ps(u, az), _mm_mul_ps(v, bz)), _mm_mul_ps(w, cz));
+        let rcp = _mm_div_ps(_mm_set1_ps(1.0), det);
+        let t = _mm_mul_ps(tt, rcp);
+        // `det == 0` and `!(t >= tmin && t <= tmax)` refuse; a NaN det makes t NaN.
+        let inside = _mm_and_ps(_mm_cmpge_ps(t, _mm_set1_ps(tmin)), _mm_cmple_ps(t, _mm_set1_ps(tmax)));
+        let ok = _mm_and_ps(_mm_cmpneq_ps(det, z), inside);
+        out.hit = _mm_movemask_ps(_mm_andnot_ps(_mm_or_ps(mixed, zero), ok)) as u32;
+        out.exact = _mm_movemask_ps(_mm_andnot_ps(mixed, zero)) as u32;
+        _mm_storeu_ps(out.t.as_mut_ptr(), t);
+        _mm_storeu_ps(out.u.as_mut_ptr(), _mm_mul_ps(v, rcp));
+        _mm_storeu_ps(out.v.as_mut_ptr(), _mm_mul_ps(w, rcp));
+        _mm_storeu_ps(out.det.as_mut_ptr(), det);
+    }
+    out
+}
+
 /// Applies a 3x4 row-major affine to a point.
 #[inline(always)]
 pub fn xform_point(m: &[f32; 12], p: [f32; 3]) -> [f32; 3] {
@@ -551,6 +704,143 @@ mod tests {
             }
         }
         assert!(hits > 20_000 && in_plane > 100, "{hits} hits, {in_plane} grazing");
+    }
+
+    /// The 4-lane triangle test reports exactly what the scalar test does, bit for bit, on
+    /// random triangles and rays and on the special cases: ±0, ±inf and NaN coordinates,
+    /// rays in a triangle's plane, hits exactly on edges and vertices (a grid mesh hit by
+    /// axis-parallel and diagonal rays through grid points), degenerate triangles. Lanes the
+    /// scalar test sends to its exact fallback are exactly the `exact` lanes.
+    #[test]
+    fn triangle4_is_bit_identical_to_the_scalar_test() {
+        let mut rng = crate::rtu::reference::Rng::new(0x7a1_4e57);
+        let mut next = move || rng.next_u64();
+        let specials = [0.0f32, -0.0, 1.0, -1.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, 0.5, 1e-30, 3.0];
+        let record = |v: [[f32; 3]; 3], prim: u32| {
+            let mut rec = [0u8; 40];
+            for (k, x) in v.iter().flatten().enumerate() {
+                rec[4 * k..4 * k + 4].copy_from_slice(&x.to_le_bytes());
+            }
+            rec[36..].copy_from_slice(&prim.to_le_bytes());
+            rec
+        };
+        // The scalar test's edge functions (its exact fallback runs when one is zero and
+        // the signs are not mixed).
+        let edges = |r: &RayPrep, v: &[[f32; 3]; 3]| {
+            let (kx, ky, kz) = (r.kx as usize, r.ky as usize, r.kz as usize);
+            let p: Vec<[f32; 2]> = v
+                .iter()
+                .map(|q| {
+                    let d = [q[0] - r.org[0], q[1] - r.org[1], q[2] - r.org[2]];
+                    [d[kx] - r.sx * d[kz], d[ky] - r.sy * d[kz]]
+                })
+                .collect();
+            let cross = |p: [f32; 2], q: [f32; 2]| q[0] * p[1] - q[1] * p[0];
+            [cross(p[1], p[2]), cross(p[2], p[0]), cross(p[0], p[1])]
+        };
+        let (mut hits, mut exact, mut on_edges) = (0, 0, 0);
+        for round in 0..200_000u32 {
+            let mode = round % 4;
+            let val = |k: u64, grid: bool| {
+                if grid {
+                    ((k >> 8) % 5) as f32 - 2.0
+                } else if k.is_multiple_of(16) {
+                    specials[(k >> 8) as usize % specials.len()]
+                } else {
+                    ((k >> 8) % 200_001) as f32 * 0.0001 - 10.0
+                }
+            };
+            let grid = mode == 0;
+            let mut tris = [[[0.0f32; 3]; 3]; 4];
+            for t in tris.iter_mut() {
+                for p in t.iter_mut() {
+                    for x in p.iter_mut() {
+                        *x = val(next(), grid);
+                    }
+                }
+                if grid {
+                    // A grid mesh's triangles in the plane z = const (shared edges and vertices).
+                    let z = t[0][2];
+                    for p in t.iter_mut() {
+                        p[2] = z;
+                    }
+                }
+                if next() % 16 == 0 {
+                    t[2] = t[(next() % 2) as usize]; // degenerate
+                }
+            }
+            let (org, dir) = match mode {
+                // Through a grid point (a vertex or an edge of grid triangles).
+                0 => {
+                    let tgt = [val(next(), true) * 0.5, val(next(), true) * 0.5, val(next(), true)];
+                    let dir = match next() % 3 {
+                        0 => [0.0, 0.0, if next() % 2 == 0 { 1.0 } else { -1.0 }],
+                        1 => [1.0, -1.0, 2.0],
+                        _ => [-0.0, 0.5, -3.0],
+                    };
+                    ([tgt[0] - 2.0 * dir[0], tgt[1] - 2.0 * dir[1], tgt[2] - 2.0 * dir[2]], dir)
+                }
+                // In the plane of triangle 0.
+                1 => {
+                    let t = tris[0];
+                    let dir = [t[1][0] - t[0][0], t[1][1] - t[0][1], t[1][2] - t[0][2]];
+                    (t[2], dir)
+                }
+                // Aimed at a random point of a random triangle.
+                2 => {
+                    let t = tris[(next() % 4) as usize];
+                    let (a, b) = ((next() % 1001) as f32 * 0.001, (next() % 1001) as f32 * 0.001);
+                    let (a, b) = if a + b > 1.0 { (1.0 - a, 1.0 - b) } else { (a, b) };
+                    let p: [f32; 3] =
+                        std::array::from_fn(|k| t[0][k] + a * (t[1][k] - t[0][k]) + b * (t[2][k] - t[0][k]));
+                    let org = [val(next(), false), val(next(), false), val(next(), false)];
+                    (org, [p[0] - org[0], p[1] - org[1], p[2] - org[2]])
+                }
+                _ => (
+                    [val(next(), false), val(next(), false), val(next(), false)],
+                    [val(next(), false), val(next(), false), val(next(), false)],
+                ),
+            };
+            let r = RayPrep::new(org, dir);
+            let bxr = BoxRay::new(&r);
+            let (tmin, tmax) = match next() % 4 {
+                0 => (0.0, f32::INFINITY),
+                1 => (-0.0, 0.0),
+                2 => ((next() % 100) as f32 * 0.01, (next() % 1000) as f32 * 0.01),
+                _ => (0.0, 2.0),
+            };
+            // A leaf: its header, a triangle before the four (so they start at index 1), the
+            // four and its padding.
+            let mut leaf = vec![0u8; crate::abi::bvh::tri::bytes(5)];
+            for (j, &t) in tris.iter().enumerate() {
+                let o = crate::rtu::records::triangle_record(j + 1);
+                leaf[o..o + 40].copy_from_slice(&record(t, j as u32));
+            }
+            let n = 1 + (next() % 4) as usize;
+            let m = triangle4(&r, &bxr, &leaf, 1, n, tmin, tmax);
+            assert_eq!((m.hit | m.exact) >> n, 0);
+            for (j, t) in tris.iter().enumerate().take(n) {
+                let want = triangle(&r, t[0], t[1], t[2], tmin, tmax);
+                let e = edges(&r, t);
+                let mixed = e.iter().any(|&x| x < 0.0) && e.iter().any(|&x| x > 0.0);
+                let fallback = !mixed && e.contains(&0.0);
+                assert_eq!(m.exact >> j & 1 != 0, fallback, "round {round} lane {j} {t:?} org {org:?} dir {dir:?}");
+                on_edges += fallback as u32;
+                if fallback {
+                    exact += want.is_some() as u32;
+                    assert_eq!(m.hit >> j & 1, 0);
+                    continue;
+                }
+                let got = (m.hit >> j & 1 != 0).then(|| m.lane(j));
+                let bits = |h: Option<TriHit>| h.map(|h| (h.t.to_bits(), h.u.to_bits(), h.v.to_bits(), h.det_positive));
+                assert_eq!(bits(got), bits(want), "round {round} lane {j} {t:?} org {org:?} dir {dir:?}");
+                hits += want.is_some() as u32;
+            }
+        }
+        assert!(
+            hits > 20_000 && on_edges > 1000 && exact > 100,
+            "{hits} hits, {on_edges} exact lanes, {exact} exact hits"
+        );
     }
 
     /// Seed 004 §10.1: O = 0, D = (0,0,2), box (-1,-1,2)..(1,1,4), interval [0,10] -> [1,2].

@@ -960,56 +960,82 @@ impl Walk {
                 self.state = State::Pop;
                 return Ok(None);
             }
-            for i in next as usize..count {
-                st.tri_tests += 1;
-                let (v, prim) = records::triangle(b, i);
-                let Some(h) = isect::triangle(self.ray(), v[0], v[1], v[2], self.tmin, self.best_t) else {
-                    continue;
-                };
-                if self.committed && h.t >= self.best_t {
-                    continue;
-                }
-                let front = cls::front_face(isect::geometric_front(&h), inst_flags);
-                match cls::triangle_action(self.flags, inst_flags, op, front) {
-                    TriAction::Cull => continue,
-                    TriAction::Commit => {
-                        self.write_span(
-                            win,
-                            rtu_abi::COMMITTED,
-                            h.t,
-                            h.u,
-                            h.v,
-                            prim,
-                            geom,
-                            rtu_abi::COMMITTED_TRIANGLE,
-                            front,
-                        );
-                        set_tri(win, rtu_abi::COMMITTED_TRI, addr + records::triangle_record(i) as u64);
-                        self.best_t = h.t;
-                        self.committed = true;
-                        if cls::terminate_on_commit(self.flags) {
-                            self.state = State::Done;
-                            return Ok(Some(Outcome::Done));
+            // Up to four triangles at a time: the lane-parallel part of the test first,
+            // then the hits in stored order against the current best t (an opaque commit
+            // shrinks it), exactly as one test after the other.
+            let mut i = next as usize;
+            while i < count {
+                let n = (count - i).min(4);
+                let (ray, bx) = if self.in_blas { (&self.obj, &self.obj_box) } else { (&self.world, &self.world_box) };
+                let m = isect::triangle4(ray, bx, b, i, n, self.tmin, self.best_t);
+                let mut lanes = m.hit | m.exact;
+                while lanes != 0 {
+                    let j = lanes.trailing_zeros() as usize;
+                    lanes &= lanes - 1;
+                    let k = i + j;
+                    let h = if m.exact >> j & 1 != 0 {
+                        let (v, _) = records::triangle(b, k);
+                        let Some(h) = isect::triangle(self.ray(), v[0], v[1], v[2], self.tmin, self.best_t) else {
+                            continue;
+                        };
+                        h
+                    } else if m.t[j] <= self.best_t {
+                        // The scalar test's `t <= tmax` with the current best t (`t >= tmin`
+                        // held in the lanes).
+                        m.lane(j)
+                    } else {
+                        continue;
+                    };
+                    if self.committed && h.t >= self.best_t {
+                        continue;
+                    }
+                    let prim = records::triangle(b, k).1;
+                    let front = cls::front_face(isect::geometric_front(&h), inst_flags);
+                    match cls::triangle_action(self.flags, inst_flags, op, front) {
+                        TriAction::Cull => continue,
+                        TriAction::Commit => {
+                            self.write_span(
+                                win,
+                                rtu_abi::COMMITTED,
+                                h.t,
+                                h.u,
+                                h.v,
+                                prim,
+                                geom,
+                                rtu_abi::COMMITTED_TRIANGLE,
+                                front,
+                            );
+                            set_tri(win, rtu_abi::COMMITTED_TRI, addr + records::triangle_record(k) as u64);
+                            self.best_t = h.t;
+                            self.committed = true;
+                            if cls::terminate_on_commit(self.flags) {
+                                st.tri_tests += j as u64 + 1;
+                                self.state = State::Done;
+                                return Ok(Some(Outcome::Done));
+                            }
+                        }
+                        TriAction::Candidate => {
+                            self.write_span(
+                                win,
+                                rtu_abi::CANDIDATE,
+                                h.t,
+                                h.u,
+                                h.v,
+                                prim,
+                                geom,
+                                rtu_abi::CANDIDATE_TRIANGLE,
+                                front,
+                            );
+                            set_tri(win, rtu_abi::CANDIDATE_TRI, addr + records::triangle_record(k) as u64);
+                            st.tri_tests += j as u64 + 1;
+                            st.candidates += 1;
+                            self.state = State::Leaf { word, next: k as u8 + 1 };
+                            return Ok(Some(Outcome::Yield(rtu_abi::STS_YIELD_ANYHIT)));
                         }
                     }
-                    TriAction::Candidate => {
-                        self.write_span(
-                            win,
-                            rtu_abi::CANDIDATE,
-                            h.t,
-                            h.u,
-                            h.v,
-                            prim,
-                            geom,
-                            rtu_abi::CANDIDATE_TRIANGLE,
-                            front,
-                        );
-                        set_tri(win, rtu_abi::CANDIDATE_TRI, addr + records::triangle_record(i) as u64);
-                        st.candidates += 1;
-                        self.state = State::Leaf { word, next: i as u8 + 1 };
-                        return Ok(Some(Outcome::Yield(rtu_abi::STS_YIELD_ANYHIT)));
-                    }
                 }
+                st.tri_tests += n as u64;
+                i += n;
             }
         } else {
             if cls::cull_aabb_leaf(self.flags, op) {
