@@ -221,21 +221,13 @@ pub fn slab_node4(b: &[u8; 64], r: &BoxRay, count: usize, tmin: f32, tmax: f32) 
         // One transposition for both planes: 32-bit lanes `near | far << 8` per corner.
         let z = _mm_setzero_si128();
         let (w0, w1) = (_mm_unpacklo_epi8(qn, qf), _mm_unpackhi_epi8(qn, qf));
-        let f0 = _mm_castsi128_ps(_mm_unpacklo_epi16(w0, z)); // x0 y0 z0 x1
-        let f1 = _mm_castsi128_ps(_mm_unpackhi_epi16(w0, z)); // y1 z1 x2 y2
-        let f2 = _mm_castsi128_ps(_mm_unpacklo_epi16(w1, z)); // z2 x3 y3 z3
-                                                              // `_mm_shuffle_ps(a, b, imm)` = [a[imm&3], a[imm>>2&3], b[imm>>4&3], b[imm>>6]].
-        let xa = _mm_shuffle_ps::<0b11_10_11_00>(f0, f1); // x0 x1 x2 y2
-        let xb = _mm_shuffle_ps::<0b01_01_10_10>(xa, f2); // x2 x2 x3 x3
-        let x = _mm_shuffle_ps::<0b10_00_01_00>(xa, xb); // x0 x1 x2 x3
-        let ya = _mm_shuffle_ps::<0b00_00_01_01>(f0, f1); // y0 y0 y1 y1
-        let yb = _mm_shuffle_ps::<0b10_10_11_11>(f1, f2); // y2 y2 y3 y3
-        let y = _mm_shuffle_ps::<0b10_00_10_00>(ya, yb); // y0 y1 y2 y3
-        let za = _mm_shuffle_ps::<0b01_01_10_10>(f0, f1); // z0 z0 z1 z1
-        let zb = _mm_shuffle_ps::<0b11_11_00_00>(f2, f2); // z2 z2 z3 z3
-        let zz = _mm_shuffle_ps::<0b10_00_10_00>(za, zb); // z0 z1 z2 z3
-                                                          // `bvh::exp2i` of the three exponents: sign-extend to 16 bits, clamp below at
-                                                          // EXP_MIN (an i8 never exceeds EXP_MAX), widen, then the float bits of 2^e.
+        let [x, y, zz] = super::records::corners_by_axis(
+            _mm_castsi128_ps(_mm_unpacklo_epi16(w0, z)),
+            _mm_castsi128_ps(_mm_unpackhi_epi16(w0, z)),
+            _mm_castsi128_ps(_mm_unpacklo_epi16(w1, z)),
+        );
+        // `bvh::exp2i` of the three exponents: sign-extend to 16 bits, clamp below at
+        // EXP_MIN (an i8 never exceeds EXP_MAX), widen, then the float bits of 2^e.
         let e = _mm_cvtsi32_si128(exps as i32);
         let e = _mm_max_epi16(_mm_srai_epi16::<8>(_mm_unpacklo_epi8(e, e)), _mm_set1_epi16(bvh::EXP_MIN as i16));
         let e = _mm_srai_epi32::<16>(_mm_unpacklo_epi16(e, e));

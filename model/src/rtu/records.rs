@@ -98,25 +98,43 @@ fn dequant4(q: &[u8], origin: [f32; 3], scale: [f32; 3]) -> [[f32; 4]; 3] {
         let v = _mm_loadu_si128(bytes.as_ptr().cast());
         let z = _mm_setzero_si128();
         let (w0, w1) = (_mm_unpacklo_epi8(v, z), _mm_unpackhi_epi8(v, z));
-        let f0 = _mm_cvtepi32_ps(_mm_unpacklo_epi16(w0, z)); // x0 y0 z0 x1
-        let f1 = _mm_cvtepi32_ps(_mm_unpackhi_epi16(w0, z)); // y1 z1 x2 y2
-        let f2 = _mm_cvtepi32_ps(_mm_unpacklo_epi16(w1, z)); // z2 x3 y3 z3
-                                                             // `_mm_shuffle_ps(a, b, imm)` = [a[imm&3], a[imm>>2&3], b[imm>>4&3], b[imm>>6]].
-        let xa = _mm_shuffle_ps::<0b11_10_11_00>(f0, f1); // x0 x1 x2 y2
-        let xb = _mm_shuffle_ps::<0b01_01_10_10>(xa, f2); // x2 x2 x3 x3
-        let x = _mm_shuffle_ps::<0b10_00_01_00>(xa, xb); // x0 x1 x2 x3
-        let ya = _mm_shuffle_ps::<0b00_00_01_01>(f0, f1); // y0 y0 y1 y1
-        let yb = _mm_shuffle_ps::<0b10_10_11_11>(f1, f2); // y2 y2 y3 y3
-        let y = _mm_shuffle_ps::<0b10_00_10_00>(ya, yb); // y0 y1 y2 y3
-        let za = _mm_shuffle_ps::<0b01_01_10_10>(f0, f1); // z0 z0 z1 z1
-        let zb = _mm_shuffle_ps::<0b11_11_00_00>(f2, f2); // z2 z2 z3 z3
-        let zz = _mm_shuffle_ps::<0b10_00_10_00>(za, zb); // z0 z1 z2 z3
-        for (a, qa) in [x, y, zz].into_iter().enumerate() {
+        let f0 = _mm_cvtepi32_ps(_mm_unpacklo_epi16(w0, z));
+        let f1 = _mm_cvtepi32_ps(_mm_unpackhi_epi16(w0, z));
+        let f2 = _mm_cvtepi32_ps(_mm_unpacklo_epi16(w1, z));
+        for (a, qa) in corners_by_axis(f0, f1, f2).into_iter().enumerate() {
             let r = _mm_add_ps(_mm_set1_ps(origin[a]), _mm_mul_ps(qa, _mm_set1_ps(scale[a])));
             _mm_storeu_ps(out[a].as_mut_ptr(), r);
         }
     }
     out
+}
+
+/// The twelve 32-bit corner lanes of a 4-wide node's children in record order
+/// (`x0 y0 z0 x1 | y1 z1 x2 y2 | z2 x3 y3 z3`) regrouped per axis: `[x0 x1 x2 x3]`,
+/// `[y0 ..]`, `[z0 ..]`. Lane moves only, so it serves integer lanes (cast) as well.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(super) fn corners_by_axis(
+    f0: std::arch::x86_64::__m128,
+    f1: std::arch::x86_64::__m128,
+    f2: std::arch::x86_64::__m128,
+) -> [std::arch::x86_64::__m128; 3] {
+    use std::arch::x86_64::*;
+    // SAFETY: SSE is part of the x86_64 baseline; shuffles only move lanes of registers.
+    unsafe {
+        // `_mm_shuffle_ps(a, b, imm)` = [a[imm&3], a[imm>>2&3], b[imm>>4&3], b[imm>>6]].
+        let xa = _mm_shuffle_ps::<0b11_10_11_00>(f0, f1); // x0 x1 x2 y2
+        let xb = _mm_shuffle_ps::<0b01_01_10_10>(xa, f2); // x2 x2 x3 x3
+        let ya = _mm_shuffle_ps::<0b00_00_01_01>(f0, f1); // y0 y0 y1 y1
+        let yb = _mm_shuffle_ps::<0b10_10_11_11>(f1, f2); // y2 y2 y3 y3
+        let za = _mm_shuffle_ps::<0b01_01_10_10>(f0, f1); // z0 z0 z1 z1
+        let zb = _mm_shuffle_ps::<0b11_11_00_00>(f2, f2); // z2 z2 z3 z3
+        [
+            _mm_shuffle_ps::<0b10_00_01_00>(xa, xb), // x0 x1 x2 x3
+            _mm_shuffle_ps::<0b10_00_10_00>(ya, yb), // y0 y1 y2 y3
+            _mm_shuffle_ps::<0b10_00_10_00>(za, zb), // z0 z1 z2 z3
+        ]
+    }
 }
 
 #[inline(always)]
