@@ -141,6 +141,44 @@ fn row_full_mut(regs: &mut [u32], r: u16) -> &mut [u32; MAX_THREADS] {
     (&mut regs[r as usize * MAX_THREADS..][..MAX_THREADS]).try_into().expect("a full row")
 }
 
+/// Bit `l` set for every lane `l` of `row` that is not zero.
+#[inline(always)]
+fn nonzero_lanes(row: &[u32]) -> u32 {
+    #[cfg(target_arch = "x86_64")]
+    if let Ok(r) = <&[u32; MAX_THREADS]>::try_from(row) {
+        return nonzero_lanes_sse2(r);
+    }
+    nonzero_lanes_scalar(row)
+}
+
+/// [`nonzero_lanes`] for any row length.
+#[inline(always)]
+fn nonzero_lanes_scalar(row: &[u32]) -> u32 {
+    row.iter().enumerate().fold(0u32, |t, (l, &x)| t | ((x != 0) as u32) << l)
+}
+
+/// [`nonzero_lanes`] of a full row with SSE2: compare with zero, pack the 32 lane masks to
+/// bytes, two byte movemasks.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn nonzero_lanes_sse2(r: &[u32; MAX_THREADS]) -> u32 {
+    use std::arch::x86_64::*;
+    // SAFETY: SSE2 is part of the x86_64 baseline. The eight unaligned 16-byte loads read
+    // words 4k..4k+4 of `r` for k < 8, all inside the 32-word array.
+    unsafe {
+        let p = r.as_ptr().cast::<__m128i>();
+        let zero = _mm_setzero_si128();
+        let is_zero = |k: usize| _mm_cmpeq_epi32(_mm_loadu_si128(p.add(k)), zero);
+        // Lanes 16h..16h+16 as one byte each (0xff where the word is zero), in lane order.
+        let half = |h: usize| {
+            let lo = _mm_packs_epi32(is_zero(4 * h), is_zero(4 * h + 1));
+            let hi = _mm_packs_epi32(is_zero(4 * h + 2), is_zero(4 * h + 3));
+            _mm_movemask_epi8(_mm_packs_epi16(lo, hi)) as u32
+        };
+        !(half(0) | half(1) << 16)
+    }
+}
+
 #[inline(always)]
 fn unary(regs: &mut [u32], nt: usize, mask: u32, d: u16, a: u16, op: impl Fn(u32) -> u32) {
     if full_warp(nt, mask) {
@@ -547,7 +585,7 @@ struct LocalAccess {
     size: MemSize,
     private: bool,
     load: bool,
-    a: usize,
+    a: u16,
     v: usize,
     imm: u32,
 }
@@ -575,7 +613,13 @@ fn local_access(
     };
     if words != 0 {
         let (stride, limit) = if acc.private { (pb, pb) } else { (0, buf.len()) };
-        let offs: [u32; MAX_THREADS] = std::array::from_fn(|l| if l < nt { regs[acc.a * nt + l] } else { 0 });
+        let offs = if nt == MAX_THREADS {
+            row_full(regs, acc.a)
+        } else {
+            let mut o = [0u32; MAX_THREADS];
+            o[..nt].copy_from_slice(row(regs, acc.a, nt));
+            o
+        };
         if local_in_bounds(&offs, nt, mask, acc.imm, acc.size.bytes(), limit) {
             match words {
                 1 => local_words::<1>(regs, nt, mask, buf, stride, &offs, acc),
@@ -648,7 +692,7 @@ fn local_lanes(
 ) -> Result<(), Fault> {
     let (size, private, load) = (acc.size, acc.private, acc.load);
     let bytes = size.bytes();
-    let (aa, vv) = (acc.a * nt, acc.v);
+    let (aa, vv) = (acc.a as usize * nt, acc.v);
     let mut todo = mask;
     while todo != 0 {
         let l = todo.trailing_zeros() as usize;
@@ -705,7 +749,7 @@ pub fn execute(i: &Instr, w: &mut Warp, mask: u32, env: &mut ExecEnv) -> Result<
     match i.op {
         Op::Bra => {
             // Every lane's predicate bit, branch-free; inactive lanes are masked off.
-            let taken = row(regs, a, nt).iter().enumerate().fold(0u32, |t, (l, &x)| t | ((x != 0) as u32) << l);
+            let taken = nonzero_lanes(row(regs, a, nt));
             w.branch(taken & mask, i.imm, i.imm2, i.imm3);
             return Ok(Next::Moved);
         }
@@ -1310,7 +1354,7 @@ fn execute_rest(i: &Instr, w: &mut Warp, mask: u32, env: &mut ExecEnv) -> Result
                 size,
                 private: matches!(i.op, Op::Ldp | Op::Stp),
                 load: matches!(i.op, Op::Ldl | Op::Ldp),
-                a: a as usize,
+                a,
                 v: if matches!(i.op, Op::Ldl | Op::Ldp) { d as usize } else { b as usize },
                 imm: i.imm,
             };
@@ -1445,17 +1489,20 @@ fn execute_rest(i: &Instr, w: &mut Warp, mask: u32, env: &mut ExecEnv) -> Result
 
         Op::Trace => {
             let mut q = [0u32; MAX_THREADS];
-            let mut rays = [TraceRay::default(); MAX_THREADS];
-            let n = rtu_abi::ray::REGS as usize;
             lanes!(mask, nt, |l| {
                 q[l] = regs[a as usize * nt + l];
-                let mut r = [0u32; rtu_abi::ray::REGS as usize];
-                for k in 0..n {
-                    r[k] = regs[(b as usize + k) * nt + l];
-                }
-                rays[l] = TraceRay::from_regs(&r);
             });
-            env.rtu.trace(env.mem, env.warp_id as usize, mask, &q, &rays).map_err(rtu_fault)?;
+            // Each lane's ray is read from its operand registers as the RTU arms the lane.
+            let n = rtu_abi::ray::REGS as usize;
+            let rows = &regs[b as usize * nt..(b as usize + n) * nt];
+            let ray = |l: usize| {
+                let mut r = [0u32; rtu_abi::ray::REGS as usize];
+                for (k, x) in r.iter_mut().enumerate() {
+                    *x = rows[k * nt + l];
+                }
+                TraceRay::from_regs(&r)
+            };
+            env.rtu.trace_with(env.mem, env.warp_id as usize, mask, &q, ray).map_err(rtu_fault)?;
             if d != REG_NONE {
                 lanes!(mask, nt, |l| {
                     regs[d as usize * nt + l] = q[l];
@@ -1489,15 +1536,15 @@ fn execute_rest(i: &Instr, w: &mut Warp, mask: u32, env: &mut ExecEnv) -> Result
         }
         Op::Getw | Op::Getwf => {
             let count = i.modifier.max(1) as u32;
+            let dd = d as usize;
             let mut todo = mask;
             while todo != 0 {
                 let l = todo.trailing_zeros() as usize;
                 todo &= todo - 1;
                 let q = regs[a as usize * nt + l];
-                for k in 0..count {
-                    let v = env.rtu.read(env.warp_id as usize, l, q, i.imm + k).map_err(rtu_fault)?;
-                    regs[(d as usize + k as usize) * nt + l] = v;
-                }
+                env.rtu
+                    .read_words(env.warp_id as usize, l, q, i.imm, count, |k, v| regs[(dd + k) * nt + l] = v)
+                    .map_err(rtu_fault)?;
             }
         }
     }
@@ -1579,6 +1626,22 @@ mod tests {
                 assert_eq!(x, y);
             }
         }
+    }
+
+    #[test]
+    fn nonzero_lanes_matches_scalar() {
+        let mut rng = Rng(42);
+        for round in 0..200 {
+            let row: [u32; NT] = std::array::from_fn(|_| match round % 3 {
+                0 => rng.word(),
+                1 => rng.next() % 2,
+                _ => rng.next().is_multiple_of(3) as u32 * 0x8000_0000,
+            });
+            assert_eq!(nonzero_lanes(&row), nonzero_lanes_scalar(&row), "{row:x?}");
+            assert_eq!(nonzero_lanes(&row[..7]), nonzero_lanes_scalar(&row[..7]));
+        }
+        assert_eq!(nonzero_lanes(&[0; NT]), 0);
+        assert_eq!(nonzero_lanes(&[1; NT]), u32::MAX);
     }
 
     /// The in-bounds word path of LDL/STL/LDP/STP against the lane-by-lane path, for every

@@ -312,7 +312,9 @@ impl Core {
                 .at(&ctx.kernel.name, pc, *id, wid as u32, None));
             };
             n += 1;
-            threads += mask.count_ones() as u64;
+            // (The full warp without a population count: the baseline x86-64 target has no
+            // `popcnt`, and nearly every instruction runs on all lanes.)
+            threads += if mask == u32::MAX { 32 } else { mask.count_ones() as u64 };
             match exec::execute(instr, w, mask, &mut env) {
                 Ok(Next::Step) => {
                     if let Some(t) = w.stack.last_mut() {
