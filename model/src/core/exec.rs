@@ -1493,16 +1493,28 @@ fn execute_rest(i: &Instr, w: &mut Warp, mask: u32, env: &mut ExecEnv) -> Result
                 q[l] = regs[a as usize * nt + l];
             });
             // Each lane's ray is read from its operand registers as the RTU arms the lane.
-            let n = rtu_abi::ray::REGS as usize;
-            let rows = &regs[b as usize * nt..(b as usize + n) * nt];
-            let ray = |l: usize| {
-                let mut r = [0u32; rtu_abi::ray::REGS as usize];
-                for (k, x) in r.iter_mut().enumerate() {
-                    *x = rows[k * nt + l];
+            const N: usize = rtu_abi::ray::REGS as usize;
+            let warp = env.warp_id as usize;
+            if nt == MAX_THREADS {
+                // Full-width rows: one lane bound check per ray instead of one per register.
+                const NO_ROW: &[u32; MAX_THREADS] = &[0; MAX_THREADS];
+                let mut rows = [NO_ROW; N];
+                for (k, r) in rows.iter_mut().enumerate() {
+                    *r = regs[(b as usize + k) * MAX_THREADS..][..MAX_THREADS].try_into().expect("a full row");
                 }
-                TraceRay::from_regs(&r)
-            };
-            env.rtu.trace_with(env.mem, env.warp_id as usize, mask, &q, ray).map_err(rtu_fault)?;
+                let ray = |l: usize| TraceRay::from_regs(&rows.map(|r| r[l]));
+                env.rtu.trace_with(env.mem, warp, mask, &q, ray).map_err(rtu_fault)?;
+            } else {
+                let rows = &regs[b as usize * nt..(b as usize + N) * nt];
+                let ray = |l: usize| {
+                    let mut r = [0u32; N];
+                    for (k, x) in r.iter_mut().enumerate() {
+                        *x = rows[k * nt + l];
+                    }
+                    TraceRay::from_regs(&r)
+                };
+                env.rtu.trace_with(env.mem, warp, mask, &q, ray).map_err(rtu_fault)?;
+            }
             if d != REG_NONE {
                 lanes!(mask, nt, |l| {
                     regs[d as usize * nt + l] = q[l];
@@ -1537,15 +1549,16 @@ fn execute_rest(i: &Instr, w: &mut Warp, mask: u32, env: &mut ExecEnv) -> Result
         Op::Getw | Op::Getwf => {
             let count = i.modifier.max(1) as u32;
             let dd = d as usize;
-            let mut todo = mask;
-            while todo != 0 {
-                let l = todo.trailing_zeros() as usize;
-                todo &= todo - 1;
-                let q = regs[a as usize * nt + l];
-                env.rtu
-                    .read_words(env.warp_id as usize, l, q, i.imm, count, |k, v| regs[(dd + k) * nt + l] = v)
-                    .map_err(rtu_fault)?;
-            }
+            let q = if nt == MAX_THREADS {
+                row_full(regs, a)
+            } else {
+                let mut q = [0u32; MAX_THREADS];
+                q[..nt].copy_from_slice(row(regs, a, nt));
+                q
+            };
+            env.rtu
+                .read_lanes(env.warp_id as usize, mask, &q, i.imm, count, |k, l, v| regs[(dd + k) * nt + l] = v)
+                .map_err(rtu_fault)?;
         }
     }
     Ok(Next::Step)

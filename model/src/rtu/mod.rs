@@ -628,6 +628,61 @@ impl RtuUnit {
         Ok(())
     }
 
+    /// GETW / GETWF for the lanes in `mask`, lane `l` of query slot `q[l]`: word `k` of lane
+    /// `l` goes to `put(k, l, word)`. The same words and faults as [`Self::read_words`] lane
+    /// by lane in lane order; when every lane names the same valid slot and the words are in
+    /// range (the common case), the checks are made once for the warp.
+    #[inline]
+    pub fn read_lanes(
+        &self,
+        warp: usize,
+        mask: u32,
+        q: &[u32; MAX_THREADS],
+        slot: u32,
+        count: u32,
+        mut put: impl FnMut(usize, usize, u32),
+    ) -> Result<(), RtuError> {
+        if mask == 0 {
+            return Ok(());
+        }
+        let q0 = q[mask.trailing_zeros() as usize];
+        let mut diff = 0;
+        let mut m = mask;
+        while m != 0 {
+            diff |= q[m.trailing_zeros() as usize] ^ q0;
+            m &= m - 1;
+        }
+        let w = &self.warps[warp];
+        let slots = rtu_abi::SLOT_COUNT as usize;
+        if diff == 0
+            && self.cfg.enable
+            && q0 < w.num_queries
+            && slot.checked_add(count).is_some_and(|end| end <= rtu_abi::SLOT_COUNT)
+        {
+            let nt = self.nt;
+            let idle = w.idle[q0 as usize];
+            let rows = &w.window[q0 as usize * nt * slots..][..nt * slots];
+            for k in 0..count {
+                let s = (slot + k) as usize;
+                let idle_word = if s == rtu_abi::STATUS as usize { rtu_abi::STS_DONE_MISS } else { 0 };
+                let mut m = mask;
+                while m != 0 {
+                    let l = m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    put(k as usize, l, if idle >> l & 1 != 0 { idle_word } else { rows[l * slots + s] });
+                }
+            }
+            return Ok(());
+        }
+        let mut m = mask;
+        while m != 0 {
+            let l = m.trailing_zeros() as usize;
+            m &= m - 1;
+            self.read_words(warp, l, q[l], slot, count, |k, v| put(k, l, v))?;
+        }
+        Ok(())
+    }
+
     pub fn stats(&self) -> &RtuStats {
         &self.stats
     }
@@ -737,5 +792,47 @@ mod tests {
         let e = u.read_words(0, 3, 2, 0, 2, |_, _| {}).unwrap_err();
         assert_eq!(e.fault.to_string(), u.read(0, 3, 2, 0).unwrap_err().fault.to_string());
         assert_eq!(e.lane, 3);
+    }
+
+    /// GETW over a warp reads what lane-by-lane reads would, for one shared query slot and
+    /// for mixed ones, touched and idle rows, and faults at the same lane with the same
+    /// message.
+    #[test]
+    fn read_lanes_matches_read_words() {
+        let nt = 8;
+        let mut u = RtuUnit::new(&RtuConfig::default(), 2, nt);
+        let mem = MemoryMap::default();
+        u.launch_warp(1, 2);
+        let ray = TraceRay { tmax: 9.0, dir: [1.0, 0.0, 0.0], cull_mask: 7, ..TraceRay::default() };
+        u.trace(&mem, 1, 0b0110_1001, &[1u32; MAX_THREADS], &[ray; MAX_THREADS]).unwrap();
+        u.trace(&mem, 1, 0b0000_0110, &[0u32; MAX_THREADS], &[ray; MAX_THREADS]).unwrap();
+        let cases: [(u32, [u32; 8]); 5] = [
+            (0xff, [1; 8]),
+            (0b1011_0110, [0; 8]),
+            (0xff, [0, 1, 0, 1, 1, 0, 1, 0]),
+            (0b1111_0000, [0, 0, 0, 0, 1, 1, 2, 1]),
+            (0xff, [2; 8]),
+        ];
+        for (mask, qs) in cases {
+            let mut q = [0u32; MAX_THREADS];
+            q[..8].copy_from_slice(&qs);
+            for (slot, count) in [(0, 4), (rtu_abi::RAY_ORIGIN, 3), (rtu_abi::STATUS, 1), (rtu_abi::SLOT_COUNT - 2, 4)]
+            {
+                let (mut a, mut b) = ([[0u32; MAX_THREADS]; 4], [[0u32; MAX_THREADS]; 4]);
+                let ra = u.read_lanes(1, mask, &q, slot, count, |k, l, v| a[k][l] = v);
+                let mut rb = Ok(());
+                for l in (0..nt).filter(|l| mask >> l & 1 != 0) {
+                    rb = u.read_words(1, l, q[l], slot, count, |k, v| b[k][l] = v);
+                    if rb.is_err() {
+                        break;
+                    }
+                }
+                let text = |r: &Result<(), RtuError>| r.as_ref().err().map(|e| (e.lane, e.fault.to_string()));
+                assert_eq!(text(&ra), text(&rb), "mask {mask:#x} q {qs:?} slot {slot}");
+                if ra.is_ok() {
+                    assert_eq!(a, b, "mask {mask:#x} q {qs:?} slot {slot}");
+                }
+            }
+        }
     }
 }
