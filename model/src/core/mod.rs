@@ -145,7 +145,14 @@ impl Core {
             let w = &mut self.warps[wid as usize];
             w.cta_slot = adm.slot;
             w.rank = rank as u32;
-            w.launch(k.entry, mask, k.num_regs as usize, self.nt, k.private_bytes as usize);
+            w.launch_zeroing(
+                k.entry,
+                mask,
+                k.num_regs as usize,
+                self.nt,
+                k.private_bytes as usize,
+                &ctx.kernel.zeroed_regs,
+            );
             self.rtu.launch_warp(wid as usize, k.num_queries);
         }
     }
