@@ -386,6 +386,92 @@ fn triangle_k<const KX: usize, const KY: usize, const KZ: usize>(
     Some(TriHit { t, u: v * rcp, v: w * rcp, det_positive: det > 0.0 })
 }
 
+/// The first rejection of [`triangle`] (the three edge functions have both signs) for four
+/// triangles at once: bit `i` is clear when that test alone makes `triangle` return `None`
+/// for the triangle whose leaf record (`v0, v1, v2` as f32x3, then the primitive index) is
+/// `recs[i]`. Per lane the same f32 operations in the same order as the scalar test, so the
+/// same bits; the caller runs [`triangle`] on the triangles left.
+#[inline(always)]
+pub fn triangle_edges4(r: &RayPrep, recs: [&[u8; 40]; 4]) -> u32 {
+    macro_rules! by_permutation {
+        ($f:ident) => {
+            match (r.kx, r.ky, r.kz) {
+                (1, 2, 0) => $f::<1, 2, 0>(r, recs),
+                (2, 1, 0) => $f::<2, 1, 0>(r, recs),
+                (2, 0, 1) => $f::<2, 0, 1>(r, recs),
+                (0, 2, 1) => $f::<0, 2, 1>(r, recs),
+                (0, 1, 2) => $f::<0, 1, 2>(r, recs),
+                _ => $f::<1, 0, 2>(r, recs),
+            }
+        };
+    }
+    #[cfg(target_arch = "x86_64")]
+    return by_permutation!(edges4_sse);
+    #[cfg(not(target_arch = "x86_64"))]
+    return by_permutation!(edges4_scalar);
+}
+
+/// [`triangle_edges4`] lane by lane, as [`triangle`] computes it.
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+fn edges4_scalar<const KX: usize, const KY: usize, const KZ: usize>(r: &RayPrep, recs: [&[u8; 40]; 4]) -> u32 {
+    let mut pass = 0u32;
+    for (i, rec) in recs.iter().enumerate() {
+        let f = |k: usize| f32::from_le_bytes([rec[4 * k], rec[4 * k + 1], rec[4 * k + 2], rec[4 * k + 3]]);
+        let rel = |v: usize| [f(3 * v) - r.org[0], f(3 * v + 1) - r.org[1], f(3 * v + 2) - r.org[2]];
+        let (a, b, c) = (rel(0), rel(1), rel(2));
+        let ax = a[KX] - r.sx * a[KZ];
+        let ay = a[KY] - r.sy * a[KZ];
+        let bx = b[KX] - r.sx * b[KZ];
+        let by = b[KY] - r.sy * b[KZ];
+        let cx = c[KX] - r.sx * c[KZ];
+        let cy = c[KY] - r.sy * c[KZ];
+        let u = cx * by - cy * bx;
+        let v = ax * cy - ay * cx;
+        let w = bx * ay - by * ax;
+        let reject = ((u < 0.0) | (v < 0.0) | (w < 0.0)) & ((u > 0.0) | (v > 0.0) | (w > 0.0));
+        pass |= (!reject as u32) << i;
+    }
+    pass
+}
+
+/// [`triangle_edges4`] with SSE: each vertex of the four records transposed to one vector
+/// per axis, then the scalar test's operations on four lanes (`mulps`/`subps` round exactly
+/// as `mulss`/`subss`; the compares are false for NaN, as in the scalar test).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn edges4_sse<const KX: usize, const KY: usize, const KZ: usize>(r: &RayPrep, recs: [&[u8; 40]; 4]) -> u32 {
+    use std::arch::x86_64::*;
+    // SAFETY: SSE is part of the x86_64 baseline. Each unaligned 16-byte load reads bytes
+    // 12j..12j+16 (j < 3) of a 40-byte record, so at most up to its byte 40.
+    unsafe {
+        let org = [_mm_set1_ps(r.org[0]), _mm_set1_ps(r.org[1]), _mm_set1_ps(r.org[2])];
+        // Vertex `j` of the four triangles minus the origin, one vector per axis.
+        let vert = |j: usize| -> [__m128; 3] {
+            let row = |i: usize| _mm_loadu_ps(recs[i].as_ptr().add(12 * j).cast());
+            let (r0, r1, r2, r3) = (row(0), row(1), row(2), row(3));
+            let (t0, t1) = (_mm_unpacklo_ps(r0, r1), _mm_unpacklo_ps(r2, r3));
+            let (t2, t3) = (_mm_unpackhi_ps(r0, r1), _mm_unpackhi_ps(r2, r3));
+            [
+                _mm_sub_ps(_mm_movelh_ps(t0, t1), org[0]),
+                _mm_sub_ps(_mm_movehl_ps(t1, t0), org[1]),
+                _mm_sub_ps(_mm_movelh_ps(t2, t3), org[2]),
+            ]
+        };
+        let (a, b, c) = (vert(0), vert(1), vert(2));
+        let (sx, sy) = (_mm_set1_ps(r.sx), _mm_set1_ps(r.sy));
+        let shear =
+            |p: [__m128; 3]| (_mm_sub_ps(p[KX], _mm_mul_ps(sx, p[KZ])), _mm_sub_ps(p[KY], _mm_mul_ps(sy, p[KZ])));
+        let ((ax, ay), (bx, by), (cx, cy)) = (shear(a), shear(b), shear(c));
+        let u = _mm_sub_ps(_mm_mul_ps(cx, by), _mm_mul_ps(cy, bx));
+        let v = _mm_sub_ps(_mm_mul_ps(ax, cy), _mm_mul_ps(ay, cx));
+        let w = _mm_sub_ps(_mm_mul_ps(bx, ay), _mm_mul_ps(by, ax));
+        let z = _mm_setzero_ps();
+        let neg = _mm_or_ps(_mm_or_ps(_mm_cmplt_ps(u, z), _mm_cmplt_ps(v, z)), _mm_cmplt_ps(w, z));
+        let pos = _mm_or_ps(_mm_or_ps(_mm_cmpgt_ps(u, z), _mm_cmpgt_ps(v, z)), _mm_cmpgt_ps(w, z));
+        !(_mm_movemask_ps(_mm_and_ps(neg, pos)) as u32) & 0xf
+    }
+}
+
 /// Applies a 3x4 row-major affine to a point.
 #[inline(always)]
 pub fn xform_point(m: &[f32; 12], p: [f32; 3]) -> [f32; 3] {
@@ -554,6 +640,58 @@ mod tests {
     }
 
     /// Seed 004 §10.1: O = 0, D = (0,0,2), box (-1,-1,2)..(1,1,4), interval [0,10] -> [1,2].
+    /// The four-lane edge-sign test gives the scalar per-lane bits (SSE against the scalar
+    /// form), and a triangle it rejects is one [`triangle`] rejects: random rays and
+    /// triangles, grid-snapped ones with exact zeros and shared edges, special values.
+    #[test]
+    fn edges4_matches_the_scalar_test() {
+        let mut rng = crate::rtu::reference::Rng::new(0xed9e_5e55);
+        let specials = [0.0f32, -0.0, 1.0, -1.0, f32::INFINITY, f32::NAN, 1e-40, 3.0];
+        let (mut kept, mut dropped) = (0, 0);
+        for round in 0..40_000 {
+            let coord = |rng: &mut crate::rtu::reference::Rng| match round % 4 {
+                0 => rng.range(-2.0, 2.0),
+                1 => (rng.below(5) as f32 - 2.0) * 0.5,
+                2 => specials[rng.below(specials.len() as u64) as usize],
+                _ => rng.range(-1.0, 1.0) * 1e3,
+            };
+            let org = [coord(&mut rng), coord(&mut rng), coord(&mut rng)];
+            let dir = if round % 3 == 0 { rng.dir() } else { [coord(&mut rng), coord(&mut rng), coord(&mut rng)] };
+            let r = RayPrep::new(org, dir);
+            let mut recs = [[0u8; 40]; 4];
+            let mut tris = [[[0f32; 3]; 3]; 4];
+            for (rec, tri) in recs.iter_mut().zip(&mut tris) {
+                for v in 0..3 {
+                    for k in 0..3 {
+                        tri[v][k] = if round % 5 == 0 { org[k] + coord(&mut rng) } else { coord(&mut rng) };
+                        rec[12 * v + 4 * k..][..4].copy_from_slice(&tri[v][k].to_le_bytes());
+                    }
+                }
+                rec[36..].copy_from_slice(&(rng.next_u64() as u32).to_le_bytes());
+            }
+            let refs = [&recs[0], &recs[1], &recs[2], &recs[3]];
+            let scalar = match (r.kx, r.ky, r.kz) {
+                (1, 2, 0) => edges4_scalar::<1, 2, 0>(&r, refs),
+                (2, 1, 0) => edges4_scalar::<2, 1, 0>(&r, refs),
+                (2, 0, 1) => edges4_scalar::<2, 0, 1>(&r, refs),
+                (0, 2, 1) => edges4_scalar::<0, 2, 1>(&r, refs),
+                (0, 1, 2) => edges4_scalar::<0, 1, 2>(&r, refs),
+                _ => edges4_scalar::<1, 0, 2>(&r, refs),
+            };
+            let got = triangle_edges4(&r, refs);
+            assert_eq!(got, scalar, "round {round}: ray {org:?} {dir:?}, triangles {tris:?}");
+            for (i, t) in tris.iter().enumerate() {
+                if got >> i & 1 == 0 {
+                    dropped += 1;
+                    assert!(triangle(&r, t[0], t[1], t[2], f32::NEG_INFINITY, f32::INFINITY).is_none());
+                } else {
+                    kept += 1;
+                }
+            }
+        }
+        assert!(kept > 10_000 && dropped > 10_000, "kept {kept}, dropped {dropped}");
+    }
+
     #[test]
     fn slab_fixture_unnormalised_direction() {
         let r = RayPrep::new([0.0; 3], [0.0, 0.0, 2.0]);
