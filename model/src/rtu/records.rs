@@ -137,14 +137,6 @@ pub fn triangle(b: &[u8], i: usize) -> ([[f32; 3]; 3], u32) {
     ([f(0), f(3), f(6)], w[9])
 }
 
-/// Triangle `i`'s record of a triangle leaf's bytes: v0, v1, v2 (f32x3 each), primitive.
-#[inline(always)]
-pub fn triangle_bytes(b: &[u8], i: usize) -> &[u8; 40] {
-    const _: () = assert!(tri::PRIM + 4 == tri::V0 + 40);
-    let r = triangle_record(i) + tri::V0;
-    b[r..r + 40].try_into().expect("a triangle record")
-}
-
 /// Byte offset of triangle `i`'s record in a triangle leaf (the address position fetch
 /// reads the vertices from, `rtu_abi::COMMITTED_TRI`/`CANDIDATE_TRI`).
 #[inline(always)]

@@ -960,20 +960,8 @@ impl Walk {
                 self.state = State::Pop;
                 return Ok(None);
             }
-            // The edge-sign rejection for the leaf's triangles four at a time first (the
-            // test's first exit, which most triangles take); the full test for the rest.
-            let mut maybe = 0u32;
-            let mut first = next as usize;
-            while first < count {
-                let rec = |k: usize| records::triangle_bytes(b, (first + k).min(count - 1));
-                maybe |= isect::triangle_edges4(self.ray(), [rec(0), rec(1), rec(2), rec(3)]) << first;
-                first += 4;
-            }
             for i in next as usize..count {
                 st.tri_tests += 1;
-                if maybe >> i & 1 == 0 {
-                    continue;
-                }
                 let (v, prim) = records::triangle(b, i);
                 let Some(h) = isect::triangle(self.ray(), v[0], v[1], v[2], self.tmin, self.best_t) else {
                     continue;
