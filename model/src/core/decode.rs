@@ -14,6 +14,9 @@ pub struct DecodedKernel {
     pub header: KernelHeader,
     pub name: String,
     pub code: Vec<Instr>,
+    /// Registers some lane may read before writing them ([`read_before_write`]): the rows a
+    /// warp launch zeroes. Every other register is written by each lane before it is read.
+    pub zeroed_regs: Vec<u16>,
 }
 
 /// Largest kernel image the decoder accepts.
@@ -35,15 +38,18 @@ impl DecodedKernel {
         if !name.is_empty() {
             mem.read(pc + header.name_offset as u64, &mut name).map_err(|m| bad(m.to_string()))?;
         }
-        let k = DecodedKernel { name: String::from_utf8_lossy(&name).into_owned(), header, code };
+        let mut k =
+            DecodedKernel { name: String::from_utf8_lossy(&name).into_owned(), header, code, zeroed_regs: Vec::new() };
         k.validate().map_err(bad)?;
+        k.zeroed_regs = read_before_write(&k.code, k.header.entry, k.header.num_regs);
         Ok(k)
     }
 
     /// Builds a decoded kernel straight from code (tests and tools).
     pub fn from_parts(header: KernelHeader, name: &str, code: Vec<Instr>) -> Result<DecodedKernel, Fault> {
-        let k = DecodedKernel { header, name: name.to_string(), code };
+        let mut k = DecodedKernel { header, name: name.to_string(), code, zeroed_regs: Vec::new() };
         k.validate().map_err(|d| Fault::new(FaultKind::BadKernel, d))?;
+        k.zeroed_regs = read_before_write(&k.code, k.header.entry, k.header.num_regs);
         Ok(k)
     }
 
@@ -158,6 +164,104 @@ pub fn operand_widths(i: &Instr) -> Vec<(u16, u32)> {
     v.into_iter().flatten().collect()
 }
 
+/// The registers some lane may read before it has written them: those live on entry to the
+/// kernel, by backward liveness over the instruction graph (fall-through, JMP, both BRA
+/// targets; EXIT and TRAP end a path). Each lane executes a path of that graph (the
+/// reconvergence stack only interleaves the lanes' paths, and a lane resumes at a
+/// reconvergence point where its own path arrived), and an instruction reads only the
+/// registers of its active lanes (a shuffle reads other lanes active at the same
+/// instruction). So a register outside this set is written by every lane before that lane
+/// reads it, and a warp launch need not zero it: the kernel cannot tell.
+///
+/// Reads are every register operand but the destination ([`operand_widths`]); writes are
+/// only the destinations [`full_write`] knows every active lane writes (fewer writes can
+/// only add registers). A kernel too large to analyse cheaply gets every register.
+pub fn read_before_write(code: &[Instr], entry: u32, num_regs: u32) -> Vec<u16> {
+    let all = || (0..num_regs.min(REG_NONE as u32) as u16).collect::<Vec<u16>>();
+    let words = (num_regs as usize).div_ceil(64);
+    let n = code.len();
+    if words == 0 || n * words > 1 << 22 || entry as usize >= n {
+        return all();
+    }
+    let set = |bits: &mut [u64], r: u16, width: u32| {
+        for k in r as usize..r as usize + width as usize {
+            if k < num_regs as usize {
+                bits[k / 64] |= 1 << (k % 64);
+            }
+        }
+    };
+    // Per instruction: registers read, registers written by every active lane.
+    let mut uses = vec![0u64; n * words];
+    let mut defs = vec![0u64; n * words];
+    for (pc, i) in code.iter().enumerate() {
+        let reads = Instr { dst: REG_NONE, ..*i };
+        for (r, width) in operand_widths(&reads) {
+            if r != REG_NONE {
+                set(&mut uses[pc * words..][..words], r, width);
+            }
+        }
+        if let Some(width) = full_write(i) {
+            if i.dst != REG_NONE {
+                set(&mut defs[pc * words..][..words], i.dst, width);
+            }
+        }
+    }
+    let successors = |pc: usize| -> [Option<usize>; 2] {
+        let i = &code[pc];
+        let next = (pc + 1 < n).then_some(pc + 1);
+        match i.op {
+            Op::Exit | Op::Trap => [None, None],
+            Op::Jmp => [Some(i.imm as usize), None],
+            Op::Bra => [Some(i.imm as usize), Some(i.imm2 as usize)],
+            _ => [next, None],
+        }
+    };
+    // live[pc]: registers some path from pc may read before writing.
+    let mut live = vec![0u64; n * words];
+    let mut out = vec![0u64; words];
+    for _pass in 0..10_000 {
+        let mut changed = false;
+        for pc in (0..n).rev() {
+            out.fill(0);
+            for s in successors(pc).into_iter().flatten() {
+                if s < n {
+                    for (o, l) in out.iter_mut().zip(&live[s * words..][..words]) {
+                        *o |= l;
+                    }
+                }
+            }
+            for k in 0..words {
+                let v = uses[pc * words + k] | (out[k] & !defs[pc * words + k]);
+                if v != live[pc * words + k] {
+                    live[pc * words + k] = v;
+                    changed = true;
+                }
+            }
+        }
+        if !changed {
+            let at = &live[entry as usize * words..][..words];
+            return (0..num_regs as usize).filter(|&r| at[r / 64] >> (r % 64) & 1 != 0).map(|r| r as u16).collect();
+        }
+    }
+    all()
+}
+
+/// How many registers from `dst` the instruction writes in every lane active at it, when
+/// it completes, for the ops whose handlers are known to (`None`: assume no write).
+fn full_write(i: &Instr) -> Option<u32> {
+    use Op::*;
+    Some(match i.op {
+        Mov | Movi | Csr | Sel | Iadd | Isub | Imul | Imulhi | Udiv | Sdiv | Urem | Srem | Smod | And | Or | Xor
+        | Not | Shl | Shr | Sar | Ineg | Iabs | Imin | Imax | Icmp | Bfe | Bfi | Brev | Popc | Flsb | Fmsb | Ext
+        | Fadd | Fsub | Fmul | Ffma | Fdiv | Fmin | Fmax | Fneg | Fabs | Fcmp | Fsqrt | Frsq | Frcp | Fround
+        | Ffract | Fsign | Fsfu | F2i | F2u | I2f | U2f | F2h | H2f | Wait => 1,
+        Iaddc | Isubb | Imulx | Iadd64 | Isub64 | Imul64 | Udiv64 | Sdiv64 | Urem64 | Srem64 => 2,
+        Ldg | Ldl | Ldp => MemSize::from_u8(i.modifier)?.regs() as u32,
+        Getw | Getwf => i.modifier.max(1) as u32,
+        _ => return None,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -198,5 +302,58 @@ mod tests {
     fn branch_targets_are_checked() {
         let code = vec![Instr::bra(0, 5, 0, 1)];
         assert!(DecodedKernel::from_parts(header(1), "b", code).is_err());
+    }
+
+    fn r(op: Op, dst: u16, a: u16, b: u16) -> Instr {
+        Instr::r(op, 0, dst, a, b, REG_NONE, REG_NONE, 0)
+    }
+
+    fn exit() -> Instr {
+        r(Op::Exit, REG_NONE, REG_NONE, REG_NONE)
+    }
+
+    /// The registers a launch zeroes: read somewhere before every path from the entry wrote
+    /// them, through branches, loops and partial writes.
+    #[test]
+    fn read_before_write_finds_registers_read_first() {
+        let movi = |d: u16| Instr::r(Op::Movi, 0, d, REG_NONE, REG_NONE, REG_NONE, REG_NONE, 7);
+        // Straight line: r0 written first, r2 read first; r1 only written.
+        let k = [movi(0), r(Op::Iadd, 1, 0, 2), exit()];
+        assert_eq!(read_before_write(&k, 0, 4), [2]);
+        // A register written on one side of a branch and read after it; the predicate.
+        let k = [
+            Instr::bra(0, 1, 3, 3),
+            movi(1),
+            Instr { imm: 3, ..r(Op::Jmp, REG_NONE, REG_NONE, REG_NONE) },
+            r(Op::Mov, 2, 1, REG_NONE),
+            exit(),
+        ];
+        assert_eq!(read_before_write(&k, 0, 3), [0, 1]);
+        // Written on both sides: nothing but the predicate.
+        let k = [
+            Instr::bra(0, 1, 3, 4),
+            movi(1),
+            Instr { imm: 4, ..r(Op::Jmp, REG_NONE, REG_NONE, REG_NONE) },
+            movi(1),
+            r(Op::Mov, 2, 1, REG_NONE),
+            exit(),
+        ];
+        assert_eq!(read_before_write(&k, 0, 3), [0]);
+        // A loop accumulator read before its first write; the counter written before the loop.
+        let k = [movi(0), r(Op::Iadd, 1, 1, 0), Instr::bra(1, 1, 3, 3), exit()];
+        assert_eq!(read_before_write(&k, 0, 2), [1]);
+        // The entry need not be instruction 0; code before it does not count.
+        let k = [movi(1), exit(), r(Op::Mov, 0, 1, REG_NONE), exit()];
+        assert_eq!(read_before_write(&k, 2, 2), [1]);
+        // Multi-register writes cover their width (a 128-bit load, a 3-word GETW); a write
+        // the analysis does not trust (an atomic's old value) is no write.
+        let ldg = Instr::r(Op::Ldg, MemSize::B128 as u8, 2, 0, REG_NONE, REG_NONE, REG_NONE, 0);
+        let getw = Instr::r(Op::Getw, 3, 6, 9, REG_NONE, REG_NONE, REG_NONE, 0);
+        let atom = Instr::r(Op::Atomg, 0, 10, 0, 9, REG_NONE, REG_NONE, 0);
+        let k = [movi(0), movi(1), movi(9), ldg, getw, atom, r(Op::Fadd, 11, 5, 8), r(Op::Fadd, 11, 10, 2), exit()];
+        assert_eq!(read_before_write(&k, 0, 12), [10]);
+        // Reading a register past an EXIT or TRAP on the only path does not count.
+        let k = [exit(), r(Op::Mov, 0, 1, REG_NONE)];
+        assert_eq!(read_before_write(&k, 0, 2), Vec::<u16>::new());
     }
 }

@@ -145,7 +145,14 @@ impl Core {
             let w = &mut self.warps[wid as usize];
             w.cta_slot = adm.slot;
             w.rank = rank as u32;
-            w.launch(k.entry, mask, k.num_regs as usize, self.nt, k.private_bytes as usize);
+            w.launch_zeroing(
+                k.entry,
+                mask,
+                k.num_regs as usize,
+                self.nt,
+                k.private_bytes as usize,
+                &ctx.kernel.zeroed_regs,
+            );
             self.rtu.launch_warp(wid as usize, k.num_queries);
         }
     }
@@ -312,7 +319,9 @@ impl Core {
                 .at(&ctx.kernel.name, pc, *id, wid as u32, None));
             };
             n += 1;
-            threads += mask.count_ones() as u64;
+            // (The full warp without a population count: the baseline x86-64 target has no
+            // `popcnt`, and nearly every instruction runs on all lanes.)
+            threads += if mask == u32::MAX { 32 } else { mask.count_ones() as u64 };
             match exec::execute(instr, w, mask, &mut env) {
                 Ok(Next::Step) => {
                     if let Some(t) = w.stack.last_mut() {

@@ -61,10 +61,33 @@ impl Warp {
     /// Starts the warp at `entry` with the lanes in `mask`; registers and private memory are
     /// zeroed (kernels may rely on neither, but zero keeps runs reproducible).
     pub fn launch(&mut self, entry: u32, mask: u32, num_regs: usize, nt: usize, private_bytes: usize) {
+        self.regs.clear();
+        self.launch_zeroing(entry, mask, num_regs, nt, private_bytes, &[]);
+    }
+
+    /// [`Self::launch`] for a kernel whose lanes each write a register before reading it,
+    /// except the registers in `zeroed` (`DecodedKernel::zeroed_regs`): only those rows are
+    /// zeroed when the register file is reused; the others keep an earlier warp's values,
+    /// which no lane of this warp reads.
+    pub fn launch_zeroing(
+        &mut self,
+        entry: u32,
+        mask: u32,
+        num_regs: usize,
+        nt: usize,
+        private_bytes: usize,
+        zeroed: &[u16],
+    ) {
         self.stack.clear();
         self.stack.push(StackEntry { pc: entry, reconv: NO_RECONV, mask });
-        self.regs.clear();
-        self.regs.resize(num_regs * nt, 0);
+        if self.regs.len() == num_regs * nt {
+            for &r in zeroed {
+                self.regs[r as usize * nt..][..nt].fill(0);
+            }
+        } else {
+            self.regs.clear();
+            self.regs.resize(num_regs * nt, 0);
+        }
         self.private.clear();
         self.private.resize(private_bytes * nt, 0);
         self.private_bytes = private_bytes;
@@ -186,5 +209,22 @@ mod tests {
         w.exit_lanes(0b10);
         assert_eq!(w.state, WarpState::Done);
         assert!(w.top().is_none());
+    }
+
+    /// A relaunch zeroes the rows the kernel may read before writing and keeps the others;
+    /// a register file of another size is made afresh, all zero.
+    #[test]
+    fn relaunch_zeroes_the_listed_rows() {
+        let mut w = Warp::new();
+        w.launch(0, 0b11, 3, 2, 0);
+        assert_eq!(w.regs, [0; 6]);
+        w.regs.fill(9);
+        w.launch_zeroing(0, 0b11, 3, 2, 0, &[1]);
+        assert_eq!(w.regs, [9, 9, 0, 0, 9, 9]);
+        w.launch_zeroing(0, 0b11, 4, 2, 0, &[1]);
+        assert_eq!(w.regs, [0; 8]);
+        w.regs.fill(9);
+        w.launch(0, 0b11, 4, 2, 0);
+        assert_eq!(w.regs, [0; 8]);
     }
 }

@@ -357,27 +357,35 @@ impl RtuUnit {
         w.fresh.resize(num_queries as usize, 0);
     }
 
+    /// The window row of (`warp`, `q`, `lane`), or the fault of an RTU op naming that slot.
+    #[inline]
     fn check_slot(&self, warp: usize, lane: usize, q: u32) -> Result<usize, RtuError> {
+        if !self.cfg.enable || q >= self.warps[warp].num_queries {
+            return Err(self.slot_fault(warp, lane, q));
+        }
+        Ok((q as usize * self.nt + lane) * rtu_abi::SLOT_COUNT as usize)
+    }
+
+    /// Why [`Self::check_slot`] refused.
+    #[cold]
+    #[inline(never)]
+    fn slot_fault(&self, warp: usize, lane: usize, q: u32) -> RtuError {
         if !self.cfg.enable {
-            return Err(RtuError {
+            return RtuError {
                 lane: lane as u32,
                 fault: Fault::new(
                     crate::fault::FaultKind::IllegalInstruction,
                     "RTU op on a device built without an RTU (rtu.enable = false)",
                 ),
-            });
+            };
         }
-        let w = &self.warps[warp];
-        if q >= w.num_queries {
-            return Err(RtuError {
-                lane: lane as u32,
-                fault: Fault::new(
-                    crate::fault::FaultKind::IllegalInstruction,
-                    format!("ray-query slot {q} outside the kernel's {} slots", w.num_queries),
-                ),
-            });
+        RtuError {
+            lane: lane as u32,
+            fault: Fault::new(
+                crate::fault::FaultKind::IllegalInstruction,
+                format!("ray-query slot {q} outside the kernel's {} slots", self.warps[warp].num_queries),
+            ),
         }
-        Ok((q as usize * self.nt + lane) * rtu_abi::SLOT_COUNT as usize)
     }
 
     /// TRACE: arms query slot `q[lane]` of every lane in `mask` with `rays[lane]` and runs
@@ -389,6 +397,18 @@ impl RtuUnit {
         mask: u32,
         q: &[u32; MAX_THREADS],
         rays: &[TraceRay; MAX_THREADS],
+    ) -> Result<(), RtuError> {
+        self.trace_with(mem, warp, mask, q, |lane| rays[lane])
+    }
+
+    /// [`Self::trace`] with each lane's ray from `ray(lane)`, asked for as the lane is armed.
+    pub fn trace_with(
+        &mut self,
+        mem: &MemoryMap,
+        warp: usize,
+        mask: u32,
+        q: &[u32; MAX_THREADS],
+        ray: impl Fn(usize) -> TraceRay,
     ) -> Result<(), RtuError> {
         let mut src = MemSource::new(mem);
         for lane in (0..self.nt).filter(|l| mask >> l & 1 != 0) {
@@ -403,11 +423,13 @@ impl RtuUnit {
             }
             let rec = &mut w.window[base..base + rtu_abi::SLOT_COUNT as usize];
             let walk = &mut w.walks[ctx];
-            let r = &rays[lane];
+            let r = &ray(lane);
             if let Some(log) = self.raylog.as_deref_mut() {
                 log.arm(warp, ctx, r, rec);
             }
-            rec.fill(0);
+            // A fixed-size row: the clear is a few vector stores, not a `memset` call.
+            let row: &mut [u32; rtu_abi::SLOT_COUNT as usize] = rec.try_into().expect("a window row");
+            row.fill(0);
             for i in 0..3 {
                 rec[(rtu_abi::RAY_ORIGIN + i as u32) as usize] = r.origin[i].to_bits();
                 rec[(rtu_abi::RAY_DIR + i as u32) as usize] = r.dir[i].to_bits();
@@ -570,17 +592,95 @@ impl RtuUnit {
 
     /// GETW / GETWF: one window slot of (warp, lane, query).
     pub fn read(&self, warp: usize, lane: usize, q: u32, slot: u32) -> Result<u32, RtuError> {
+        let mut v = 0;
+        self.read_words(warp, lane, q, slot, 1, |_, w| v = w)?;
+        Ok(v)
+    }
+
+    /// GETW / GETWF of `count` consecutive slots from `slot` of (warp, lane, query): word `k`
+    /// goes to `put(k, word)`. The query slot is checked once; a slot out of range faults
+    /// when reached, as `count` separate reads would.
+    #[inline]
+    pub fn read_words(
+        &self,
+        warp: usize,
+        lane: usize,
+        q: u32,
+        slot: u32,
+        count: u32,
+        mut put: impl FnMut(usize, u32),
+    ) -> Result<(), RtuError> {
         let base = self.check_slot(warp, lane, q)?;
-        if slot >= rtu_abi::SLOT_COUNT {
-            return Err(RtuError {
-                lane: lane as u32,
-                fault: Fault::new(
-                    crate::fault::FaultKind::IllegalInstruction,
-                    format!("window slot {slot} out of range"),
-                ),
-            });
+        let w = &self.warps[warp];
+        for k in 0..count {
+            let s = slot + k;
+            if s >= rtu_abi::SLOT_COUNT {
+                return Err(RtuError {
+                    lane: lane as u32,
+                    fault: Fault::new(
+                        crate::fault::FaultKind::IllegalInstruction,
+                        format!("window slot {s} out of range"),
+                    ),
+                });
+            }
+            put(k as usize, w.word(q, lane, base, s));
         }
-        Ok(self.warps[warp].word(q, lane, base, slot))
+        Ok(())
+    }
+
+    /// GETW / GETWF for the lanes in `mask`, lane `l` of query slot `q[l]`: word `k` of lane
+    /// `l` goes to `put(k, l, word)`. The same words and faults as [`Self::read_words`] lane
+    /// by lane in lane order; when every lane names the same valid slot and the words are in
+    /// range (the common case), the checks are made once for the warp.
+    #[inline]
+    pub fn read_lanes(
+        &self,
+        warp: usize,
+        mask: u32,
+        q: &[u32; MAX_THREADS],
+        slot: u32,
+        count: u32,
+        mut put: impl FnMut(usize, usize, u32),
+    ) -> Result<(), RtuError> {
+        if mask == 0 {
+            return Ok(());
+        }
+        let q0 = q[mask.trailing_zeros() as usize];
+        let mut diff = 0;
+        let mut m = mask;
+        while m != 0 {
+            diff |= q[m.trailing_zeros() as usize] ^ q0;
+            m &= m - 1;
+        }
+        let w = &self.warps[warp];
+        let slots = rtu_abi::SLOT_COUNT as usize;
+        if diff == 0
+            && self.cfg.enable
+            && q0 < w.num_queries
+            && slot.checked_add(count).is_some_and(|end| end <= rtu_abi::SLOT_COUNT)
+        {
+            let nt = self.nt;
+            let idle = w.idle[q0 as usize];
+            let rows = &w.window[q0 as usize * nt * slots..][..nt * slots];
+            for k in 0..count {
+                let s = (slot + k) as usize;
+                let idle_word = if s == rtu_abi::STATUS as usize { rtu_abi::STS_DONE_MISS } else { 0 };
+                let mut m = mask;
+                while m != 0 {
+                    let l = m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    put(k as usize, l, if idle >> l & 1 != 0 { idle_word } else { rows[l * slots + s] });
+                }
+            }
+            return Ok(());
+        }
+        let mut m = mask;
+        while m != 0 {
+            let l = m.trailing_zeros() as usize;
+            m &= m - 1;
+            self.read_words(warp, l, q[l], slot, count, |k, v| put(k, l, v))?;
+        }
+        Ok(())
     }
 
     pub fn stats(&self) -> &RtuStats {
@@ -662,5 +762,77 @@ mod tests {
         let mut status = [0u32; MAX_THREADS];
         assert!(u.wait(1, 0b1111, &q, &mut status).unwrap());
         assert_eq!(&status[..nt], &[rtu_abi::STS_DONE_MISS; 4]);
+    }
+
+    /// GETW of several words reads what as many one-word reads would, and faults where they
+    /// would (a slot past the window, a query slot the kernel does not have).
+    #[test]
+    fn read_words_matches_reads() {
+        let nt = 4;
+        let mut u = RtuUnit::new(&RtuConfig::default(), 1, nt);
+        let mem = MemoryMap::default();
+        u.launch_warp(0, 2);
+        let ray = TraceRay { tmax: 3.0, tmin: 0.5, dir: [0.0, 1.0, 0.0], flags: 5, ..TraceRay::default() };
+        u.trace(&mem, 0, 0b0101, &[1u32; MAX_THREADS], &[ray; MAX_THREADS]).unwrap();
+        for (lane, q) in [(0, 1), (1, 1), (2, 0), (2, 1)] {
+            for first in [0, rtu_abi::RAY_ORIGIN, rtu_abi::STATUS - 2, rtu_abi::SLOT_COUNT - 3] {
+                let mut got = [0u32; 4];
+                let r = u.read_words(0, lane, q, first, 4, |k, v| got[k] = v);
+                for (k, &g) in got.iter().enumerate() {
+                    match u.read(0, lane, q, first + k as u32) {
+                        Ok(v) => assert_eq!(g, v, "lane {lane} query {q} slot {}", first + k as u32),
+                        Err(e) => {
+                            assert_eq!(r.as_ref().unwrap_err().fault.to_string(), e.fault.to_string());
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        let e = u.read_words(0, 3, 2, 0, 2, |_, _| {}).unwrap_err();
+        assert_eq!(e.fault.to_string(), u.read(0, 3, 2, 0).unwrap_err().fault.to_string());
+        assert_eq!(e.lane, 3);
+    }
+
+    /// GETW over a warp reads what lane-by-lane reads would, for one shared query slot and
+    /// for mixed ones, touched and idle rows, and faults at the same lane with the same
+    /// message.
+    #[test]
+    fn read_lanes_matches_read_words() {
+        let nt = 8;
+        let mut u = RtuUnit::new(&RtuConfig::default(), 2, nt);
+        let mem = MemoryMap::default();
+        u.launch_warp(1, 2);
+        let ray = TraceRay { tmax: 9.0, dir: [1.0, 0.0, 0.0], cull_mask: 7, ..TraceRay::default() };
+        u.trace(&mem, 1, 0b0110_1001, &[1u32; MAX_THREADS], &[ray; MAX_THREADS]).unwrap();
+        u.trace(&mem, 1, 0b0000_0110, &[0u32; MAX_THREADS], &[ray; MAX_THREADS]).unwrap();
+        let cases: [(u32, [u32; 8]); 5] = [
+            (0xff, [1; 8]),
+            (0b1011_0110, [0; 8]),
+            (0xff, [0, 1, 0, 1, 1, 0, 1, 0]),
+            (0b1111_0000, [0, 0, 0, 0, 1, 1, 2, 1]),
+            (0xff, [2; 8]),
+        ];
+        for (mask, qs) in cases {
+            let mut q = [0u32; MAX_THREADS];
+            q[..8].copy_from_slice(&qs);
+            for (slot, count) in [(0, 4), (rtu_abi::RAY_ORIGIN, 3), (rtu_abi::STATUS, 1), (rtu_abi::SLOT_COUNT - 2, 4)]
+            {
+                let (mut a, mut b) = ([[0u32; MAX_THREADS]; 4], [[0u32; MAX_THREADS]; 4]);
+                let ra = u.read_lanes(1, mask, &q, slot, count, |k, l, v| a[k][l] = v);
+                let mut rb = Ok(());
+                for l in (0..nt).filter(|l| mask >> l & 1 != 0) {
+                    rb = u.read_words(1, l, q[l], slot, count, |k, v| b[k][l] = v);
+                    if rb.is_err() {
+                        break;
+                    }
+                }
+                let text = |r: &Result<(), RtuError>| r.as_ref().err().map(|e| (e.lane, e.fault.to_string()));
+                assert_eq!(text(&ra), text(&rb), "mask {mask:#x} q {qs:?} slot {slot}");
+                if ra.is_ok() {
+                    assert_eq!(a, b, "mask {mask:#x} q {qs:?} slot {slot}");
+                }
+            }
+        }
     }
 }
