@@ -447,22 +447,43 @@ impl RtuUnit {
             if r.accel == 0 {
                 walk.finish();
             }
-            if self.timed {
-                self.owe(warp, q[lane], lane, base);
-                self.post(warp, q[lane], lane, false);
-                continue;
-            }
-            let fe = Functional {
-                src: &mut src,
-                mem,
-                raylog: self.raylog.as_deref_mut(),
-                headers: &mut self.headers,
-                cfg: &self.cfg,
-                stats: &mut self.stats,
-            };
-            fe.run(walk, rec, warp, ctx, lane)?;
+            self.walk_lane(&mut src, mem, warp, lane, q[lane], base, false)?;
         }
         Ok(())
+    }
+
+    /// Hands lane `lane`'s armed (or resumed) walk, whose record is at window offset `base`,
+    /// to the RTU: timed mode queues it, functional mode runs it now (TRACE and CONTINUE
+    /// alike).
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn walk_lane<'m>(
+        &mut self,
+        src: &mut MemSource<'m>,
+        mem: &'m MemoryMap,
+        warp: usize,
+        lane: usize,
+        query: u32,
+        base: usize,
+        resume: bool,
+    ) -> Result<(), RtuError> {
+        if self.timed {
+            self.owe(warp, query, lane, base);
+            self.post(warp, query, lane, resume);
+            return Ok(());
+        }
+        let ctx = base / rtu_abi::SLOT_COUNT as usize;
+        let w = &mut self.warps[warp];
+        let rec = &mut w.window[base..base + rtu_abi::SLOT_COUNT as usize];
+        let fe = Functional {
+            src,
+            mem,
+            raylog: self.raylog.as_deref_mut(),
+            headers: &mut self.headers,
+            cfg: &self.cfg,
+            stats: &mut self.stats,
+        };
+        fe.run(&mut w.walks[ctx], rec, warp, ctx, lane)
     }
 
     /// Writes a record's STATUS (last): the record has landed.
@@ -572,20 +593,7 @@ impl RtuUnit {
             } else {
                 continue;
             }
-            if self.timed {
-                self.owe(warp, q[lane], lane, base);
-                self.post(warp, q[lane], lane, true);
-                continue;
-            }
-            let fe = Functional {
-                src: &mut src,
-                mem,
-                raylog: self.raylog.as_deref_mut(),
-                headers: &mut self.headers,
-                cfg: &self.cfg,
-                stats: &mut self.stats,
-            };
-            fe.run(walk, rec, warp, ctx, lane)?;
+            self.walk_lane(&mut src, mem, warp, lane, q[lane], base, true)?;
         }
         Ok(())
     }
