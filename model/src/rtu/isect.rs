@@ -145,7 +145,7 @@ pub fn slab_near_lanes<const L: usize>(
     (near, hit)
 }
 
-/// A ray as the 4-wide node box test ([`slab_node4`]) consumes it: origin and reciprocal
+/// A ray as the vector node box test ([`slab_node`]) consumes it: origin and reciprocal
 /// splatted per axis, and which of a node's quantised corner bytes (`x0 y0 z0 x1 ... z3`)
 /// hold the near plane's coordinate (the box max on an axis the ray runs down).
 #[derive(Clone, Copy, Debug, Default)]
@@ -188,44 +188,37 @@ impl BoxRay {
     }
 }
 
-/// The box PE on a 4-wide internal node straight from its bytes: exactly
-/// `Node::<4>::decode` followed by [`slab_near_lanes`] (the same f32 operations in the same
+/// The box PE on an internal node of width `W` (4 or 6) straight from its bytes: exactly
+/// `Node::<W>::decode` followed by [`slab_near_lanes`] (the same f32 operations in the same
 /// order per child, so the same bits), with the hits as a mask (bit `c` for child `c`,
 /// children from `count` on clear). The caller has checked the node's kind and count.
 ///
-/// The near and far planes are picked per axis on the quantised bytes (a byte blend with
-/// [`BoxRay::flip`]) and both are dequantised from one transposition; `widen_near` and
-/// `narrow_far` are exactly `maxps(t, near)` and `minps(t, far)` (both return their second
-/// operand when either is NaN or both are zeros).
+/// Children go four at a time (a 6-wide node is a group of four and a group of two whose
+/// spare lanes are masked off). In a group the near and far planes are picked per axis on
+/// the quantised bytes (a byte blend with [`BoxRay::flip`]) and both are dequantised from
+/// one transposition; `widen_near` and `narrow_far` are exactly `maxps(t, near)` and
+/// `minps(t, far)` (both return their second operand when either is NaN or both are zeros).
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-pub fn slab_node4(b: &[u8; 64], r: &BoxRay, count: usize, tmin: f32, tmax: f32) -> ([f32; 4], u32) {
+pub fn slab_node<const W: usize>(b: &[u8], r: &BoxRay, count: usize, tmin: f32, tmax: f32) -> ([f32; W], u32) {
     use crate::abi::bvh::{self, node};
     use std::arch::x86_64::*;
-    const _: () = assert!(node::qhi(4) + 16 <= 64 && node::ORIGIN + 16 <= node::CHILD && node::EXP + 4 <= node::CHILD);
+    const { assert!(W == 4 || W == 6) };
+    // Group g's corner bytes are 12 bytes at `qlo(W) + 12 g` and `qhi(W) + 12 g`; each is
+    // read as 16 bytes, so the last read must end inside the record.
+    const { assert!(node::qhi(W as u32) + 12 * (W.div_ceil(4) - 1) + 16 <= bvh::node_bytes(W as u32)) };
+    const { assert!(node::ORIGIN + 16 <= node::CHILD && node::EXP + 4 <= node::CHILD) };
     const _: () = assert!(bvh::EXP_MIN == -126 && bvh::EXP_MAX == 127);
+    let b = &b[..bvh::node_bytes(W as u32)];
     let exps = u32::from_le_bytes([b[node::EXP], b[node::EXP + 1], b[node::EXP + 2], 0]);
-    let mut near = [0.0f32; 4];
+    let mut near = [0.0f32; 8];
+    let mut mask = 0u32;
     // SAFETY: SSE2 is part of the x86_64 baseline. The unaligned loads read 16 bytes at
-    // `qlo(4)`, `qhi(4)` and `ORIGIN`, all inside the 64-byte array (checked above); the
-    // aligned loads read `BoxRay` rows (16-byte aligned by `repr(align(16))`, each row 16
-    // bytes at a multiple of 16); the store writes the 4-float local `near`.
+    // `qlo(W) + 12 g`, `qhi(W) + 12 g` and `ORIGIN`, all inside the `node_bytes(W)` bytes
+    // of `b` (checked above); the aligned loads read `BoxRay` rows (16-byte aligned by
+    // `repr(align(16))`, each row 16 bytes at a multiple of 16); the stores write 4 floats
+    // at `4 g` of the 8-float local `near`, g < 2.
     unsafe {
-        let (ql, qh) = (
-            _mm_loadu_si128(b.as_ptr().add(node::qlo(4)).cast()),
-            _mm_loadu_si128(b.as_ptr().add(node::qhi(4)).cast()),
-        );
-        let d = _mm_xor_si128(ql, qh);
-        let qn = _mm_xor_si128(ql, _mm_and_si128(d, _mm_load_si128(r.flip.as_ptr().cast())));
-        let qf = _mm_xor_si128(qn, d);
-        // One transposition for both planes: 32-bit lanes `near | far << 8` per corner.
-        let z = _mm_setzero_si128();
-        let (w0, w1) = (_mm_unpacklo_epi8(qn, qf), _mm_unpackhi_epi8(qn, qf));
-        let [x, y, zz] = super::records::corners_by_axis(
-            _mm_castsi128_ps(_mm_unpacklo_epi16(w0, z)),
-            _mm_castsi128_ps(_mm_unpackhi_epi16(w0, z)),
-            _mm_castsi128_ps(_mm_unpacklo_epi16(w1, z)),
-        );
         // `bvh::exp2i` of the three exponents: sign-extend to 16 bits, clamp below at
         // EXP_MIN (an i8 never exceeds EXP_MAX), widen, then the float bits of 2^e.
         let e = _mm_cvtsi32_si128(exps as i32);
@@ -234,26 +227,45 @@ pub fn slab_node4(b: &[u8; 64], r: &BoxRay, count: usize, tmin: f32, tmax: f32) 
         let scale = _mm_castsi128_ps(_mm_slli_epi32::<23>(_mm_add_epi32(e, _mm_set1_epi32(127))));
         let origin = _mm_loadu_ps(b.as_ptr().add(node::ORIGIN).cast());
         let lo8 = _mm_set1_epi32(0xff);
-        let mut tn = _mm_set1_ps(tmin);
-        let mut tf = _mm_set1_ps(tmax);
-        macro_rules! axis {
-            ($q:expr, $imm:literal, $a:literal) => {{
-                let q = _mm_castps_si128($q);
-                let (o, s) = (_mm_shuffle_ps::<$imm>(origin, origin), _mm_shuffle_ps::<$imm>(scale, scale));
-                let pn = _mm_add_ps(o, _mm_mul_ps(_mm_cvtepi32_ps(_mm_and_si128(q, lo8)), s));
-                let pf = _mm_add_ps(o, _mm_mul_ps(_mm_cvtepi32_ps(_mm_srli_epi32::<8>(q)), s));
-                let (ro, ri) = (_mm_load_ps(r.org[$a].as_ptr()), _mm_load_ps(r.inv[$a].as_ptr()));
-                tn = _mm_max_ps(_mm_mul_ps(_mm_sub_ps(pn, ro), ri), tn);
-                tf = _mm_min_ps(_mm_mul_ps(_mm_sub_ps(pf, ro), ri), tf);
-            }};
+        let flip = _mm_load_si128(r.flip.as_ptr().cast());
+        for g in 0..W.div_ceil(4) {
+            let (ql, qh) = (
+                _mm_loadu_si128(b.as_ptr().add(node::qlo(W as u32) + 12 * g).cast()),
+                _mm_loadu_si128(b.as_ptr().add(node::qhi(W as u32) + 12 * g).cast()),
+            );
+            let d = _mm_xor_si128(ql, qh);
+            let qn = _mm_xor_si128(ql, _mm_and_si128(d, flip));
+            let qf = _mm_xor_si128(qn, d);
+            // One transposition for both planes: 32-bit lanes `near | far << 8` per corner.
+            let z = _mm_setzero_si128();
+            let (w0, w1) = (_mm_unpacklo_epi8(qn, qf), _mm_unpackhi_epi8(qn, qf));
+            let [x, y, zz] = super::records::corners_by_axis(
+                _mm_castsi128_ps(_mm_unpacklo_epi16(w0, z)),
+                _mm_castsi128_ps(_mm_unpackhi_epi16(w0, z)),
+                _mm_castsi128_ps(_mm_unpacklo_epi16(w1, z)),
+            );
+            let mut tn = _mm_set1_ps(tmin);
+            let mut tf = _mm_set1_ps(tmax);
+            macro_rules! axis {
+                ($q:expr, $imm:literal, $a:literal) => {{
+                    let q = _mm_castps_si128($q);
+                    let (o, s) = (_mm_shuffle_ps::<$imm>(origin, origin), _mm_shuffle_ps::<$imm>(scale, scale));
+                    let pn = _mm_add_ps(o, _mm_mul_ps(_mm_cvtepi32_ps(_mm_and_si128(q, lo8)), s));
+                    let pf = _mm_add_ps(o, _mm_mul_ps(_mm_cvtepi32_ps(_mm_srli_epi32::<8>(q)), s));
+                    let (ro, ri) = (_mm_load_ps(r.org[$a].as_ptr()), _mm_load_ps(r.inv[$a].as_ptr()));
+                    tn = _mm_max_ps(_mm_mul_ps(_mm_sub_ps(pn, ro), ri), tn);
+                    tf = _mm_min_ps(_mm_mul_ps(_mm_sub_ps(pf, ro), ri), tf);
+                }};
+            }
+            axis!(x, 0b00_00_00_00, 0);
+            axis!(y, 0b01_01_01_01, 1);
+            axis!(zz, 0b10_10_10_10, 2);
+            let hit = _mm_cmple_ps(tn, _mm_mul_ps(tf, _mm_set1_ps(FAR_SCALE)));
+            _mm_storeu_ps(near.as_mut_ptr().add(4 * g), tn);
+            mask |= (_mm_movemask_ps(hit) as u32) << (4 * g);
         }
-        axis!(x, 0b00_00_00_00, 0);
-        axis!(y, 0b01_01_01_01, 1);
-        axis!(zz, 0b10_10_10_10, 2);
-        let hit = _mm_cmple_ps(tn, _mm_mul_ps(tf, _mm_set1_ps(FAR_SCALE)));
-        _mm_storeu_ps(near.as_mut_ptr(), tn);
-        (near, _mm_movemask_ps(hit) as u32 & ((1u32 << count) - 1))
     }
+    (std::array::from_fn(|c| near[c]), mask & ((1u32 << count) - 1))
 }
 
 /// Result of a ray/triangle test.
@@ -602,38 +614,44 @@ mod tests {
         }
     }
 
-    /// The vector 4-wide node test gives exactly the bits of the scalar definition
-    /// (`Node::<4>::decode` then `slab_near_lanes`) on random nodes and rays, including rays
+    /// The vector node test of both widths gives exactly the bits of the scalar definition
+    /// (`Node::<W>::decode` then `slab_near_lanes`) on random nodes and rays, including rays
     /// lying in a slab plane (0 * inf), ±0 and ±inf directions, infinite and NaN intervals
     /// and extreme exponents.
     #[cfg(target_arch = "x86_64")]
     #[test]
-    fn node4_test_is_bit_identical_to_the_scalar_definition() {
+    fn node_test_is_bit_identical_to_the_scalar_definition() {
+        node_test_matches::<4>(0x5eed_4b0c);
+        node_test_matches::<6>(0x5eed_6b0c);
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    fn node_test_matches<const W: usize>(seed: u64) {
         use crate::abi::bvh::{self, node};
         use crate::rtu::records::Node;
-        let mut rng = crate::rtu::reference::Rng::new(0x5eed_4b0c);
+        let mut rng = crate::rtu::reference::Rng::new(seed);
         let mut next = move || rng.next_u64();
         let specials = [0.0f32, -0.0, 1.0, -1.0, f32::INFINITY, f32::NEG_INFINITY, 0.5, f32::MIN_POSITIVE, 1e-40];
         // A ray in a box's plane that still hits it (the NaN distance is ignored).
-        let hit_lane = |r: &RayPrep, n: &Node<4>, _a: usize, c: usize, tmin: f32, tmax: f32| {
+        let hit_lane = |r: &RayPrep, n: &Node<W>, _a: usize, c: usize, tmin: f32, tmax: f32| {
             slab(r, std::array::from_fn(|a| n.lo[a][c]), std::array::from_fn(|a| n.hi[a][c]), tmin, tmax).is_some()
         };
         let (mut hits, mut in_plane) = (0, 0);
         for round in 0..200_000 {
-            let mut b = [0u8; 64];
+            let mut b = vec![0u8; bvh::node_bytes(W as u32)];
             for x in b.iter_mut() {
                 *x = next() as u8;
             }
             if round % 4 != 0 {
                 // Mostly proper boxes (lo <= hi per axis); now and then inverted ones.
-                for k in 0..12 {
-                    let (l, h) = (b[node::qlo(4) + k], b[node::qhi(4) + k]);
-                    b[node::qlo(4) + k] = l.min(h);
-                    b[node::qhi(4) + k] = l.max(h);
+                for k in 0..3 * W {
+                    let (l, h) = (b[node::qlo(W as u32) + k], b[node::qhi(W as u32) + k]);
+                    b[node::qlo(W as u32) + k] = l.min(h);
+                    b[node::qhi(W as u32) + k] = l.max(h);
                 }
             }
             b[node::KIND] = bvh::NODE_INTERNAL;
-            let count = 1 + round % 4;
+            let count = 1 + round % W;
             b[node::COUNT] = count as u8;
             let origin: [f32; 3] = std::array::from_fn(|_| ((next() % 2001) as f32 - 1000.0) * 0.25);
             for a in 0..3 {
@@ -643,7 +661,7 @@ mod tests {
                     _ => ((next() % 12) as i32 - 6) as i8 as u8,
                 };
             }
-            let Ok(n) = Node::<4>::decode(&b) else { panic!("valid node refused") };
+            let Ok(n) = Node::<W>::decode(&b) else { panic!("valid node refused") };
             // Origins on a box plane now and then (the ray lies in it when its direction
             // has a zero there).
             let mut val = |a: usize, dir: bool| {
@@ -651,7 +669,7 @@ mod tests {
                 match k % 8 {
                     0 => specials[(k >> 8) as usize % specials.len()],
                     1 if !dir => {
-                        let c = (k >> 8) as usize % 4;
+                        let c = (k >> 8) as usize % W;
                         if k >> 16 & 1 == 0 {
                             n.lo[a][c]
                         } else {
@@ -685,17 +703,21 @@ mod tests {
             });
             in_plane += grazing as u32;
             let (near, hit) = slab_near_lanes(&r, &n.lo, &n.hi, tmin, tmax);
-            let (vnear, mask) = slab_node4(&b, &BoxRay::new(&r), count, tmin, tmax);
-            for c in 0..4 {
+            let (vnear, mask) = slab_node::<W>(&b, &BoxRay::new(&r), count, tmin, tmax);
+            for c in 0..W {
                 let want = c < count && hit[c];
-                assert_eq!(mask >> c & 1 != 0, want, "round {round} lane {c} org {org:?} dir {dir:?}");
+                assert_eq!(mask >> c & 1 != 0, want, "width {W} round {round} lane {c} org {org:?} dir {dir:?}");
                 if c < count {
-                    assert_eq!(vnear[c].to_bits(), near[c].to_bits(), "round {round} lane {c} org {org:?} dir {dir:?}");
+                    assert_eq!(
+                        vnear[c].to_bits(),
+                        near[c].to_bits(),
+                        "width {W} round {round} lane {c} org {org:?} dir {dir:?}"
+                    );
                 }
                 hits += want as u32;
             }
         }
-        assert!(hits > 20_000 && in_plane > 100, "{hits} hits, {in_plane} grazing");
+        assert!(hits > 20_000 && in_plane > 100, "width {W}: {hits} hits, {in_plane} grazing");
     }
 
     /// The 4-lane triangle test reports exactly what the scalar test does, bit for bit, on

@@ -1155,8 +1155,8 @@ fn child(b: &[u8], c: usize) -> u32 {
     rd_u32(b, node::CHILD + 4 * c)
 }
 
-/// The box PE on the internal node of width `W` in `b` against `ray` (`bx` for the 4-wide
-/// vector form) and `[tmin, tmax]`: the children's entry distances into `near`, and a mask
+/// The box PE on the internal node of width `W` in `b` against `ray` (`bx` for the vector
+/// form) and `[tmin, tmax]`: the children's entry distances into `near`, and a mask
 /// of the children hit and the child count. The same bits as `Node::<W>::decode` and
 /// [`isect::slab_near_lanes`], and the same refusal of a record that is not such a node.
 #[inline(always)]
@@ -1169,22 +1169,25 @@ fn test_node<const W: usize>(
     near: &mut [f32; W],
 ) -> Result<(u32, usize), NotANode> {
     #[cfg(target_arch = "x86_64")]
-    if W == 4 {
-        let b: &[u8; 64] = b[..64].try_into().expect("a 4-wide node is 64 bytes");
-        let count = records::node_count::<4>(b)?;
-        let (n4, m) = isect::slab_node4(b, bx, count, tmin, tmax);
-        near[..4].copy_from_slice(&n4);
-        return Ok((m, count));
+    {
+        let _ = ray;
+        let count = records::node_count::<W>(b)?;
+        let (n, m) = isect::slab_node::<W>(b, bx, count, tmin, tmax);
+        *near = n;
+        Ok((m, count))
     }
-    let _ = bx;
-    let n = Node::<W>::decode(b)?;
-    let hit;
-    (*near, hit) = isect::slab_near_lanes(ray, &n.lo, &n.hi, tmin, tmax);
-    let mut m = 0;
-    for (c, &h) in hit.iter().enumerate().take(n.count) {
-        m |= (h as u32) << c;
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = bx;
+        let n = Node::<W>::decode(b)?;
+        let hit;
+        (*near, hit) = isect::slab_near_lanes(ray, &n.lo, &n.hi, tmin, tmax);
+        let mut m = 0;
+        for (c, &h) in hit.iter().enumerate().take(n.count) {
+            m |= (h as u32) << c;
+        }
+        Ok((m, n.count))
     }
-    Ok((m, n.count))
 }
 
 #[cfg(test)]
