@@ -652,6 +652,23 @@ impl Walk {
                 m &= m - 1;
                 let first = if m == 0 {
                     first
+                } else if m & (m - 1) == 0 {
+                    // Two hits, the most common case after one: ordered by a select rather
+                    // than a branch on the distances (which goes either way). The second
+                    // has the higher slot, so it goes first only when strictly nearer.
+                    let second = m.trailing_zeros() as usize;
+                    let swap = near[second] < near[first];
+                    let (a, z) = if swap { (second, first) } else { (first, second) };
+                    let e = Entry { word: child(b, z), t: near[z] };
+                    push_entry(
+                        &mut self.stack,
+                        in_blas,
+                        &mut self.top_entries,
+                        &mut self.top_resume,
+                        &mut self.blas_resume,
+                        e,
+                    );
+                    a
                 } else {
                     let mut order = [0usize; W];
                     order[0] = first;
