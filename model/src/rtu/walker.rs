@@ -659,15 +659,7 @@ impl Walk {
                     let second = m.trailing_zeros() as usize;
                     let swap = near[second] < near[first];
                     let (a, z) = if swap { (second, first) } else { (first, second) };
-                    let e = Entry { word: child(b, z), t: near[z] };
-                    push_entry(
-                        &mut self.stack,
-                        in_blas,
-                        &mut self.top_entries,
-                        &mut self.top_resume,
-                        &mut self.blas_resume,
-                        e,
-                    );
+                    self.push(Entry { word: child(b, z), t: near[z] });
                     a
                 } else {
                     let mut order = [0usize; W];
@@ -686,15 +678,7 @@ impl Walk {
                         nh += 1;
                     }
                     for &c in order[1..nh].iter().rev() {
-                        let e = Entry { word: child(b, c), t: near[c] };
-                        push_entry(
-                            &mut self.stack,
-                            in_blas,
-                            &mut self.top_entries,
-                            &mut self.top_resume,
-                            &mut self.blas_resume,
-                            e,
-                        );
+                        self.push(Entry { word: child(b, c), t: near[c] });
                     }
                     order[0]
                 };
@@ -767,16 +751,18 @@ impl Walk {
         Ok(())
     }
 
-    #[inline]
+    /// Pushes `e` onto the walk's stack; an entry the short stack drops becomes its level's
+    /// resume point (the bottom `top_entries` entries belong to the top level while in a BLAS).
+    #[inline(always)]
     fn push(&mut self, e: Entry) {
-        push_entry(
-            &mut self.stack,
-            self.in_blas,
-            &mut self.top_entries,
-            &mut self.top_resume,
-            &mut self.blas_resume,
-            e,
-        );
+        if let Some(dropped) = self.stack.push(e) {
+            if self.in_blas && self.top_entries == 0 {
+                self.blas_resume = dropped.word;
+            } else {
+                self.top_entries = self.top_entries.saturating_sub(1);
+                self.top_resume = dropped.word;
+            }
+        }
     }
 
     /// The box PE on every child of `n` against the current ray and interval: entry
@@ -1143,27 +1129,6 @@ fn record_addr(lvl: &Level, word: u32, len: usize) -> Result<u64, Fault> {
 
 fn too_many_visits(top: u64, cfg: &RtuConfig) -> Fault {
     bad(format!("walk of the structure at {top:#x} exceeded {} record visits (cyclic or corrupt BVH)", cfg.max_visits))
-}
-
-/// Pushes `e` onto the walk's stack; an entry the short stack drops becomes its level's
-/// resume point (the bottom `top_entries` entries belong to the top level while in a BLAS).
-#[inline(always)]
-fn push_entry(
-    stack: &mut ShortStack,
-    in_blas: bool,
-    top_entries: &mut usize,
-    top_resume: &mut u32,
-    blas_resume: &mut u32,
-    e: Entry,
-) {
-    if let Some(dropped) = stack.push(e) {
-        if in_blas && *top_entries == 0 {
-            *blas_resume = dropped.word;
-        } else {
-            *top_entries = top_entries.saturating_sub(1);
-            *top_resume = dropped.word;
-        }
-    }
 }
 
 /// Child word `c` of an internal node's bytes.
