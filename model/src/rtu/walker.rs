@@ -483,7 +483,9 @@ impl Walk {
                     self.state = if top.root == 0 { State::Done } else { State::Visit(top.root) };
                 }
                 State::Visit(word) => {
-                    if bvh::child_is_leaf(word) {
+                    // Without step tracking `descend` takes a leaf too (inline, and it goes on
+                    // with this level's entries after it).
+                    if S::TRACKS_STEPS && bvh::child_is_leaf(word) {
                         if let Some(out) = self.leaf_step(src, headers, cfg, win, st, word, 0, true)? {
                             return Ok(out);
                         }
