@@ -427,19 +427,24 @@ impl RtuUnit {
             if let Some(log) = self.raylog.as_deref_mut() {
                 log.arm(warp, ctx, r, rec);
             }
-            // A fixed-size row: the clear is a few vector stores, not a `memset` call.
+            // A fixed-size row, written through the array (no bounds checks). The committed
+            // span's T goes between two clears of at most 256 bytes each, so neither becomes
+            // a `memset` call (the committed kind is COMMITTED_NONE, zero).
+            const _: () = assert!(rtu_abi::COMMITTED_NONE == 0 && rtu_abi::span::T == 0);
             let row: &mut [u32; rtu_abi::SLOT_COUNT as usize] = rec.try_into().expect("a window row");
-            row.fill(0);
+            const K: usize = rtu_abi::COMMITTED as usize;
+            const MID: usize = rtu_abi::CANDIDATE as usize;
+            row[K + 1..MID].fill(0);
+            row[K] = r.tmax.to_bits();
+            row[MID..].fill(0);
             for i in 0..3 {
-                rec[(rtu_abi::RAY_ORIGIN + i as u32) as usize] = r.origin[i].to_bits();
-                rec[(rtu_abi::RAY_DIR + i as u32) as usize] = r.dir[i].to_bits();
+                row[rtu_abi::RAY_ORIGIN as usize + i] = r.origin[i].to_bits();
+                row[rtu_abi::RAY_DIR as usize + i] = r.dir[i].to_bits();
             }
-            rec[rtu_abi::RAY_TMIN as usize] = r.tmin.to_bits();
-            rec[rtu_abi::RAY_TMAX as usize] = r.tmax.to_bits();
-            rec[rtu_abi::RAY_FLAGS as usize] = r.flags;
-            rec[rtu_abi::RAY_CULL_MASK as usize] = r.cull_mask;
-            rec[(rtu_abi::COMMITTED + rtu_abi::span::KIND) as usize] = rtu_abi::COMMITTED_NONE;
-            rec[(rtu_abi::COMMITTED + rtu_abi::span::T) as usize] = r.tmax.to_bits();
+            row[rtu_abi::RAY_TMIN as usize] = r.tmin.to_bits();
+            row[rtu_abi::RAY_TMAX as usize] = r.tmax.to_bits();
+            row[rtu_abi::RAY_FLAGS as usize] = r.flags;
+            row[rtu_abi::RAY_CULL_MASK as usize] = r.cull_mask;
             self.stats.rays += 1;
             // `begin` also forgets the lane's previous commit: a null structure misses even
             // after a trace that hit (found by replaying a ray log).

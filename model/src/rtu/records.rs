@@ -195,6 +195,7 @@ pub struct NotALeaf {
 }
 
 /// A leaf's length from its first `RECORD_ALIGN` bytes.
+#[inline(always)]
 pub fn leaf_len(head: &[u8]) -> Result<usize, NotALeaf> {
     let (kind, count) = (head[0], head[1] as usize);
     match kind {

@@ -458,6 +458,7 @@ impl Walk {
         out
     }
 
+    #[inline(always)]
     fn run_steps<S: NodeSource>(
         &mut self,
         src: &mut S,
@@ -482,8 +483,10 @@ impl Walk {
                     self.state = if top.root == 0 { State::Done } else { State::Visit(top.root) };
                 }
                 State::Visit(word) => {
-                    if bvh::child_is_leaf(word) {
-                        if let Some(out) = self.leaf(src, headers, cfg, win, st, word, 0, true)? {
+                    // Without step tracking `descend` takes a leaf too (inline, and it goes on
+                    // with this level's entries after it).
+                    if S::TRACKS_STEPS && bvh::child_is_leaf(word) {
+                        if let Some(out) = self.leaf_step(src, headers, cfg, win, st, word, 0, true)? {
                             return Ok(out);
                         }
                     } else {
@@ -497,7 +500,7 @@ impl Walk {
                     }
                 }
                 State::Leaf { word, next } => {
-                    if let Some(out) = self.leaf(src, headers, cfg, win, st, word, next, false)? {
+                    if let Some(out) = self.leaf_step(src, headers, cfg, win, st, word, next, false)? {
                         return Ok(out);
                     }
                 }
@@ -904,8 +907,29 @@ impl Walk {
         Ok(State::Restart { word: lvl.root, lo: bvh::child_offset(lvl.root), hi: lvl.size, target })
     }
 
-    /// Visits (or resumes) a leaf. Returns `Some` when the run must return.
+    /// [`Self::leaf`] out of line, for the state machine's steps (a leaf met by `descend`'s
+    /// loop, the common case, takes the inlined one).
     #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    fn leaf_step<S: NodeSource>(
+        &mut self,
+        src: &mut S,
+        headers: &mut HeaderCache,
+        cfg: &RtuConfig,
+        win: &mut [u32],
+        st: &mut RtuStats,
+        word: u32,
+        next: u8,
+        first_visit: bool,
+    ) -> Result<Option<Outcome>, Fault> {
+        self.leaf(src, headers, cfg, win, st, word, next, first_visit)
+    }
+
+    /// Visits (or resumes) a leaf. Returns `Some` when the run must return. Inlined: a
+    /// triangle leaf's test is the hot path; instance and procedural leaves, candidates and
+    /// faults are out of line.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
     fn leaf<S: NodeSource>(
         &mut self,
         src: &mut S,
@@ -924,22 +948,16 @@ impl Walk {
             return Ok(Some(Outcome::Parked));
         };
         let kind = head[0];
-        let len = records::leaf_len(head).map_err(|e| {
-            bad(format!(
-                "record {word:#010x} of the structure at {:#x} is not a leaf (kind {}, count {})",
-                lvl.base, e.kind, e.count
-            ))
-        })?;
+        let len = match records::leaf_len(head) {
+            Ok(len) => len,
+            Err(e) => return Err(not_a_leaf(&lvl, word, e)),
+        };
         let allowed = match kind {
             bvh::LEAF_INST => lvl.kind == bvh::KIND_TOP && !self.in_blas,
             _ => lvl.kind == bvh::KIND_BOTTOM,
         };
         if !allowed {
-            return Err(bad(format!(
-                "leaf kind {kind} at {word:#010x} does not belong in the {} structure at {:#x}",
-                if lvl.kind == bvh::KIND_TOP { "top-level" } else { "bottom-level" },
-                lvl.base
-            )));
+            return Err(misplaced_leaf(&lvl, word, kind));
         }
         record_addr(&lvl, word, len)?;
         let Some(b) = src.bytes(addr, len)? else {
@@ -954,115 +972,169 @@ impl Walk {
         } else {
             st.node_fetches += 1;
         }
+        if kind == bvh::LEAF_TRI {
+            self.triangles(win, st, b, addr, word, next)
+        } else {
+            self.aabbs(win, st, b, word, next)
+        }
+    }
+
+    /// The triangles of leaf `word` (bytes `b` at `addr`) from index `next`.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn triangles(
+        &mut self,
+        win: &mut [u32],
+        st: &mut RtuStats,
+        b: &[u8],
+        addr: u64,
+        word: u32,
+        next: u8,
+    ) -> Result<Option<Outcome>, Fault> {
         let count = b[1] as usize;
         let (geom, geom_flags) = records::leaf_geometry(b);
         let inst_flags = self.inst_flags();
         let op = cls::opacity(geom_flags, inst_flags, self.flags);
-        if kind == bvh::LEAF_TRI {
-            if cls::cull_triangle_leaf(self.flags, op) {
-                self.state = State::Pop;
-                return Ok(None);
-            }
-            // Up to four triangles at a time: the lane-parallel part of the test first,
-            // then the hits in stored order against the current best t (an opaque commit
-            // shrinks it), exactly as one test after the other.
-            let mut i = next as usize;
-            while i < count {
-                let n = (count - i).min(4);
-                let (ray, bx) = if self.in_blas { (&self.obj, &self.obj_box) } else { (&self.world, &self.world_box) };
-                let m = isect::triangle4(ray, bx, b, i, n, self.tmin, self.best_t);
-                let mut lanes = m.hit | m.exact;
-                while lanes != 0 {
-                    let j = lanes.trailing_zeros() as usize;
-                    lanes &= lanes - 1;
-                    let k = i + j;
-                    let h = if m.exact >> j & 1 != 0 {
-                        let (v, _) = records::triangle(b, k);
-                        let Some(h) = isect::triangle(self.ray(), v[0], v[1], v[2], self.tmin, self.best_t) else {
-                            continue;
-                        };
-                        h
-                    } else if m.t[j] <= self.best_t {
-                        // The scalar test's `t <= tmax` with the current best t (`t >= tmin`
-                        // held in the lanes).
-                        m.lane(j)
-                    } else {
+        if cls::cull_triangle_leaf(self.flags, op) {
+            self.state = State::Pop;
+            return Ok(None);
+        }
+        // Up to four triangles at a time: the lane-parallel part of the test first,
+        // then the hits in stored order against the current best t (an opaque commit
+        // shrinks it), exactly as one test after the other.
+        let mut i = next as usize;
+        while i < count {
+            let n = (count - i).min(4);
+            let (ray, bx) = if self.in_blas { (&self.obj, &self.obj_box) } else { (&self.world, &self.world_box) };
+            let m = isect::triangle4(ray, bx, b, i, n, self.tmin, self.best_t);
+            let mut lanes = m.hit | m.exact;
+            while lanes != 0 {
+                let j = lanes.trailing_zeros() as usize;
+                lanes &= lanes - 1;
+                let k = i + j;
+                let h = if m.exact >> j & 1 != 0 {
+                    let (v, _) = records::triangle(b, k);
+                    let Some(h) = isect::triangle(self.ray(), v[0], v[1], v[2], self.tmin, self.best_t) else {
                         continue;
                     };
-                    if self.committed && h.t >= self.best_t {
-                        continue;
-                    }
-                    let prim = records::triangle(b, k).1;
-                    let front = cls::front_face(isect::geometric_front(&h), inst_flags);
-                    match cls::triangle_action(self.flags, inst_flags, op, front) {
-                        TriAction::Cull => continue,
-                        TriAction::Commit => {
-                            self.write_span(
-                                win,
-                                rtu_abi::COMMITTED,
-                                h.t,
-                                h.u,
-                                h.v,
-                                prim,
-                                geom,
-                                rtu_abi::COMMITTED_TRIANGLE,
-                                front,
-                            );
-                            set_tri(win, rtu_abi::COMMITTED_TRI, addr + records::triangle_record(k) as u64);
-                            self.best_t = h.t;
-                            self.committed = true;
-                            if cls::terminate_on_commit(self.flags) {
-                                st.tri_tests += j as u64 + 1;
-                                self.state = State::Done;
-                                return Ok(Some(Outcome::Done));
-                            }
-                        }
-                        TriAction::Candidate => {
-                            self.write_span(
-                                win,
-                                rtu_abi::CANDIDATE,
-                                h.t,
-                                h.u,
-                                h.v,
-                                prim,
-                                geom,
-                                rtu_abi::CANDIDATE_TRIANGLE,
-                                front,
-                            );
-                            set_tri(win, rtu_abi::CANDIDATE_TRI, addr + records::triangle_record(k) as u64);
-                            st.tri_tests += j as u64 + 1;
-                            st.candidates += 1;
-                            self.state = State::Leaf { word, next: k as u8 + 1 };
-                            return Ok(Some(Outcome::Yield(rtu_abi::STS_YIELD_ANYHIT)));
-                        }
-                    }
-                }
-                st.tri_tests += n as u64;
-                i += n;
-            }
-        } else {
-            if cls::cull_aabb_leaf(self.flags, op) {
-                self.state = State::Pop;
-                return Ok(None);
-            }
-            for i in next as usize..count {
-                st.aabb_tests += 1;
-                let (lo, hi, prim) = records::aabb(b, i);
-                let Some(t) = isect::slab(self.ray(), lo, hi, self.tmin, self.best_t) else {
+                    h
+                } else if m.t[j] <= self.best_t {
+                    // The scalar test's `t <= tmax` with the current best t (`t >= tmin`
+                    // held in the lanes).
+                    m.lane(j)
+                } else {
                     continue;
                 };
-                self.write_span(win, rtu_abi::CANDIDATE, t, 0.0, 0.0, prim, geom, rtu_abi::CANDIDATE_AABB, false);
-                win[rtu_abi::CAND_AABB_OPAQUE as usize] = (op == Opacity::Opaque) as u32;
-                st.candidates += 1;
-                self.state = State::Leaf { word, next: i as u8 + 1 };
-                return Ok(Some(Outcome::Yield(rtu_abi::STS_YIELD_PROC)));
+                if self.committed && h.t >= self.best_t {
+                    continue;
+                }
+                let prim = records::triangle(b, k).1;
+                let front = cls::front_face(isect::geometric_front(&h), inst_flags);
+                let tri = addr + records::triangle_record(k) as u64;
+                match cls::triangle_action(self.flags, inst_flags, op, front) {
+                    TriAction::Cull => continue,
+                    TriAction::Commit => {
+                        if self.commit_triangle(win, &h, prim, geom, front, tri) {
+                            st.tri_tests += j as u64 + 1;
+                            return Ok(Some(Outcome::Done));
+                        }
+                    }
+                    TriAction::Candidate => {
+                        st.tri_tests += j as u64 + 1;
+                        return Ok(Some(self.triangle_candidate(win, st, &h, prim, geom, front, tri, word, k)));
+                    }
+                }
             }
+            st.tri_tests += n as u64;
+            i += n;
+        }
+        self.state = State::Pop;
+        Ok(None)
+    }
+
+    /// Commits triangle hit `h` (record at `tri`). Returns true when the ray flags make
+    /// the commit end the walk (the state is then `Done`).
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    fn commit_triangle(
+        &mut self,
+        win: &mut [u32],
+        h: &isect::TriHit,
+        prim: u32,
+        geom: u32,
+        front: bool,
+        tri: u64,
+    ) -> bool {
+        self.write_span(win, rtu_abi::COMMITTED, h.t, h.u, h.v, prim, geom, rtu_abi::COMMITTED_TRIANGLE, front);
+        set_tri(win, rtu_abi::COMMITTED_TRI, tri);
+        self.best_t = h.t;
+        self.committed = true;
+        if cls::terminate_on_commit(self.flags) {
+            self.state = State::Done;
+            return true;
+        }
+        false
+    }
+
+    /// Hands triangle hit `h` (triangle `k` of leaf `word`, record at `tri`) to the shader
+    /// as a candidate.
+    #[allow(clippy::too_many_arguments)]
+    #[cold]
+    #[inline(never)]
+    fn triangle_candidate(
+        &mut self,
+        win: &mut [u32],
+        st: &mut RtuStats,
+        h: &isect::TriHit,
+        prim: u32,
+        geom: u32,
+        front: bool,
+        tri: u64,
+        word: u32,
+        k: usize,
+    ) -> Outcome {
+        self.write_span(win, rtu_abi::CANDIDATE, h.t, h.u, h.v, prim, geom, rtu_abi::CANDIDATE_TRIANGLE, front);
+        set_tri(win, rtu_abi::CANDIDATE_TRI, tri);
+        st.candidates += 1;
+        self.state = State::Leaf { word, next: k as u8 + 1 };
+        Outcome::Yield(rtu_abi::STS_YIELD_ANYHIT)
+    }
+
+    /// The boxes of procedural leaf `word` (bytes `b`) from index `next`.
+    #[inline(never)]
+    fn aabbs(
+        &mut self,
+        win: &mut [u32],
+        st: &mut RtuStats,
+        b: &[u8],
+        word: u32,
+        next: u8,
+    ) -> Result<Option<Outcome>, Fault> {
+        let count = b[1] as usize;
+        let (geom, geom_flags) = records::leaf_geometry(b);
+        let op = cls::opacity(geom_flags, self.inst_flags(), self.flags);
+        if cls::cull_aabb_leaf(self.flags, op) {
+            self.state = State::Pop;
+            return Ok(None);
+        }
+        for i in next as usize..count {
+            st.aabb_tests += 1;
+            let (lo, hi, prim) = records::aabb(b, i);
+            let Some(t) = isect::slab(self.ray(), lo, hi, self.tmin, self.best_t) else {
+                continue;
+            };
+            self.write_span(win, rtu_abi::CANDIDATE, t, 0.0, 0.0, prim, geom, rtu_abi::CANDIDATE_AABB, false);
+            win[rtu_abi::CAND_AABB_OPAQUE as usize] = (op == Opacity::Opaque) as u32;
+            st.candidates += 1;
+            self.state = State::Leaf { word, next: i as u8 + 1 };
+            return Ok(Some(Outcome::Yield(rtu_abi::STS_YIELD_PROC)));
         }
         self.state = State::Pop;
         Ok(None)
     }
 
     /// An instance leaf of the TLAS: enter its BLAS.
+    #[inline(never)]
     fn instance<S: NodeSource>(
         &mut self,
         src: &mut S,
@@ -1104,6 +1176,27 @@ impl Walk {
         self.state = if self.obj.is_degenerate() { State::Pop } else { State::Visit(blas.root) };
         Ok(None)
     }
+}
+
+/// The fault of a record named as a leaf that is not one.
+#[cold]
+#[inline(never)]
+fn not_a_leaf(lvl: &Level, word: u32, e: records::NotALeaf) -> Fault {
+    bad(format!(
+        "record {word:#010x} of the structure at {:#x} is not a leaf (kind {}, count {})",
+        lvl.base, e.kind, e.count
+    ))
+}
+
+/// The fault of a leaf of kind `kind` in a structure of the wrong level.
+#[cold]
+#[inline(never)]
+fn misplaced_leaf(lvl: &Level, word: u32, kind: u8) -> Fault {
+    bad(format!(
+        "leaf kind {kind} at {word:#010x} does not belong in the {} structure at {:#x}",
+        if lvl.kind == bvh::KIND_TOP { "top-level" } else { "bottom-level" },
+        lvl.base
+    ))
 }
 
 /// Stores a triangle record's device address into window slots `at`, `at + 1`.
