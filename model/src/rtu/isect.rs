@@ -37,6 +37,7 @@ pub struct RayPrep {
 pub const FAR_SCALE: f32 = 1.0 + 4.0 * f32::EPSILON;
 
 impl RayPrep {
+    #[inline(always)]
     pub fn new(org: [f32; 3], dir: [f32; 3]) -> RayPrep {
         let mut inv = [0.0f32; 3];
         let mut neg = [false; 3];
@@ -62,6 +63,7 @@ impl RayPrep {
     }
 
     /// True if the ray has a NaN component or a zero direction: such a ray hits nothing.
+    #[inline(always)]
     pub fn is_degenerate(&self) -> bool {
         self.org.iter().chain(self.dir.iter()).any(|v| v.is_nan()) || self.dir.iter().all(|&d| d == 0.0)
     }
@@ -176,7 +178,7 @@ const FLIPS: [[u32; 4]; 8] = {
 };
 
 impl BoxRay {
-    #[inline]
+    #[inline(always)]
     pub fn new(r: &RayPrep) -> BoxRay {
         let [ox, oy, oz] = r.org;
         let [ix, iy, iz] = r.inv;

@@ -423,9 +423,13 @@ impl RtuUnit {
             }
             let rec = &mut w.window[base..base + rtu_abi::SLOT_COUNT as usize];
             let walk = &mut w.walks[ctx];
-            let r = &ray(lane);
+            // The ray by value, never referenced: its words stay in registers from the
+            // operand rows to `begin` (a copy in memory read back at other widths stalls
+            // store forwarding); the recorder gets a copy of its own.
+            let r = ray(lane);
             if let Some(log) = self.raylog.as_deref_mut() {
-                log.arm(warp, ctx, r, rec);
+                let logged = r;
+                log.arm(warp, ctx, &logged, rec);
             }
             // A fixed-size row, written through the array (no bounds checks). The committed
             // span's T goes between two clears of at most 256 bytes each, so neither becomes

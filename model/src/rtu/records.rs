@@ -206,14 +206,16 @@ pub fn leaf_len(head: &[u8]) -> Result<usize, NotALeaf> {
     }
 }
 
-/// A structure's header as the walker needs it.
+/// A structure's header as the walker needs it. Every field a whole word: a copy is whole
+/// words too (a `u8` tail was copied as overlapping words, and the walker stalled reading
+/// such a copy back).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Level {
     pub base: u64,
     pub size: u64,
     pub root: u32,
     pub width: u32,
-    pub kind: u8,
+    pub kind: u32,
 }
 
 /// Why a header is refused (the message names the structure).
@@ -225,7 +227,7 @@ impl Level {
         if h.root != 0 && (h.size < header::BYTES as u64 + bvh::RECORD_ALIGN as u64 || h.size > u32::MAX as u64 * 16) {
             return Err(BadHeader(format!("implausible size {}", h.size)));
         }
-        Ok(Level { base, size: h.size, root: h.root, width: h.width, kind: h.kind })
+        Ok(Level { base, size: h.size, root: h.root, width: h.width, kind: h.kind as u32 })
     }
 }
 

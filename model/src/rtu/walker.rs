@@ -294,6 +294,7 @@ impl Walk {
     /// Arms the walk for a new trace of `accel` (non-zero). The caller has written the ray
     /// echo and the empty committed span.
     #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
     pub fn begin(
         &mut self,
         cfg: &RtuConfig,
@@ -306,8 +307,12 @@ impl Walk {
         cull_mask: u32,
     ) {
         // `obj`, `obj_box` and `inst` are only read in a BLAS, which sets them on entry.
-        self.world = RayPrep::new(origin, dir);
-        self.world_box = BoxRay::new(&self.world);
+        // Both forms of the ray from values in registers: reading back the fields just
+        // stored, at other widths, would stall on store forwarding.
+        let world = RayPrep::new(origin, dir);
+        self.world_box = BoxRay::new(&world);
+        let degenerate = world.is_degenerate();
+        self.world = world;
         self.tmin = tmin;
         self.best_t = tmax;
         self.committed = false;
@@ -322,11 +327,8 @@ impl Walk {
         self.top_restarts = 0;
         self.blas_restarts = 0;
         self.visits = 0;
-        self.state = if self.world.is_degenerate() || tmin.partial_cmp(&tmax).is_none_or(|o| o.is_gt()) {
-            State::Done
-        } else {
-            State::Start
-        };
+        self.state =
+            if degenerate || tmin.partial_cmp(&tmax).is_none_or(|o| o.is_gt()) { State::Done } else { State::Start };
     }
 
     /// Marks the walk finished (TERMINATE, or a trace that never started).
@@ -953,8 +955,8 @@ impl Walk {
             Err(e) => return Err(not_a_leaf(&lvl, word, e)),
         };
         let allowed = match kind {
-            bvh::LEAF_INST => lvl.kind == bvh::KIND_TOP && !self.in_blas,
-            _ => lvl.kind == bvh::KIND_BOTTOM,
+            bvh::LEAF_INST => lvl.kind == bvh::KIND_TOP as u32 && !self.in_blas,
+            _ => lvl.kind == bvh::KIND_BOTTOM as u32,
         };
         if !allowed {
             return Err(misplaced_leaf(&lvl, word, kind));
@@ -1153,7 +1155,7 @@ impl Walk {
             return Ok(Some(Outcome::Parked));
         };
         self.count_visit(cfg, st)?;
-        if blas.kind != bvh::KIND_BOTTOM {
+        if blas.kind != bvh::KIND_BOTTOM as u32 {
             return Err(bad(format!(
                 "instance {} (leaf {word:#010x}) of the TLAS at {:#x} references {:#x}, which is not a bottom-level structure",
                 self.inst.index, self.top.base, self.inst.blas
@@ -1194,7 +1196,7 @@ fn not_a_leaf(lvl: &Level, word: u32, e: records::NotALeaf) -> Fault {
 fn misplaced_leaf(lvl: &Level, word: u32, kind: u8) -> Fault {
     bad(format!(
         "leaf kind {kind} at {word:#010x} does not belong in the {} structure at {:#x}",
-        if lvl.kind == bvh::KIND_TOP { "top-level" } else { "bottom-level" },
+        if lvl.kind == bvh::KIND_TOP as u32 { "top-level" } else { "bottom-level" },
         lvl.base
     ))
 }
