@@ -39,27 +39,42 @@ pub const FAR_SCALE: f32 = 1.0 + 4.0 * f32::EPSILON;
 impl RayPrep {
     #[inline(always)]
     pub fn new(org: [f32; 3], dir: [f32; 3]) -> RayPrep {
-        let mut inv = [0.0f32; 3];
-        let mut neg = [false; 3];
-        for a in 0..3 {
-            inv[a] = 1.0 / dir[a];
-            neg[a] = inv[a] < 0.0;
-        }
-        let ad = [dir[0].abs(), dir[1].abs(), dir[2].abs()];
-        let kz = if ad[0] >= ad[1] && ad[0] >= ad[2] {
+        // Components by name and picked by select, never indexed at run time: indexing would
+        // put `dir` in memory, and reading it back at other widths stalls store forwarding.
+        let [dx, dy, dz] = dir;
+        let inv = [1.0 / dx, 1.0 / dy, 1.0 / dz];
+        let neg = [inv[0] < 0.0, inv[1] < 0.0, inv[2] < 0.0];
+        let (ax, ay, az) = (dx.abs(), dy.abs(), dz.abs());
+        let kz = if ax >= ay && ax >= az {
             0
-        } else if ad[1] >= ad[2] {
+        } else if ay >= az {
             1
         } else {
             2
         };
+        let pick = |k: usize| match k {
+            0 => dx,
+            1 => dy,
+            _ => dz,
+        };
         let mut kx = (kz + 1) % 3;
         let mut ky = (kx + 1) % 3;
-        if dir[kz] < 0.0 {
+        if pick(kz) < 0.0 {
             std::mem::swap(&mut kx, &mut ky);
         }
-        let sz = 1.0 / dir[kz];
-        RayPrep { org, dir, inv, neg, kx: kx as u8, ky: ky as u8, kz: kz as u8, sx: dir[kx] * sz, sy: dir[ky] * sz, sz }
+        let sz = 1.0 / pick(kz);
+        RayPrep {
+            org,
+            dir,
+            inv,
+            neg,
+            kx: kx as u8,
+            ky: ky as u8,
+            kz: kz as u8,
+            sx: pick(kx) * sz,
+            sy: pick(ky) * sz,
+            sz,
+        }
     }
 
     /// True if the ray has a NaN component or a zero direction: such a ray hits nothing.
