@@ -458,6 +458,12 @@ fn main() -> ExitCode {
         };
     }
     let wanted: Vec<&str> = icds.split(',').collect();
+    // Each driver name selects its rows of VARIANTS; one that selects none is a mistake, not
+    // an empty table.
+    if let Some(bad) = wanted.iter().find(|w| !VARIANTS.iter().any(|v| v.icd == **w)) {
+        eprintln!("as_bench: unknown driver {bad:?} in --icds (known: vortex, lavapipe)");
+        return ExitCode::from(2);
+    }
     let mut ok = true;
     for s in scenes.split(',') {
         println!("\nscene {s}: {n} triangles, {rays} rays, best of {reps} builds");
