@@ -229,6 +229,18 @@ impl Level {
         }
         Ok(Level { base, size: h.size, root: h.root, width: h.width, kind: h.kind as u32 })
     }
+
+    /// A top-level structure (`bvh::KIND_TOP`).
+    #[inline]
+    pub fn is_top(&self) -> bool {
+        self.kind == bvh::KIND_TOP as u32
+    }
+
+    /// A bottom-level structure (`bvh::KIND_BOTTOM`).
+    #[inline]
+    pub fn is_bottom(&self) -> bool {
+        self.kind == bvh::KIND_BOTTOM as u32
+    }
 }
 
 /// Headers decoded during a dispatch, by structure address. Cleared with every dispatch:

@@ -955,8 +955,8 @@ impl Walk {
             Err(e) => return Err(not_a_leaf(&lvl, word, e)),
         };
         let allowed = match kind {
-            bvh::LEAF_INST => lvl.kind == bvh::KIND_TOP as u32 && !self.in_blas,
-            _ => lvl.kind == bvh::KIND_BOTTOM as u32,
+            bvh::LEAF_INST => lvl.is_top() && !self.in_blas,
+            _ => lvl.is_bottom(),
         };
         if !allowed {
             return Err(misplaced_leaf(&lvl, word, kind));
@@ -1155,7 +1155,7 @@ impl Walk {
             return Ok(Some(Outcome::Parked));
         };
         self.count_visit(cfg, st)?;
-        if blas.kind != bvh::KIND_BOTTOM as u32 {
+        if !blas.is_bottom() {
             return Err(bad(format!(
                 "instance {} (leaf {word:#010x}) of the TLAS at {:#x} references {:#x}, which is not a bottom-level structure",
                 self.inst.index, self.top.base, self.inst.blas
@@ -1196,7 +1196,7 @@ fn not_a_leaf(lvl: &Level, word: u32, e: records::NotALeaf) -> Fault {
 fn misplaced_leaf(lvl: &Level, word: u32, kind: u8) -> Fault {
     bad(format!(
         "leaf kind {kind} at {word:#010x} does not belong in the {} structure at {:#x}",
-        if lvl.kind == bvh::KIND_TOP as u32 { "top-level" } else { "bottom-level" },
+        if lvl.is_top() { "top-level" } else { "bottom-level" },
         lvl.base
     ))
 }
