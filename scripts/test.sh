@@ -2,7 +2,10 @@
 # The test command (README, .ci/run): installs what the tests need from Debian's packages,
 # checks formatting and lints, builds everything (the ICD in release: its manifest points at
 # target/release), and runs every test — unit tests, the device-model tests, and the
-# examples through the real Vulkan loader on both our ICD and lavapipe.
+# examples through the real Vulkan loader on both our ICD and lavapipe — and, when the real
+# Khronos conformance binary is at hand (../shared/tools/deqp-vk, or DEQP_VK=path), its
+# dEQP-VK.info and ray_query compute lists on our ICD, judged against cts/deqp/baselines and
+# lavapipe's results.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,3 +23,15 @@ cargo test --release --workspace
 # same bits (model/tests/modes.rs also compares the two modes output for output).
 echo "== cargo test --release (VORTEX_MODE=timed)" >&2
 VORTEX_MODE=timed cargo test --release --workspace
+
+# The real conformance binary, when present: every case lavapipe passes must pass, every
+# expected failure or gap is listed with its reason (cts/deqp/baselines).
+deqp=${DEQP_VK:-../shared/tools/deqp-vk/deqp-vk}
+if [ -x "$deqp" ]; then
+  for mode in functional timed; do
+    echo "== real dEQP-VK: info + ray_query compute on our ICD (VORTEX_MODE=$mode)" >&2
+    VORTEX_MODE=$mode DEQP_VK=$deqp cts/deqp/run.sh --output "target/deqp-results/$mode"
+  done
+else
+  echo "== real dEQP-VK: skipped (no deqp-vk at $deqp; set DEQP_VK=path to run it)" >&2
+fi

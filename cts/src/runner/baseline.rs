@@ -3,7 +3,9 @@
 //!
 //! - fails: `test-name,Status` lines (Fail, Crash or Timeout): the result expected today;
 //! - skips: glob patterns of cases not run at all;
-//! - flakes: glob patterns of cases whose failures are tolerated.
+//! - flakes: glob patterns of cases whose failures are tolerated;
+//! - missing: glob patterns of cases an oracle driver passes (`--oracle`, e.g. lavapipe's
+//!   results) that are NotSupported here today, each with the gap that makes them so.
 //!
 //! Every entry must carry its reason: a `# ...` comment line directly above it (one comment
 //! may cover a block of consecutive entries). The loader refuses entries without one.
@@ -19,6 +21,9 @@ pub struct Baseline {
     pub fails: BTreeMap<String, (Status, String)>,
     pub skips: Vec<(String, String)>,
     pub flakes: Vec<(String, String)>,
+    pub missing: Vec<(String, String)>,
+    /// The oracle's status of every case it ran (empty without `--oracle`).
+    pub oracle: BTreeMap<String, Status>,
 }
 
 /// The entries of one file with the comment that covers each.
@@ -68,7 +73,28 @@ impl Baseline {
         }
         b.skips = entries(&dir.join(format!("{icd}-skips.txt")))?;
         b.flakes = entries(&dir.join(format!("{icd}-flakes.txt")))?;
+        b.missing = entries(&dir.join(format!("{icd}-missing.txt")))?;
         Ok(b)
+    }
+
+    /// Reads an oracle's results (deqp-runner's `results.csv`: `test,Status[,seconds]`).
+    pub fn load_oracle(&mut self, path: &Path) -> Result<(), String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty() && !l.starts_with('#')) {
+            let mut f = line.split(',');
+            let (Some(name), Some(st)) = (f.next(), f.next()) else {
+                return Err(format!("{}:{}: `{line}` is not test,status", path.display(), i + 1));
+            };
+            // deqp-runner's own verdicts (Flake, ExpectedFail, ...) count as failures.
+            let st = Status::parse(st.trim()).unwrap_or(Status::Fail);
+            self.oracle.insert(name.trim().to_string(), st);
+        }
+        Ok(())
+    }
+
+    /// The reason a case the oracle passes may be NotSupported here, if it is listed.
+    pub fn known_missing(&self, name: &str) -> Option<&str> {
+        self.missing.iter().find(|(p, _)| glob::matches(p, name)).map(|(_, r)| r.as_str())
     }
 
     pub fn skipped(&self, name: &str) -> bool {
@@ -84,7 +110,12 @@ impl Baseline {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Verdict {
     Pass,
+    Warn,
     Skip,
+    /// NotSupported here, passed by the oracle, listed in the missing file with its gap.
+    ExpectedMissing,
+    /// NotSupported here although the oracle passes it, and not listed: a regression.
+    Missing,
     /// Failed as the baseline says.
     ExpectedFail,
     /// A tolerated failure of a case listed in the flakes file.
@@ -99,13 +130,16 @@ pub enum Verdict {
 
 impl Verdict {
     pub fn is_regression(self) -> bool {
-        matches!(self, Verdict::Fail | Verdict::Crash | Verdict::Timeout | Verdict::UnexpectedPass)
+        matches!(self, Verdict::Fail | Verdict::Crash | Verdict::Timeout | Verdict::UnexpectedPass | Verdict::Missing)
     }
 
     pub fn name(self) -> &'static str {
         match self {
             Verdict::Pass => "Pass",
+            Verdict::Warn => "Warn",
             Verdict::Skip => "Skip",
+            Verdict::ExpectedMissing => "ExpectedMissing",
+            Verdict::Missing => "Missing",
             Verdict::ExpectedFail => "ExpectedFail",
             Verdict::Flake => "Flake",
             Verdict::Fail => "Fail",
@@ -121,7 +155,10 @@ pub fn judge(b: &Baseline, r: &CaseResult) -> Verdict {
     match r.status {
         Status::Pass if expected.is_some() => Verdict::UnexpectedPass,
         Status::Pass => Verdict::Pass,
-        Status::Skip => Verdict::Skip,
+        Status::Warn => Verdict::Warn,
+        Status::Skip if b.oracle.get(&r.name) != Some(&Status::Pass) => Verdict::Skip,
+        Status::Skip if b.known_missing(&r.name).is_some() => Verdict::ExpectedMissing,
+        Status::Skip => Verdict::Missing,
         s if expected == Some(s) => Verdict::ExpectedFail,
         _ if b.flaky(&r.name) => Verdict::Flake,
         Status::Fail => Verdict::Fail,
@@ -151,6 +188,23 @@ mod tests {
         assert_eq!(judge(&b, &result("b", Status::Skip)), Verdict::Skip);
         assert!(judge(&b, &result("b", Status::Fail)).is_regression());
         assert!(!judge(&b, &result("a", Status::Fail)).is_regression());
+        assert_eq!(judge(&b, &result("b", Status::Warn)), Verdict::Warn);
+    }
+
+    #[test]
+    fn oracle_passes_must_pass_here() {
+        let mut b = Baseline::default();
+        for (n, s) in [("p", Status::Pass), ("s", Status::Skip), ("sparse.x", Status::Pass)] {
+            b.oracle.insert(n.into(), s);
+        }
+        b.missing.push(("sparse.*".into(), "no sparse binding".into()));
+        assert_eq!(judge(&b, &result("p", Status::Skip)), Verdict::Missing);
+        assert!(judge(&b, &result("p", Status::Skip)).is_regression());
+        assert_eq!(judge(&b, &result("s", Status::Skip)), Verdict::Skip);
+        assert_eq!(judge(&b, &result("unknown", Status::Skip)), Verdict::Skip);
+        assert_eq!(judge(&b, &result("sparse.x", Status::Skip)), Verdict::ExpectedMissing);
+        assert!(!Verdict::ExpectedMissing.is_regression());
+        assert_eq!(judge(&b, &result("p", Status::Pass)), Verdict::Pass);
     }
 
     #[test]

@@ -5,6 +5,7 @@
 
 pub mod baseline;
 pub mod cli;
+pub mod deqp;
 pub mod pool;
 pub mod selftest;
 pub mod worker;
@@ -15,6 +16,8 @@ use std::fmt;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Status {
     Pass,
+    /// dEQP's QualityWarning / CompatibilityWarning: not a failure (deqp-runner's `Warn`).
+    Warn,
     Fail,
     Skip,
     Crash,
@@ -25,6 +28,7 @@ impl Status {
     pub fn name(self) -> &'static str {
         match self {
             Status::Pass => "Pass",
+            Status::Warn => "Warn",
             Status::Fail => "Fail",
             Status::Skip => "Skip",
             Status::Crash => "Crash",
@@ -33,7 +37,9 @@ impl Status {
     }
 
     pub fn parse(s: &str) -> Option<Status> {
-        [Status::Pass, Status::Fail, Status::Skip, Status::Crash, Status::Timeout].into_iter().find(|st| st.name() == s)
+        [Status::Pass, Status::Warn, Status::Fail, Status::Skip, Status::Crash, Status::Timeout]
+            .into_iter()
+            .find(|st| st.name() == s)
     }
 
     pub fn is_failure(self) -> bool {

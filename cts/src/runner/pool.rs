@@ -3,18 +3,29 @@
 //! mid-case marks it a Crash; either way the rest of its batch goes to a fresh worker, so
 //! one bad case never takes the run down.
 
-use super::{CaseResult, Status};
+use super::{deqp, CaseResult, Status};
 use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use vortex_examples::icd::Icd;
+
+/// What runs the cases.
+#[derive(Clone, Debug)]
+pub enum Backend {
+    /// This executable re-executed as `worker` (the port's own cases).
+    Port,
+    /// A real dEQP binary (`deqp-vk`) with extra arguments, fed a case-list file per batch.
+    Deqp { binary: PathBuf, args: Vec<String> },
+}
 
 pub struct PoolConfig {
     pub icd: String,
+    pub backend: Backend,
     pub jobs: usize,
     pub timeout: Duration,
     pub batch: usize,
@@ -23,11 +34,16 @@ pub struct PoolConfig {
     pub progress: bool,
 }
 
-enum Line {
+pub enum Line {
     Start(String),
-    Result(Status, f64, String),
+    /// Status, duration if the worker measured it, reason.
+    Result(Status, Option<f64>, String),
 }
 
+/// How a worker's output lines are read.
+type LineParser = fn(&str) -> Option<Line>;
+
+/// A line of the port's worker protocol (`worker.rs`).
 fn parse_line(line: &str) -> Option<Line> {
     if let Some(name) = line.strip_prefix("START ") {
         return Some(Line::Start(name.to_string()));
@@ -36,21 +52,48 @@ fn parse_line(line: &str) -> Option<Line> {
     let mut it = rest.splitn(3, ' ');
     let status = Status::parse(it.next()?)?;
     let ms: f64 = it.next()?.parse().ok()?;
-    Some(Line::Result(status, ms / 1000.0, it.next().unwrap_or("").to_string()))
+    Some(Line::Result(status, Some(ms / 1000.0), it.next().unwrap_or("").to_string()))
+}
+
+/// Starts the process that runs `batch` (its stdout piped) and returns it with the parser of
+/// its output lines.
+fn spawn(cfg: &PoolConfig, batch: &[String], log: &File, tag: &str) -> std::io::Result<(Child, LineParser)> {
+    let stderr = log.try_clone().map(Stdio::from).unwrap_or_else(|_| Stdio::null());
+    match &cfg.backend {
+        Backend::Port => {
+            let exe = std::env::current_exe()?;
+            let mut child = Command::new(exe)
+                .args(["worker", "--icd", &cfg.icd])
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(stderr)
+                .spawn()?;
+            if let Some(mut stdin) = child.stdin.take() {
+                let _ = stdin.write_all((batch.join("\n") + "\n").as_bytes());
+            }
+            Ok((child, parse_line))
+        }
+        Backend::Deqp { binary, args } => {
+            let manifest = Icd::parse(&cfg.icd).manifest().map_err(std::io::Error::other)?;
+            let list = cfg.log_dir.join(format!("{tag}.caselist.txt"));
+            std::fs::write(&list, batch.join("\n") + "\n")?;
+            let thread = tag.rsplit_once('-').map_or(tag, |(t, _)| t);
+            let cache = cfg.log_dir.join(format!("{thread}.shadercache"));
+            let child = deqp::command(binary, args, &manifest, &list, &cfg.log_dir.join(format!("{tag}.qpa")), &cache)
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(stderr)
+                .spawn()?;
+            Ok((child, deqp::parse_line))
+        }
+    }
 }
 
 /// Runs one batch in one worker process; returns its results and the names it did not get
-/// to (after a crash or a timeout).
-fn run_batch(cfg: &PoolConfig, batch: &[String], log: &mut File) -> (Vec<CaseResult>, Vec<String>) {
-    let exe = std::env::current_exe().expect("own executable");
-    let stderr = log.try_clone().map(Stdio::from).unwrap_or_else(|_| Stdio::null());
-    let mut child = match Command::new(exe)
-        .args(["worker", "--icd", &cfg.icd])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(stderr)
-        .spawn()
-    {
+/// to (after a crash or a timeout). A dEQP binary runs a case list in its own order, so what
+/// is left is the batch minus what reported.
+fn run_batch(cfg: &PoolConfig, batch: &[String], log: &mut File, tag: &str) -> (Vec<CaseResult>, Vec<String>) {
+    let (mut child, parse) = match spawn(cfg, batch, log, tag) {
         Ok(c) => c,
         Err(e) => {
             let results = batch
@@ -65,23 +108,24 @@ fn run_batch(cfg: &PoolConfig, batch: &[String], log: &mut File) -> (Vec<CaseRes
             return (results, Vec::new());
         }
     };
-    if let Some(mut stdin) = child.stdin.take() {
-        let _ = stdin.write_all((batch.join("\n") + "\n").as_bytes());
-    }
     let stdout = child.stdout.take().expect("piped");
     let (tx, rx) = mpsc::channel();
     let reader = std::thread::spawn(move || {
         for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if let Some(l) = parse_line(&line) {
+            if let Some(l) = parse(&line) {
                 if tx.send(l).is_err() {
                     break;
                 }
             }
         }
     });
-    let mut results = Vec::new();
+    let mut results: Vec<CaseResult> = Vec::new();
     let mut current: Option<(String, Instant)> = None;
-    let mut done = 0usize;
+    // The batch's names that have not reported, in batch order.
+    let left = |results: &[CaseResult]| -> Vec<String> {
+        let seen: std::collections::HashSet<&str> = results.iter().map(|r| r.name.as_str()).collect();
+        batch.iter().filter(|n| !seen.contains(n.as_str())).cloned().collect()
+    };
     loop {
         let wait = match &current {
             Some((_, started)) => cfg.timeout.saturating_sub(started.elapsed()),
@@ -90,9 +134,9 @@ fn run_batch(cfg: &PoolConfig, batch: &[String], log: &mut File) -> (Vec<CaseRes
         match rx.recv_timeout(wait) {
             Ok(Line::Start(name)) => current = Some((name, Instant::now())),
             Ok(Line::Result(status, seconds, reason)) => {
-                if let Some((name, _)) = current.take() {
+                if let Some((name, started)) = current.take() {
+                    let seconds = seconds.unwrap_or_else(|| started.elapsed().as_secs_f64());
                     results.push(CaseResult { name, status, seconds, reason });
-                    done += 1;
                 }
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {
@@ -100,9 +144,9 @@ fn run_batch(cfg: &PoolConfig, batch: &[String], log: &mut File) -> (Vec<CaseRes
                 let _ = child.kill();
                 let _ = child.wait();
                 let _ = reader.join();
-                let (name, idx) = match current.take() {
-                    Some((n, _)) => (n, done),
-                    None => (batch[done].clone(), done),
+                let name = match current.take() {
+                    Some((n, _)) => n,
+                    None => left(&results).into_iter().next().unwrap_or_default(),
                 };
                 results.push(CaseResult {
                     name,
@@ -110,42 +154,50 @@ fn run_batch(cfg: &PoolConfig, batch: &[String], log: &mut File) -> (Vec<CaseRes
                     seconds: cfg.timeout.as_secs_f64(),
                     reason: format!("no result within {} s; worker killed", cfg.timeout.as_secs()),
                 });
-                return (results, batch[idx + 1..].to_vec());
+                let rest = left(&results);
+                return (results, rest);
             }
             Err(mpsc::RecvTimeoutError::Disconnected) => {
                 let status = child.wait();
                 let _ = reader.join();
+                let how = || match &status {
+                    Ok(s) => describe_exit(*s),
+                    Err(e) => e.to_string(),
+                };
                 if let Some((name, started)) = current.take() {
-                    let how = match status {
-                        Ok(s) => describe_exit(s),
-                        Err(e) => e.to_string(),
-                    };
                     results.push(CaseResult {
                         name,
                         status: Status::Crash,
                         seconds: started.elapsed().as_secs_f64(),
-                        reason: format!("the worker died during the case ({how})"),
+                        reason: format!("the worker died during the case ({})", how()),
                     });
-                    done += 1;
-                    return (results, batch[done..].to_vec());
+                    let rest = left(&results);
+                    return (results, rest);
                 }
-                if done < batch.len() {
-                    if results.is_empty() {
-                        // Died before running anything: blame the first case so the run
-                        // still makes progress.
-                        let how = status.map(describe_exit).unwrap_or_else(|e| e.to_string());
-                        results.push(CaseResult {
-                            name: batch[done].clone(),
-                            status: Status::Crash,
-                            seconds: 0.0,
-                            reason: format!("the worker died before reporting ({how})"),
-                        });
-                        done += 1;
-                    }
-                    // Died between cases: the next one never started; retry the rest.
-                    return (results, batch[done..].to_vec());
+                let rest = left(&results);
+                if !rest.is_empty() && status.as_ref().is_ok_and(|s| s.success()) {
+                    // Ended normally without running them: names the binary does not know.
+                    results.extend(rest.into_iter().map(|name| CaseResult {
+                        name,
+                        status: Status::Fail,
+                        seconds: 0.0,
+                        reason: "the worker ended without running the case (not a case of this binary?)".into(),
+                    }));
+                    return (results, Vec::new());
                 }
-                return (results, Vec::new());
+                if !rest.is_empty() && results.is_empty() {
+                    // Died before running anything: blame the first case so the run still
+                    // makes progress.
+                    results.push(CaseResult {
+                        name: rest[0].clone(),
+                        status: Status::Crash,
+                        seconds: 0.0,
+                        reason: format!("the worker died before reporting ({})", how()),
+                    });
+                    return (results, rest[1..].to_vec());
+                }
+                // Died (or ended) between cases: the ones that never started are retried.
+                return (results, rest);
             }
         }
     }
@@ -182,10 +234,12 @@ pub fn run(cfg: &PoolConfig, names: &[String]) -> Vec<CaseResult> {
             s.spawn(move || {
                 let path = cfg.log_dir.join(format!("worker-{t}.log"));
                 let mut log = File::create(&path).unwrap_or_else(|_| File::create("/dev/null").expect("/dev/null"));
+                let mut n = 0;
                 loop {
                     let Some(mut batch) = queue.lock().expect("queue").pop_front() else { break };
                     while !batch.is_empty() {
-                        let (res, rest) = run_batch(cfg, &batch, &mut log);
+                        n += 1;
+                        let (res, rest) = run_batch(cfg, &batch, &mut log, &format!("worker-{t}-{n}"));
                         let mut all = results.lock().expect("results");
                         for r in &res {
                             if cfg.progress && r.status != Status::Pass && r.status != Status::Skip {
