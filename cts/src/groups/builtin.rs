@@ -430,30 +430,33 @@ const ABOVE: &str = "
   vec3 dir = vec3(0.0, 0.0, -1.0);
   rayQueryInitializeEXT(q, topLevelAS, 0u, 0xFFu, org, 0.0001, dir, 9.0);";
 
-/// The body of main() for one test (everything after `pos`/`size` are set).
-fn body(p: &Params) -> String {
-    let k = K;
-    // The "probe" flow: first proceed must give a candidate of the geometry's kind; it is
-    // committed (confirm for triangles, generate at `t` for AABBs), the next proceed ends
-    // traversal and the committed kind must match. `on_commit` runs then.
-    let probe = |init: &str, t: &str, dec: &str, on_commit: &str, store: &str| -> String {
-        let (flags, cand, commit, committed) = if p.triangles {
-            (
-                "gl_RayFlagsNoOpaqueEXT",
-                "gl_RayQueryCandidateIntersectionTriangleEXT",
-                "rayQueryConfirmIntersectionEXT(q);".to_string(),
-                "gl_RayQueryCommittedIntersectionTriangleEXT",
-            )
-        } else {
-            (
-                "0u",
-                "gl_RayQueryCandidateIntersectionAABBEXT",
-                format!("rayQueryGenerateIntersectionEXT(q, {t});"),
-                "gl_RayQueryCommittedIntersectionGeneratedEXT",
-            )
-        };
-        format!(
-            "  {init}
+const SCALAR_STORE: &str = "  imageStore(result, pos, ivec4(int(v), 0, 0, 0));";
+const VEC_STORE: &str = "  for (int c = 0; c < 3; c++) imageStore(result, ivec3(pos.xy, c), ivec4(v[c], 0, 0, 0));";
+const MAT_STORE: &str = "  for (int r = 0; r < 3; r++)\n    for (int c = 0; c < 4; c++)\n      imageStore(result, ivec3(pos.xy, r * 4 + c), ivec4(int(m[c][r]), 0, 0, 0));";
+/// A committed t that varies over the grid.
+const GRID_T: &str = "abs(float(pos.x * pos.y) / float(size.x * size.y))";
+
+/// The "probe" flow: the first proceed must give a candidate of the geometry's kind; it is
+/// committed (confirm for triangles, generate at `t` for AABBs), the next proceed ends
+/// traversal and the committed kind must match. `on_commit` runs then.
+fn probe(p: &Params, init: &str, t: &str, dec: &str, on_commit: &str, store: &str) -> String {
+    let (flags, cand, commit, committed) = if p.triangles {
+        (
+            "gl_RayFlagsNoOpaqueEXT",
+            "gl_RayQueryCandidateIntersectionTriangleEXT",
+            "rayQueryConfirmIntersectionEXT(q);".to_string(),
+            "gl_RayQueryCommittedIntersectionTriangleEXT",
+        )
+    } else {
+        (
+            "0u",
+            "gl_RayQueryCandidateIntersectionAABBEXT",
+            format!("rayQueryGenerateIntersectionEXT(q, {t});"),
+            "gl_RayQueryCommittedIntersectionGeneratedEXT",
+        )
+    };
+    format!(
+        "  {init}
   vec3 org = vec3((float(pos.x) + 0.5) / float(size.x), (float(pos.y) + 0.5) / float(size.y), 0.0);
   rayQueryInitializeEXT(q, topLevelAS, {flags}, 0xFFu, org, 0.0, vec3(0.0, 0.0, -1.0), 9.0);
   if (rayQueryProceedEXT(q)) {{
@@ -468,62 +471,77 @@ fn body(p: &Params) -> String {
     }}
   }}
 {store}"
-        )
-    };
-    let scalar_store = "  imageStore(result, pos, ivec4(int(v), 0, 0, 0));";
-    let vec_store = "  for (int c = 0; c < 3; c++) imageStore(result, ivec3(pos.xy, c), ivec4(v[c], 0, 0, 0));";
-    let mat_store = "  for (int r = 0; r < 3; r++)\n    for (int c = 0; c < 4; c++)\n      imageStore(result, ivec3(pos.xy, r * 4 + c), ivec4(int(m[c][r]), 0, 0, 0));";
-    let grid_t = "abs(float(pos.x * pos.y) / float(size.x * size.y))";
-    let b = match p.test {
-        Flow => probe("uint v = 4u;", "0.5", "v--;", "v--;", scalar_store),
+    )
+}
+
+/// The tests of one committed value read through the probe flow.
+fn probe_test(p: &Params) -> String {
+    let k = K;
+    match p.test {
+        Flow => probe(p, "uint v = 4u;", "0.5", "v--;", "v--;", SCALAR_STORE),
         PrimitiveId => probe(
+            p,
             "uint v = 0xFFFFFFFFu;",
             "0.5",
             "v--;",
             "v = rayQueryGetIntersectionPrimitiveIndexEXT(q, true);",
-            scalar_store,
+            SCALAR_STORE,
         ),
         InstanceId => probe(
+            p,
             "uint v = 0xFFFFFFFFu;",
             "0.5",
             "v--;",
             "v = rayQueryGetIntersectionInstanceIdEXT(q, true);",
-            scalar_store,
+            SCALAR_STORE,
         ),
         InstanceCustomIndex => probe(
+            p,
             "uint v = 0xFFFFFFFFu;",
             "0.5",
             "v--;",
             "v = rayQueryGetIntersectionInstanceCustomIndexEXT(q, true);",
-            scalar_store,
+            SCALAR_STORE,
         ),
         IntersectionT => probe(
+            p,
             &format!("int v = -{k};"),
-            grid_t,
+            GRID_T,
             &format!("v -= {k};"),
             &format!("v = int({k} * rayQueryGetIntersectionTEXT(q, true));"),
-            scalar_store,
+            SCALAR_STORE,
         ),
         ObjectRayOrigin | ObjectRayDirection => {
             let f = if p.test == ObjectRayOrigin { "Origin" } else { "Direction" };
             probe(
+                p,
                 &format!("ivec3 v = ivec3(-{k});"),
-                grid_t,
+                GRID_T,
                 &format!("v -= ivec3({k});"),
                 &format!("v = ivec3({k} * rayQueryGetIntersectionObjectRay{f}EXT(q, true));"),
-                vec_store,
+                VEC_STORE,
             )
         }
         ObjectToWorld | WorldToObject => {
             let f = if p.test == ObjectToWorld { "ObjectToWorld" } else { "WorldToObject" };
             probe(
+                p,
                 &format!("mat4x3 m = mat4x3(-{k});"),
-                grid_t,
+                GRID_T,
                 &format!("m -= mat4x3({k});"),
                 &format!("m = mat4x3({k} * rayQueryGetIntersection{f}EXT(q, true));"),
-                mat_store,
+                MAT_STORE,
             )
         }
+        _ => unreachable!("not a probe test"),
+    }
+}
+
+/// The tests that read the world ray, candidate properties, barycentrics or the
+/// intersection type, each with its own loop.
+fn loop_test(p: &Params) -> String {
+    let k = K;
+    match p.test {
         GetRayTMin => format!(
             "  float tmin = 1.0 + float(pos.y * size.x + pos.x) / float(size.x * size.y);
   rayQueryInitializeEXT(q, topLevelAS, 0u, 0xFFu, vec3(0.0, 0.0, -1.0), tmin, vec3(0.0, 0.0, 1.0), 9.0);
@@ -621,31 +639,6 @@ fn body(p: &Params) -> String {
   imageStore(result, ivec3(pos.xy, 2), ivec4(int((1.0 - b.x - b.y) * {k}), 0, 0, 0));"
             )
         }
-        Terminate => "  const int N = 8;
-  const int KEEP = N / 2;
-  rayQueryEXT qs[N];
-  int hits[N];
-  for (int i = N - 1; i >= 0; i--) {
-    vec3 org = vec3((float(pos.x) + 0.4) / float(size.x), (float(pos.y) + 0.5) / float(size.y), 0.2);
-    rayQueryInitializeEXT(qs[i], topLevelAS, 0u, 0xFFu, org, 0.0001, vec3(0.0, 0.0, -1.0), 9.0);
-    hits[i] = 0;
-  }
-  for (;;) {
-    int progressed = 0;
-    for (int i = 0; i < N; i++) {
-      if (rayQueryProceedEXT(qs[i])) {
-        hits[i]++;
-        progressed++;
-        if (i != KEEP) rayQueryTerminateEXT(qs[i]);
-      }
-    }
-    if (progressed == 0) break;
-  }
-  int v = 0;
-  for (int i = 0; i < N; i++)
-    if (hits[i] == (i == KEEP ? 3 : 1)) v |= 1 << i;
-  imageStore(result, pos, ivec4(v, 0, 0, 0));"
-            .to_string(),
         TypeCandidate => {
             let commit = if p.triangles {
                 "rayQueryConfirmIntersectionEXT(q);"
@@ -672,7 +665,45 @@ fn body(p: &Params) -> String {
   imageStore(result, pos, ivec4(int(v), 0, 0, 0));"
             )
         }
+        _ => unreachable!("not a loop test"),
+    }
+}
+
+/// `rayQueryTerminateEXT`: eight queries stepped in lock-step, all but one terminated
+/// after their first candidate.
+const TERMINATE: &str = "  const int N = 8;
+  const int KEEP = N / 2;
+  rayQueryEXT qs[N];
+  int hits[N];
+  for (int i = N - 1; i >= 0; i--) {
+    vec3 org = vec3((float(pos.x) + 0.4) / float(size.x), (float(pos.y) + 0.5) / float(size.y), 0.2);
+    rayQueryInitializeEXT(qs[i], topLevelAS, 0u, 0xFFu, org, 0.0001, vec3(0.0, 0.0, -1.0), 9.0);
+    hits[i] = 0;
+  }
+  for (;;) {
+    int progressed = 0;
+    for (int i = 0; i < N; i++) {
+      if (rayQueryProceedEXT(qs[i])) {
+        hits[i]++;
+        progressed++;
+        if (i != KEEP) rayQueryTerminateEXT(qs[i]);
+      }
+    }
+    if (progressed == 0) break;
+  }
+  int v = 0;
+  for (int i = 0; i < N; i++)
+    if (hits[i] == (i == KEEP ? 3 : 1)) v |= 1 << i;
+  imageStore(result, pos, ivec4(v, 0, 0, 0));";
+
+/// The body of main() for one test (everything after `pos`/`size` are set).
+fn body(p: &Params) -> String {
+    let b = match p.test {
+        Flow | PrimitiveId | InstanceId | InstanceCustomIndex | IntersectionT | ObjectRayOrigin
+        | ObjectRayDirection | ObjectToWorld | WorldToObject => probe_test(p),
+        Terminate => TERMINATE.to_string(),
         UsingWrapperFunction => unreachable!("SPIR-V"),
+        _ => loop_test(p),
     };
     let decl = if p.test == Terminate { "" } else { "  rayQueryEXT q;\n" };
     format!(
