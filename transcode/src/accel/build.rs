@@ -1,0 +1,565 @@
+//! The build pipeline behind [`build_from`], phase by phase: the primitives and their
+//! centroid bounds (gather), Morton order (sort), the primitives in that order (permute),
+//! the binary tree and its wide-node sizes (tree), the records written straight into the
+//! destination (write). Every phase streams over arrays carved once from the scratch
+//! memory ([`Scratch`]).
+
+use super::input::{self, Aabb, PrimRef};
+use super::tree::{self, BNode, Kind, Nodes, Tree};
+use super::{arena, device_bytes_mut, layout, lbvh, morton, refit, sah, scratch_bytes};
+use super::{
+    BuildError, BuildRequest, BuildStats, Builder, Geometry, GeometryInput, InputMemory, Level, Mode, Options, Phases,
+};
+use rayon::prelude::*;
+use vortex_model::abi::bvh::{self, header};
+use vortex_model::mem::{MemFault, MemoryMap};
+
+/// Builds with inputs read through `input` (host memory for host builds) and `scratch`
+/// (used when large enough, else pooled host memory); the structure and referenced BLAS
+/// headers are in device memory `mem`.
+pub fn build_from(
+    input: &dyn InputMemory,
+    mem: &MemoryMap,
+    req: &BuildRequest,
+    opts: &Options,
+    scratch: Option<&mut [u8]>,
+) -> Result<BuildStats, BuildError> {
+    if let Mode::Update { src } = req.mode {
+        return refit::update(input, mem, req, src);
+    }
+    let width = opts.width;
+    if !bvh::WIDTHS.contains(&width) {
+        return Err(BuildError::BadRequest(format!("BVH width {width} is not 4 or 6")));
+    }
+    let kind = request_kind(req)?;
+    let n = req.geometries.iter().map(|g| g.range.primitive_count as usize).sum::<usize>();
+    if n >= tree::LEAF_PRIM as usize {
+        return Err(BuildError::BadRequest(format!("{n} primitives are more than one build can hold")));
+    }
+    let need = scratch_bytes(n as u64) as usize;
+    let mut pooled = None;
+    let buf: &mut [u8] = match scratch {
+        Some(s) if s.len() >= need => s,
+        _ => pooled.insert(arena::Pooled::get(need)).bytes(),
+    };
+    let sc = Scratch::carve(buf, n, kind == Kind::Triangles)?;
+    let clock = Clock(std::time::Instant::now());
+    let mut phases = Phases::default();
+
+    // 1. Primitives and their boxes.
+    let mut src = layout::Source {
+        kind,
+        tris: Vec::new(),
+        aabbs: Vec::new(),
+        insts: Vec::new(),
+        geom_flags: req.geometries.iter().map(|g| g.flags).collect(),
+    };
+    let bases = Bases::new(req);
+    let (active, blas_table) = match kind {
+        Kind::Instances => gather_instances(input, mem, req, &mut src, sc.refs, sc.keys)?,
+        _ => (gather_prims(input, req, &bases, &mut src, sc.refs, sc.keys)?, Vec::new()),
+    };
+    phases.gather = clock.lap();
+
+    // 2. Morton order, and the primitives (with triangles' vertices) in that order.
+    let sorted = morton::sort(sc.keys, sc.tmp);
+    let sorted = &sorted[..active];
+    phases.sort = clock.lap();
+    let (sorted_refs, verts, ids) = (&mut sc.sorted_refs[..active], &mut sc.verts[..], &mut sc.ids[..]);
+    let (verts, ids) = if kind == Kind::Triangles { (&mut verts[..active], &mut ids[..active]) } else { (verts, ids) };
+    permute(&src, &bases, sorted, sc.refs, sorted_refs, verts, ids)?;
+    phases.permute = clock.lap();
+
+    // 3. The binary tree.
+    let builder = opts.builder_for(req.flags);
+    let all_opaque = req.geometries.iter().all(|g| g.flags & vortex_model::abi::rtu::geometry_flags::OPAQUE != 0);
+    let max_leaf = opts.leaf_for(req.flags, kind, all_opaque);
+    let bottom = plan_sah_bottom(opts, builder, sorted, kind, max_leaf, sorted_refs, verts, ids);
+    let (verts, ids): (&[[f32; 9]], &[[u32; 2]]) = if kind == Kind::Triangles { (verts, ids) } else { (&[], &[]) };
+    let t = Tree {
+        kind,
+        width: width as usize,
+        max_leaf,
+        prims: if kind == Kind::Triangles { &[] } else { sorted_refs },
+        keys: sorted,
+        verts,
+        ids,
+        single_geometry: req.geometries.len() == 1,
+        nodes: Nodes::new(sc.nodes),
+        wide: tree::Wide::new(sc.wide),
+        // Collapsing every internal node as it is finalised beats a top-down pass over the
+        // wide-node roots once leaves hold several primitives (few internal nodes per wide
+        // node): 1M triangles, SAH with 4-triangle leaves, 7-9 ms less single-threaded.
+        eager: builder == Builder::Fast || max_leaf > 1,
+    };
+    let root = if active == 0 { None } else { build_tree(&t, builder, opts, bottom.as_ref(), sc.items) };
+    phases.tree = clock.lap();
+
+    // 4. Layout, straight into the destination.
+    let mut stats = write(mem, req, &t, &src, root, &blas_table)?;
+    stats.builder = Some(builder);
+    phases.write = clock.lap();
+    stats.phases = Phases {
+        gather: phases.gather,
+        sort: phases.sort - phases.gather,
+        permute: phases.permute - phases.sort,
+        tree: phases.tree - phases.permute,
+        write: phases.write - phases.tree,
+    };
+    Ok(stats)
+}
+
+/// Seconds since the build started.
+struct Clock(std::time::Instant);
+
+impl Clock {
+    fn lap(&self) -> f64 {
+        self.0.elapsed().as_secs_f64()
+    }
+}
+
+/// The build's arrays, carved from the scratch memory (see `scratch_arrays` for the sizes).
+struct Scratch<'a> {
+    /// Primitive refs in input order (triangles and AABBs: their centroids).
+    refs: &'a mut [PrimRef],
+    /// Morton keys and the radix sort's second buffer.
+    keys: &'a mut [u64],
+    tmp: &'a mut [u64],
+    /// The refs, and triangles' vertices and (geometry, primitive) ids, in sorted order.
+    sorted_refs: &'a mut [PrimRef],
+    verts: &'a mut [[f32; 9]],
+    ids: &'a mut [[u32; 2]],
+    /// Binary nodes (the linear BVH's plus the SAH top's) and their wide children.
+    nodes: &'a mut [BNode],
+    wide: &'a mut [[u32; 6]],
+    items: &'a mut [sah::Item],
+}
+
+impl<'a> Scratch<'a> {
+    fn carve(buf: &'a mut [u8], n: usize, tris: bool) -> Result<Scratch<'a>, BuildError> {
+        let mut arena = arena::Arena::new(buf);
+        let short = || BuildError::BadRequest("scratch too small".into());
+        Ok(Scratch {
+            refs: arena.take(n).ok_or_else(short)?,
+            keys: arena.take(n).ok_or_else(short)?,
+            tmp: arena.take(n).ok_or_else(short)?,
+            sorted_refs: arena.take(n).ok_or_else(short)?,
+            verts: arena.take(if tris { n } else { 0 }).ok_or_else(short)?,
+            ids: arena.take(if tris { n } else { 0 }).ok_or_else(short)?,
+            nodes: arena.take(2 * n).ok_or_else(short)?,
+            wide: arena.take(2 * n).ok_or_else(short)?,
+            items: arena.take(n).ok_or_else(short)?,
+        })
+    }
+}
+
+/// The first global primitive index of each geometry.
+struct Bases(Vec<u32>);
+
+impl Bases {
+    fn new(req: &BuildRequest) -> Bases {
+        Bases(
+            req.geometries
+                .iter()
+                .scan(0u32, |at, g| {
+                    let b = *at;
+                    *at += g.range.primitive_count;
+                    Some(b)
+                })
+                .collect(),
+        )
+    }
+
+    /// (geometry, primitive within it) of global primitive `i`.
+    #[inline]
+    fn locate(&self, i: u32) -> (u32, u32) {
+        let g = if self.0.len() == 1 { 0 } else { self.0.partition_point(|&b| b <= i) - 1 };
+        (g as u32, i - self.0[g])
+    }
+}
+
+/// Triangles and AABBs: opens each geometry's reader into `src`, then one streaming pass
+/// over the inputs, geometry by geometry, each loop specialised for its reader: every
+/// primitive's centroid (into the refs array, which only instance builds use) and the
+/// centroid bounds; then Morton keys from the centroids alone. Returns the active count.
+fn gather_prims<'i>(
+    input: &'i dyn InputMemory,
+    req: &BuildRequest,
+    bases: &Bases,
+    src: &mut layout::Source<'i>,
+    refs: &mut [PrimRef],
+    keys: &mut [u64],
+) -> Result<usize, BuildError> {
+    for (gi, g) in req.geometries.iter().enumerate() {
+        match src.kind {
+            Kind::Triangles => src.tris.push(input::TriReader::new(input, g, gi as u32)?),
+            _ => src.aabbs.push(input::AabbReader::new(input, g, gi as u32)?),
+        }
+    }
+    let n = keys.len();
+    let cents: &mut [[f32; 3]] = bytemuck::cast_slice_mut(&mut bytemuck::cast_slice_mut::<_, f32>(refs)[..3 * n]);
+    let mut acc = (Aabb::EMPTY, 0usize);
+    for (g, &base) in bases.0.iter().enumerate() {
+        let cs = &mut cents[base as usize..][..req.geometries[g].range.primitive_count as usize];
+        let part = match src.kind {
+            Kind::Triangles if src.tris[g].plain() => {
+                let r = &src.tris[g];
+                scan_centroids(cs, |i| Ok(r.tri_plain(i).map(|v| input::tri_box(&v))))?
+            }
+            Kind::Triangles => {
+                let r = &src.tris[g];
+                scan_centroids(cs, |i| Ok(r.tri(i)?.map(|v| input::tri_box(&v))))?
+            }
+            _ => {
+                let r = &src.aabbs[g];
+                scan_centroids(cs, |i| Ok(r.aabb(i)))?
+            }
+        };
+        acc = (acc.0.union(&part.0), acc.1 + part.1);
+    }
+    let (cb, active) = acc;
+    scan_keys(keys, cents, &morton::Grid::new(cb.lo, cb.hi));
+    Ok(active)
+}
+
+/// Instances: each active instance's world box into `refs` (and its data into `src`), the
+/// Morton keys of their centroids. Returns the active count and the table of referenced
+/// BLAS addresses.
+fn gather_instances(
+    input: &dyn InputMemory,
+    mem: &MemoryMap,
+    req: &BuildRequest,
+    src: &mut layout::Source,
+    refs: &mut [PrimRef],
+    keys: &mut [u64],
+) -> Result<(usize, Vec<u64>), BuildError> {
+    let mut headers = input::BlasHeaders::new(mem);
+    let mut bounds = Aabb::EMPTY;
+    let mut at = 0;
+    for (gi, g) in req.geometries.iter().enumerate() {
+        let reader = input::InstanceReader::new(input, g, gi as u32)?;
+        for i in 0..reader.count {
+            let rec = reader.record(i)?;
+            refs[at] = match input::instance(input, &mut headers, &rec, i)? {
+                Some((d, b)) => {
+                    grow_centroid(&mut bounds, &b);
+                    src.insts.push(d);
+                    PrimRef { lo: b.lo, hi: b.hi, geom: gi as u32, prim: src.insts.len() as u32 - 1 }
+                }
+                None => PrimRef::INACTIVE,
+            };
+            at += 1;
+        }
+    }
+    let grid = morton::Grid::new(bounds.lo, bounds.hi);
+    for (i, (k, r)) in keys.iter_mut().zip(refs.iter()).enumerate() {
+        let code = if r.active() {
+            grid.code(std::array::from_fn(|a| r.lo[a] * 0.5 + r.hi[a] * 0.5))
+        } else {
+            morton::INACTIVE
+        };
+        *k = (code as u64) << 32 | i as u64;
+    }
+    Ok((src.insts.len(), headers.table))
+}
+
+/// The primitives in sorted order (triangles: their ids and vertices): one gather with many
+/// loads in flight (and prefetched ahead), after which everything reads them sequentially.
+fn permute(
+    src: &layout::Source,
+    bases: &Bases,
+    sorted: &[u64],
+    refs: &[PrimRef],
+    sorted_refs: &mut [PrimRef],
+    verts: &mut [[f32; 9]],
+    ids: &mut [[u32; 2]],
+) -> Result<(), BuildError> {
+    match src.kind {
+        Kind::Triangles if bases.0.len() == 1 && src.tris[0].plain() => {
+            let r = &src.tris[0];
+            permute_tris(sorted, ids, verts, |k| (0, k), |k| r.prefetch(k), |_, p| Ok(r.tri_plain(p)))
+        }
+        Kind::Triangles => permute_tris(
+            sorted,
+            ids,
+            verts,
+            |k| bases.locate(k),
+            |k| {
+                let (g, p) = bases.locate(k);
+                src.tris[g as usize].prefetch(p)
+            },
+            |g, p| src.tris[g as usize].tri(p),
+        ),
+        Kind::Aabbs => {
+            sorted_refs.par_chunks_mut(CHUNK).enumerate().try_for_each(|(ci, rc)| -> Result<(), BuildError> {
+                for (j, slot) in rc.iter_mut().enumerate() {
+                    let (g, p) = bases.locate(sorted[ci * CHUNK + j] as u32);
+                    let b = src.aabbs[g as usize].aabb(p).ok_or_else(|| {
+                        BuildError::BadRequest(format!("AABB {p} of geometry {g} changed while the build read it"))
+                    })?;
+                    *slot = PrimRef { lo: b.lo, hi: b.hi, geom: g, prim: p };
+                }
+                Ok(())
+            })
+        }
+        Kind::Instances => {
+            for (slot, k) in sorted_refs.iter_mut().zip(sorted) {
+                *slot = refs[*k as u32 as usize];
+            }
+            Ok(())
+        }
+    }
+}
+
+/// The SAH builder's default bottom, every cluster split by full sweep, planned before the
+/// tree exists: it reorders primitives within clusters. `None` when another bottom is used.
+struct Bottom {
+    cluster_starts: Vec<u32>,
+    plan: Vec<u8>,
+}
+
+#[allow(clippy::too_many_arguments)]
+fn plan_sah_bottom(
+    opts: &Options,
+    builder: Builder,
+    sorted: &[u64],
+    kind: Kind,
+    max_leaf: u32,
+    sorted_refs: &mut [PrimRef],
+    verts: &mut [[f32; 9]],
+    ids: &mut [[u32; 2]],
+) -> Option<Bottom> {
+    let planned = builder == Builder::Sah
+        && !sorted.is_empty()
+        && opts.rebuild > 2
+        && opts.cluster.max(1) <= opts.rebuild.min(sah::REBUILD_MAX);
+    if !planned {
+        return None;
+    }
+    let mut plan = vec![0u8; sorted.len()];
+    let data =
+        if kind == Kind::Triangles { sah::Payload::Tris { verts, ids } } else { sah::Payload::Prims(sorted_refs) };
+    let cluster_starts = sah::plan_bottom(sorted, data, opts.cluster.max(1), max_leaf, &mut plan);
+    Some(Bottom { cluster_starts, plan })
+}
+
+/// The binary tree over the sorted primitives; its root.
+fn build_tree(
+    t: &Tree,
+    builder: Builder,
+    opts: &Options,
+    bottom: Option<&Bottom>,
+    items: &mut [sah::Item],
+) -> Option<u32> {
+    let active = t.keys.len();
+    match (builder, bottom) {
+        (Builder::Fast, _) => lbvh::build(t),
+        // Every cluster split by full sweep (the default).
+        (Builder::Sah, Some(b)) => {
+            let m = sah::realize_bottom(t, &b.cluster_starts, &b.plan, items);
+            Some(if m < 2 { items[0].r } else { sah::build(t, &mut items[..m], t.top_base()) })
+        }
+        (Builder::Sah, None) => lbvh::build(t).map(|r| {
+            let m = sah::clusters(t, r, opts.cluster.max(1), items);
+            if t.max_leaf == 1 && opts.rebuild > 2 {
+                // Their small subtrees rebuilt by full-sweep SAH over their primitives.
+                let r = opts.rebuild;
+                items[..m].par_iter_mut().with_min_len(256).for_each(|it| sah::rebuild_cluster(t, it, r));
+            }
+            if m < 2 {
+                items[0].r
+            } else {
+                sah::build(t, &mut items[..m], t.top_base())
+            }
+        }),
+        (Builder::FullSweep, _) => {
+            sah::prims(t, &mut items[..active]);
+            Some(sah::build_full_sweep(t, &mut items[..active], 0))
+        }
+    }
+}
+
+/// Writes the header, the records in pre-order and (top level) the BLAS table into the
+/// destination; the structure's size is known from every node's wide-subtree size, set as
+/// it was finalised.
+fn write(
+    mem: &MemoryMap,
+    req: &BuildRequest,
+    t: &Tree,
+    src: &layout::Source,
+    root: Option<u32>,
+    blas_table: &[u64],
+) -> Result<BuildStats, BuildError> {
+    let active = t.keys.len();
+    let records = root.map_or(0, |r| t.records(r) * 16);
+    let table_off = header::BYTES as u64 + records;
+    let top = req.level == Level::Top;
+    let table_bytes = if top { (8 * active as u64).next_multiple_of(bvh::RECORD_ALIGN as u64) } else { 0 };
+    let total = table_off + table_bytes;
+    if total > req.dst_size {
+        return Err(BuildError::DoesNotFit { needed: total, available: req.dst_size });
+    }
+    // SAFETY: the destination range is the build's alone (Vulkan valid usage).
+    let out = unsafe { device_bytes_mut(mem, req.dst, total) }.ok_or_else(|| BuildError::Memory {
+        what: "acceleration structure destination".into(),
+        fault: MemFault { addr: req.dst, size: total, kind: vortex_model::mem::MemFaultKind::Unmapped },
+    })?;
+    let (hb, rest) = out.split_at_mut(header::BYTES);
+    let (recs, table) = rest.split_at_mut(records as usize);
+    let mut stats = BuildStats { prims: active as u64, bytes: total, ..BuildStats::default() };
+    let width = t.width as u32;
+    let (root_word, bounds) = match root {
+        None => (0, Aabb { lo: [0.0; 3], hi: [0.0; 3] }),
+        Some(r) => {
+            let w = layout::Writer { tree: t, src, width };
+            let b = t.child_box(r);
+            let written = w.write(r, &b, recs, header::BYTES as u64);
+            let root_area = b.half_area() as f64;
+            stats.sah_cost = if root_area > 0.0 { written.sah / root_area } else { 0.0 };
+            stats.nodes = written.nodes;
+            stats.leaves = written.leaves;
+            let leaf = tree::Tree::is_prim(r) || t.nodes.get(r).is_leaf();
+            (bvh::child_word(header::BYTES as u64, leaf), b)
+        }
+    };
+    table.fill(0);
+    if top {
+        for (i, &a) in blas_table.iter().enumerate() {
+            vortex_model::abi::wr_u64(table, 8 * i, a);
+        }
+    }
+    bvh::Header {
+        kind: if top { bvh::KIND_TOP } else { bvh::KIND_BOTTOM },
+        width,
+        root: root_word,
+        build_flags: req.flags,
+        bounds_min: bounds.lo,
+        bounds_max: bounds.hi,
+        size: total,
+        prim_count: active as u32,
+        geometry_count: req.geometries.len() as u32,
+        node_count: stats.nodes as u32,
+        leaf_count: stats.leaves as u32,
+        blas_count: if top { blas_table.len() as u32 } else { 0 },
+        blas_table: if top { (table_off / bvh::RECORD_ALIGN as u64) as u32 } else { 0 },
+    }
+    .write(hb);
+    Ok(stats)
+}
+
+/// Grows `cb` by the centroid of `b` and returns the centroid.
+#[inline]
+fn grow_centroid(cb: &mut Aabb, b: &Aabb) -> [f32; 3] {
+    let c: [f32; 3] = std::array::from_fn(|a| b.lo[a] * 0.5 + b.hi[a] * 0.5);
+    for a in 0..3 {
+        // Plain compares: boxes here are finite.
+        cb.lo[a] = if c[a] < cb.lo[a] { c[a] } else { cb.lo[a] };
+        cb.hi[a] = if c[a] > cb.hi[a] { c[a] } else { cb.hi[a] };
+    }
+    c
+}
+
+/// The centroid of each primitive `i` whose box `get` gives (NaN for an inactive one) into
+/// `cents[i]`; returns the centroid bounds and the active count.
+fn scan_centroids(
+    cents: &mut [[f32; 3]],
+    get: impl Fn(u32) -> Result<Option<Aabb>, BuildError> + Sync,
+) -> Result<(Aabb, usize), BuildError> {
+    let scan = |ci: usize, cc: &mut [[f32; 3]]| -> Result<(Aabb, usize), BuildError> {
+        let mut acc = (Aabb::EMPTY, 0usize);
+        for (j, c) in cc.iter_mut().enumerate() {
+            *c = match get((ci * CHUNK + j) as u32)? {
+                Some(b) => {
+                    acc.1 += 1;
+                    grow_centroid(&mut acc.0, &b)
+                }
+                None => [f32::NAN; 3],
+            };
+        }
+        Ok(acc)
+    };
+    if cents.len() <= CHUNK {
+        return scan(0, cents);
+    }
+    cents
+        .par_chunks_mut(CHUNK)
+        .enumerate()
+        .map(|(ci, cc)| scan(ci, cc))
+        .try_reduce(|| (Aabb::EMPTY, 0), |a, b| Ok((a.0.union(&b.0), a.1 + b.1)))
+}
+
+/// Morton keys `code << 32 | index` of the centroids (INACTIVE for a NaN one).
+fn scan_keys(keys: &mut [u64], cents: &[[f32; 3]], grid: &morton::Grid) {
+    keys.par_chunks_mut(CHUNK).zip(cents.par_chunks(CHUNK)).enumerate().for_each(|(ci, (kc, cc))| {
+        for (j, (k, c)) in kc.iter_mut().zip(cc).enumerate() {
+            let code = if c[0].is_nan() { morton::INACTIVE } else { grid.code(*c) };
+            *k = (code as u64) << 32 | (ci * CHUNK + j) as u64;
+        }
+    });
+}
+
+/// How far ahead the permutation prefetches.
+const AHEAD: usize = 64;
+
+/// Triangles in sorted order: for each sorted key, (geometry, primitive) from `locate`,
+/// vertices from `get`; `prefetch` is told the key index `AHEAD` positions on.
+fn permute_tris(
+    sorted: &[u64],
+    ids: &mut [[u32; 2]],
+    verts: &mut [[f32; 9]],
+    locate: impl Fn(u32) -> (u32, u32) + Sync,
+    prefetch: impl Fn(u32) + Sync,
+    get: impl Fn(u32, u32) -> Result<Option<[[f32; 3]; 3]>, BuildError> + Sync,
+) -> Result<(), BuildError> {
+    ids.par_chunks_mut(CHUNK).zip(verts.par_chunks_mut(CHUNK)).enumerate().try_for_each(|(ci, (ic, vc))| {
+        for j in 0..ic.len() {
+            let pos = ci * CHUNK + j;
+            if let Some(&k) = sorted.get(pos + AHEAD) {
+                prefetch(k as u32);
+            }
+            let k = sorted[pos] as u32;
+            let (g, p) = locate(k);
+            let v = get(g, p)?.ok_or_else(|| {
+                BuildError::BadRequest(format!("triangle {p} of geometry {g} changed while the build read it"))
+            })?;
+            ic[j] = [g, p];
+            vc[j] = [v[0][0], v[0][1], v[0][2], v[1][0], v[1][1], v[1][2], v[2][0], v[2][1], v[2][2]];
+        }
+        Ok(())
+    })
+}
+
+/// Items per parallel task in the build's streaming passes.
+const CHUNK: usize = 4096;
+
+/// What the request's geometries are (all of one type, as Vulkan requires), checked
+/// against the level.
+fn request_kind(req: &BuildRequest) -> Result<Kind, BuildError> {
+    let kind_of = |g: &GeometryInput| match g.geometry {
+        Geometry::Triangles { .. } => Kind::Triangles,
+        Geometry::Aabbs { .. } => Kind::Aabbs,
+        Geometry::Instances { .. } => Kind::Instances,
+    };
+    let kind = req.geometries.first().map(kind_of).unwrap_or(match req.level {
+        Level::Top => Kind::Instances,
+        Level::Bottom => Kind::Triangles,
+    });
+    for (gi, g) in req.geometries.iter().enumerate() {
+        let k = kind_of(g);
+        let top = k == Kind::Instances;
+        if top != (req.level == Level::Top) {
+            return Err(BuildError::BadRequest(format!(
+                "geometry {gi} is {} but the structure is {}-level",
+                if top { "instances" } else { "triangles/AABBs" },
+                if req.level == Level::Top { "top" } else { "bottom" }
+            )));
+        }
+        if k != kind {
+            return Err(BuildError::BadRequest(format!("geometry {gi} is {k:?} but geometry 0 is {kind:?}")));
+        }
+    }
+    if kind == Kind::Instances && req.geometries.len() > 1 {
+        return Err(BuildError::BadRequest("a top-level structure has exactly one instance geometry".into()));
+    }
+    Ok(kind)
+}
