@@ -201,6 +201,53 @@ pub mod inst {
     /// Device address of the referenced BLAS.
     pub const BLAS: usize = 112;
     pub const BYTES: usize = 128;
+
+    use crate::abi::{rd_f32, rd_u32, rd_u64, wr_f32, wr_u32, wr_u64};
+
+    /// An instance leaf's fields: what the builder writes and the walker reads.
+    #[derive(Clone, Copy, Debug, Default, PartialEq)]
+    pub struct Leaf {
+        pub index: u32,
+        pub custom_mask: u32,
+        pub sbt_flags: u32,
+        pub w2o: [f32; 12],
+        pub o2w: [f32; 12],
+        pub blas: u64,
+    }
+
+    impl Leaf {
+        #[inline]
+        pub fn decode(b: &[u8]) -> Leaf {
+            let mut it = Leaf {
+                index: rd_u32(b, INDEX),
+                custom_mask: rd_u32(b, CUSTOM_MASK),
+                sbt_flags: rd_u32(b, SBT_FLAGS),
+                w2o: [0.0; 12],
+                o2w: [0.0; 12],
+                blas: rd_u64(b, BLAS),
+            };
+            for i in 0..12 {
+                it.w2o[i] = rd_f32(b, W2O + 4 * i);
+                it.o2w[i] = rd_f32(b, O2W + 4 * i);
+            }
+            it
+        }
+
+        /// The whole record (`BYTES`), kind and count included.
+        pub fn encode(&self, out: &mut [u8]) {
+            out[..BYTES].fill(0);
+            out[KIND] = super::LEAF_INST;
+            out[COUNT] = 1;
+            wr_u32(out, INDEX, self.index);
+            wr_u32(out, CUSTOM_MASK, self.custom_mask);
+            wr_u32(out, SBT_FLAGS, self.sbt_flags);
+            for k in 0..12 {
+                wr_f32(out, W2O + 4 * k, self.w2o[k]);
+                wr_f32(out, O2W + 4 * k, self.o2w[k]);
+            }
+            wr_u64(out, BLAS, self.blas);
+        }
+    }
 }
 
 /// Reads the root child word and bounds from a header image, checking magic and version.

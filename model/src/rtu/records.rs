@@ -8,7 +8,7 @@
 //! ([`HeaderCache`]): every trace starts with one, and every instance entry reads its BLAS's.
 
 use crate::abi::bvh::{self, header, inst, node, proc, tri};
-use crate::abi::{rd_f32, rd_u32, rd_u64};
+use crate::abi::{rd_f32, rd_u32};
 use rustc_hash::FxHashMap;
 
 /// An internal node of width `W`: child `c`'s box is `lo[axis][c]..hi[axis][c]`. Lanes from
@@ -177,17 +177,6 @@ pub fn leaf_geometry(b: &[u8]) -> (u32, u32) {
     (rd_u32(b, tri::GEOM_INDEX), rd_u32(b, tri::GEOM_FLAGS))
 }
 
-/// An instance leaf of a TLAS.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Inst {
-    pub index: u32,
-    pub custom_mask: u32,
-    pub sbt_flags: u32,
-    pub w2o: [f32; 12],
-    pub o2w: [f32; 12],
-    pub blas: u64,
-}
-
 /// Why a record is not a leaf: its kind byte and count.
 pub struct NotALeaf {
     pub kind: u8,
@@ -286,25 +275,6 @@ impl HeaderCache {
             self.clear();
         }
         self.levels.insert(l.base, l);
-    }
-}
-
-impl Inst {
-    #[inline]
-    pub fn decode(b: &[u8]) -> Inst {
-        let mut it = Inst {
-            index: rd_u32(b, inst::INDEX),
-            custom_mask: rd_u32(b, inst::CUSTOM_MASK),
-            sbt_flags: rd_u32(b, inst::SBT_FLAGS),
-            w2o: [0.0; 12],
-            o2w: [0.0; 12],
-            blas: rd_u64(b, inst::BLAS),
-        };
-        for i in 0..12 {
-            it.w2o[i] = rd_f32(b, inst::W2O + 4 * i);
-            it.o2w[i] = rd_f32(b, inst::O2W + 4 * i);
-        }
-        it
     }
 }
 

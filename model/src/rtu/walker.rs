@@ -237,7 +237,7 @@ pub struct Walk {
     blas: Level,
     in_blas: bool,
     /// The instance a BLAS walk entered through (meaningful while `in_blas`).
-    inst: records::Inst,
+    inst: bvh::inst::Leaf,
     stack: ShortStack,
     /// Stack entries (at the bottom) that belong to the top level while in a BLAS.
     top_entries: usize,
@@ -267,7 +267,7 @@ impl Default for Walk {
             top: Level::default(),
             blas: Level::default(),
             in_blas: false,
-            inst: records::Inst::default(),
+            inst: bvh::inst::Leaf::default(),
             stack: ShortStack::default(),
             top_entries: 0,
             top_resume: 0,
@@ -966,7 +966,7 @@ impl Walk {
             return Ok(Some(Outcome::Parked));
         };
         if kind == bvh::LEAF_INST {
-            self.inst = records::Inst::decode(b);
+            self.inst = bvh::inst::Leaf::decode(b);
             return self.instance(src, headers, cfg, st, word);
         }
         if first_visit {

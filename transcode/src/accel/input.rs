@@ -84,17 +84,6 @@ impl PrimRef {
     }
 }
 
-/// An instance as its leaf stores it.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct InstData {
-    pub index: u32,
-    pub custom_mask: u32,
-    pub sbt_flags: u32,
-    pub w2o: [f32; 12],
-    pub o2w: [f32; 12],
-    pub blas: u64,
-}
-
 /// How a vertex format's components are stored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Comp {
@@ -725,7 +714,7 @@ pub fn instance(
     headers: &mut BlasHeaders,
     rec: &InstanceRecord,
     i: u32,
-) -> Result<Option<(InstData, Aabb)>, BuildError> {
+) -> Result<Option<(bvh::inst::Leaf, Aabb)>, BuildError> {
     if rec.reference == 0 || rec.custom_mask >> 24 == 0 {
         return Ok(None);
     }
@@ -747,7 +736,8 @@ pub fn instance(
     }
     let b = instance_box(&rec.o2w, h.bounds_min, h.bounds_max);
     headers.list(blas);
-    let d = InstData { index: i, custom_mask: rec.custom_mask, sbt_flags: rec.sbt_flags, w2o, o2w: rec.o2w, blas };
+    let d =
+        bvh::inst::Leaf { index: i, custom_mask: rec.custom_mask, sbt_flags: rec.sbt_flags, w2o, o2w: rec.o2w, blas };
     Ok(Some((d, b)))
 }
 

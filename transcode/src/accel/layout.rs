@@ -4,10 +4,10 @@
 //! Subtree sizes are known from finalisation, so large subtrees are written in parallel
 //! into disjoint parts of the destination.
 
-use super::input::{Aabb, AabbReader, InstData, PrimRef, TriReader};
+use super::input::{Aabb, AabbReader, PrimRef, TriReader};
 use super::tree::{Kind, Tree, LEAF_PRIM, NONCONTIG};
 use vortex_model::abi::bvh::{self, inst, node, proc, tri};
-use vortex_model::abi::{wr_f32, wr_u32, wr_u64};
+use vortex_model::abi::{wr_f32, wr_u32};
 
 /// A node's quantisation frame and its children's quantised corners.
 #[derive(Clone, Debug, PartialEq)]
@@ -270,7 +270,7 @@ pub struct Source<'a> {
     pub kind: Kind,
     pub tris: Vec<TriReader<'a>>,
     pub aabbs: Vec<AabbReader<'a>>,
-    pub insts: Vec<InstData>,
+    pub insts: Vec<inst::Leaf>,
     /// Geometry flags by geometry index.
     pub geom_flags: Vec<u32>,
 }
@@ -371,7 +371,7 @@ impl Writer<'_> {
             }
             Kind::Instances => {
                 let i = &self.src.insts[p0 as usize];
-                write_instance(out, i);
+                i.encode(out);
             }
         }
         Written { sah: b.half_area() as f64 * count as f64, nodes: 0, leaves: 1 }
@@ -461,21 +461,6 @@ impl Writer<'_> {
         }
         s
     }
-}
-
-/// Writes an instance leaf record (128 bytes).
-pub fn write_instance(out: &mut [u8], i: &InstData) {
-    out[..inst::BYTES].fill(0);
-    out[inst::KIND] = bvh::LEAF_INST;
-    out[inst::COUNT] = 1;
-    wr_u32(out, inst::INDEX, i.index);
-    wr_u32(out, inst::CUSTOM_MASK, i.custom_mask);
-    wr_u32(out, inst::SBT_FLAGS, i.sbt_flags);
-    for k in 0..12 {
-        wr_f32(out, inst::W2O + 4 * k, i.w2o[k]);
-        wr_f32(out, inst::O2W + 4 * k, i.o2w[k]);
-    }
-    wr_u64(out, inst::BLAS, i.blas);
 }
 
 #[cfg(test)]

@@ -254,12 +254,12 @@ impl Ctx<'_> {
                 };
                 match made {
                     Some((d, bx)) => {
-                        layout::write_instance(out, &d);
+                        d.encode(out);
                         b = bx;
                     }
                     None => {
                         // Inactive now: a zero mask never passes the mask test.
-                        let d = input::InstData {
+                        let d = inst::Leaf {
                             index: i,
                             custom_mask: rec.custom_mask & 0x00ff_ffff,
                             sbt_flags: rec.sbt_flags,
@@ -267,7 +267,7 @@ impl Ctx<'_> {
                             o2w: [1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0],
                             blas: rd_u64(out, inst::BLAS),
                         };
-                        layout::write_instance(out, &d);
+                        d.encode(out);
                     }
                 }
             }
