@@ -2,7 +2,7 @@
 # The main job (README): builds the ICD and renders the embedded default scene (three Stanford
 # bunnies on a ground plane: primary rays, hard shadows, ambient occlusion) with ray queries
 # on it through the real Vulkan loader. Writes out/render.png, the RTU traversal-cost heatmap
-# out/render.heat.png and the per-dispatch counters out/stats.json.
+# out/render.heat.png and the per-dispatch counters out/stats.jsonl.
 # Extra arguments go to the renderer, e.g. --scene spheres, --width 1024 --height 768,
 # --compare lavapipe; VORTEX_MODE=timed also writes out/render.timeline.svg.
 set -euo pipefail
@@ -11,4 +11,4 @@ cd "$(dirname "$0")/.."
 scripts/setup-debian.sh
 cargo build --release -p vortex-icd -p vortex-examples
 mkdir -p out
-VORTEX_STATS="$PWD/out/stats.json" exec target/release/render --icd vortex --out out/render.png "$@"
+VORTEX_STATS="$PWD/out/stats.jsonl" exec target/release/render --icd vortex --out out/render.png "$@"

@@ -49,7 +49,7 @@ fn stats_give_a_heatmap_and_a_timeline() {
     let run = Command::new(env!("CARGO_BIN_EXE_render"))
         .args(["--icd", "vortex", "--width", "64", "--height", "48", "--spp", "1", "--out"])
         .arg(&out)
-        .env("VORTEX_STATS", dir.join("stats.json"))
+        .env("VORTEX_STATS", dir.join("stats.jsonl"))
         .env("VORTEX_MODE", "timed")
         .output()
         .expect("cannot start render");

@@ -101,17 +101,13 @@ pub unsafe fn nd_destroy<H: Handle, T>(h: H) {
 }
 
 /// Runs an entry point's body, turning a panic into a logged error instead of unwinding
-/// across the FFI boundary.
+/// across the FFI boundary. For entry points with no device; device-level ones use
+/// [`guard_device`].
 pub fn guard<R>(name: &str, on_panic: R, f: impl FnOnce() -> R) -> R {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
         Ok(r) => r,
         Err(e) => {
-            let msg = e
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| e.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".into());
-            tracing::error!("internal error in {name}: {msg}");
+            tracing::error!("internal error in {name}: {}", panic_message(&*e));
             on_panic
         }
     }
@@ -119,13 +115,127 @@ pub fn guard<R>(name: &str, on_panic: R, f: impl FnOnce() -> R) -> R {
 
 /// `guard` for entry points that return `VkResult`.
 pub fn guard_result(name: &str, f: impl FnOnce() -> Result<vk::Result, vk::Result>) -> vk::Result {
-    guard(name, vk::Result::ERROR_UNKNOWN, || match f() {
-        Ok(r) => r,
-        Err(e) => e,
-    })
+    guard(name, vk::Result::ERROR_UNKNOWN, || f().unwrap_or_else(|e| e))
 }
 
 /// `guard` for entry points that return nothing.
 pub fn guard_void(name: &str, f: impl FnOnce()) {
     guard(name, (), f)
+}
+
+/// A device-level handle (`VkDevice`, `VkQueue`, `VkCommandBuffer`): the device it belongs
+/// to, which a panic in one of its entry points marks lost.
+pub trait OfDevice: Copy {
+    fn runtime_device(self) -> Option<Arc<vortex_runtime::device::Device>>;
+}
+
+/// Runs a device-level entry point's body. A panic is an internal error of the driver, and
+/// the device's state can no longer be trusted: it marks `h`'s device lost through the same
+/// path as a device fault (logged once; every later call that can reports
+/// `VK_ERROR_DEVICE_LOST`), and the entry point returns `on_panic`.
+pub fn guard_device<R>(name: &str, h: impl OfDevice, on_panic: R, f: impl FnOnce() -> R) -> R {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(e) => {
+            let reason = format!("internal error in {name}: {}", panic_message(&*e));
+            // Finding the device must not unwind either.
+            let device = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| h.runtime_device())).ok().flatten();
+            match device {
+                Some(d) => {
+                    if !d.set_lost(&reason) {
+                        tracing::error!("{reason} (the device was already lost)");
+                    }
+                }
+                None => tracing::error!("{reason}"),
+            }
+            on_panic
+        }
+    }
+}
+
+/// `guard_device` for entry points that return `VkResult`: a panic returns
+/// `VK_ERROR_DEVICE_LOST`.
+pub fn guard_device_result(
+    name: &str,
+    h: impl OfDevice,
+    f: impl FnOnce() -> Result<vk::Result, vk::Result>,
+) -> vk::Result {
+    guard_device(name, h, vk::Result::ERROR_DEVICE_LOST, || f().unwrap_or_else(|e| e))
+}
+
+/// `guard_device` for entry points that return nothing.
+pub fn guard_device_void(name: &str, h: impl OfDevice, f: impl FnOnce()) {
+    guard_device(name, h, (), f)
+}
+
+/// The text a panic was raised with.
+pub fn panic_message(e: &(dyn std::any::Any + Send)) -> String {
+    e.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| e.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::entry::command::{cmd, CommandBufferObj};
+    use crate::entry::device::{queue_submit, Device, Queue};
+    use vortex_runtime::cmd::CommandBuffer;
+    use vortex_runtime::device::{Device as RtDevice, Gpu};
+
+    fn rt_device() -> Arc<RtDevice> {
+        RtDevice::new(&Gpu::from_env().unwrap()).unwrap()
+    }
+
+    /// A `VkDevice` over a runtime device, and its queue.
+    fn device_handle(rt: &Arc<RtDevice>) -> (vk::Device, vk::Queue) {
+        let queue: vk::Queue = dispatchable(Queue { rt: rt.clone() });
+        (dispatchable(Device { rt: rt.clone(), queue, extensions: vec![] }), queue)
+    }
+
+    #[test]
+    fn a_panic_in_a_command_loses_that_device_once() {
+        let (rt, other) = (rt_device(), rt_device());
+        let cb = Arc::new(CommandBuffer::new(rt.clone(), vk::CommandBufferLevel::PRIMARY));
+        let h: vk::CommandBuffer = dispatchable(CommandBufferObj { cb });
+        cmd("vkCmdDispatch", h, |_| panic!("first"));
+        assert_eq!(rt.check(), Err(vk::Result::ERROR_DEVICE_LOST));
+        assert_eq!(rt.lost_reason().as_deref(), Some("internal error in vkCmdDispatch: first"));
+        assert!(!other.is_lost(), "another device is not touched");
+        cmd("vkCmdDispatch", h, |_| panic!("second"));
+        assert_eq!(rt.lost_reason().as_deref(), Some("internal error in vkCmdDispatch: first"), "kept once");
+        // SAFETY: created above, destroyed once.
+        unsafe { disp_destroy::<_, CommandBufferObj>(h) };
+    }
+
+    #[test]
+    fn a_panic_in_a_device_call_returns_device_lost_and_so_do_later_calls() {
+        let rt = rt_device();
+        let (d, q) = device_handle(&rt);
+        // SAFETY: live handles made above; an empty submission.
+        unsafe {
+            assert_eq!(queue_submit(q, 0, std::ptr::null(), vk::Fence::null()), vk::Result::SUCCESS);
+            assert_eq!(crate::entry::debug::inject_panic(d), vk::Result::ERROR_DEVICE_LOST);
+            assert_eq!(queue_submit(q, 0, std::ptr::null(), vk::Fence::null()), vk::Result::ERROR_DEVICE_LOST);
+        }
+        assert!(rt.lost_reason().unwrap().contains("internal error in vkDebugInjectPanicVORTEX"));
+        // A panic on a queue finds the device too.
+        let r = guard_device_result("vkQueueWaitIdle", q, || panic!("on the queue"));
+        assert_eq!(r, vk::Result::ERROR_DEVICE_LOST);
+        // SAFETY: made above, destroyed once.
+        unsafe {
+            disp_destroy::<_, Queue>(q);
+            disp_destroy::<_, Device>(d);
+        }
+    }
+
+    #[test]
+    fn a_panic_without_a_device_is_an_unknown_error() {
+        assert_eq!(guard_result("vkCreateInstance", || panic!("no device")), vk::Result::ERROR_UNKNOWN);
+        assert_eq!(
+            guard_result("vkCreateInstance", || Err(vk::Result::ERROR_LAYER_NOT_PRESENT)),
+            vk::Result::ERROR_LAYER_NOT_PRESENT
+        );
+    }
 }

@@ -5,8 +5,10 @@
 //! parsing (pNext chains included), and the entry-point table. Objects, command streams and
 //! queues live in `vortex-runtime`; the device in `vortex-model`.
 //!
-//! No panic crosses the FFI boundary: every entry point runs inside [`handle::guard`], which
-//! turns a panic into a logged error and a Vulkan error code.
+//! No panic crosses the FFI boundary: every entry point runs inside a guard. A device-level
+//! one ([`handle::guard_device`]) marks its device lost on a panic, as a device fault does,
+//! and returns `VK_ERROR_DEVICE_LOST`; the others ([`handle::guard`]) log the panic and
+//! return an error code.
 
 pub mod caps;
 pub mod entry;

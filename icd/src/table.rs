@@ -187,13 +187,13 @@ entries! {
     "vkCmdDispatch" => command::cmd_dispatch as PFN_vkCmdDispatch, Device;
     "vkCmdDispatchBase" => command::cmd_dispatch_base as PFN_vkCmdDispatchBase, Device;
     "vkCmdDispatchIndirect" => command::cmd_dispatch_indirect as PFN_vkCmdDispatchIndirect, Device;
-    "vkCmdCopyBuffer" => command::cmd_copy_buffer as PFN_vkCmdCopyBuffer, Device;
-    "vkCmdFillBuffer" => command::cmd_fill_buffer as PFN_vkCmdFillBuffer, Device;
-    "vkCmdUpdateBuffer" => command::cmd_update_buffer as PFN_vkCmdUpdateBuffer, Device;
-    "vkCmdCopyBufferToImage" => command::cmd_copy_buffer_to_image as PFN_vkCmdCopyBufferToImage, Device;
-    "vkCmdCopyImageToBuffer" => command::cmd_copy_image_to_buffer as PFN_vkCmdCopyImageToBuffer, Device;
-    "vkCmdCopyImage" => command::cmd_copy_image as PFN_vkCmdCopyImage, Device;
-    "vkCmdClearColorImage" => command::cmd_clear_color_image as PFN_vkCmdClearColorImage, Device;
+    "vkCmdCopyBuffer" => transfer::cmd_copy_buffer as PFN_vkCmdCopyBuffer, Device;
+    "vkCmdFillBuffer" => transfer::cmd_fill_buffer as PFN_vkCmdFillBuffer, Device;
+    "vkCmdUpdateBuffer" => transfer::cmd_update_buffer as PFN_vkCmdUpdateBuffer, Device;
+    "vkCmdCopyBufferToImage" => transfer::cmd_copy_buffer_to_image as PFN_vkCmdCopyBufferToImage, Device;
+    "vkCmdCopyImageToBuffer" => transfer::cmd_copy_image_to_buffer as PFN_vkCmdCopyImageToBuffer, Device;
+    "vkCmdCopyImage" => transfer::cmd_copy_image as PFN_vkCmdCopyImage, Device;
+    "vkCmdClearColorImage" => transfer::cmd_clear_color_image as PFN_vkCmdClearColorImage, Device;
     "vkCmdPipelineBarrier" => command::cmd_pipeline_barrier as PFN_vkCmdPipelineBarrier, Device;
     "vkCmdPipelineBarrier2" => command::cmd_pipeline_barrier2 as PFN_vkCmdPipelineBarrier2, Device;
     "vkCmdSetEvent" => command::cmd_set_event as PFN_vkCmdSetEvent, Device;
@@ -232,6 +232,9 @@ entries! {
     "vkGetDeferredOperationMaxConcurrencyKHR" => deferred::get_deferred_operation_max_concurrency as PFN_vkGetDeferredOperationMaxConcurrencyKHR, Device, "VK_KHR_deferred_host_operations";
     "vkGetDeferredOperationResultKHR" => deferred::get_deferred_operation_result as PFN_vkGetDeferredOperationResultKHR, Device, "VK_KHR_deferred_host_operations";
     "vkDeferredOperationJoinKHR" => deferred::deferred_operation_join as PFN_vkDeferredOperationJoinKHR, Device, "VK_KHR_deferred_host_operations";
+
+    // Not a Vulkan command: the test hook of `entry::debug`.
+    "vkDebugInjectPanicVORTEX" => debug::inject_panic as PFN_vkDeviceWaitIdle, Device;
 }
 
 /// Looks a command up by name.

@@ -13,6 +13,7 @@ use crate::{vk, VkResult};
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::sync::{Arc, Weak};
+use vortex_model::fault::{Fault, FaultKind};
 use vortex_model::mem::{MemFault, MemFaultKind, MemoryMap};
 use vortex_transcode::accel::{self, serial, BuildError, InputMemory};
 
@@ -106,6 +107,45 @@ pub fn resolve(mut req: accel::BuildRequest, dst: &AccelStruct, src: Option<&Acc
     req
 }
 
+/// Why an acceleration-structure operation failed; it displays as the line that is logged.
+/// On the device timeline it becomes a device fault of the matching kind.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AccelError {
+    /// A read or write of memory that is not mapped.
+    Memory { fault: MemFault, detail: String },
+    /// The structure cannot serve: no memory bound, a malformed or foreign CW-BVH or
+    /// serialized blob, a destination too small.
+    Structure(String),
+}
+
+impl AccelError {
+    /// Classifies a transcoder error, its line prefixed with `context` (if not empty).
+    pub fn build(context: &str, e: BuildError) -> AccelError {
+        let detail = if context.is_empty() { e.to_string() } else { format!("{context}: {e}") };
+        match e {
+            BuildError::Memory { fault, .. } => AccelError::Memory { fault, detail },
+            _ => AccelError::Structure(detail),
+        }
+    }
+}
+
+impl std::fmt::Display for AccelError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AccelError::Memory { detail, .. } | AccelError::Structure(detail) => f.write_str(detail),
+        }
+    }
+}
+
+impl From<AccelError> for Fault {
+    fn from(e: AccelError) -> Fault {
+        match e {
+            AccelError::Memory { fault, detail } => Fault::new(FaultKind::Memory(fault), detail),
+            AccelError::Structure(detail) => Fault::new(FaultKind::BadAccelerationStructure, detail),
+        }
+    }
+}
+
 /// `VkCopyAccelerationStructureModeKHR` between two structures.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CopyMode {
@@ -115,36 +155,43 @@ pub enum CopyMode {
 
 /// Clone or compact: the CW-BVH is position independent (child words are offsets from the
 /// AS base, a TLAS stores BLAS addresses), so both are a copy of the bytes in use.
-pub fn copy(mem: &MemoryMap, src: &AccelStruct, dst: &AccelStruct) -> Result<(), String> {
-    let (s, d) = (src.bound_address("copy source")?, dst.bound_address("copy destination")?);
-    let size = serial::properties(mem, s).map_err(|e| format!("copy source: {e}"))?.compacted;
+pub fn copy(mem: &MemoryMap, src: &AccelStruct, dst: &AccelStruct) -> Result<(), AccelError> {
+    let s = src.bound_address("copy source").map_err(AccelError::Structure)?;
+    let d = dst.bound_address("copy destination").map_err(AccelError::Structure)?;
+    let size = serial::properties(mem, s).map_err(|e| AccelError::build("copy source", e))?.compacted;
     if size > dst.size {
-        return Err(format!("copy of a {size}-byte structure into a {}-byte one", dst.size));
+        return Err(AccelError::Structure(format!("copy of a {size}-byte structure into a {}-byte one", dst.size)));
     }
-    mem.copy(d, s, size).map_err(|f| format!("acceleration-structure copy: {f}"))
+    mem.copy(d, s, size)
+        .map_err(|fault| AccelError::Memory { fault, detail: format!("acceleration-structure copy: {fault}") })
 }
 
 /// Serializes `src` into `out` (at least its serialization size).
-pub fn serialize(mem: &MemoryMap, src: &AccelStruct, out: &mut [u8]) -> Result<(), String> {
-    let s = src.bound_address("serialization source")?;
-    serial::serialize(mem, s, out, &crate::device::DRIVER_UUID).map(|_| ()).map_err(|e| e.to_string())
+pub fn serialize(mem: &MemoryMap, src: &AccelStruct, out: &mut [u8]) -> Result<(), AccelError> {
+    let s = src.bound_address("serialization source").map_err(AccelError::Structure)?;
+    serial::serialize(mem, s, out, &crate::device::DRIVER_UUID).map(|_| ()).map_err(|e| AccelError::build("", e))
 }
 
 /// Deserializes `blob` into `dst`.
-pub fn deserialize(mem: &MemoryMap, blob: &[u8], dst: &AccelStruct) -> Result<(), String> {
-    let d = dst.bound_address("deserialization destination")?;
-    serial::deserialize(blob, mem, d, dst.size, &crate::device::DRIVER_UUID).map_err(|e| e.to_string())
+pub fn deserialize(mem: &MemoryMap, blob: &[u8], dst: &AccelStruct) -> Result<(), AccelError> {
+    let d = dst.bound_address("deserialization destination").map_err(AccelError::Structure)?;
+    serial::deserialize(blob, mem, d, dst.size, &crate::device::DRIVER_UUID).map_err(|e| AccelError::build("", e))
 }
 
 /// The value of a `VkQueryType` property of `a`.
-pub fn property(mem: &MemoryMap, a: &AccelStruct, ty: vk::QueryType) -> Result<u64, String> {
-    let p = serial::properties(mem, a.bound_address("property query")?).map_err(|e| e.to_string())?;
+pub fn property(mem: &MemoryMap, a: &AccelStruct, ty: vk::QueryType) -> Result<u64, AccelError> {
+    let addr = a.bound_address("property query").map_err(AccelError::Structure)?;
+    let p = serial::properties(mem, addr).map_err(|e| AccelError::build("", e))?;
     Ok(match ty {
         vk::QueryType::ACCELERATION_STRUCTURE_COMPACTED_SIZE_KHR => p.compacted,
         vk::QueryType::ACCELERATION_STRUCTURE_SERIALIZATION_SIZE_KHR => p.serialized,
         vk::QueryType::ACCELERATION_STRUCTURE_SIZE_KHR => p.size,
         vk::QueryType::ACCELERATION_STRUCTURE_SERIALIZATION_BOTTOM_LEVEL_POINTERS_KHR => p.blas_pointers,
-        other => return Err(format!("query type {other:?} is not an acceleration-structure property")),
+        other => {
+            return Err(AccelError::Structure(format!(
+                "query type {other:?} is not an acceleration-structure property"
+            )))
+        }
     })
 }
 
@@ -201,17 +248,18 @@ impl InputMemory for HostInput<'_> {
     }
 }
 
-/// One host build, parsed at call time (the inputs are read when it runs).
-pub struct HostBuild {
+/// One build, parsed at call (or record) time; the inputs are read when it runs.
+pub struct Build {
     pub dst: Arc<AccelStruct>,
     pub src: Option<Arc<AccelStruct>>,
     pub request: accel::BuildRequest,
-    /// Host address of the scratch memory (0: none).
+    /// Address of the scratch memory: a host address for a host build, a device address
+    /// for a device build (0: none).
     pub scratch: u64,
 }
 
 /// Runs a host build now.
-pub fn host_build(device: &Device, job: &HostBuild) -> VkResult<()> {
+pub fn host_build(device: &Device, job: &Build) -> VkResult<()> {
     if job.dst.address() == 0 {
         tracing::error!("vkBuildAccelerationStructuresKHR: the destination's buffer has no memory");
         return Err(vk::Result::ERROR_UNKNOWN);

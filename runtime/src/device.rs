@@ -141,14 +141,17 @@ impl Device {
         }
     }
 
-    /// Marks the device lost; the first reason is logged and kept.
-    pub fn set_lost(&self, reason: &str) {
+    /// Marks the device lost; the first reason is logged and kept. Returns whether this
+    /// call lost it (false: it was lost already).
+    pub fn set_lost(&self, reason: &str) -> bool {
         let mut r = self.lost_reason.lock();
-        if r.is_none() {
+        let first = r.is_none();
+        if first {
             tracing::error!("VK_ERROR_DEVICE_LOST: {reason}");
             *r = Some(reason.to_string());
         }
         self.lost.store(true, Ordering::Release);
+        first
     }
 
     pub fn is_lost(&self) -> bool {

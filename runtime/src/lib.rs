@@ -2,10 +2,11 @@
 //!
 //! It owns the Vulkan object model as plain Rust types (no FFI here): device memory and the
 //! device address space, buffers, images, acceleration structures, descriptor sets living in
-//! device memory, pipelines whose kernels live in device memory, and command buffers, which
-//! are compiled at record time into *streams* of device operations — DCR writes and start
-//! pulses, DMA copies and fills, AS jobs. A queue's command processor (its own thread) plays
-//! streams into the model in submission order and signals fences and semaphores.
+//! device memory, pipelines whose kernels live in device memory, and command buffers
+//! ([`cmd`], a module per command family), which are compiled at record time into *streams*
+//! of device operations ([`stream`]) — DCR writes and start pulses, DMA copies and fills, AS
+//! and query jobs. A queue's command processor (its own thread) plays streams into the model
+//! in submission order and signals fences and semaphores.
 //!
 //! A device fault found while playing a stream marks the device lost through one path
 //! ([`device::Device::set_lost`]): it is logged once and every later call reports
@@ -13,7 +14,7 @@
 
 pub mod accel;
 pub mod buffer;
-pub mod command;
+pub mod cmd;
 pub mod descriptor;
 pub mod device;
 pub mod image;
@@ -21,6 +22,7 @@ pub mod memory;
 pub mod pipeline;
 pub mod query;
 pub mod queue;
+pub mod stats;
 pub mod stream;
 pub mod sync;
 

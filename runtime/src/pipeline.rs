@@ -1,6 +1,6 @@
-//! Shader modules, pipeline layouts and compute pipelines. Creating a pipeline compiles its
-//! SPIR-V to a VX kernel and places the kernel image in device memory, where the KMU's PC
-//! points at dispatch.
+//! Shader modules, pipeline layouts, bind points and compute pipelines. Creating a pipeline
+//! compiles its SPIR-V to a VX kernel and places the kernel image in device memory, where the
+//! KMU's PC points at dispatch.
 
 use crate::descriptor::SetLayout;
 use crate::device::Device;
@@ -38,6 +38,23 @@ impl PipelineLayout {
             return Err(vk::Result::ERROR_UNKNOWN);
         }
         Ok(PipelineLayout { sets, push_bytes, dynamic_base, dynamic_count: n })
+    }
+}
+
+/// `VkPipelineBindPoint`: each keeps its own pipeline and descriptor sets in a command
+/// buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BindPoint {
+    Compute,
+    Graphics,
+    RayTracing,
+}
+
+impl BindPoint {
+    pub const ALL: [BindPoint; 3] = [BindPoint::Compute, BindPoint::Graphics, BindPoint::RayTracing];
+
+    pub fn index(self) -> usize {
+        self as usize
     }
 }
 
@@ -96,6 +113,12 @@ impl Pipeline {
             k.num_queries
         );
         Ok(Pipeline { layout, kernel, local_size: k.local_size, lmem_bytes: k.lmem_bytes, name: k.entry_name })
+    }
+
+    /// The bind point this pipeline binds to: every pipeline is a compute pipeline until
+    /// graphics and ray-tracing pipelines exist.
+    pub fn bind_point(&self) -> BindPoint {
+        BindPoint::Compute
     }
 
     pub fn kernel_address(&self) -> u64 {

@@ -15,6 +15,17 @@ pub fn timestamp() -> u64 {
     EPOCH.get_or_init(Instant::now).elapsed().as_nanos() as u64 + 1
 }
 
+/// True for the acceleration-structure property query types.
+pub fn is_accel_property(ty: vk::QueryType) -> bool {
+    matches!(
+        ty,
+        vk::QueryType::ACCELERATION_STRUCTURE_COMPACTED_SIZE_KHR
+            | vk::QueryType::ACCELERATION_STRUCTURE_SERIALIZATION_SIZE_KHR
+            | vk::QueryType::ACCELERATION_STRUCTURE_SIZE_KHR
+            | vk::QueryType::ACCELERATION_STRUCTURE_SERIALIZATION_BOTTOM_LEVEL_POINTERS_KHR
+    )
+}
+
 pub struct QueryPool {
     pub ty: vk::QueryType,
     pub count: u32,
@@ -69,8 +80,6 @@ impl QueryPool {
         flags: vk::QueryResultFlags,
         lost: &dyn Fn() -> bool,
     ) -> VkResult<vk::Result> {
-        let wide = flags.contains(vk::QueryResultFlags::TYPE_64);
-        let word = if wide { 8 } else { 4 };
         let mut ready = true;
         for i in 0..count {
             let q = first + i;
@@ -78,39 +87,65 @@ impl QueryPool {
             if value.is_none() && flags.contains(vk::QueryResultFlags::WAIT) {
                 value = self.wait(q, lost)?;
             }
-            let at = (i as u64 * stride) as usize;
-            let mut put = |k: usize, v: u64| {
-                let o = at + k * word;
-                if o + word <= out.len() {
-                    if wide {
-                        out[o..o + 8].copy_from_slice(&v.to_le_bytes());
-                    } else {
-                        out[o..o + 4].copy_from_slice(&(v as u32).to_le_bytes());
-                    }
-                }
-            };
-            let n = self.values as usize;
-            match value {
-                Some(v) => {
-                    put(0, v);
-                    for k in 1..n {
-                        put(k, 0);
-                    }
-                }
-                None => {
-                    ready = false;
-                    if flags.contains(vk::QueryResultFlags::PARTIAL) {
-                        for k in 0..n {
-                            put(k, 0);
-                        }
-                    }
-                }
-            }
-            if flags.contains(vk::QueryResultFlags::WITH_AVAILABILITY) {
-                put(n, value.is_some() as u64);
-            }
+            ready &= self.put(i, value, out, stride, flags);
         }
         Ok(if ready { vk::Result::SUCCESS } else { vk::Result::NOT_READY })
+    }
+
+    /// `results` without waiting, for the device timeline (`WAIT` is ignored): every earlier
+    /// command has run, so an unavailable query is one that was never written, and its
+    /// value is left (or zeroed, with `PARTIAL`) as Vulkan says. Returns whether every
+    /// query was available.
+    pub fn copy_results(
+        &self,
+        first: u32,
+        count: u32,
+        out: &mut [u8],
+        stride: u64,
+        flags: vk::QueryResultFlags,
+    ) -> bool {
+        let mut ready = true;
+        for i in 0..count {
+            ready &= self.put(i, self.get(first + i), out, stride, flags);
+        }
+        ready
+    }
+
+    /// Writes result `i` (query value `value`) at `i * stride`; returns whether it was
+    /// available.
+    fn put(&self, i: u32, value: Option<u64>, out: &mut [u8], stride: u64, flags: vk::QueryResultFlags) -> bool {
+        let wide = flags.contains(vk::QueryResultFlags::TYPE_64);
+        let word = if wide { 8 } else { 4 };
+        let at = (i as u64 * stride) as usize;
+        let mut put = |k: usize, v: u64| {
+            let o = at + k * word;
+            if o + word <= out.len() {
+                if wide {
+                    out[o..o + 8].copy_from_slice(&v.to_le_bytes());
+                } else {
+                    out[o..o + 4].copy_from_slice(&(v as u32).to_le_bytes());
+                }
+            }
+        };
+        let n = self.values as usize;
+        match value {
+            Some(v) => {
+                put(0, v);
+                for k in 1..n {
+                    put(k, 0);
+                }
+            }
+            None if flags.contains(vk::QueryResultFlags::PARTIAL) => {
+                for k in 0..n {
+                    put(k, 0);
+                }
+            }
+            None => {}
+        }
+        if flags.contains(vk::QueryResultFlags::WITH_AVAILABILITY) {
+            put(n, value.is_some() as u64);
+        }
+        value.is_some()
     }
 
     fn wait(&self, q: u32, lost: &dyn Fn() -> bool) -> VkResult<Option<u64>> {

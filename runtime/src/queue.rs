@@ -120,9 +120,8 @@ fn command_processor(
             None
         }
     };
-    // VORTEX_STATS=out.json: every dispatch's counters, rewritten after each batch.
-    let stats_path = std::env::var("VORTEX_STATS").ok().filter(|p| !p.trim().is_empty());
-    let mut stats: Vec<serde_json::Value> = Vec::new();
+    // VORTEX_STATS: every dispatch's counters, a line each, appended after each batch.
+    let stats = crate::stats::log();
     while let Ok(Work::Submit(sub)) = rx.recv() {
         let dev = device.upgrade();
         let lost = dev.as_ref().is_none_or(|d| d.is_lost());
@@ -151,15 +150,8 @@ fn command_processor(
             for r in &reports {
                 tracing::info!("{}", r.summary());
             }
-            if let Some(path) = &stats_path {
-                for r in &reports {
-                    let mut j = r.to_json();
-                    if let Some(map) = write_work_map(path, stats.len(), r) {
-                        j["work_map"] = map;
-                    }
-                    stats.push(j);
-                }
-                write_stats(path, &stats);
+            if let Some(log) = stats {
+                log.append(&reports);
             }
         }
         for (sem, v) in &sub.signals {
@@ -173,53 +165,5 @@ fn command_processor(
             Some(q) => q.finish_one(),
             None => break,
         }
-    }
-}
-
-/// Writes the per-invocation RTU work of dispatch `index` next to the stats file, as a
-/// little-endian `u32` array over the dispatch's invocations (x fastest, then y, then z),
-/// and returns its JSON description `{"file", "extent"}`.
-fn write_work_map(
-    stats_path: &str,
-    index: usize,
-    r: &vortex_model::device::DispatchReport,
-) -> Option<serde_json::Value> {
-    if r.work.is_empty() {
-        return None;
-    }
-    let extent: [u64; 3] = [0, 1, 2].map(|i| r.grid[i] as u64 * r.block[i].max(1) as u64);
-    let n = extent.iter().product::<u64>();
-    if n == 0 || n > 1 << 28 {
-        tracing::warn!("VORTEX_STATS: dispatch {index} has {n} invocations; no work map written");
-        return None;
-    }
-    let mut map = vec![0u32; n as usize];
-    for (id, work) in &r.work {
-        let i = id[0] as u64 + extent[0] * (id[1] as u64 + extent[1] * id[2] as u64);
-        if let Some(cell) = map.get_mut(i as usize) {
-            *cell = cell.saturating_add(*work);
-        }
-    }
-    let file = format!("{stats_path}.work{index}.bin");
-    let bytes: Vec<u8> = map.iter().flat_map(|v| v.to_le_bytes()).collect();
-    if let Err(e) = std::fs::write(&file, bytes) {
-        tracing::warn!("VORTEX_STATS: cannot write {file}: {e}");
-        return None;
-    }
-    let name = std::path::Path::new(&file).file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or(file);
-    Some(serde_json::json!({ "file": name, "extent": extent }))
-}
-
-/// Writes `{"dispatches": [...]}` to `path` (through a temporary file, so a reader never
-/// sees half a file).
-fn write_stats(path: &str, dispatches: &[serde_json::Value]) {
-    let doc = serde_json::json!({ "dispatches": dispatches });
-    let tmp = format!("{path}.tmp");
-    let r = serde_json::to_vec_pretty(&doc)
-        .map_err(std::io::Error::other)
-        .and_then(|bytes| std::fs::write(&tmp, bytes))
-        .and_then(|()| std::fs::rename(&tmp, path));
-    if let Err(e) = r {
-        tracing::warn!("VORTEX_STATS={path}: {e}");
     }
 }

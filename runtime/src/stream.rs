@@ -6,7 +6,7 @@
 //! copies are jobs the command processor runs through the transcoder when it reaches them, so
 //! they read their inputs at execution time.
 
-use crate::accel::AccelStruct;
+use crate::accel::{AccelError, AccelStruct};
 use crate::device::Device;
 use crate::memory::Memory;
 use crate::pipeline::{PipelineLayout, Specialization};
@@ -17,8 +17,8 @@ use std::sync::Arc;
 use vortex_model::abi::dcr;
 use vortex_model::abi::kernel::kargs;
 use vortex_model::device::{Device as Model, DispatchReport};
-use vortex_model::fault::Fault;
-use vortex_model::mem::MemoryMap;
+use vortex_model::fault::{Fault, FaultKind};
+use vortex_model::mem::{MemFault, MemFaultKind, MemoryMap};
 use vortex_transcode::shader;
 
 /// One acceleration-structure build, resolved at record time except for addresses that
@@ -205,21 +205,6 @@ pub fn compile_kernel(
     })
 }
 
-/// The DCR writes of one dispatch: the KMU launch state, then the RTU configuration.
-/// With `grid` = None (indirect dispatch) the grid DCRs are left for the command
-/// processor, which writes them when it reads the group counts.
-pub fn launch_dcrs(device: &Device, launch: &dcr::Launch, indirect: bool) -> Vec<StreamOp> {
-    let rtu = dcr::rtu_config(dcr::RTU_SCENE_CWBVH, device.config.rtu.bvh_width, 0);
-    let grid = [dcr::KMU_GRID_DIM_X, dcr::KMU_GRID_DIM_Y, dcr::KMU_GRID_DIM_Z];
-    launch
-        .kmu_writes(device.config.num_threads)
-        .into_iter()
-        .filter(|(a, _)| !(indirect && grid.contains(a)))
-        .chain([(dcr::RTU_CONFIG, rtu), (dcr::RTU_STATS_RESET, 1)])
-        .map(|(addr, value)| StreamOp::Dcr { addr, value })
-        .collect()
-}
-
 /// The command processor: plays one stream into the model. The first device fault stops
 /// the stream and is returned (the queue turns it into DEVICE_LOST).
 pub fn play(model: &mut Model, ops: &[StreamOp], reports: &mut Vec<DispatchReport>) -> Result<(), Fault> {
@@ -263,14 +248,13 @@ pub fn play(model: &mut Model, ops: &[StreamOp], reports: &mut Vec<DispatchRepor
             StreamOp::Write { dst, data } => mem().write(*dst, data)?,
             StreamOp::Pattern { dst, len, pattern } => pattern_fill(&mem(), *dst, *len, pattern)?,
             StreamOp::BuildAccel(job) => run_accel_build(&mem(), job, &job.options)?,
-            StreamOp::CopyAccel { src, dst } => crate::accel::copy(&mem(), src, dst).map_err(as_fault)?,
+            StreamOp::CopyAccel { src, dst } => crate::accel::copy(&mem(), src, dst)?,
             StreamOp::SerializeAccel { src, dst } => serialize_accel(&mem(), src, *dst)?,
             StreamOp::DeserializeAccel { src, dst } => deserialize_accel(&mem(), *src, dst)?,
             StreamOp::WriteAccelProperties { pool, first, structures } => {
                 let m = mem();
                 for (i, a) in structures.iter().enumerate() {
-                    let v = crate::accel::property(&m, a, pool.ty).map_err(as_fault)?;
-                    pool.set(first + i as u32, v);
+                    pool.set(first + i as u32, crate::accel::property(&m, a, pool.ty)?);
                 }
             }
             StreamOp::ResetQueries { pool, first, count } => pool.reset(*first, *count),
@@ -278,22 +262,7 @@ pub fn play(model: &mut Model, ops: &[StreamOp], reports: &mut Vec<DispatchRepor
                 pool.set(*query, if *timestamp { crate::query::timestamp() } else { 0 })
             }
             StreamOp::CopyQueryResults { pool, first, count, dst, stride, flags } => {
-                let len = if *count == 0 { 0 } else { (*count as u64 - 1) * stride + 8 * (pool.values as u64 + 1) };
-                let m = mem();
-                let end = m
-                    .region(*dst, 1)
-                    .map(|r| r.base + r.len)
-                    .ok_or_else(|| as_fault(format!("query results destination {dst:#x} is not mapped")))?;
-                let len = len.min(end - dst);
-                // SAFETY: the destination buffer range is the command's alone.
-                let out = unsafe { vortex_transcode::accel::device_bytes_mut(&m, *dst, len) }
-                    .ok_or_else(|| as_fault(format!("query results destination {dst:#x} is not mapped")))?;
-                let flags = *flags & !vk::QueryResultFlags::WAIT;
-                // Earlier commands have run, so NOT_READY only means a query was never
-                // written; its value is then left (or zeroed, with PARTIAL) as Vulkan says.
-                let _ready = pool
-                    .results(*first, *count, out, *stride, flags, &|| false)
-                    .map_err(|e| as_fault(format!("query results: {e:?}")))?;
+                copy_query_results(&mem(), pool, *first, *count, *dst, *stride, *flags)?
             }
             StreamOp::SetEvent { event, value } => event.set(*value),
         }
@@ -314,15 +283,43 @@ fn pattern_fill(m: &MemoryMap, dst: u64, len: u64, pattern: &[u8]) -> Result<(),
     Ok(())
 }
 
-fn as_fault(msg: String) -> Fault {
-    Fault::new(vortex_model::fault::FaultKind::BadAccelerationStructure, msg)
+/// A fault for a structure that cannot serve (`BadAccelerationStructure`).
+fn structure_fault(detail: String) -> Fault {
+    Fault::new(FaultKind::BadAccelerationStructure, detail)
+}
+
+/// A fault for `size` bytes at `addr` that are not mapped.
+fn unmapped(addr: u64, size: u64, detail: String) -> Fault {
+    Fault::new(FaultKind::Memory(MemFault { addr, size, kind: MemFaultKind::Unmapped }), detail)
+}
+
+/// `vkCmdCopyQueryPoolResults`: earlier commands have run, so an unavailable query is one
+/// that was never written (see `QueryPool::copy_results`). Values past the end of the
+/// destination's memory are dropped.
+fn copy_query_results(
+    m: &MemoryMap,
+    pool: &QueryPool,
+    first: u32,
+    count: u32,
+    dst: u64,
+    stride: u64,
+    flags: vk::QueryResultFlags,
+) -> Result<(), Fault> {
+    let len = if count == 0 { 0 } else { (count as u64 - 1) * stride + 8 * (pool.values as u64 + 1) };
+    let not_mapped = || unmapped(dst, len.max(1), format!("query results destination {dst:#x} is not mapped"));
+    let end = m.region(dst, 1).map(|r| r.base + r.len).ok_or_else(not_mapped)?;
+    let len = len.min(end - dst);
+    // SAFETY: the destination buffer range is the command's alone.
+    let out = unsafe { vortex_transcode::accel::device_bytes_mut(m, dst, len) }.ok_or_else(not_mapped)?;
+    pool.copy_results(first, count, out, stride, flags);
+    Ok(())
 }
 
 /// Runs a build job: the transcoder reads the inputs from device memory now and writes the
 /// CW-BVH into the structure's own memory (or refits it, for an update).
 fn run_accel_build(m: &MemoryMap, job: &AccelBuildJob, opts: &vortex_transcode::accel::Options) -> Result<(), Fault> {
     if job.dst.address() == 0 {
-        return Err(as_fault("build into an acceleration structure whose buffer has no memory".into()));
+        return Err(structure_fault("build into an acceleration structure whose buffer has no memory".into()));
     }
     let req = crate::accel::resolve(job.request.clone(), &job.dst, job.src.as_deref());
     let t = std::time::Instant::now();
@@ -341,24 +338,24 @@ fn run_accel_build(m: &MemoryMap, job: &AccelBuildJob, opts: &vortex_transcode::
             );
             Ok(())
         }
-        Err(e) => Err(as_fault(format!("acceleration-structure build at {:#x} failed: {e}", req.dst))),
+        Err(e) => Err(AccelError::build(&format!("acceleration-structure build at {:#x} failed", req.dst), e).into()),
     }
 }
 
 fn serialize_accel(m: &MemoryMap, src: &AccelStruct, dst: u64) -> Result<(), Fault> {
-    let s = src.bound_address("serialization source").map_err(as_fault)?;
-    let size = vortex_transcode::accel::serial::properties(m, s).map_err(|e| as_fault(e.to_string()))?.serialized;
+    let s = src.bound_address("serialization source").map_err(structure_fault)?;
+    let size = vortex_transcode::accel::serial::properties(m, s).map_err(|e| AccelError::build("", e))?.serialized;
     // SAFETY: the destination range is the copy's alone (Vulkan valid usage).
     let out = unsafe { vortex_transcode::accel::device_bytes_mut(m, dst, size) }
-        .ok_or_else(|| as_fault(format!("serialization destination {dst:#x}+{size} is not mapped")))?;
-    crate::accel::serialize(m, src, out).map_err(as_fault)
+        .ok_or_else(|| unmapped(dst, size, format!("serialization destination {dst:#x}+{size} is not mapped")))?;
+    Ok(crate::accel::serialize(m, src, out)?)
 }
 
 fn deserialize_accel(m: &MemoryMap, src: u64, dst: &AccelStruct) -> Result<(), Fault> {
     let head: [u8; vortex_transcode::accel::serial::HEADER_BYTES] = m.read_array(src)?;
     let size = vortex_transcode::accel::serial::checked_blob_size(&head, &crate::device::DRIVER_UUID, dst.size)
-        .map_err(|e| as_fault(format!("deserialization from {src:#x}: {e}")))?;
+        .map_err(|e| AccelError::build(&format!("deserialization from {src:#x}"), e))?;
     let blob = vortex_transcode::accel::InputMemory::view(m, src, size)
-        .ok_or_else(|| as_fault(format!("serialized structure at {src:#x}+{size} is not mapped")))?;
-    crate::accel::deserialize(m, blob, dst).map_err(as_fault)
+        .ok_or_else(|| unmapped(src, size, format!("serialized structure at {src:#x}+{size} is not mapped")))?;
+    Ok(crate::accel::deserialize(m, blob, dst)?)
 }

@@ -6,16 +6,15 @@
 //! registered with the device by handle value, so a host build's instance references
 //! (handle values) resolve without dereferencing anything.
 
-use super::command::{cmd, command_buffer};
+use super::command::cmd;
 use super::deferred::{run_or_defer, Unit, DEFER_MIN_BYTES, DEFER_MIN_PRIMITIVES};
 use super::device::device;
-use crate::handle::{guard, guard_result, guard_void, nd, nd_destroy, nd_new, nd_opt};
+use crate::handle::{guard_device, guard_device_result, guard_device_void, nd, nd_destroy, nd_new, nd_opt};
 use crate::util::slice;
 use ash::vk::{self, Handle};
 use std::sync::Arc;
-use vortex_runtime::accel::{AccelStruct, HostBuild};
+use vortex_runtime::accel::{AccelStruct, Build};
 use vortex_runtime::buffer::Buffer;
-use vortex_runtime::stream::{AccelBuildJob, StreamOp};
 use vortex_transcode::accel::{serial, BuildRange, BuildRequest, Geometry, GeometryInput, GeometryKind, Mode};
 
 /// Vertex formats the transcoder reads for triangle geometry.
@@ -29,7 +28,7 @@ pub unsafe extern "system" fn create_acceleration_structure(
     _a: *const vk::AllocationCallbacks<'_>,
     p_as: *mut vk::AccelerationStructureKHR,
 ) -> vk::Result {
-    guard_result("vkCreateAccelerationStructureKHR", || {
+    guard_device_result("vkCreateAccelerationStructureKHR", d, || {
         let dev = device(d)?;
         // SAFETY: valid create info and live buffer handle.
         let i = unsafe { &*p_info };
@@ -52,7 +51,7 @@ pub unsafe extern "system" fn destroy_acceleration_structure(
     a: vk::AccelerationStructureKHR,
     _al: *const vk::AllocationCallbacks<'_>,
 ) {
-    guard_void("vkDestroyAccelerationStructureKHR", || {
+    guard_device_void("vkDestroyAccelerationStructureKHR", d, || {
         if let Ok(dev) = device(d) {
             dev.rt.accels.unregister(a.as_raw());
         }
@@ -62,10 +61,10 @@ pub unsafe extern "system" fn destroy_acceleration_structure(
 }
 
 pub unsafe extern "system" fn get_acceleration_structure_device_address(
-    _d: vk::Device,
+    d: vk::Device,
     p_info: *const vk::AccelerationStructureDeviceAddressInfoKHR<'_>,
 ) -> u64 {
-    guard("vkGetAccelerationStructureDeviceAddressKHR", 0, || {
+    guard_device("vkGetAccelerationStructureDeviceAddressKHR", d, 0, || {
         // SAFETY: valid info and live handle.
         unsafe { nd::<_, AccelStruct>((*p_info).acceleration_structure) }.map_or(0, |a| a.address())
     })
@@ -135,7 +134,7 @@ pub unsafe extern "system" fn get_acceleration_structure_build_sizes(
     p_max_counts: *const u32,
     p_sizes: *mut vk::AccelerationStructureBuildSizesInfoKHR<'_>,
 ) {
-    guard_void("vkGetAccelerationStructureBuildSizesKHR", || {
+    guard_device_void("vkGetAccelerationStructureBuildSizesKHR", d, || {
         // Host and device builds need the same sizes (host builds work in the same scratch).
         let _ = build_type;
         // SAFETY: valid info; max counts hold geometry_count entries (may be null at 0).
@@ -178,7 +177,7 @@ pub unsafe extern "system" fn get_acceleration_structure_build_sizes(
 unsafe fn parse_build(
     info: &vk::AccelerationStructureBuildGeometryInfoKHR<'_>,
     ranges: *const vk::AccelerationStructureBuildRangeInfoKHR,
-) -> Result<HostBuild, vk::Result> {
+) -> Result<Build, vk::Result> {
     // SAFETY: live handles and arrays of a valid build info.
     let dst = unsafe { nd::<_, AccelStruct>(info.dst_acceleration_structure)? };
     let update = info.mode == vk::BuildAccelerationStructureModeKHR::UPDATE;
@@ -205,7 +204,7 @@ unsafe fn parse_build(
     };
     // SAFETY: reading the address member of the union (device or host: same bits).
     let scratch = unsafe { info.scratch_data.device_address };
-    Ok(HostBuild { dst, src, request, scratch })
+    Ok(Build { dst, src, request, scratch })
 }
 
 pub unsafe extern "system" fn cmd_build_acceleration_structures(
@@ -214,24 +213,15 @@ pub unsafe extern "system" fn cmd_build_acceleration_structures(
     p_infos: *const vk::AccelerationStructureBuildGeometryInfoKHR<'_>,
     pp_ranges: *const *const vk::AccelerationStructureBuildRangeInfoKHR,
 ) {
-    guard_void("vkCmdBuildAccelerationStructuresKHR", || {
-        let Ok(cb) = command_buffer(h) else { return };
-        let options = cb.device.accel;
-        let mut jobs = Vec::new();
+    cmd("vkCmdBuildAccelerationStructuresKHR", h, |cb| {
         // SAFETY: build infos and one range array per info.
-        for (k, info) in unsafe { slice(p_infos, count) }.iter().enumerate() {
-            match unsafe { parse_build(info, *pp_ranges.add(k)) } {
-                Ok(HostBuild { dst, src, mut request, scratch }) => {
-                    request.scratch = scratch;
-                    jobs.push(AccelBuildJob { dst, src, request, options });
-                }
-                Err(e) => {
-                    cb.set_error("vkCmdBuildAccelerationStructuresKHR", e);
-                    return;
-                }
-            }
-        }
-        cb.build_accel(jobs);
+        let builds = unsafe { slice(p_infos, count) }
+            .iter()
+            .enumerate()
+            .map(|(k, info)| unsafe { parse_build(info, *pp_ranges.add(k)) })
+            .collect::<Result<Vec<_>, _>>()?;
+        cb.build_accel(builds);
+        Ok(())
     })
 }
 
@@ -245,7 +235,7 @@ pub unsafe extern "system" fn cmd_copy_acceleration_structure(
         match i.mode {
             vk::CopyAccelerationStructureModeKHR::CLONE | vk::CopyAccelerationStructureModeKHR::COMPACT => {
                 let (src, dst) = unsafe { (nd::<_, AccelStruct>(i.src)?, nd::<_, AccelStruct>(i.dst)?) };
-                cb.op("vkCmdCopyAccelerationStructureKHR", StreamOp::CopyAccel { src, dst });
+                cb.copy_accel(src, dst);
                 Ok(())
             }
             m => {
@@ -269,7 +259,7 @@ pub unsafe extern "system" fn cmd_copy_acceleration_structure_to_memory(
         }
         let src = unsafe { nd::<_, AccelStruct>(i.src)? };
         let dst = unsafe { i.dst.device_address };
-        cb.op("vkCmdCopyAccelerationStructureToMemoryKHR", StreamOp::SerializeAccel { src, dst });
+        cb.serialize_accel(src, dst);
         Ok(())
     })
 }
@@ -287,7 +277,7 @@ pub unsafe extern "system" fn cmd_copy_memory_to_acceleration_structure(
         }
         let dst = unsafe { nd::<_, AccelStruct>(i.dst)? };
         let src = unsafe { i.src.device_address };
-        cb.op("vkCmdCopyMemoryToAccelerationStructureKHR", StreamOp::DeserializeAccel { src, dst });
+        cb.deserialize_accel(src, dst);
         Ok(())
     })
 }
@@ -310,7 +300,7 @@ pub unsafe extern "system" fn build_acceleration_structures(
     p_infos: *const vk::AccelerationStructureBuildGeometryInfoKHR<'_>,
     pp_ranges: *const *const vk::AccelerationStructureBuildRangeInfoKHR,
 ) -> vk::Result {
-    guard_result("vkBuildAccelerationStructuresKHR", || {
+    guard_device_result("vkBuildAccelerationStructuresKHR", d, || {
         let dev = device(d)?;
         let mut units: Vec<Unit> = Vec::new();
         let mut prims = 0u64;
@@ -340,7 +330,7 @@ pub unsafe extern "system" fn copy_acceleration_structure(
     op: vk::DeferredOperationKHR,
     p_info: *const vk::CopyAccelerationStructureInfoKHR<'_>,
 ) -> vk::Result {
-    guard_result("vkCopyAccelerationStructureKHR", || {
+    guard_device_result("vkCopyAccelerationStructureKHR", d, || {
         let dev = device(d)?;
         // SAFETY: valid copy info and live handles.
         let i = unsafe { &*p_info };
@@ -355,7 +345,7 @@ pub unsafe extern "system" fn copy_acceleration_structure(
         let rt = dev.rt.clone();
         let worth = worth_copying(&src);
         let u = unit("vkCopyAccelerationStructureKHR", move || {
-            vortex_runtime::accel::copy(&rt.space.snapshot(), &src, &dst)
+            vortex_runtime::accel::copy(&rt.space.snapshot(), &src, &dst).map_err(|e| e.to_string())
         });
         run_or_defer(op, vec![u], worth)
     })
@@ -366,7 +356,7 @@ pub unsafe extern "system" fn copy_acceleration_structure_to_memory(
     op: vk::DeferredOperationKHR,
     p_info: *const vk::CopyAccelerationStructureToMemoryInfoKHR<'_>,
 ) -> vk::Result {
-    guard_result("vkCopyAccelerationStructureToMemoryKHR", || {
+    guard_device_result("vkCopyAccelerationStructureToMemoryKHR", d, || {
         let dev = device(d)?;
         // SAFETY: valid copy info and live handles.
         let i = unsafe { &*p_info };
@@ -386,7 +376,7 @@ pub unsafe extern "system" fn copy_acceleration_structure_to_memory(
             // the destination (Vulkan valid usage).
             let out = unsafe { vortex_runtime::accel::host_bytes_mut(&mem, dst, size) }
                 .ok_or("the destination address is null")?;
-            vortex_runtime::accel::serialize(&mem, &src, out)
+            vortex_runtime::accel::serialize(&mem, &src, out).map_err(|e| e.to_string())
         });
         run_or_defer(op, vec![u], worth)
     })
@@ -397,7 +387,7 @@ pub unsafe extern "system" fn copy_memory_to_acceleration_structure(
     op: vk::DeferredOperationKHR,
     p_info: *const vk::CopyMemoryToAccelerationStructureInfoKHR<'_>,
 ) -> vk::Result {
-    guard_result("vkCopyMemoryToAccelerationStructureKHR", || {
+    guard_device_result("vkCopyMemoryToAccelerationStructureKHR", d, || {
         let dev = device(d)?;
         // SAFETY: valid copy info and live handles.
         let i = unsafe { &*p_info };
@@ -421,18 +411,18 @@ pub unsafe extern "system" fn copy_memory_to_acceleration_structure(
                 .map_err(|e| e.to_string())?;
             let blob =
                 unsafe { vortex_runtime::accel::host_bytes(&mem, src, size) }.ok_or("the source address is null")?;
-            vortex_runtime::accel::deserialize(&mem, blob, &dst)
+            vortex_runtime::accel::deserialize(&mem, blob, &dst).map_err(|e| e.to_string())
         });
         run_or_defer(op, vec![u], worth)
     })
 }
 
 pub unsafe extern "system" fn get_device_acceleration_structure_compatibility(
-    _d: vk::Device,
+    d: vk::Device,
     p_info: *const vk::AccelerationStructureVersionInfoKHR<'_>,
     p_compat: *mut vk::AccelerationStructureCompatibilityKHR,
 ) {
-    guard_void("vkGetDeviceAccelerationStructureCompatibilityKHR", || {
+    guard_device_void("vkGetDeviceAccelerationStructureCompatibilityKHR", d, || {
         // SAFETY: the version data is 2 * VK_UUID_SIZE bytes.
         let data: &[u8; 2 * vk::UUID_SIZE] = unsafe { &*(*p_info).p_version_data };
         let ok = serial::compatible(data, &vortex_runtime::device::DRIVER_UUID);

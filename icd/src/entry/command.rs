@@ -1,20 +1,22 @@
-//! Command pools, command buffers and the `vkCmd*` entry points. Recording translates each
-//! command into device stream operations right away (see `vortex_runtime::command`).
+//! Command pools, command buffers, and the `vkCmd*` entry points that bind, dispatch, set
+//! events and execute secondary buffers (transfers are in `transfer`, acceleration-structure
+//! and query commands with their objects). Each translates its arguments into a typed call
+//! on the runtime's command buffer (`vortex_runtime::cmd`), which records the device stream.
 
 use super::descriptor::set;
 use super::device::device;
 use super::sync::Event;
-use crate::handle::{disp, disp_destroy, dispatchable, guard_result, guard_void, nd, nd_destroy, nd_new};
+use crate::handle::{
+    disp, disp_destroy, dispatchable, guard_device_result, guard_device_void, nd, nd_destroy, nd_new, OfDevice,
+};
 use crate::util::slice;
 use ash::vk;
 use parking_lot::Mutex;
 use std::ffi::c_void;
 use std::sync::Arc;
 use vortex_runtime::buffer::Buffer;
-use vortex_runtime::command::{BufferImageCopy, CommandBuffer, SubresourceRange};
-use vortex_runtime::image::Image;
-use vortex_runtime::pipeline::Pipeline;
-use vortex_runtime::stream::StreamOp;
+use vortex_runtime::cmd::CommandBuffer;
+use vortex_runtime::pipeline::{BindPoint, Pipeline};
 
 pub struct CommandPool {
     pub device: Arc<vortex_runtime::device::Device>,
@@ -23,6 +25,12 @@ pub struct CommandPool {
 
 pub struct CommandBufferObj {
     pub cb: Arc<CommandBuffer>,
+}
+
+impl OfDevice for vk::CommandBuffer {
+    fn runtime_device(self) -> Option<Arc<vortex_runtime::device::Device>> {
+        command_buffer(self).ok().map(|cb| cb.device.clone())
+    }
 }
 
 /// The runtime command buffer behind a handle.
@@ -37,7 +45,7 @@ pub unsafe extern "system" fn create_command_pool(
     _a: *const vk::AllocationCallbacks<'_>,
     p_pool: *mut vk::CommandPool,
 ) -> vk::Result {
-    guard_result("vkCreateCommandPool", || {
+    guard_device_result("vkCreateCommandPool", d, || {
         let dev = device(d)?;
         let pool = CommandPool { device: dev.rt.clone(), buffers: Mutex::new(Vec::new()) };
         // SAFETY: valid output pointer.
@@ -47,11 +55,11 @@ pub unsafe extern "system" fn create_command_pool(
 }
 
 pub unsafe extern "system" fn destroy_command_pool(
-    _d: vk::Device,
+    d: vk::Device,
     p: vk::CommandPool,
     _a: *const vk::AllocationCallbacks<'_>,
 ) {
-    guard_void("vkDestroyCommandPool", || {
+    guard_device_void("vkDestroyCommandPool", d, || {
         // SAFETY: a live pool handle (or null); its buffers die with it.
         if let Ok(pool) = unsafe { nd::<_, CommandPool>(p) } {
             for cb in pool.buffers.lock().drain(..) {
@@ -65,11 +73,11 @@ pub unsafe extern "system" fn destroy_command_pool(
 }
 
 pub unsafe extern "system" fn reset_command_pool(
-    _d: vk::Device,
+    d: vk::Device,
     p: vk::CommandPool,
     _f: vk::CommandPoolResetFlags,
 ) -> vk::Result {
-    guard_result("vkResetCommandPool", || {
+    guard_device_result("vkResetCommandPool", d, || {
         // SAFETY: live pool handle.
         let pool = unsafe { nd::<_, CommandPool>(p)? };
         for &cb in pool.buffers.lock().iter() {
@@ -82,11 +90,11 @@ pub unsafe extern "system" fn reset_command_pool(
 pub unsafe extern "system" fn trim_command_pool(_d: vk::Device, _p: vk::CommandPool, _f: vk::CommandPoolTrimFlags) {}
 
 pub unsafe extern "system" fn allocate_command_buffers(
-    _d: vk::Device,
+    d: vk::Device,
     p_info: *const vk::CommandBufferAllocateInfo<'_>,
     p_cbs: *mut vk::CommandBuffer,
 ) -> vk::Result {
-    guard_result("vkAllocateCommandBuffers", || {
+    guard_device_result("vkAllocateCommandBuffers", d, || {
         // SAFETY: valid allocate info and live pool handle.
         let info = unsafe { &*p_info };
         let pool = unsafe { nd::<_, CommandPool>(info.command_pool)? };
@@ -103,12 +111,12 @@ pub unsafe extern "system" fn allocate_command_buffers(
 }
 
 pub unsafe extern "system" fn free_command_buffers(
-    _d: vk::Device,
+    d: vk::Device,
     p: vk::CommandPool,
     count: u32,
     p_cbs: *const vk::CommandBuffer,
 ) {
-    guard_void("vkFreeCommandBuffers", || {
+    guard_device_void("vkFreeCommandBuffers", d, || {
         // SAFETY: live pool handle and buffer array.
         let Ok(pool) = (unsafe { nd::<_, CommandPool>(p) }) else { return };
         let mut list = pool.buffers.lock();
@@ -126,14 +134,14 @@ pub unsafe extern "system" fn begin_command_buffer(
     cb: vk::CommandBuffer,
     _p: *const vk::CommandBufferBeginInfo<'_>,
 ) -> vk::Result {
-    guard_result("vkBeginCommandBuffer", || {
+    guard_device_result("vkBeginCommandBuffer", cb, || {
         command_buffer(cb)?.begin();
         Ok(vk::Result::SUCCESS)
     })
 }
 
 pub unsafe extern "system" fn end_command_buffer(cb: vk::CommandBuffer) -> vk::Result {
-    guard_result("vkEndCommandBuffer", || {
+    guard_device_result("vkEndCommandBuffer", cb, || {
         command_buffer(cb)?.end()?;
         Ok(vk::Result::SUCCESS)
     })
@@ -143,15 +151,16 @@ pub unsafe extern "system" fn reset_command_buffer(
     cb: vk::CommandBuffer,
     _f: vk::CommandBufferResetFlags,
 ) -> vk::Result {
-    guard_result("vkResetCommandBuffer", || {
+    guard_device_result("vkResetCommandBuffer", cb, || {
         command_buffer(cb)?.reset();
         Ok(vk::Result::SUCCESS)
     })
 }
 
-/// Runs a `vkCmd*` body; errors become the command buffer's sticky error.
+/// Runs a `vkCmd*` body; errors become the command buffer's sticky error, a panic loses the
+/// device.
 pub(crate) fn cmd(name: &str, h: vk::CommandBuffer, f: impl FnOnce(&CommandBuffer) -> Result<(), vk::Result>) {
-    guard_void(name, || {
+    guard_device_void(name, h, || {
         if let Ok(cb) = command_buffer(h) {
             if let Err(e) = f(cb) {
                 cb.set_error(name, e);
@@ -160,21 +169,29 @@ pub(crate) fn cmd(name: &str, h: vk::CommandBuffer, f: impl FnOnce(&CommandBuffe
     })
 }
 
+fn bind_point(bp: vk::PipelineBindPoint) -> Result<BindPoint, vk::Result> {
+    match bp {
+        vk::PipelineBindPoint::COMPUTE => Ok(BindPoint::Compute),
+        vk::PipelineBindPoint::GRAPHICS => Ok(BindPoint::Graphics),
+        vk::PipelineBindPoint::RAY_TRACING_KHR => Ok(BindPoint::RayTracing),
+        other => {
+            tracing::error!("bind point {other:?} is not supported");
+            Err(vk::Result::ERROR_FEATURE_NOT_PRESENT)
+        }
+    }
+}
+
 pub unsafe extern "system" fn cmd_bind_pipeline(h: vk::CommandBuffer, bp: vk::PipelineBindPoint, p: vk::Pipeline) {
     cmd("vkCmdBindPipeline", h, |cb| {
-        if bp != vk::PipelineBindPoint::COMPUTE {
-            tracing::error!("vkCmdBindPipeline: bind point {bp:?} is not supported");
-            return Err(vk::Result::ERROR_FEATURE_NOT_PRESENT);
-        }
         // SAFETY: live pipeline handle.
-        cb.bind_pipeline(unsafe { nd::<_, Pipeline>(p)? });
+        cb.bind_pipeline(bind_point(bp)?, unsafe { nd::<_, Pipeline>(p)? });
         Ok(())
     })
 }
 
 pub unsafe extern "system" fn cmd_bind_descriptor_sets(
     h: vk::CommandBuffer,
-    _bp: vk::PipelineBindPoint,
+    bp: vk::PipelineBindPoint,
     _layout: vk::PipelineLayout,
     first: u32,
     count: u32,
@@ -183,9 +200,10 @@ pub unsafe extern "system" fn cmd_bind_descriptor_sets(
     p_dyn: *const u32,
 ) {
     cmd("vkCmdBindDescriptorSets", h, |cb| {
+        let bp = bind_point(bp)?;
         // SAFETY: set and offset arrays per the API contract; live set handles.
         let sets = unsafe { slice(p_sets, count) }.iter().map(|&s| unsafe { set(s) }).collect();
-        cb.bind_sets(first, sets, unsafe { slice(p_dyn, dyn_count) });
+        cb.bind_sets(bp, first, sets, unsafe { slice(p_dyn, dyn_count) });
         Ok(())
     })
 }
@@ -230,181 +248,7 @@ pub unsafe extern "system" fn cmd_dispatch_base(
 pub unsafe extern "system" fn cmd_dispatch_indirect(h: vk::CommandBuffer, b: vk::Buffer, offset: u64) {
     cmd("vkCmdDispatchIndirect", h, |cb| {
         // SAFETY: live buffer handle.
-        let buf = unsafe { nd::<_, Buffer>(b)? };
-        cb.dispatch_indirect(buf.address_at(offset)?);
-        cb.keep_alive("vkCmdDispatchIndirect", buf);
-        Ok(())
-    })
-}
-
-pub unsafe extern "system" fn cmd_copy_buffer(
-    h: vk::CommandBuffer,
-    src: vk::Buffer,
-    dst: vk::Buffer,
-    count: u32,
-    p_regions: *const vk::BufferCopy,
-) {
-    cmd("vkCmdCopyBuffer", h, |cb| {
-        // SAFETY: live buffer handles and region array.
-        let (s, d) = unsafe { (nd::<_, Buffer>(src)?, nd::<_, Buffer>(dst)?) };
-        for r in unsafe { slice(p_regions, count) } {
-            let op = StreamOp::Copy { src: s.address_at(r.src_offset)?, dst: d.address_at(r.dst_offset)?, len: r.size };
-            cb.push_op("vkCmdCopyBuffer", op);
-        }
-        cb.keep_alive("vkCmdCopyBuffer", s);
-        cb.keep_alive("vkCmdCopyBuffer", d);
-        Ok(())
-    })
-}
-
-pub unsafe extern "system" fn cmd_copy_buffer2(h: vk::CommandBuffer, p: *const vk::CopyBufferInfo2<'_>) {
-    // SAFETY: valid copy info.
-    let i = unsafe { &*p };
-    let regions: Vec<vk::BufferCopy> = unsafe { slice(i.p_regions, i.region_count) }
-        .iter()
-        .map(|r| vk::BufferCopy { src_offset: r.src_offset, dst_offset: r.dst_offset, size: r.size })
-        .collect();
-    // SAFETY: forwarded handles.
-    unsafe { cmd_copy_buffer(h, i.src_buffer, i.dst_buffer, regions.len() as u32, regions.as_ptr()) }
-}
-
-pub unsafe extern "system" fn cmd_fill_buffer(h: vk::CommandBuffer, b: vk::Buffer, offset: u64, size: u64, data: u32) {
-    cmd("vkCmdFillBuffer", h, |cb| {
-        // SAFETY: live buffer handle.
-        let buf = unsafe { nd::<_, Buffer>(b)? };
-        let len = if size == vk::WHOLE_SIZE { (buf.size - offset) & !3 } else { size };
-        cb.push_op("vkCmdFillBuffer", StreamOp::Fill { dst: buf.address_at(offset)?, len, word: data });
-        cb.keep_alive("vkCmdFillBuffer", buf);
-        Ok(())
-    })
-}
-
-pub unsafe extern "system" fn cmd_update_buffer(
-    h: vk::CommandBuffer,
-    b: vk::Buffer,
-    offset: u64,
-    size: u64,
-    p: *const c_void,
-) {
-    cmd("vkCmdUpdateBuffer", h, |cb| {
-        // SAFETY: live buffer handle; `size` bytes of data.
-        let buf = unsafe { nd::<_, Buffer>(b)? };
-        let data = unsafe { slice(p as *const u8, size as u32) }.to_vec();
-        cb.push_op("vkCmdUpdateBuffer", StreamOp::Write { dst: buf.address_at(offset)?, data });
-        cb.keep_alive("vkCmdUpdateBuffer", buf);
-        Ok(())
-    })
-}
-
-fn region(r: &vk::BufferImageCopy) -> BufferImageCopy {
-    BufferImageCopy {
-        buffer_offset: r.buffer_offset,
-        buffer_row_length: r.buffer_row_length,
-        buffer_image_height: r.buffer_image_height,
-        mip_level: r.image_subresource.mip_level,
-        base_layer: r.image_subresource.base_array_layer,
-        layer_count: r.image_subresource.layer_count,
-        offset: [r.image_offset.x, r.image_offset.y, r.image_offset.z],
-        extent: [r.image_extent.width, r.image_extent.height, r.image_extent.depth],
-    }
-}
-
-/// Both buffer <-> image copies: `to_image` picks the direction.
-unsafe fn copy_buffer_image(
-    name: &str,
-    h: vk::CommandBuffer,
-    buffer: vk::Buffer,
-    image: vk::Image,
-    count: u32,
-    p: *const vk::BufferImageCopy,
-    to_image: bool,
-) {
-    cmd(name, h, |cb| {
-        // SAFETY: live handles and region array.
-        let (b, i) = unsafe { (nd::<_, Buffer>(buffer)?, nd::<_, Image>(image)?) };
-        let regions: Vec<_> = unsafe { slice(p, count) }.iter().map(region).collect();
-        cb.copy_buffer_image(b.address_at(0)?, &i, &regions, to_image);
-        cb.keep_alive(name, b);
-        Ok(())
-    })
-}
-
-pub unsafe extern "system" fn cmd_copy_buffer_to_image(
-    h: vk::CommandBuffer,
-    src: vk::Buffer,
-    dst: vk::Image,
-    _layout: vk::ImageLayout,
-    count: u32,
-    p: *const vk::BufferImageCopy,
-) {
-    // SAFETY: forwarded arguments.
-    unsafe { copy_buffer_image("vkCmdCopyBufferToImage", h, src, dst, count, p, true) }
-}
-
-pub unsafe extern "system" fn cmd_copy_image_to_buffer(
-    h: vk::CommandBuffer,
-    src: vk::Image,
-    _layout: vk::ImageLayout,
-    dst: vk::Buffer,
-    count: u32,
-    p: *const vk::BufferImageCopy,
-) {
-    // SAFETY: forwarded arguments.
-    unsafe { copy_buffer_image("vkCmdCopyImageToBuffer", h, dst, src, count, p, false) }
-}
-
-pub unsafe extern "system" fn cmd_copy_image(
-    h: vk::CommandBuffer,
-    src: vk::Image,
-    _sl: vk::ImageLayout,
-    dst: vk::Image,
-    _dl: vk::ImageLayout,
-    count: u32,
-    p: *const vk::ImageCopy,
-) {
-    cmd("vkCmdCopyImage", h, |cb| {
-        // SAFETY: live handles and region array.
-        let (s, d) = unsafe { (nd::<_, Image>(src)?, nd::<_, Image>(dst)?) };
-        let regions: Vec<_> = unsafe { slice(p, count) }
-            .iter()
-            .map(|r| vortex_runtime::command::ImageCopy {
-                src_level: r.src_subresource.mip_level,
-                src_layer: r.src_subresource.base_array_layer,
-                layer_count: r.src_subresource.layer_count,
-                src_offset: [r.src_offset.x, r.src_offset.y, r.src_offset.z],
-                dst_level: r.dst_subresource.mip_level,
-                dst_layer: r.dst_subresource.base_array_layer,
-                dst_offset: [r.dst_offset.x, r.dst_offset.y, r.dst_offset.z],
-                extent: [r.extent.width, r.extent.height, r.extent.depth],
-            })
-            .collect();
-        cb.copy_image(&s, &d, &regions);
-        Ok(())
-    })
-}
-
-pub unsafe extern "system" fn cmd_clear_color_image(
-    h: vk::CommandBuffer,
-    image: vk::Image,
-    _layout: vk::ImageLayout,
-    p_color: *const vk::ClearColorValue,
-    count: u32,
-    p_ranges: *const vk::ImageSubresourceRange,
-) {
-    cmd("vkCmdClearColorImage", h, |cb| {
-        // SAFETY: live image handle, clear value and range array.
-        let img = unsafe { nd::<_, Image>(image)? };
-        let color = unsafe { (*p_color).uint32 };
-        let ranges: Vec<_> = unsafe { slice(p_ranges, count) }
-            .iter()
-            .map(|r| SubresourceRange {
-                base_level: r.base_mip_level,
-                level_count: r.level_count,
-                base_layer: r.base_array_layer,
-                layer_count: r.layer_count,
-            })
-            .collect();
-        cb.clear_color_image(&img, color, &ranges);
+        cb.dispatch_indirect(&unsafe { nd::<_, Buffer>(b)? }, offset);
         Ok(())
     })
 }
@@ -430,8 +274,7 @@ pub unsafe extern "system" fn cmd_pipeline_barrier2(_h: vk::CommandBuffer, _d: *
 pub unsafe extern "system" fn cmd_set_event(h: vk::CommandBuffer, e: vk::Event, _s: vk::PipelineStageFlags) {
     cmd("vkCmdSetEvent", h, |cb| {
         // SAFETY: live event handle.
-        let event = unsafe { nd::<_, Event>(e)? };
-        cb.push_op("vkCmdSetEvent", StreamOp::SetEvent { event, value: true });
+        cb.set_event(unsafe { nd::<_, Event>(e)? });
         Ok(())
     })
 }
@@ -439,8 +282,7 @@ pub unsafe extern "system" fn cmd_set_event(h: vk::CommandBuffer, e: vk::Event, 
 pub unsafe extern "system" fn cmd_reset_event(h: vk::CommandBuffer, e: vk::Event, _s: vk::PipelineStageFlags) {
     cmd("vkCmdResetEvent", h, |cb| {
         // SAFETY: live event handle.
-        let event = unsafe { nd::<_, Event>(e)? };
-        cb.push_op("vkCmdResetEvent", StreamOp::SetEvent { event, value: false });
+        cb.reset_event(unsafe { nd::<_, Event>(e)? });
         Ok(())
     })
 }

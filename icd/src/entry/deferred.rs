@@ -8,11 +8,12 @@
 //! `vkGetDeferredOperationResultKHR` says `VK_NOT_READY` until the operation completes.
 
 use super::device::device;
-use crate::handle::{guard, guard_result, guard_void, nd, nd_destroy, nd_new};
+use crate::handle::{guard_device, guard_device_result, guard_device_void, nd, nd_destroy, nd_new, panic_message};
 use ash::vk;
 use parking_lot::{Condvar, Mutex};
 use std::collections::VecDeque;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
+use vortex_runtime::device::Device as RtDevice;
 
 /// One piece of deferred work; returns its result.
 pub type Unit = Box<dyn FnOnce() -> vk::Result + Send>;
@@ -35,11 +36,14 @@ struct Inner {
 pub struct DeferredOperation {
     inner: Mutex<Inner>,
     done: Condvar,
+    /// The device whose host commands run here: a panic in one loses it.
+    device: Weak<RtDevice>,
 }
 
-impl Default for DeferredOperation {
-    fn default() -> Self {
+impl DeferredOperation {
+    pub fn new(device: Weak<RtDevice>) -> Self {
         DeferredOperation {
+            device,
             inner: Mutex::new(Inner {
                 state: State::Idle,
                 pending: VecDeque::new(),
@@ -71,10 +75,8 @@ impl DeferredOperation {
             if let Some(unit) = g.pending.pop_front() {
                 g.running += 1;
                 drop(g);
-                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(unit)).unwrap_or_else(|_| {
-                    tracing::error!("internal error in a deferred host operation");
-                    vk::Result::ERROR_UNKNOWN
-                });
+                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(unit))
+                    .unwrap_or_else(|e| self.internal_error(&*e));
                 g = self.inner.lock();
                 g.running -= 1;
                 if r.as_raw() < 0 && g.result == vk::Result::SUCCESS {
@@ -89,6 +91,18 @@ impl DeferredOperation {
             }
             return vk::Result::THREAD_DONE_KHR;
         }
+    }
+
+    /// A unit panicked: as in any device-level entry point, the device is lost.
+    fn internal_error(&self, e: &(dyn std::any::Any + Send)) -> vk::Result {
+        let reason = format!("internal error in a deferred host operation: {}", panic_message(e));
+        match self.device.upgrade() {
+            Some(d) => {
+                d.set_lost(&reason);
+            }
+            None => tracing::error!("{reason}"),
+        }
+        vk::Result::ERROR_DEVICE_LOST
     }
 
     pub fn result(&self) -> vk::Result {
@@ -144,45 +158,42 @@ pub unsafe extern "system" fn create_deferred_operation(
     _a: *const vk::AllocationCallbacks<'_>,
     p_op: *mut vk::DeferredOperationKHR,
 ) -> vk::Result {
-    guard_result("vkCreateDeferredOperationKHR", || {
-        device(d)?;
+    guard_device_result("vkCreateDeferredOperationKHR", d, || {
+        let dev = device(d)?;
         // SAFETY: valid output pointer.
-        unsafe { *p_op = nd_new(Arc::new(DeferredOperation::default())) };
+        unsafe { *p_op = nd_new(Arc::new(DeferredOperation::new(Arc::downgrade(&dev.rt)))) };
         Ok(vk::Result::SUCCESS)
     })
 }
 
 pub unsafe extern "system" fn destroy_deferred_operation(
-    _d: vk::Device,
+    d: vk::Device,
     op: vk::DeferredOperationKHR,
     _a: *const vk::AllocationCallbacks<'_>,
 ) {
     // SAFETY: a live handle or null.
-    guard_void("vkDestroyDeferredOperationKHR", || unsafe { nd_destroy::<_, DeferredOperation>(op) })
+    guard_device_void("vkDestroyDeferredOperationKHR", d, || unsafe { nd_destroy::<_, DeferredOperation>(op) })
 }
 
 pub unsafe extern "system" fn get_deferred_operation_max_concurrency(
-    _d: vk::Device,
+    d: vk::Device,
     op: vk::DeferredOperationKHR,
 ) -> u32 {
-    guard("vkGetDeferredOperationMaxConcurrencyKHR", 1, || {
+    guard_device("vkGetDeferredOperationMaxConcurrencyKHR", d, 1, || {
         // SAFETY: a live handle.
         unsafe { nd::<_, DeferredOperation>(op) }.map_or(1, |o| o.max_concurrency())
     })
 }
 
-pub unsafe extern "system" fn get_deferred_operation_result(
-    _d: vk::Device,
-    op: vk::DeferredOperationKHR,
-) -> vk::Result {
-    guard_result("vkGetDeferredOperationResultKHR", || {
+pub unsafe extern "system" fn get_deferred_operation_result(d: vk::Device, op: vk::DeferredOperationKHR) -> vk::Result {
+    guard_device_result("vkGetDeferredOperationResultKHR", d, || {
         // SAFETY: a live handle.
         Ok(unsafe { nd::<_, DeferredOperation>(op)? }.result())
     })
 }
 
-pub unsafe extern "system" fn deferred_operation_join(_d: vk::Device, op: vk::DeferredOperationKHR) -> vk::Result {
-    guard_result("vkDeferredOperationJoinKHR", || {
+pub unsafe extern "system" fn deferred_operation_join(d: vk::Device, op: vk::DeferredOperationKHR) -> vk::Result {
+    guard_device_result("vkDeferredOperationJoinKHR", d, || {
         // SAFETY: a live handle.
         Ok(unsafe { nd::<_, DeferredOperation>(op)? }.join())
     })
@@ -195,7 +206,7 @@ mod tests {
 
     #[test]
     fn joins_from_several_threads_finish_every_unit_once() {
-        let op = Arc::new(DeferredOperation::default());
+        let op = Arc::new(DeferredOperation::new(Weak::new()));
         assert_eq!(op.result(), vk::Result::SUCCESS);
         let ran = Arc::new(AtomicU32::new(0));
         let units: Vec<Unit> = (0..20)
@@ -228,5 +239,17 @@ mod tests {
         assert_eq!(op.result(), vk::Result::ERROR_OUT_OF_HOST_MEMORY);
         assert_eq!(op.join(), vk::Result::SUCCESS, "joining a complete operation");
         assert_eq!(op.max_concurrency(), 0);
+    }
+
+    #[test]
+    fn a_panicking_unit_loses_the_device_and_the_operation_completes() {
+        let device = RtDevice::new(&vortex_runtime::device::Gpu::from_env().unwrap()).unwrap();
+        let op = DeferredOperation::new(Arc::downgrade(&device));
+        let units: Vec<Unit> = vec![Box::new(|| panic!("in a unit")), Box::new(|| vk::Result::SUCCESS)];
+        op.defer(units);
+        assert_eq!(op.join(), vk::Result::SUCCESS, "the last unit completes the operation");
+        assert_eq!(op.result(), vk::Result::ERROR_DEVICE_LOST);
+        assert_eq!(device.check(), Err(vk::Result::ERROR_DEVICE_LOST));
+        assert!(device.lost_reason().unwrap().contains("deferred host operation: in a unit"));
     }
 }

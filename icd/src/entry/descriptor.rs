@@ -6,7 +6,7 @@
 //! finishes.
 
 use super::device::device;
-use crate::handle::{guard_result, guard_void, nd, nd_destroy, nd_new};
+use crate::handle::{guard_device_result, guard_device_void, nd, nd_destroy, nd_new};
 use crate::util::{find_in, slice};
 use ash::vk::{self, Handle};
 use std::sync::Arc;
@@ -38,7 +38,7 @@ pub unsafe extern "system" fn create_descriptor_set_layout(
     _a: *const vk::AllocationCallbacks<'_>,
     p_layout: *mut vk::DescriptorSetLayout,
 ) -> vk::Result {
-    guard_result("vkCreateDescriptorSetLayout", || {
+    guard_device_result("vkCreateDescriptorSetLayout", d, || {
         device(d)?;
         // SAFETY: valid create info.
         let info = unsafe { &*p_info };
@@ -51,21 +51,21 @@ pub unsafe extern "system" fn create_descriptor_set_layout(
 }
 
 pub unsafe extern "system" fn destroy_descriptor_set_layout(
-    _d: vk::Device,
+    d: vk::Device,
     l: vk::DescriptorSetLayout,
     _a: *const vk::AllocationCallbacks<'_>,
 ) {
     // SAFETY: a live layout handle or null.
-    guard_void("vkDestroyDescriptorSetLayout", || unsafe { nd_destroy::<_, SetLayout>(l) })
+    guard_device_void("vkDestroyDescriptorSetLayout", d, || unsafe { nd_destroy::<_, SetLayout>(l) })
 }
 
 pub unsafe extern "system" fn get_descriptor_set_layout_support(
-    _d: vk::Device,
+    d: vk::Device,
     _p_info: *const vk::DescriptorSetLayoutCreateInfo<'_>,
     p: *mut vk::DescriptorSetLayoutSupport<'_>,
 ) {
     // SAFETY: valid output pointer; every layout is supported.
-    guard_void("vkGetDescriptorSetLayoutSupport", || unsafe { (*p).supported = vk::TRUE })
+    guard_device_void("vkGetDescriptorSetLayoutSupport", d, || unsafe { (*p).supported = vk::TRUE })
 }
 
 pub unsafe extern "system" fn create_descriptor_pool(
@@ -74,7 +74,7 @@ pub unsafe extern "system" fn create_descriptor_pool(
     _a: *const vk::AllocationCallbacks<'_>,
     p_pool: *mut vk::DescriptorPool,
 ) -> vk::Result {
-    guard_result("vkCreateDescriptorPool", || {
+    guard_device_result("vkCreateDescriptorPool", d, || {
         device(d)?;
         // SAFETY: valid create info and output pointer.
         let max = unsafe { (*p_info).max_sets };
@@ -84,20 +84,20 @@ pub unsafe extern "system" fn create_descriptor_pool(
 }
 
 pub unsafe extern "system" fn destroy_descriptor_pool(
-    _d: vk::Device,
+    d: vk::Device,
     p: vk::DescriptorPool,
     _a: *const vk::AllocationCallbacks<'_>,
 ) {
     // SAFETY: a live pool handle or null; dropping it drops its sets.
-    guard_void("vkDestroyDescriptorPool", || unsafe { nd_destroy::<_, DescriptorPool>(p) })
+    guard_device_void("vkDestroyDescriptorPool", d, || unsafe { nd_destroy::<_, DescriptorPool>(p) })
 }
 
 pub unsafe extern "system" fn reset_descriptor_pool(
-    _d: vk::Device,
+    d: vk::Device,
     p: vk::DescriptorPool,
     _f: vk::DescriptorPoolResetFlags,
 ) -> vk::Result {
-    guard_result("vkResetDescriptorPool", || {
+    guard_device_result("vkResetDescriptorPool", d, || {
         // SAFETY: live pool handle.
         unsafe { nd::<_, DescriptorPool>(p)? }.reset();
         Ok(vk::Result::SUCCESS)
@@ -109,7 +109,7 @@ pub unsafe extern "system" fn allocate_descriptor_sets(
     p_info: *const vk::DescriptorSetAllocateInfo<'_>,
     p_sets: *mut vk::DescriptorSet,
 ) -> vk::Result {
-    guard_result("vkAllocateDescriptorSets", || {
+    guard_device_result("vkAllocateDescriptorSets", d, || {
         let dev = device(d)?;
         // SAFETY: valid allocate info and live pool handle.
         let info = unsafe { &*p_info };
@@ -138,12 +138,12 @@ pub unsafe extern "system" fn allocate_descriptor_sets(
 }
 
 pub unsafe extern "system" fn free_descriptor_sets(
-    _d: vk::Device,
+    d: vk::Device,
     p: vk::DescriptorPool,
     count: u32,
     p_sets: *const vk::DescriptorSet,
 ) -> vk::Result {
-    guard_result("vkFreeDescriptorSets", || {
+    guard_device_result("vkFreeDescriptorSets", d, || {
         // SAFETY: live pool handle and set array.
         let pool = unsafe { nd::<_, DescriptorPool>(p)? };
         for &s in unsafe { slice(p_sets, count) } {
@@ -156,13 +156,13 @@ pub unsafe extern "system" fn free_descriptor_sets(
 }
 
 pub unsafe extern "system" fn update_descriptor_sets(
-    _d: vk::Device,
+    d: vk::Device,
     write_count: u32,
     p_writes: *const vk::WriteDescriptorSet<'_>,
     copy_count: u32,
     p_copies: *const vk::CopyDescriptorSet<'_>,
 ) {
-    guard_void("vkUpdateDescriptorSets", || {
+    guard_device_void("vkUpdateDescriptorSets", d, || {
         // SAFETY: write/copy arrays per the API contract.
         for w in unsafe { slice(p_writes, write_count) } {
             // SAFETY: forwarded pointers of a valid write.

@@ -3,7 +3,10 @@
 use super::instance::physical_gpu;
 use super::sync::{Fence, Semaphore};
 use crate::caps;
-use crate::handle::{disp, disp_destroy, dispatchable, guard_result, guard_void, nd, nd_opt};
+use crate::handle::{
+    disp, disp_destroy, dispatchable, guard_device_result, guard_device_void, guard_result, guard_void, nd, nd_opt,
+    OfDevice,
+};
 use crate::util::{cstr, find_in, slice};
 use ash::vk;
 use std::sync::Arc;
@@ -23,6 +26,18 @@ impl Device {
 
 pub struct Queue {
     pub rt: Arc<vortex_runtime::device::Device>,
+}
+
+impl OfDevice for vk::Device {
+    fn runtime_device(self) -> Option<Arc<vortex_runtime::device::Device>> {
+        device(self).ok().map(|d| d.rt.clone())
+    }
+}
+
+impl OfDevice for vk::Queue {
+    fn runtime_device(self) -> Option<Arc<vortex_runtime::device::Device>> {
+        queue(self).ok().map(|q| q.rt.clone())
+    }
 }
 
 /// The runtime device behind a `VkDevice`.
@@ -112,7 +127,7 @@ pub unsafe extern "system" fn destroy_device(d: vk::Device, _alloc: *const vk::A
 }
 
 pub unsafe extern "system" fn get_device_queue(d: vk::Device, family: u32, index: u32, p_queue: *mut vk::Queue) {
-    guard_void("vkGetDeviceQueue", || {
+    guard_device_void("vkGetDeviceQueue", d, || {
         if let Ok(dev) = device(d) {
             let q = if family == 0 && index == 0 { dev.queue } else { vk::Queue::null() };
             // SAFETY: valid output pointer.
@@ -143,7 +158,7 @@ pub unsafe extern "system" fn queue_submit(
     p_submits: *const vk::SubmitInfo<'_>,
     fence: vk::Fence,
 ) -> vk::Result {
-    guard_result("vkQueueSubmit", || {
+    guard_device_result("vkQueueSubmit", q, || {
         let q = queue(q)?;
         q.rt.check()?;
         // SAFETY: submit infos per the API contract.
@@ -197,7 +212,7 @@ pub unsafe extern "system" fn queue_submit(
 }
 
 pub unsafe extern "system" fn queue_wait_idle(q: vk::Queue) -> vk::Result {
-    guard_result("vkQueueWaitIdle", || {
+    guard_device_result("vkQueueWaitIdle", q, || {
         let q = queue(q)?;
         q.rt.wait_idle()?;
         Ok(vk::Result::SUCCESS)
@@ -205,7 +220,7 @@ pub unsafe extern "system" fn queue_wait_idle(q: vk::Queue) -> vk::Result {
 }
 
 pub unsafe extern "system" fn device_wait_idle(d: vk::Device) -> vk::Result {
-    guard_result("vkDeviceWaitIdle", || {
+    guard_device_result("vkDeviceWaitIdle", d, || {
         device(d)?.rt.wait_idle()?;
         Ok(vk::Result::SUCCESS)
     })

@@ -1,7 +1,7 @@
 //! Device memory, buffers, images, views and samplers.
 
 use super::device::device;
-use crate::handle::{guard, guard_result, guard_void, nd, nd_destroy, nd_new};
+use crate::handle::{guard_device, guard_device_result, guard_device_void, nd, nd_destroy, nd_new};
 use crate::util::slice;
 use ash::vk;
 use std::ffi::c_void;
@@ -16,7 +16,7 @@ pub unsafe extern "system" fn allocate_memory(
     _a: *const vk::AllocationCallbacks<'_>,
     p_mem: *mut vk::DeviceMemory,
 ) -> vk::Result {
-    guard_result("vkAllocateMemory", || {
+    guard_device_result("vkAllocateMemory", d, || {
         let dev = device(d)?;
         dev.rt.check()?;
         // SAFETY: valid allocate info.
@@ -32,20 +32,20 @@ pub unsafe extern "system" fn allocate_memory(
     })
 }
 
-pub unsafe extern "system" fn free_memory(_d: vk::Device, m: vk::DeviceMemory, _a: *const vk::AllocationCallbacks<'_>) {
+pub unsafe extern "system" fn free_memory(d: vk::Device, m: vk::DeviceMemory, _a: *const vk::AllocationCallbacks<'_>) {
     // SAFETY: a live memory handle or null.
-    guard_void("vkFreeMemory", || unsafe { nd_destroy::<_, Memory>(m) })
+    guard_device_void("vkFreeMemory", d, || unsafe { nd_destroy::<_, Memory>(m) })
 }
 
 pub unsafe extern "system" fn map_memory(
-    _d: vk::Device,
+    d: vk::Device,
     m: vk::DeviceMemory,
     offset: u64,
     size: u64,
     _flags: vk::MemoryMapFlags,
     pp_data: *mut *mut c_void,
 ) -> vk::Result {
-    guard_result("vkMapMemory", || {
+    guard_device_result("vkMapMemory", d, || {
         // SAFETY: live memory handle.
         let mem = unsafe { nd::<_, Memory>(m)? };
         let end = if size == vk::WHOLE_SIZE { mem.size } else { offset.saturating_add(size) };
@@ -70,8 +70,8 @@ pub unsafe extern "system" fn flush_mapped_memory_ranges(
     vk::Result::SUCCESS
 }
 
-pub unsafe extern "system" fn get_device_memory_commitment(_d: vk::Device, m: vk::DeviceMemory, p: *mut u64) {
-    guard_void("vkGetDeviceMemoryCommitment", || {
+pub unsafe extern "system" fn get_device_memory_commitment(d: vk::Device, m: vk::DeviceMemory, p: *mut u64) {
+    guard_device_void("vkGetDeviceMemoryCommitment", d, || {
         // SAFETY: live memory handle and valid output pointer.
         if let Ok(mem) = unsafe { nd::<_, Memory>(m) } {
             unsafe { *p = mem.size };
@@ -85,7 +85,7 @@ pub unsafe extern "system" fn create_buffer(
     _a: *const vk::AllocationCallbacks<'_>,
     p_buffer: *mut vk::Buffer,
 ) -> vk::Result {
-    guard_result("vkCreateBuffer", || {
+    guard_device_result("vkCreateBuffer", d, || {
         device(d)?;
         // SAFETY: valid create info.
         let info = unsafe { &*p_info };
@@ -99,9 +99,9 @@ pub unsafe extern "system" fn create_buffer(
     })
 }
 
-pub unsafe extern "system" fn destroy_buffer(_d: vk::Device, b: vk::Buffer, _a: *const vk::AllocationCallbacks<'_>) {
+pub unsafe extern "system" fn destroy_buffer(d: vk::Device, b: vk::Buffer, _a: *const vk::AllocationCallbacks<'_>) {
     // SAFETY: a live buffer handle or null.
-    guard_void("vkDestroyBuffer", || unsafe { nd_destroy::<_, Buffer>(b) })
+    guard_device_void("vkDestroyBuffer", d, || unsafe { nd_destroy::<_, Buffer>(b) })
 }
 
 pub unsafe extern "system" fn create_buffer_view(
@@ -110,7 +110,7 @@ pub unsafe extern "system" fn create_buffer_view(
     _a: *const vk::AllocationCallbacks<'_>,
     p_view: *mut vk::BufferView,
 ) -> vk::Result {
-    guard_result("vkCreateBufferView", || {
+    guard_device_result("vkCreateBufferView", d, || {
         device(d)?;
         // SAFETY: valid create info with a live buffer handle.
         let info = unsafe { &*p_info };
@@ -123,12 +123,12 @@ pub unsafe extern "system" fn create_buffer_view(
 }
 
 pub unsafe extern "system" fn destroy_buffer_view(
-    _d: vk::Device,
+    d: vk::Device,
     v: vk::BufferView,
     _a: *const vk::AllocationCallbacks<'_>,
 ) {
     // SAFETY: a live buffer-view handle or null.
-    guard_void("vkDestroyBufferView", || unsafe { nd_destroy::<_, BufferView>(v) })
+    guard_device_void("vkDestroyBufferView", d, || unsafe { nd_destroy::<_, BufferView>(v) })
 }
 
 fn buffer_requirements(b: &Buffer) -> vk::MemoryRequirements {
@@ -148,11 +148,11 @@ fn image_requirements(i: &Image) -> vk::MemoryRequirements {
 }
 
 pub unsafe extern "system" fn get_buffer_memory_requirements(
-    _d: vk::Device,
+    d: vk::Device,
     b: vk::Buffer,
     p: *mut vk::MemoryRequirements,
 ) {
-    guard_void("vkGetBufferMemoryRequirements", || {
+    guard_device_void("vkGetBufferMemoryRequirements", d, || {
         // SAFETY: live buffer handle and valid output pointer.
         if let Ok(b) = unsafe { nd::<_, Buffer>(b) } {
             unsafe { *p = buffer_requirements(&b) };
@@ -161,11 +161,11 @@ pub unsafe extern "system" fn get_buffer_memory_requirements(
 }
 
 pub unsafe extern "system" fn get_buffer_memory_requirements2(
-    _d: vk::Device,
+    d: vk::Device,
     p_info: *const vk::BufferMemoryRequirementsInfo2<'_>,
     p: *mut vk::MemoryRequirements2<'_>,
 ) {
-    guard_void("vkGetBufferMemoryRequirements2", || {
+    guard_device_void("vkGetBufferMemoryRequirements2", d, || {
         // SAFETY: valid input, live buffer handle, valid output.
         if let Ok(b) = unsafe { nd::<_, Buffer>((*p_info).buffer) } {
             unsafe { (*p).memory_requirements = buffer_requirements(&b) };
@@ -174,11 +174,11 @@ pub unsafe extern "system" fn get_buffer_memory_requirements2(
 }
 
 pub unsafe extern "system" fn get_image_memory_requirements(
-    _d: vk::Device,
+    d: vk::Device,
     i: vk::Image,
     p: *mut vk::MemoryRequirements,
 ) {
-    guard_void("vkGetImageMemoryRequirements", || {
+    guard_device_void("vkGetImageMemoryRequirements", d, || {
         // SAFETY: live image handle and valid output pointer.
         if let Ok(i) = unsafe { nd::<_, Image>(i) } {
             unsafe { *p = image_requirements(&i) };
@@ -187,11 +187,11 @@ pub unsafe extern "system" fn get_image_memory_requirements(
 }
 
 pub unsafe extern "system" fn get_image_memory_requirements2(
-    _d: vk::Device,
+    d: vk::Device,
     p_info: *const vk::ImageMemoryRequirementsInfo2<'_>,
     p: *mut vk::MemoryRequirements2<'_>,
 ) {
-    guard_void("vkGetImageMemoryRequirements2", || {
+    guard_device_void("vkGetImageMemoryRequirements2", d, || {
         // SAFETY: valid input, live image handle, valid output.
         if let Ok(i) = unsafe { nd::<_, Image>((*p_info).image) } {
             unsafe { (*p).memory_requirements = image_requirements(&i) };
@@ -224,12 +224,12 @@ pub unsafe extern "system" fn get_image_sparse_memory_requirements2(
 }
 
 pub unsafe extern "system" fn bind_buffer_memory(
-    _d: vk::Device,
+    d: vk::Device,
     b: vk::Buffer,
     m: vk::DeviceMemory,
     offset: u64,
 ) -> vk::Result {
-    guard_result("vkBindBufferMemory", || {
+    guard_device_result("vkBindBufferMemory", d, || {
         // SAFETY: live handles.
         let (b, m) = unsafe { (nd::<_, Buffer>(b)?, nd::<_, Memory>(m)?) };
         b.bind(m, offset)?;
@@ -242,7 +242,7 @@ pub unsafe extern "system" fn bind_buffer_memory2(
     count: u32,
     p: *const vk::BindBufferMemoryInfo<'_>,
 ) -> vk::Result {
-    guard_result("vkBindBufferMemory2", || {
+    guard_device_result("vkBindBufferMemory2", d, || {
         // SAFETY: bind infos per the API contract.
         for i in unsafe { slice(p, count) } {
             // SAFETY: forwarded handles.
@@ -256,12 +256,12 @@ pub unsafe extern "system" fn bind_buffer_memory2(
 }
 
 pub unsafe extern "system" fn bind_image_memory(
-    _d: vk::Device,
+    d: vk::Device,
     i: vk::Image,
     m: vk::DeviceMemory,
     offset: u64,
 ) -> vk::Result {
-    guard_result("vkBindImageMemory", || {
+    guard_device_result("vkBindImageMemory", d, || {
         // SAFETY: live handles.
         let (i, m) = unsafe { (nd::<_, Image>(i)?, nd::<_, Memory>(m)?) };
         i.bind(m, offset)?;
@@ -274,7 +274,7 @@ pub unsafe extern "system" fn bind_image_memory2(
     count: u32,
     p: *const vk::BindImageMemoryInfo<'_>,
 ) -> vk::Result {
-    guard_result("vkBindImageMemory2", || {
+    guard_device_result("vkBindImageMemory2", d, || {
         // SAFETY: bind infos per the API contract.
         for i in unsafe { slice(p, count) } {
             // SAFETY: forwarded handles.
@@ -288,10 +288,10 @@ pub unsafe extern "system" fn bind_image_memory2(
 }
 
 pub unsafe extern "system" fn get_buffer_device_address(
-    _d: vk::Device,
+    d: vk::Device,
     p_info: *const vk::BufferDeviceAddressInfo<'_>,
 ) -> u64 {
-    guard("vkGetBufferDeviceAddress", 0, || {
+    guard_device("vkGetBufferDeviceAddress", d, 0, || {
         // SAFETY: valid info and live buffer handle.
         unsafe { nd::<_, Buffer>((*p_info).buffer) }.map_or(0, |b| b.address())
     })
@@ -317,7 +317,7 @@ pub unsafe extern "system" fn create_image(
     _a: *const vk::AllocationCallbacks<'_>,
     p_image: *mut vk::Image,
 ) -> vk::Result {
-    guard_result("vkCreateImage", || {
+    guard_device_result("vkCreateImage", d, || {
         device(d)?;
         // SAFETY: valid create info.
         let i = unsafe { &*p_info };
@@ -339,18 +339,18 @@ pub unsafe extern "system" fn create_image(
     })
 }
 
-pub unsafe extern "system" fn destroy_image(_d: vk::Device, i: vk::Image, _a: *const vk::AllocationCallbacks<'_>) {
+pub unsafe extern "system" fn destroy_image(d: vk::Device, i: vk::Image, _a: *const vk::AllocationCallbacks<'_>) {
     // SAFETY: a live image handle or null.
-    guard_void("vkDestroyImage", || unsafe { nd_destroy::<_, Image>(i) })
+    guard_device_void("vkDestroyImage", d, || unsafe { nd_destroy::<_, Image>(i) })
 }
 
 pub unsafe extern "system" fn get_image_subresource_layout(
-    _d: vk::Device,
+    d: vk::Device,
     i: vk::Image,
     p_sub: *const vk::ImageSubresource,
     p: *mut vk::SubresourceLayout,
 ) {
-    guard_void("vkGetImageSubresourceLayout", || {
+    guard_device_void("vkGetImageSubresourceLayout", d, || {
         // SAFETY: live image handle, valid input and output.
         if let Ok(img) = unsafe { nd::<_, Image>(i) } {
             let s = unsafe { &*p_sub };
@@ -374,7 +374,7 @@ pub unsafe extern "system" fn create_image_view(
     _a: *const vk::AllocationCallbacks<'_>,
     p_view: *mut vk::ImageView,
 ) -> vk::Result {
-    guard_result("vkCreateImageView", || {
+    guard_device_result("vkCreateImageView", d, || {
         device(d)?;
         // SAFETY: valid create info and live image handle.
         let i = unsafe { &*p_info };
@@ -408,12 +408,12 @@ pub unsafe extern "system" fn create_image_view(
 }
 
 pub unsafe extern "system" fn destroy_image_view(
-    _d: vk::Device,
+    d: vk::Device,
     v: vk::ImageView,
     _a: *const vk::AllocationCallbacks<'_>,
 ) {
     // SAFETY: a live view handle or null.
-    guard_void("vkDestroyImageView", || unsafe { nd_destroy::<_, ImageView>(v) })
+    guard_device_void("vkDestroyImageView", d, || unsafe { nd_destroy::<_, ImageView>(v) })
 }
 
 /// Samplers are accepted (layouts may name them) though nothing samples yet.
@@ -425,7 +425,7 @@ pub unsafe extern "system" fn create_sampler(
     _a: *const vk::AllocationCallbacks<'_>,
     p_sampler: *mut vk::Sampler,
 ) -> vk::Result {
-    guard_result("vkCreateSampler", || {
+    guard_device_result("vkCreateSampler", d, || {
         device(d)?;
         // SAFETY: valid output pointer.
         unsafe { *p_sampler = nd_new(Arc::new(Sampler)) };
@@ -433,7 +433,7 @@ pub unsafe extern "system" fn create_sampler(
     })
 }
 
-pub unsafe extern "system" fn destroy_sampler(_d: vk::Device, s: vk::Sampler, _a: *const vk::AllocationCallbacks<'_>) {
+pub unsafe extern "system" fn destroy_sampler(d: vk::Device, s: vk::Sampler, _a: *const vk::AllocationCallbacks<'_>) {
     // SAFETY: a live sampler handle or null.
-    guard_void("vkDestroySampler", || unsafe { nd_destroy::<_, Sampler>(s) })
+    guard_device_void("vkDestroySampler", d, || unsafe { nd_destroy::<_, Sampler>(s) })
 }

@@ -8,6 +8,7 @@
 
 pub mod accel;
 pub mod command;
+pub mod debug;
 pub mod deferred;
 pub mod descriptor;
 pub mod device;
@@ -16,3 +17,4 @@ pub mod memory;
 pub mod pipeline;
 pub mod query;
 pub mod sync;
+pub mod transfer;

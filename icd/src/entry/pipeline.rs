@@ -1,7 +1,7 @@
 //! Shader modules, pipeline layouts, pipeline caches and compute pipelines.
 
 use super::device::device;
-use crate::handle::{guard_result, guard_void, nd, nd_destroy, nd_new};
+use crate::handle::{guard_device_result, guard_device_void, nd, nd_destroy, nd_new};
 use crate::util::{cstr, slice};
 use ash::vk;
 use std::ffi::c_void;
@@ -15,7 +15,7 @@ pub unsafe extern "system" fn create_shader_module(
     _a: *const vk::AllocationCallbacks<'_>,
     p_module: *mut vk::ShaderModule,
 ) -> vk::Result {
-    guard_result("vkCreateShaderModule", || {
+    guard_device_result("vkCreateShaderModule", d, || {
         device(d)?;
         // SAFETY: valid create info; code_size bytes of code.
         let info = unsafe { &*p_info };
@@ -27,12 +27,12 @@ pub unsafe extern "system" fn create_shader_module(
 }
 
 pub unsafe extern "system" fn destroy_shader_module(
-    _d: vk::Device,
+    d: vk::Device,
     m: vk::ShaderModule,
     _a: *const vk::AllocationCallbacks<'_>,
 ) {
     // SAFETY: a live module handle or null.
-    guard_void("vkDestroyShaderModule", || unsafe { nd_destroy::<_, ShaderModule>(m) })
+    guard_device_void("vkDestroyShaderModule", d, || unsafe { nd_destroy::<_, ShaderModule>(m) })
 }
 
 pub unsafe extern "system" fn create_pipeline_layout(
@@ -41,7 +41,7 @@ pub unsafe extern "system" fn create_pipeline_layout(
     _a: *const vk::AllocationCallbacks<'_>,
     p_layout: *mut vk::PipelineLayout,
 ) -> vk::Result {
-    guard_result("vkCreatePipelineLayout", || {
+    guard_device_result("vkCreatePipelineLayout", d, || {
         device(d)?;
         // SAFETY: valid create info.
         let info = unsafe { &*p_info };
@@ -67,12 +67,12 @@ pub unsafe extern "system" fn create_pipeline_layout(
 }
 
 pub unsafe extern "system" fn destroy_pipeline_layout(
-    _d: vk::Device,
+    d: vk::Device,
     l: vk::PipelineLayout,
     _a: *const vk::AllocationCallbacks<'_>,
 ) {
     // SAFETY: a live layout handle or null.
-    guard_void("vkDestroyPipelineLayout", || unsafe { nd_destroy::<_, PipelineLayout>(l) })
+    guard_device_void("vkDestroyPipelineLayout", d, || unsafe { nd_destroy::<_, PipelineLayout>(l) })
 }
 
 /// Pipeline caches hold nothing: compiling is cheap next to running.
@@ -84,7 +84,7 @@ pub unsafe extern "system" fn create_pipeline_cache(
     _a: *const vk::AllocationCallbacks<'_>,
     p_cache: *mut vk::PipelineCache,
 ) -> vk::Result {
-    guard_result("vkCreatePipelineCache", || {
+    guard_device_result("vkCreatePipelineCache", d, || {
         device(d)?;
         // SAFETY: valid output pointer.
         unsafe { *p_cache = nd_new(Arc::new(PipelineCache)) };
@@ -93,21 +93,21 @@ pub unsafe extern "system" fn create_pipeline_cache(
 }
 
 pub unsafe extern "system" fn destroy_pipeline_cache(
-    _d: vk::Device,
+    d: vk::Device,
     c: vk::PipelineCache,
     _a: *const vk::AllocationCallbacks<'_>,
 ) {
     // SAFETY: a live cache handle or null.
-    guard_void("vkDestroyPipelineCache", || unsafe { nd_destroy::<_, PipelineCache>(c) })
+    guard_device_void("vkDestroyPipelineCache", d, || unsafe { nd_destroy::<_, PipelineCache>(c) })
 }
 
 pub unsafe extern "system" fn get_pipeline_cache_data(
-    _d: vk::Device,
+    d: vk::Device,
     _c: vk::PipelineCache,
     p_size: *mut usize,
     p_data: *mut c_void,
 ) -> vk::Result {
-    guard_result("vkGetPipelineCacheData", || {
+    guard_device_result("vkGetPipelineCacheData", d, || {
         // The header every cache blob starts with (version one), and no entries.
         let mut h = [0u8; 32];
         h[0..4].copy_from_slice(&32u32.to_le_bytes());
@@ -149,7 +149,7 @@ pub unsafe extern "system" fn create_compute_pipelines(
     _a: *const vk::AllocationCallbacks<'_>,
     p_pipelines: *mut vk::Pipeline,
 ) -> vk::Result {
-    guard_result("vkCreateComputePipelines", || {
+    guard_device_result("vkCreateComputePipelines", d, || {
         let dev = device(d)?;
         dev.rt.check()?;
         let mut result = vk::Result::SUCCESS;
@@ -221,11 +221,7 @@ pub unsafe extern "system" fn create_graphics_pipelines(
     vk::Result::ERROR_FEATURE_NOT_PRESENT
 }
 
-pub unsafe extern "system" fn destroy_pipeline(
-    _d: vk::Device,
-    p: vk::Pipeline,
-    _a: *const vk::AllocationCallbacks<'_>,
-) {
+pub unsafe extern "system" fn destroy_pipeline(d: vk::Device, p: vk::Pipeline, _a: *const vk::AllocationCallbacks<'_>) {
     // SAFETY: a live pipeline handle or null.
-    guard_void("vkDestroyPipeline", || unsafe { nd_destroy::<_, Pipeline>(p) })
+    guard_device_void("vkDestroyPipeline", d, || unsafe { nd_destroy::<_, Pipeline>(p) })
 }

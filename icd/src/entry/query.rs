@@ -7,31 +7,17 @@
 
 use super::command::cmd;
 use super::device::device;
-use crate::handle::{guard_result, guard_void, nd, nd_destroy, nd_new};
+use crate::handle::{guard_device_result, guard_device_void, nd, nd_destroy, nd_new};
 use crate::util::slice;
 use ash::vk;
 use std::sync::Arc;
 use vortex_runtime::accel::AccelStruct;
 use vortex_runtime::buffer::Buffer;
-use vortex_runtime::query::QueryPool;
-use vortex_runtime::stream::StreamOp;
+use vortex_runtime::query::{is_accel_property, QueryPool};
 
 /// Query types this device creates pools of.
 fn supported(ty: vk::QueryType) -> bool {
-    matches!(
-        ty,
-        vk::QueryType::OCCLUSION
-            | vk::QueryType::TIMESTAMP
-            | vk::QueryType::ACCELERATION_STRUCTURE_COMPACTED_SIZE_KHR
-            | vk::QueryType::ACCELERATION_STRUCTURE_SERIALIZATION_SIZE_KHR
-            | vk::QueryType::ACCELERATION_STRUCTURE_SIZE_KHR
-            | vk::QueryType::ACCELERATION_STRUCTURE_SERIALIZATION_BOTTOM_LEVEL_POINTERS_KHR
-    )
-}
-
-/// True for the acceleration-structure property query types.
-fn is_accel_property(ty: vk::QueryType) -> bool {
-    supported(ty) && !matches!(ty, vk::QueryType::OCCLUSION | vk::QueryType::TIMESTAMP)
+    matches!(ty, vk::QueryType::OCCLUSION | vk::QueryType::TIMESTAMP) || is_accel_property(ty)
 }
 
 pub unsafe extern "system" fn create_query_pool(
@@ -40,7 +26,7 @@ pub unsafe extern "system" fn create_query_pool(
     _a: *const vk::AllocationCallbacks<'_>,
     p_pool: *mut vk::QueryPool,
 ) -> vk::Result {
-    guard_result("vkCreateQueryPool", || {
+    guard_device_result("vkCreateQueryPool", d, || {
         device(d)?;
         // SAFETY: valid create info.
         let i = unsafe { &*p_info };
@@ -56,16 +42,16 @@ pub unsafe extern "system" fn create_query_pool(
 }
 
 pub unsafe extern "system" fn destroy_query_pool(
-    _d: vk::Device,
+    d: vk::Device,
     p: vk::QueryPool,
     _a: *const vk::AllocationCallbacks<'_>,
 ) {
     // SAFETY: a live handle or null.
-    guard_void("vkDestroyQueryPool", || unsafe { nd_destroy::<_, QueryPool>(p) })
+    guard_device_void("vkDestroyQueryPool", d, || unsafe { nd_destroy::<_, QueryPool>(p) })
 }
 
-pub unsafe extern "system" fn reset_query_pool(_d: vk::Device, p: vk::QueryPool, first: u32, count: u32) {
-    guard_void("vkResetQueryPool", || {
+pub unsafe extern "system" fn reset_query_pool(d: vk::Device, p: vk::QueryPool, first: u32, count: u32) {
+    guard_device_void("vkResetQueryPool", d, || {
         // SAFETY: a live pool handle.
         if let Ok(pool) = unsafe { nd::<_, QueryPool>(p) } {
             pool.reset(first, count);
@@ -83,7 +69,7 @@ pub unsafe extern "system" fn get_query_pool_results(
     stride: vk::DeviceSize,
     flags: vk::QueryResultFlags,
 ) -> vk::Result {
-    guard_result("vkGetQueryPoolResults", || {
+    guard_device_result("vkGetQueryPoolResults", d, || {
         let dev = device(d)?;
         // SAFETY: a live pool handle; pData holds dataSize bytes.
         let pool = unsafe { nd::<_, QueryPool>(p)? };
@@ -106,7 +92,7 @@ pub unsafe extern "system" fn cmd_reset_query_pool(h: vk::CommandBuffer, p: vk::
     cmd("vkCmdResetQueryPool", h, |cb| {
         // SAFETY: a live pool handle.
         let pool = unsafe { nd::<_, QueryPool>(p)? };
-        cb.op("vkCmdResetQueryPool", StreamOp::ResetQueries { pool, first, count });
+        cb.reset_queries(pool, first, count);
         Ok(())
     })
 }
@@ -117,13 +103,9 @@ pub unsafe extern "system" fn cmd_begin_query(
     _query: u32,
     _flags: vk::QueryControlFlags,
 ) {
-    cmd("vkCmdBeginQuery", h, |_| {
+    cmd("vkCmdBeginQuery", h, |cb| {
         // SAFETY: a live pool handle.
-        let pool = unsafe { nd::<_, QueryPool>(p)? };
-        if pool.ty != vk::QueryType::OCCLUSION {
-            tracing::error!("vkCmdBeginQuery: {:?} queries have no begin/end", pool.ty);
-            return Err(vk::Result::ERROR_UNKNOWN);
-        }
+        cb.begin_query(&*unsafe { nd::<_, QueryPool>(p)? });
         Ok(())
     })
 }
@@ -132,7 +114,7 @@ pub unsafe extern "system" fn cmd_end_query(h: vk::CommandBuffer, p: vk::QueryPo
     cmd("vkCmdEndQuery", h, |cb| {
         // SAFETY: a live pool handle.
         let pool = unsafe { nd::<_, QueryPool>(p)? };
-        cb.op("vkCmdEndQuery", StreamOp::WriteQuery { pool, query, timestamp: false });
+        cb.end_query(pool, query);
         Ok(())
     })
 }
@@ -146,7 +128,7 @@ pub unsafe extern "system" fn cmd_write_timestamp(
     cmd("vkCmdWriteTimestamp", h, |cb| {
         // SAFETY: a live pool handle.
         let pool = unsafe { nd::<_, QueryPool>(p)? };
-        cb.op("vkCmdWriteTimestamp", StreamOp::WriteQuery { pool, query, timestamp: true });
+        cb.write_timestamp(pool, query);
         Ok(())
     })
 }
@@ -165,9 +147,7 @@ pub unsafe extern "system" fn cmd_copy_query_pool_results(
         // SAFETY: live pool and buffer handles.
         let pool = unsafe { nd::<_, QueryPool>(p)? };
         let buffer = unsafe { nd::<_, Buffer>(dst)? };
-        let dst = buffer.address_at(offset)?;
-        cb.op("vkCmdCopyQueryPoolResults", StreamOp::CopyQueryResults { pool, first, count, dst, stride, flags });
-        cb.keep_alive("vkCmdCopyQueryPoolResults", buffer);
+        cb.copy_query_results(pool, first, count, &buffer, offset, stride, flags);
         Ok(())
     })
 }
@@ -193,18 +173,7 @@ pub unsafe extern "system" fn cmd_write_acceleration_structures_properties(
         // SAFETY: live handles.
         let pool = unsafe { nd::<_, QueryPool>(p)? };
         let structures = unsafe { structures(count, p_structs)? };
-        if ty != pool.ty || !is_accel_property(ty) || !pool.covers(first, count) {
-            tracing::error!(
-                "vkCmdWriteAccelerationStructuresPropertiesKHR: {ty:?} into {:?} queries {first}..+{count} of {}",
-                pool.ty,
-                pool.count
-            );
-            return Err(vk::Result::ERROR_UNKNOWN);
-        }
-        cb.op(
-            "vkCmdWriteAccelerationStructuresPropertiesKHR",
-            StreamOp::WriteAccelProperties { pool, first, structures },
-        );
+        cb.write_accel_properties(ty, pool, first, structures);
         Ok(())
     })
 }
@@ -218,7 +187,7 @@ pub unsafe extern "system" fn write_acceleration_structures_properties(
     p_data: *mut std::ffi::c_void,
     stride: usize,
 ) -> vk::Result {
-    guard_result("vkWriteAccelerationStructuresPropertiesKHR", || {
+    guard_device_result("vkWriteAccelerationStructuresPropertiesKHR", d, || {
         let dev = device(d)?;
         if !is_accel_property(ty) {
             tracing::error!("vkWriteAccelerationStructuresPropertiesKHR: {ty:?} is not a property query");

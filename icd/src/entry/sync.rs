@@ -1,7 +1,7 @@
 //! Fences, semaphores and events.
 
 use super::device::device;
-use crate::handle::{guard_result, guard_void, nd, nd_destroy, nd_new};
+use crate::handle::{guard_device_result, guard_device_void, nd, nd_destroy, nd_new};
 use crate::util::{find_in, slice};
 use ash::vk;
 use std::sync::Arc;
@@ -17,7 +17,7 @@ pub unsafe extern "system" fn create_fence(
     _a: *const vk::AllocationCallbacks<'_>,
     p_fence: *mut vk::Fence,
 ) -> vk::Result {
-    guard_result("vkCreateFence", || {
+    guard_device_result("vkCreateFence", d, || {
         device(d)?;
         // SAFETY: valid create info.
         let signaled = unsafe { (*p_info).flags.contains(vk::FenceCreateFlags::SIGNALED) };
@@ -27,13 +27,13 @@ pub unsafe extern "system" fn create_fence(
     })
 }
 
-pub unsafe extern "system" fn destroy_fence(_d: vk::Device, f: vk::Fence, _a: *const vk::AllocationCallbacks<'_>) {
+pub unsafe extern "system" fn destroy_fence(d: vk::Device, f: vk::Fence, _a: *const vk::AllocationCallbacks<'_>) {
     // SAFETY: a live fence handle or null.
-    guard_void("vkDestroyFence", || unsafe { nd_destroy::<_, Fence>(f) })
+    guard_device_void("vkDestroyFence", d, || unsafe { nd_destroy::<_, Fence>(f) })
 }
 
 pub unsafe extern "system" fn reset_fences(d: vk::Device, count: u32, p: *const vk::Fence) -> vk::Result {
-    guard_result("vkResetFences", || {
+    guard_device_result("vkResetFences", d, || {
         device(d)?;
         // SAFETY: fence array per the API contract.
         for &f in unsafe { slice(p, count) } {
@@ -45,7 +45,7 @@ pub unsafe extern "system" fn reset_fences(d: vk::Device, count: u32, p: *const 
 }
 
 pub unsafe extern "system" fn get_fence_status(d: vk::Device, f: vk::Fence) -> vk::Result {
-    guard_result("vkGetFenceStatus", || {
+    guard_device_result("vkGetFenceStatus", d, || {
         let dev = device(d)?;
         dev.rt.check()?;
         // SAFETY: live fence handle.
@@ -60,7 +60,7 @@ pub unsafe extern "system" fn wait_for_fences(
     wait_all: vk::Bool32,
     timeout: u64,
 ) -> vk::Result {
-    guard_result("vkWaitForFences", || {
+    guard_device_result("vkWaitForFences", d, || {
         let dev = device(d)?;
         let mut fences = Vec::new();
         // SAFETY: fence array per the API contract.
@@ -81,7 +81,7 @@ pub unsafe extern "system" fn create_semaphore(
     _a: *const vk::AllocationCallbacks<'_>,
     p_sem: *mut vk::Semaphore,
 ) -> vk::Result {
-    guard_result("vkCreateSemaphore", || {
+    guard_device_result("vkCreateSemaphore", d, || {
         device(d)?;
         // SAFETY: the create info's pNext chain.
         let ty = unsafe {
@@ -96,12 +96,12 @@ pub unsafe extern "system" fn create_semaphore(
 }
 
 pub unsafe extern "system" fn destroy_semaphore(
-    _d: vk::Device,
+    d: vk::Device,
     s: vk::Semaphore,
     _a: *const vk::AllocationCallbacks<'_>,
 ) {
     // SAFETY: a live semaphore handle or null.
-    guard_void("vkDestroySemaphore", || unsafe { nd_destroy::<_, Semaphore>(s) })
+    guard_device_void("vkDestroySemaphore", d, || unsafe { nd_destroy::<_, Semaphore>(s) })
 }
 
 pub unsafe extern "system" fn get_semaphore_counter_value(
@@ -109,7 +109,7 @@ pub unsafe extern "system" fn get_semaphore_counter_value(
     s: vk::Semaphore,
     p_value: *mut u64,
 ) -> vk::Result {
-    guard_result("vkGetSemaphoreCounterValue", || {
+    guard_device_result("vkGetSemaphoreCounterValue", d, || {
         device(d)?.rt.check()?;
         // SAFETY: live semaphore handle and valid output pointer.
         unsafe { *p_value = nd::<_, Semaphore>(s)?.value() };
@@ -122,7 +122,7 @@ pub unsafe extern "system" fn wait_semaphores(
     p_info: *const vk::SemaphoreWaitInfo<'_>,
     timeout: u64,
 ) -> vk::Result {
-    guard_result("vkWaitSemaphores", || {
+    guard_device_result("vkWaitSemaphores", d, || {
         let dev = device(d)?;
         // SAFETY: valid wait info.
         let info = unsafe { &*p_info };
@@ -156,7 +156,7 @@ pub unsafe extern "system" fn signal_semaphore(
     d: vk::Device,
     p_info: *const vk::SemaphoreSignalInfo<'_>,
 ) -> vk::Result {
-    guard_result("vkSignalSemaphore", || {
+    guard_device_result("vkSignalSemaphore", d, || {
         device(d)?;
         // SAFETY: valid signal info and live semaphore handle.
         let info = unsafe { &*p_info };
@@ -171,7 +171,7 @@ pub unsafe extern "system" fn create_event(
     _a: *const vk::AllocationCallbacks<'_>,
     p_event: *mut vk::Event,
 ) -> vk::Result {
-    guard_result("vkCreateEvent", || {
+    guard_device_result("vkCreateEvent", d, || {
         device(d)?;
         // SAFETY: valid output pointer.
         unsafe { *p_event = nd_new(Arc::new(Event::new())) };
@@ -179,26 +179,26 @@ pub unsafe extern "system" fn create_event(
     })
 }
 
-pub unsafe extern "system" fn destroy_event(_d: vk::Device, e: vk::Event, _a: *const vk::AllocationCallbacks<'_>) {
+pub unsafe extern "system" fn destroy_event(d: vk::Device, e: vk::Event, _a: *const vk::AllocationCallbacks<'_>) {
     // SAFETY: a live event handle or null.
-    guard_void("vkDestroyEvent", || unsafe { nd_destroy::<_, Event>(e) })
+    guard_device_void("vkDestroyEvent", d, || unsafe { nd_destroy::<_, Event>(e) })
 }
 
-pub unsafe extern "system" fn get_event_status(_d: vk::Device, e: vk::Event) -> vk::Result {
+pub unsafe extern "system" fn get_event_status(d: vk::Device, e: vk::Event) -> vk::Result {
     // SAFETY: a live event handle.
-    guard_result("vkGetEventStatus", || Ok(unsafe { nd::<_, Event>(e)? }.status()))
+    guard_device_result("vkGetEventStatus", d, || Ok(unsafe { nd::<_, Event>(e)? }.status()))
 }
 
-pub unsafe extern "system" fn set_event(_d: vk::Device, e: vk::Event) -> vk::Result {
-    guard_result("vkSetEvent", || {
+pub unsafe extern "system" fn set_event(d: vk::Device, e: vk::Event) -> vk::Result {
+    guard_device_result("vkSetEvent", d, || {
         // SAFETY: a live event handle.
         unsafe { nd::<_, Event>(e)? }.set(true);
         Ok(vk::Result::SUCCESS)
     })
 }
 
-pub unsafe extern "system" fn reset_event(_d: vk::Device, e: vk::Event) -> vk::Result {
-    guard_result("vkResetEvent", || {
+pub unsafe extern "system" fn reset_event(d: vk::Device, e: vk::Event) -> vk::Result {
+    guard_device_result("vkResetEvent", d, || {
         // SAFETY: a live event handle.
         unsafe { nd::<_, Event>(e)? }.set(false);
         Ok(vk::Result::SUCCESS)

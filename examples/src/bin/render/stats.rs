@@ -17,8 +17,13 @@ pub fn write(o: &Options, stats: &Path, r: &Rendered) -> Result<(), String> {
     let text = std::fs::read_to_string(stats).map_err(|e| {
         format!("VORTEX_STATS is set but {} cannot be read ({e}): only Vortex RT writes it", stats.display())
     })?;
-    let doc: Value = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", stats.display()))?;
-    let all = doc["dispatches"].as_array().ok_or(format!("{}: no \"dispatches\" array", stats.display()))?;
+    // JSON Lines: one object per dispatch, in the order they ran.
+    let all = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(n, l)| serde_json::from_str::<Value>(l).map_err(|e| format!("{} line {}: {e}", stats.display(), n + 1)))
+        .collect::<Result<Vec<_>, _>>()?;
     let bands = r.bands as usize;
     if all.len() < bands {
         return Err(format!("{}: {} dispatches recorded, the render made {bands}", stats.display(), all.len()));
