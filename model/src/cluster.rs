@@ -19,6 +19,7 @@ use crate::kmu::{CtaDesc, Kmu};
 use crate::rtu::engine::{EngineStats, Fronts, RtuCore};
 use crate::rtu::timeline::Timeline;
 use crate::rtu::RtuUnit;
+use crate::watchdog::Tally;
 
 /// Where a cluster's launch messages (one cluster of CTAs each) come from: the KMU's walk,
 /// of which cluster `c` of `n` takes messages `c, c + n, c + 2n, ...`.
@@ -101,6 +102,8 @@ pub struct Cluster<'a> {
     rtu_next: Vec<u64>,
     arb_next: u64,
     pub source: LaunchSource<'a>,
+    /// The cores' completed walks when the dispatch began (their counters run on).
+    rays_before: u64,
     pub now: u64,
     /// The cycle after the last one in which anything happened.
     pub end: u64,
@@ -167,6 +170,7 @@ impl<'a> Cluster<'a> {
             .collect();
         let m = &cfg.mem;
         let (cores_len, rtus_len) = (cores.len(), rtus.len());
+        let rays_before = cores.iter().map(|c| c.rtu.stats().records).sum();
         Ok(Cluster {
             id,
             cores,
@@ -189,6 +193,7 @@ impl<'a> Cluster<'a> {
             rtu_next: vec![u64::MAX; rtus_len],
             arb_next: 0,
             source,
+            rays_before,
             now: 0,
             end: 0,
         })
@@ -206,6 +211,19 @@ impl<'a> Cluster<'a> {
     /// True when the cluster has finished everything it will ever be given.
     pub fn finished(&self) -> bool {
         !self.busy() && self.source.exhausted()
+    }
+
+    /// The cluster's progress for the watchdog: CTAs its cores accepted, warps that retired
+    /// (launched minus resident), walks that reached their record.
+    pub fn progress(&self) -> Tally {
+        let mut t = Tally::default();
+        for (core, clk) in self.cores.iter().zip(&self.clocks) {
+            t.ctas_launched += clk.counts.ctas;
+            t.warps_retired += clk.counts.warps - clk.resident();
+            t.rays_completed += core.rtu.stats().records;
+        }
+        t.rays_completed -= self.rays_before;
+        t
     }
 
     /// One launch-fabric cycle: offers the current CTA to a ready core; returns the core

@@ -321,7 +321,12 @@ pub struct DeviceConfig {
     pub core: CoreConfig,
     pub mem: MemConfig,
     pub sim: SimConfig,
-    /// Wall-clock limit for one dispatch, milliseconds (0 = none).
+    /// The watchdog's idle rule: a dispatch that makes no progress (no warp retired, no CTA
+    /// launched, no ray completed) for this long, milliseconds, is lost (0 = never;
+    /// `watchdog.rs`).
+    pub watchdog_idle_ms: u64,
+    /// The watchdog's wall-clock rule: a dispatch running longer than this, milliseconds,
+    /// is lost whatever it does (0 = no limit, the default).
     pub watchdog_ms: u64,
     /// Host threads that run cores (functional) or clusters (timed) in parallel (0 = all
     /// host cores). Results and cycle counts do not depend on it.
@@ -348,7 +353,8 @@ impl Default for DeviceConfig {
             core: CoreConfig::default(),
             mem: MemConfig::default(),
             sim: SimConfig::default(),
-            watchdog_ms: 60_000,
+            watchdog_idle_ms: 20_000,
+            watchdog_ms: 0,
             host_threads: 0,
             detailed_stats: false,
         }
@@ -609,6 +615,9 @@ mod tests {
         assert_eq!((c.rtu.box_latency(), c.rtu.tri_latency()), (20, 91));
         assert_eq!(c.mem.dram_latency, 200);
         assert_eq!(c.num_threads, 32, "unset keys keep their defaults");
+        assert_eq!((c.watchdog_idle_ms, c.watchdog_ms), (20_000, 0), "the idle rule on, the wall clock off");
+        let c = DeviceConfig::from_toml("watchdog_idle_ms = 0\nwatchdog_ms = 1500\n").unwrap();
+        assert_eq!((c.watchdog_idle_ms, c.watchdog_ms), (0, 1500));
         let e = DeviceConfig::from_toml("[rtu]\nstack_dpeth = 8\n").unwrap_err();
         assert!(e.contains("stack_dpeth"), "{e}");
         let e = DeviceConfig::from_toml("[rtu]\nrtcache_size = 3000\n").unwrap_err();

@@ -17,8 +17,9 @@ use crate::fault::{Fault, FaultKind};
 use crate::kmu::Kmu;
 use crate::mem::AddressSpace;
 use crate::stats::TimedReport;
+use crate::watchdog::{Reporter, Watchdog};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -131,19 +132,27 @@ impl Device {
         let kernel = self.kernel(&mem, launch.pc)?;
         report.kernel = kernel.name.clone();
         let kmu = Kmu::new(&launch)?;
-        let stop = AtomicBool::new(false);
-        let deadline = (self.cfg.watchdog_ms > 0).then(|| t0 + Duration::from_millis(self.cfg.watchdog_ms));
+        let watchdog = Watchdog::new(&self.cfg);
         let ctx = DispatchCtx {
             mem: &mem,
             kernel: &kernel,
             launch: &launch,
             num_cores: self.cfg.num_cores(),
-            stop: &stop,
-            deadline,
-            watchdog_ms: self.cfg.watchdog_ms,
+            watchdog: &watchdog,
+        };
+        // A watchdog fault names the rule, the progress and the warps still running on the
+        // cores that ran the dispatch.
+        let lost = |f: Fault, cores: &[Core]| {
+            let mut f = watchdog.describe(f, cores);
+            if f.is_watchdog() {
+                f.kernel = Some(kernel.name.clone());
+            }
+            f
         };
         if self.cfg.mode == Mode::Timed {
-            self.run_timed(&ctx, &kmu, &mut report)?;
+            if let Err(f) = self.run_timed(&ctx, &kmu, &mut report) {
+                return Err(lost(f, &self.cores));
+            }
             report.work = self.cores.iter_mut().flat_map(|c| c.take_work()).collect();
             report.wall = t0.elapsed();
             return Ok(report);
@@ -172,7 +181,7 @@ impl Device {
                             let mut p = || pull();
                             let r = core.run(ctx, &mut p);
                             if r.is_err() {
-                                ctx.stop.store(true, Ordering::Relaxed);
+                                ctx.watchdog.stop();
                             }
                             r
                         })
@@ -203,7 +212,7 @@ impl Device {
             }
         }
         if let Some(f) = first_fault {
-            return Err(f);
+            return Err(lost(f, &self.cores[..threads]));
         }
         report.work = self.cores.iter_mut().flat_map(|c| c.take_work()).collect();
         report.wall = t0.elapsed();
@@ -211,7 +220,8 @@ impl Device {
     }
 }
 
-/// Cycles a cluster runs between looks at the clock and the stop flag.
+/// Cycles a cluster runs between checks of the watchdog: a few milliseconds of host time
+/// even when one warp issues every cycle.
 const CHUNK: u64 = 1 << 16;
 
 impl Device {
@@ -230,13 +240,16 @@ impl Device {
         // runs to completion on its own host thread.
         let threads = cfg.host_threads().min(ncl).max(1);
         let run_one = |cl: &mut Cluster| -> Result<(), Fault> {
+            let mut reporter = Reporter::default();
             while !cl.finished() {
                 let until = cl.now + CHUNK;
-                if let Err(f) = cl.run(until, ctx, &kt).and_then(|()| watchdog(ctx)) {
-                    ctx.stop.store(true, Ordering::Relaxed);
+                let checked = cl.run(until, ctx, &kt).and_then(|()| ctx.watchdog.check(&mut reporter, cl.progress()));
+                if let Err(f) = checked {
+                    ctx.watchdog.stop();
                     return Err(f);
                 }
             }
+            reporter.report(ctx.watchdog, cl.progress());
             Ok(())
         };
         let results: Vec<Result<(), Fault>> = if threads == 1 {
@@ -301,22 +314,4 @@ impl Device {
         report.timed = Some(t);
         result
     }
-}
-
-fn watchdog(ctx: &DispatchCtx) -> Result<(), Fault> {
-    if ctx.stop.load(Ordering::Relaxed) {
-        return Err(Fault::new(FaultKind::BadLaunch, "stopped: another core faulted"));
-    }
-    if let Some(d) = ctx.deadline {
-        if Instant::now() >= d {
-            ctx.stop.store(true, Ordering::Relaxed);
-            let mut f = Fault::new(
-                FaultKind::Watchdog { limit_ms: ctx.watchdog_ms },
-                format!("dispatch still running after {} ms (kernel never ends?)", ctx.watchdog_ms),
-            );
-            f.kernel = Some(ctx.kernel.name.clone());
-            return Err(f);
-        }
-    }
-    Ok(())
 }

@@ -8,8 +8,11 @@ use crate::mem::MemFault;
 pub enum FaultKind {
     /// A load, store or atomic outside every mapped region (or misaligned).
     Memory(MemFault),
-    /// The dispatch ran past the watchdog limit.
-    Watchdog { limit_ms: u64 },
+    /// The watchdog's idle rule: the dispatch made no progress (no warp retired, no CTA
+    /// launched, no ray completed) for `limit_ms` (`watchdog.rs`).
+    NoProgress { limit_ms: u64 },
+    /// The watchdog's optional wall-clock rule: the dispatch ran longer than `limit_ms`.
+    WallClock { limit_ms: u64 },
     /// A `TRAP` instruction (OpUnreachable and friends).
     Trap { code: u32 },
     /// The kernel image at `KMU_PC` could not be decoded.
@@ -55,6 +58,11 @@ impl Fault {
         self
     }
 
+    /// True for the watchdog's faults (a hang or an over-long dispatch, not a bad program).
+    pub fn is_watchdog(&self) -> bool {
+        matches!(self.kind, FaultKind::NoProgress { .. } | FaultKind::WallClock { .. })
+    }
+
     /// The faulting address, for memory faults.
     pub fn address(&self) -> Option<u64> {
         match self.kind {
@@ -68,7 +76,8 @@ impl std::fmt::Display for Fault {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let what = match &self.kind {
             FaultKind::Memory(_) => "memory fault",
-            FaultKind::Watchdog { .. } => "watchdog",
+            FaultKind::NoProgress { .. } => "watchdog, idle limit",
+            FaultKind::WallClock { .. } => "watchdog, wall-clock limit",
             FaultKind::Trap { .. } => "trap",
             FaultKind::BadKernel => "bad kernel image",
             FaultKind::BadAccelerationStructure => "bad acceleration structure",

@@ -1,5 +1,5 @@
 //! Keeps docs/ISA.md and docs/DCR.md true to `model::abi`: every opcode, CSR and DCR the
-//! contract defines must be documented.
+//! contract defines must be documented; and docs/TIMING.md's configuration file parses.
 
 use vortex_model::abi::{csr, dcr, isa::Op};
 
@@ -40,4 +40,16 @@ fn dcr_doc_lists_every_register() {
         let stem = stem.strip_suffix("_X").or(stem.strip_suffix("_Y")).or(stem.strip_suffix("_Z")).unwrap_or(stem);
         assert!(d.contains(stem), "docs/DCR.md does not document {name} ({a:#x})");
     }
+}
+
+/// The configuration file shown in docs/TIMING.md §3 is one the model accepts, and shows the
+/// watchdog's defaults.
+#[test]
+fn timing_doc_configuration_parses() {
+    let t = doc("TIMING.md");
+    let start = t.find("```toml\n").expect("docs/TIMING.md has a toml block") + "```toml\n".len();
+    let block = &t[start..start + t[start..].find("```").expect("the toml block ends")];
+    let c = vortex_model::config::DeviceConfig::from_toml(block).unwrap_or_else(|e| panic!("docs/TIMING.md: {e}"));
+    let d = vortex_model::config::DeviceConfig::default();
+    assert_eq!((c.watchdog_idle_ms, c.watchdog_ms), (d.watchdog_idle_ms, d.watchdog_ms), "docs/TIMING.md");
 }

@@ -4,9 +4,9 @@ use vortex_model::abi::csr;
 use vortex_model::abi::dcr::*;
 use vortex_model::abi::isa::{AtomicOp, Instr, IntCond, MemSize, Op, REG_NONE as N};
 use vortex_model::abi::kernel::{build_image, kargs, KernelHeader};
-use vortex_model::config::DeviceConfig;
+use vortex_model::config::{DeviceConfig, Mode};
 use vortex_model::device::Device;
-use vortex_model::fault::FaultKind;
+use vortex_model::fault::{Fault, FaultKind};
 
 fn r(op: Op, m: u8, d: u16, a: u16, b: u16, c: u16, imm: u32) -> Instr {
     Instr::r(op, m, d, a, b, c, N, imm)
@@ -268,14 +268,206 @@ fn uniform_loads_broadcast_and_fault_on_the_first_active_lane() {
     assert_eq!(f.address(), Some(bad), "{f}");
 }
 
+/// A device with the watchdog's idle rule at `idle_ms` and its wall-clock rule at `wall_ms`.
+fn watched(mode: Mode, idle_ms: u64, wall_ms: u64) -> Harness {
+    Harness::new(DeviceConfig { mode, watchdog_idle_ms: idle_ms, watchdog_ms: wall_ms, ..Default::default() })
+}
+
+/// 64 CTAs of two warps; the first warp of the last CTA spins on `while (buf[0] == 0) {}`
+/// (nobody writes it), the second waits for it at a barrier; every other warp passes the
+/// barrier and exits. Returns the code and the pcs of the spin loop.
+fn one_cta_hangs() -> (Vec<Instr>, std::ops::Range<u32>) {
+    let mut code = load_param(2, 0);
+    code.extend(global_id(4)); // r4 = gid
+    code.push(r(Op::Movi, 0, 6, N, N, N, 5));
+    code.push(r(Op::Shr, 0, 7, 4, 6, N, 0)); // r7 = global warp index
+    code.push(r(Op::Movi, 0, 8, N, N, N, 63 * 2));
+    code.push(r(Op::Icmp, IntCond::Eq as u8, 9, 7, 8, N, 0));
+    code.push(r(Op::Movi, 0, 10, N, N, N, 0));
+    let enter = code.len();
+    code.push(Instr::bra(9, 0, 0, 0)); // patched: -> spin, or -> after
+    let spin = code.len() as u32;
+    code.push(r(Op::Ldg, MemSize::B32 as u8, 11, 2, N, N, 0));
+    code.push(r(Op::Icmp, IntCond::Eq as u8, 12, 11, 10, N, 0));
+    let back = code.len();
+    code.push(Instr::bra(12, 0, 0, 0)); // patched: -> spin while zero
+    let after = code.len() as u32;
+    code.push(r(Op::Bar, 1, N, N, N, N, 0));
+    code.push(exit());
+    code[enter] = Instr::bra(9, spin, after, after);
+    code[back] = Instr::bra(12, spin, after, after);
+    (code, spin..after)
+}
+
+/// A kernel spinning in one invocation is lost under the idle rule in both modes, whatever
+/// the other warps did before; the fault names the rule, the progress, and the warps still
+/// there (one spinning, one at the barrier).
 #[test]
-fn runaway_kernel_hits_the_watchdog() {
-    let mut h = Harness::new(DeviceConfig { watchdog_ms: 200, ..Default::default() });
-    let code = vec![r(Op::Jmp, 0, N, N, N, N, 0)];
+fn a_hang_is_lost_under_the_idle_rule_in_both_modes() {
+    for mode in [Mode::Functional, Mode::Timed] {
+        let mut h = watched(mode, 500, 0);
+        let flag = h.alloc(&[0u8; 4]);
+        let (code, spin) = one_cta_hangs();
+        let t = std::time::Instant::now();
+        let f = h.launch(header(16, [64, 1, 1]), &code, [64, 1, 1], &flag.to_le_bytes()).unwrap_err();
+        eprintln!("{mode:?}: lost after {:.2} s: {f}", t.elapsed().as_secs_f64());
+        assert_eq!(f.kind, FaultKind::NoProgress { limit_ms: 500 }, "{f}");
+        let s = f.to_string();
+        assert!(s.contains("watchdog, idle limit") && s.contains("no progress for 500 ms"), "{s}");
+        assert!(s.contains("126 warps retired, 64 CTAs launched, 0 rays completed"), "{s}");
+        assert!(s.contains("2 warps still running: 1 at pc "), "{s}");
+        assert!(spin.clone().any(|pc| s.contains(&format!("1 at pc {pc} on core "))), "{s}");
+        assert!(s.ends_with("(at a barrier)) in kernel 'test'"), "{s}");
+        assert!(s.contains("kernel 'test'"), "{s}");
+        // The device still works afterwards.
+        let done = h.alloc(&1u32.to_le_bytes());
+        h.launch(header(16, [64, 1, 1]), &code, [64, 1, 1], &done.to_le_bytes()).unwrap();
+    }
+}
+
+/// One warp spinning alone on its core, nothing else resident: the checks still come.
+#[test]
+fn a_lone_spinning_warp_is_lost_in_both_modes() {
+    for mode in [Mode::Functional, Mode::Timed] {
+        let mut h = watched(mode, 300, 0);
+        let code = vec![r(Op::Jmp, 0, N, N, N, N, 0)];
+        let f = h.launch(header(1, [1, 1, 1]), &code, [1, 1, 1], &[]).unwrap_err();
+        assert_eq!(f.kind, FaultKind::NoProgress { limit_ms: 300 }, "{f}");
+        assert!(f.detail.contains("0 warps retired, 1 CTA launched, 0 rays completed"), "{f}");
+        assert!(f.detail.contains("1 warp still running at pc 0 on core 0"), "{f}");
+    }
+}
+
+/// Each thread runs `k` rounds of an LCG from its global id and stores the result: bounded
+/// work per CTA, as much in all as the grid asks for.
+fn lcg_kernel() -> Vec<Instr> {
+    let mut code = load_param(2, 0);
+    code.push(r(Op::Ldg, MemSize::B32 as u8, 8, 0, N, N, kargs::PUSH as u32 + 8)); // r8 = k
+    code.extend(global_id(4));
+    code.push(r(Op::Movi, 0, 6, N, N, N, 0)); // i
+    code.push(r(Op::Mov, 0, 7, 4, N, N, 0)); // x = gid
+    code.push(r(Op::Movi, 0, 10, N, N, N, 1_664_525));
+    code.push(r(Op::Movi, 0, 11, N, N, N, 1_013_904_223));
+    code.push(r(Op::Movi, 0, 12, N, N, N, 1));
+    let top = code.len() as u32;
+    code.push(r(Op::Icmp, IntCond::Ult as u8, 9, 6, 8, N, 0));
+    let bra = code.len();
+    code.push(Instr::bra(9, 0, 0, 0));
+    let body = code.len() as u32;
+    code.push(r(Op::Imul, 0, 7, 7, 10, N, 0));
+    code.push(r(Op::Iadd, 0, 7, 7, 11, N, 0));
+    code.push(r(Op::Iadd, 0, 6, 6, 12, N, 0));
+    code.push(r(Op::Jmp, 0, N, N, N, N, top));
+    let done = code.len() as u32;
+    code[bra] = Instr::bra(9, body, done, done);
+    code.extend(index_addr(14, 2, 4, 20));
+    code.push(r(Op::Stg, MemSize::B32 as u8, N, 14, 7, N, 0));
+    code.push(exit());
+    code
+}
+
+fn lcg(gid: u32, k: u32) -> u32 {
+    (0..k).fold(gid, |x, _| x.wrapping_mul(1_664_525).wrapping_add(1_013_904_223))
+}
+
+/// Runs `lcg_kernel` over `ctas` CTAs of 64 threads and checks every result.
+fn long_lcg(h: &mut Harness, ctas: u32, k: u32) -> Result<vortex_model::device::DispatchReport, Fault> {
+    let n = ctas * 64;
+    let out = h.alloc(&vec![0u8; 4 * n as usize]);
+    let mut params = out.to_le_bytes().to_vec();
+    params.extend_from_slice(&k.to_le_bytes());
+    let rep = h.launch(header(24, [64, 1, 1]), &lcg_kernel(), [ctas, 1, 1], &params)?;
+    let got = h.read(out, 4 * n as usize);
+    for gid in 0..n {
+        assert_eq!(u32::from_le_bytes(got[4 * gid as usize..][..4].try_into().unwrap()), lcg(gid, k), "thread {gid}");
+    }
+    Ok(rep)
+}
+
+/// Long work that keeps making progress (CTAs launching and retiring) runs well past the
+/// idle limit and completes with the right results. (The size is per mode, for a few
+/// seconds of host time in each; the mode is `VORTEX_MODE`'s, as CI runs both.)
+#[test]
+fn long_work_with_progress_outlasts_the_idle_limit() {
+    let cfg = DeviceConfig::default();
+    // Timed mode simulates ~20x fewer instructions per second: shorter CTAs, so the first
+    // ones retire well within the limit too (32 two-warp CTAs share a core's issue port).
+    let (ctas, k) = if cfg.mode == Mode::Timed { (5000, 200) } else { (6000, 2000) };
+    let mut h = watched(cfg.mode, 300, 0);
     let t = std::time::Instant::now();
+    let rep = long_lcg(&mut h, ctas, k).unwrap_or_else(|f| panic!("{f}"));
+    let wall = t.elapsed();
+    eprintln!("{:?}: {ctas} CTAs in {:.2} s under a 300 ms idle limit", cfg.mode, wall.as_secs_f64());
+    assert_eq!(rep.totals.ctas, ctas as u64);
+    assert!(wall.as_millis() > 300, "the dispatch must outlast the idle limit to test it ({wall:?})");
+}
+
+/// One warp tracing ray after ray for longer than the idle limit: no warp retires and no CTA
+/// launches meanwhile, but every completed walk is progress.
+#[test]
+fn completed_rays_are_progress() {
+    let cfg = DeviceConfig::default();
+    let rounds: u32 = if cfg.mode == Mode::Timed { 100_000 } else { 300_000 };
+    let mut h = watched(cfg.mode, 300, 0);
+    let out = h.alloc(&[0u8; 4 * 32 * 2]);
+    let mut params = out.to_le_bytes().to_vec();
+    params.extend_from_slice(&rounds.to_le_bytes());
+    // r30 = query slot 0, r40..r51 = a ray into the null structure (a miss at once).
+    let mut code = load_param(2, 0);
+    code.push(r(Op::Ldg, MemSize::B32 as u8, 8, 0, N, N, kargs::PUSH as u32 + 8));
+    code.push(r(Op::Movi, 0, 30, N, N, N, 0));
+    for k in 0..12 {
+        code.push(r(Op::Movi, 0, 40 + k, N, N, N, 0));
+    }
+    code.push(r(Op::Movi, 0, 6, N, N, N, 0)); // rounds done
+    code.push(r(Op::Movi, 0, 12, N, N, N, 1));
+    let top = code.len() as u32;
+    code.push(r(Op::Trace, 0, N, 30, 40, N, 0));
+    code.push(r(Op::Wait, 0, 31, 30, N, N, 0));
+    code.push(r(Op::Iadd, 0, 6, 6, 12, N, 0));
+    code.push(r(Op::Icmp, IntCond::Ult as u8, 9, 6, 8, N, 0));
+    let bra = code.len();
+    code.push(Instr::bra(9, 0, 0, 0));
+    let done = code.len() as u32;
+    code[bra] = Instr::bra(9, top, done, done);
+    code.push(r(Op::Csr, 0, 4, N, N, N, csr::LANE_ID));
+    code.extend(index_addr(14, 2, 4, 20));
+    code.push(r(Op::Stg, MemSize::B32 as u8, N, 14, 6, N, 0));
+    code.push(r(Op::Stg, MemSize::B32 as u8, N, 14, 31, N, 128));
+    code.push(exit());
+    let hd = KernelHeader { num_queries: 1, ..header(64, [32, 1, 1]) };
+    let t = std::time::Instant::now();
+    let rep = h.launch(hd, &code, [1, 1, 1], &params).unwrap_or_else(|f| panic!("{f}"));
+    let wall = t.elapsed();
+    eprintln!("{:?}: {rounds} rounds of 32 rays in {:.2} s under a 300 ms idle limit", cfg.mode, wall.as_secs_f64());
+    let got = h.read(out, 4 * 64);
+    let word = |i: usize| u32::from_le_bytes(got[4 * i..][..4].try_into().unwrap());
+    for lane in 0..32 {
+        assert_eq!((word(lane), word(32 + lane)), (rounds, vortex_model::abi::rtu::STS_DONE_MISS), "lane {lane}");
+    }
+    assert_eq!(rep.totals.rtu.records, rounds as u64 * 32);
+    assert_eq!((rep.totals.ctas, rep.totals.warps), (1, 1));
+    assert!(wall.as_millis() > 300, "the dispatch must outlast the idle limit to test it ({wall:?})");
+}
+
+/// The wall-clock rule, when asked for, bounds a dispatch whatever it does: a hang, and
+/// long work that keeps making progress.
+#[test]
+fn the_wall_clock_rule_still_bounds_a_dispatch() {
+    let mut h = watched(DeviceConfig::default().mode, 0, 200);
+    let code = vec![r(Op::Jmp, 0, N, N, N, N, 0)];
     let f = h.launch(header(1, [1, 1, 1]), &code, [4, 1, 1], &[]).unwrap_err();
-    assert!(matches!(f.kind, FaultKind::Watchdog { limit_ms: 200 }), "{f}");
-    assert!(t.elapsed().as_secs() < 10);
+    assert_eq!(f.kind, FaultKind::WallClock { limit_ms: 200 }, "{f}");
+    assert!(f.to_string().contains("watchdog, wall-clock limit"), "{f}");
+    assert!(f.detail.contains("dispatch exceeded the wall-clock limit of 200 ms"), "{f}");
+    assert!(
+        f.detail.contains("4 CTAs launched")
+            && f.detail.contains("4 warps still running")
+            && f.detail.contains("at pc 0 on core"),
+        "{f}"
+    );
+    let f = long_lcg(&mut h, 3000, 2000).unwrap_err();
+    assert_eq!(f.kind, FaultKind::WallClock { limit_ms: 200 }, "{f}");
 }
 
 #[test]

@@ -25,8 +25,9 @@ pub struct Gpu {
 impl Gpu {
     /// The device configuration: defaults, then `VORTEX_CONFIG` (a TOML file, see
     /// `docs/TIMING.md`; an invalid one is refused), then the
-    /// environment (`VORTEX_MODE`, `VORTEX_WATCHDOG_MS`, `VORTEX_THREADS`, `VORTEX_WARP_SIZE`,
-    /// `VORTEX_BVH_WIDTH`, `VORTEX_BVH_LEAF`, `VORTEX_BVH_BUILDER`). A malformed value is
+    /// environment (`VORTEX_MODE`, `VORTEX_WATCHDOG_IDLE_MS`, `VORTEX_WATCHDOG_MS`,
+    /// `VORTEX_THREADS`, `VORTEX_WARP_SIZE`, `VORTEX_BVH_WIDTH`, `VORTEX_BVH_LEAF`,
+    /// `VORTEX_BVH_BUILDER`). A malformed value is
     /// reported and ignored, except those that shape the machine (the warp size and the BVH
     /// width): like the configuration, they are refused.
     pub fn from_env() -> Result<Gpu, String> {
@@ -39,10 +40,14 @@ impl Gpu {
         if std::env::var_os("VORTEX_MODE").is_some() {
             config.mode = vortex_model::config::Mode::from_env();
         }
-        if let Ok(v) = std::env::var("VORTEX_WATCHDOG_MS") {
-            match v.trim().parse::<u64>() {
-                Ok(ms) => config.watchdog_ms = ms,
-                Err(_) => tracing::error!("VORTEX_WATCHDOG_MS={v:?} is not a number of milliseconds; ignored"),
+        for (name, knob) in
+            [("VORTEX_WATCHDOG_IDLE_MS", &mut config.watchdog_idle_ms), ("VORTEX_WATCHDOG_MS", &mut config.watchdog_ms)]
+        {
+            if let Ok(v) = std::env::var(name) {
+                match v.trim().parse::<u64>() {
+                    Ok(ms) => *knob = ms,
+                    Err(_) => tracing::error!("{name}={v:?} is not a number of milliseconds; ignored"),
+                }
             }
         }
         if let Ok(v) = std::env::var("VORTEX_THREADS") {

@@ -5,7 +5,8 @@
 //! 2. a shader writing far outside its buffer makes the submission report
 //!    `VK_ERROR_DEVICE_LOST`;
 //! 3. a shader that never ends is stopped by the watchdog, also `VK_ERROR_DEVICE_LOST`
-//!    (run with a short `VORTEX_WATCHDOG_MS`);
+//!    (after the 20 s idle limit by default; run with a short `VORTEX_WATCHDOG_IDLE_MS` or
+//!    `VORTEX_WATCHDOG_MS`);
 //! 4. a malformed serialized acceleration structure: refused by the host
 //!    `vkCopyMemoryToAccelerationStructureKHR` (`VK_ERROR_UNKNOWN`, a log line; a garbage
 //!    size in the header is not trusted), a device fault (`VK_ERROR_DEVICE_LOST`) from

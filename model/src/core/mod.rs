@@ -15,11 +15,10 @@ use crate::fault::{Fault, FaultKind};
 use crate::kmu::CtaDesc;
 use crate::mem::MemoryMap;
 use crate::rtu::{RtuStats, RtuUnit};
+use crate::watchdog::{Reporter, Tally, Watchdog};
 use decode::DecodedKernel;
 use exec::{ExecEnv, Next};
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
 use warp::{Warp, WarpState};
 
 /// Per-CTA context, indexed by dispatcher slot.
@@ -62,13 +61,14 @@ pub struct DispatchCtx<'a> {
     pub kernel: &'a DecodedKernel,
     pub launch: &'a LaunchState,
     pub num_cores: u32,
-    /// Raised by any core that faults (or by the watchdog): everyone stops.
-    pub stop: &'a AtomicBool,
-    pub deadline: Option<Instant>,
-    pub watchdog_ms: u64,
+    /// Where units report progress and learn that the dispatch must stop (a fault
+    /// elsewhere, or a watchdog rule fired).
+    pub watchdog: &'a Watchdog,
 }
 
-/// Instructions a warp runs before the core looks at the clock and its other warps.
+/// Instructions a warp runs before the core looks at its other warps; the core checks the
+/// watchdog once per quantum of instructions, so even one warp that never blocks is looked
+/// at every few milliseconds.
 const QUANTUM: u64 = 1 << 14;
 
 // Aligned so units that run on different host threads never share a cache line.
@@ -176,6 +176,15 @@ impl Core {
             w.state = WarpState::Done;
         }
         let mut since_check = 0u64;
+        // Progress for the watchdog, reported once per quantum rather than per event.
+        let mut retired = 0u64;
+        let rays_before = self.rtu.stats().records;
+        let mut reporter = Reporter::default();
+        let tally = |core: &Core, stats: &CoreStats, retired: u64| Tally {
+            warps_retired: retired,
+            ctas_launched: stats.ctas,
+            rays_completed: core.rtu.stats().records - rays_before,
+        };
         loop {
             // Admission: take CTAs while the dispatcher accepts them.
             loop {
@@ -218,6 +227,7 @@ impl Core {
                 let slot = self.warps[wid].cta_slot as usize;
                 match self.warps[wid].state {
                     WarpState::Done => {
+                        retired += 1;
                         self.record_work(wid, ctx.launch);
                         let cta = &mut self.ctas[slot];
                         cta.live_warps -= 1;
@@ -238,7 +248,7 @@ impl Core {
             }
             if since_check >= QUANTUM {
                 since_check = 0;
-                self.check_stop(ctx)?;
+                ctx.watchdog.check(&mut reporter, tally(self, &stats, retired))?;
             }
             if !progressed && !disp.idle() {
                 return Err(Fault::new(
@@ -248,6 +258,7 @@ impl Core {
                 ));
             }
         }
+        reporter.report(ctx.watchdog, tally(self, &stats, retired));
         stats.rtu = self.rtu.take_stats();
         Ok(stats)
     }
@@ -262,25 +273,6 @@ impl Core {
                 }
             }
         }
-    }
-
-    fn check_stop(&self, ctx: &DispatchCtx) -> Result<(), Fault> {
-        if ctx.stop.load(Ordering::Relaxed) {
-            return Err(Fault::new(FaultKind::BadLaunch, "stopped: another core faulted"));
-        }
-        if let Some(d) = ctx.deadline {
-            if Instant::now() >= d {
-                ctx.stop.store(true, Ordering::Relaxed);
-                let mut f = Fault::new(
-                    FaultKind::Watchdog { limit_ms: ctx.watchdog_ms },
-                    format!("dispatch still running after {} ms (kernel never ends?)", ctx.watchdog_ms),
-                );
-                f.kernel = Some(ctx.kernel.name.clone());
-                f.core = Some(self.id);
-                return Err(f);
-            }
-        }
-        Ok(())
     }
 
     /// Runs warp `wid` for up to `budget` instructions or until it blocks or finishes.
