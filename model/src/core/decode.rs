@@ -248,7 +248,7 @@ pub fn read_before_write(code: &[Instr], entry: u32, num_regs: u32) -> Vec<u16> 
 
 /// How many registers from `dst` the instruction writes in every lane active at it, when
 /// it completes, for the ops whose handlers are known to (`None`: assume no write).
-fn full_write(i: &Instr) -> Option<u32> {
+pub(crate) fn full_write(i: &Instr) -> Option<u32> {
     use Op::*;
     Some(match i.op {
         Mov | Movi | Csr | Sel | Iadd | Isub | Imul | Imulhi | Udiv | Sdiv | Urem | Srem | Smod | And | Or | Xor

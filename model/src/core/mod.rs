@@ -4,6 +4,8 @@
 
 pub mod decode;
 pub mod exec;
+#[cfg(test)]
+mod isa_facts;
 pub mod timed;
 pub mod warp;
 

@@ -84,6 +84,13 @@ impl KernelTiming {
         }
         KernelTiming { ops, srcs }
     }
+
+    /// Instruction `pc`'s destination rows (first register, count) and source rows.
+    #[cfg(test)]
+    pub(crate) fn regs_of(&self, pc: usize) -> ((u16, u16), &[u16]) {
+        let o = &self.ops[pc];
+        ((o.dst, o.ndst), &self.srcs[o.src_start as usize..][..o.src_len as usize])
+    }
 }
 
 /// What one core did in timed mode.

@@ -877,6 +877,35 @@ mod tests {
         assert_eq!(operands(&b).iter().map(|o| (o.reg, o.width)).collect::<Vec<_>>(), operand_widths(&b));
     }
 
+    /// What the pass may delete when its destination is dead, written out: everything but
+    /// the control, memory, image and ray-tracing ops, with a `mod` the device accepts (a bad
+    /// one faults when executed, which is an effect).
+    #[test]
+    fn removable_matches_expectations() {
+        use Op::*;
+        let effects = [
+            Nop, Exit, Jmp, Bra, Bar, Fence, Trap, Ldg, Stg, Ldl, Stl, Ldp, Stp, Atomg, Atoml, Ild, Ist, Iatom, Trace,
+            Wait, Cont, Getw, Getwf,
+        ];
+        let accepted = |op: Op, m: u8| match op {
+            Icmp | Icmp64 => m <= 9,
+            Fcmp | Dcmp => m <= 15,
+            Fround | Dround => m <= 4,
+            Fsfu => m <= 17,
+            Vote => m <= 2,
+            Shfl => m <= 3,
+            Red => m <= 12,
+            Ext => (1..=31).contains(&m),
+            _ => true,
+        };
+        for &op in Op::ALL {
+            for m in 0..=255u8 {
+                let i = Instr::r(op, m, 1, 2, 3, 4, 5, 0);
+                assert_eq!(removable(&i), !effects.contains(&op) && accepted(op, m), "{op:?} mod {m}");
+            }
+        }
+    }
+
     fn mov(d: u16, s: u16) -> Instr {
         Instr::r(Op::Mov, 0, d, s, N, N, N, 0)
     }
