@@ -239,3 +239,34 @@ fn derived_operand_facts_match_the_expectations() {
         }
     }
 }
+
+/// Decode refuses a kernel with a bad memory size, vote, shuffle mode or reduction `mod`
+/// (and a window read past the last slot); every other bad `mod` faults only if executed.
+#[test]
+fn decode_refuses_exactly_these_modifiers() {
+    use super::decode::DecodedKernel;
+    use crate::abi::csr;
+    use crate::abi::kernel::KernelHeader;
+    use Op::*;
+    let refused = |op: Op, m: u8| match op {
+        Ldg | Stg | Ldl | Stl | Ldp | Stp => m > 6,
+        Vote => m > 2,
+        Shfl => m > 3,
+        Red => m > 12,
+        Getw | Getwf => m as u32 > rtu::SLOT_COUNT,
+        _ => false,
+    };
+    let header = KernelHeader { kernel_id: 1, ..KernelHeader::new(400, [1, 1, 1]) };
+    let exit = Instr::r(Exit, 0, REG_NONE, REG_NONE, REG_NONE, REG_NONE, REG_NONE, 0);
+    for &op in Op::ALL {
+        for m in 0..=255u8 {
+            let i = match op {
+                Bra => Instr { modifier: m, ..Instr::bra(7, 0, 1, 1) },
+                Csr => Instr::r(op, m, 1, 20, 30, 45, 50, csr::LANE_ID),
+                _ => Instr::r(op, m, 1, 20, 30, 45, 50, 0),
+            };
+            let k = DecodedKernel::from_parts(header.clone(), "k", vec![i, exit]);
+            assert_eq!(k.is_err(), refused(op, m), "{op:?} mod {m}: {:?}", k.err().map(|f| f.detail));
+        }
+    }
+}

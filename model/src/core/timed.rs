@@ -17,7 +17,6 @@
 //! - **CTA dispatch**: the dispatcher takes one CTA when idle and emits one warp per cycle
 //!   (seed 002 §5.1); a warp starts `launch_latency` cycles after its CTA left the KMU.
 
-use super::decode::operand_widths;
 use super::exec::{self, ExecEnv, Next};
 use super::warp::WarpState;
 use super::{Core, CtaCtx, DispatchCtx};
@@ -46,33 +45,21 @@ pub struct KernelTiming {
     srcs: Vec<u16>,
 }
 
-fn writes_dst(i: &Instr) -> bool {
-    i.dst != REG_NONE
-        && !matches!(
-            i.op,
-            Op::Stg | Op::Stl | Op::Stp | Op::Ist | Op::Cont | Op::Bra | Op::Jmp | Op::Exit | Op::Nop | Op::Bar
-        )
-}
-
 impl KernelTiming {
+    /// The scoreboard's view of each instruction, from the ISA table ([`Instr::operands`]):
+    /// the written rows become pending at issue, the read rows must be ready.
     pub fn new(code: &[Instr]) -> KernelTiming {
         let mut ops = Vec::with_capacity(code.len());
         let mut srcs = Vec::new();
         for i in code {
-            let mut operands = operand_widths(i).into_iter();
-            let (dst, ndst) = if writes_dst(i) {
-                match operands.next() {
-                    Some((r, w)) if r == i.dst => (r, w as u16),
-                    _ => (REG_NONE, 0),
-                }
-            } else {
-                (REG_NONE, 0)
+            let operands = i.operands();
+            let (dst, ndst) = match operands.dst() {
+                Some(o) if o.reg != REG_NONE => (o.reg, o.width as u16),
+                _ => (REG_NONE, 0),
             };
             let start = srcs.len() as u32;
-            for (r, w) in operands {
-                if r != REG_NONE {
-                    srcs.extend(r..r + w as u16);
-                }
+            for o in operands.iter().filter(|o| !o.write && o.reg != REG_NONE) {
+                srcs.extend(o.reg..o.reg + o.width as u16);
             }
             ops.push(OpTiming {
                 src_start: start,
