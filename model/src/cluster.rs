@@ -115,7 +115,7 @@ struct FrontsView<'b> {
 
 impl Fronts for FrontsView<'_> {
     fn unit(&mut self, core: usize) -> &mut RtuUnit {
-        &mut self.cores[core].rtu
+        &mut self.cores[core].units.rtu
     }
     fn wake(&mut self, core: usize, warp: u32) {
         self.clocks[core].wakes.push(warp);
@@ -337,7 +337,7 @@ impl<'a> Cluster<'a> {
         for (core, clk) in self.cores.iter_mut().zip(self.clocks.iter_mut()) {
             clk.finish(end);
             let mut counts = clk.counts.clone();
-            counts.rtu = core.rtu.take_stats();
+            counts.rtu = core.units.rtu.take_stats();
             rep.cores.push((counts, clk.stats.clone()));
             core.end_timed();
         }

@@ -300,6 +300,8 @@ macro_rules! opcodes {
             pub const fn class(self) -> OpClass {
                 match self { $( Op::$name => OpClass::$class, )* }
             }
+            // Inline: the execute stage dispatches on it (a table load).
+            #[inline(always)]
             pub const fn unit(self) -> Unit {
                 match self { $( Op::$name => Unit::$unit, )* }
             }

@@ -17,9 +17,9 @@
 //! - **CTA dispatch**: the dispatcher takes one CTA when idle and emits one warp per cycle
 //!   (seed 002 §5.1); a warp starts `launch_latency` cycles after its CTA left the KMU.
 
-use super::exec::{self, ExecEnv, Next};
+use super::exec::{self, Next};
 use super::warp::WarpState;
-use super::{Core, CtaCtx, DispatchCtx};
+use super::{Core, DispatchCtx};
 use crate::abi::isa::{Instr, MemSize, Op, OpClass, REG_NONE};
 use crate::cache::{line_of, Cache, CacheGeom, CacheStats, Dram};
 use crate::config::{CoreConfig, DeviceConfig, WaitMode};
@@ -271,11 +271,11 @@ impl Core {
         for w in &mut self.warps {
             w.state = WarpState::Done;
         }
-        self.rtu.set_timed(true);
+        self.units.rtu.set_timed(true);
     }
 
     pub(crate) fn end_timed(&mut self) {
-        self.rtu.set_timed(false);
+        self.units.rtu.set_timed(false);
     }
 
     /// The dispatcher accepted `cta` at cycle `now`: its warps start one per cycle after the
@@ -447,22 +447,7 @@ impl Core {
     }
 
     fn exec_env_run(&mut self, ctx: &DispatchCtx, w: usize, instr: &Instr, mask: u32) -> Result<Next, Fault> {
-        let nt = self.nt;
-        let Core { warps, ctas, lmem, rtu, id, num_warps, .. } = self;
-        let warp = &mut warps[w];
-        let cta: CtaCtx = ctas[warp.cta_slot as usize].clone();
-        let mut env = ExecEnv {
-            mem: ctx.mem,
-            launch: ctx.launch,
-            cta: &cta,
-            lmem: &mut lmem[..],
-            rtu,
-            core_id: *id,
-            warp_id: w as u32,
-            num_warps: *num_warps,
-            num_cores: ctx.num_cores,
-            nt,
-        };
+        let (warp, mut env) = self.warp_env(ctx, w);
         exec::execute(instr, warp, mask, &mut env)
     }
 
@@ -604,8 +589,8 @@ impl Core {
         if instr.op == Op::Trace {
             clk.port_free = now + trace_beats;
         }
-        if !self.rtu.outbox.is_empty() {
-            for m in self.rtu.outbox.drain(..) {
+        if !self.units.rtu.outbox.is_empty() {
+            for m in self.units.rtu.outbox.drain(..) {
                 let at = match m {
                     RtuMsg::Arm { .. } => now + trace_beats,
                     _ => now + 1,
