@@ -118,7 +118,7 @@ struct FrontsView<'b> {
 
 impl Fronts for FrontsView<'_> {
     fn unit(&mut self, core: usize) -> &mut RtuUnit {
-        &mut self.cores[core].rtu
+        &mut self.cores[core].units.rtu
     }
     fn wake(&mut self, core: usize, warp: u32) {
         self.clocks[core].wakes.push(warp);
@@ -170,7 +170,7 @@ impl<'a> Cluster<'a> {
             .collect();
         let m = &cfg.mem;
         let (cores_len, rtus_len) = (cores.len(), rtus.len());
-        let rays_before = cores.iter().map(|c| c.rtu.stats().records).sum();
+        let rays_before = cores.iter().map(|c| c.units.rtu.stats().records).sum();
         Ok(Cluster {
             id,
             cores,
@@ -220,7 +220,7 @@ impl<'a> Cluster<'a> {
         for (core, clk) in self.cores.iter().zip(&self.clocks) {
             t.ctas_launched += clk.counts.ctas;
             t.warps_retired += clk.counts.warps - clk.resident();
-            t.rays_completed += core.rtu.stats().records;
+            t.rays_completed += core.units.rtu.stats().records;
         }
         t.rays_completed -= self.rays_before;
         t
@@ -355,7 +355,7 @@ impl<'a> Cluster<'a> {
         for (core, clk) in self.cores.iter_mut().zip(self.clocks.iter_mut()) {
             clk.finish(end);
             let mut counts = clk.counts.clone();
-            counts.rtu = core.rtu.take_stats();
+            counts.rtu = core.units.rtu.take_stats();
             rep.cores.push((counts, clk.stats.clone()));
             core.end_timed();
         }

@@ -68,7 +68,7 @@ impl Device {
     /// for every device of the process; `docs/RAYLOG.md`). None stops recording.
     pub fn set_raylog(&mut self, sink: Option<Arc<crate::rtu::raylog::Sink>>) {
         for core in &mut self.cores {
-            core.rtu.set_raylog(sink.clone());
+            core.units.rtu.set_raylog(sink.clone());
         }
     }
 
@@ -111,7 +111,7 @@ impl Device {
         let r = self.start_inner();
         // VORTEX_RAYLOG: the dispatch's traces and lines go to the file (a no-op otherwise).
         for core in &mut self.cores {
-            core.rtu.flush_raylog();
+            core.units.rtu.flush_raylog();
         }
         r
     }
@@ -158,7 +158,7 @@ impl Device {
             return Ok(report);
         }
         for c in &mut self.cores {
-            c.rtu.set_timed(false);
+            c.units.rtu.set_timed(false);
         }
         let next = AtomicU64::new(0);
         let total = kmu.num_clusters();

@@ -18,6 +18,13 @@
 //! post-dominator of the branch, which for structured SPIR-V is the construct's merge block),
 //! and the core keeps a reconvergence stack (see `docs/ISA.md`). Branch targets and
 //! reconvergence points are instruction indices within the kernel.
+//!
+//! **The opcode table below is the one statement of every op's static facts**: value,
+//! mnemonic, timing class, executing unit, format, what `mod` holds, and which register
+//! fields it reads or writes at which width ([`Signature`]). Decode's validation, the
+//! zeroing analysis, timed mode's scoreboard and the shader optimiser all derive from it
+//! ([`Instr::operands`], [`Instr::effect_free`]); adding an op is one table line plus its
+//! semantics in the executing unit's module of `core::exec`.
 
 use std::fmt::Write as _;
 
@@ -53,6 +60,39 @@ pub enum OpClass {
     Warp,
 }
 
+/// The unit that executes an op: what the core's execute stage dispatches to (one module of
+/// `core::exec` each). Timing is by [`OpClass`], which splits the divider out of the ALU
+/// and FPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Unit {
+    /// Integer and logic ops, moves, selects, 64-bit integer ops.
+    Alu,
+    /// f32 and f64 arithmetic, compares, min/max, rounding, conversions.
+    Fpu,
+    /// Transcendentals.
+    Sfu,
+    /// Global, LMEM and private loads, stores and atomics.
+    Lsu,
+    /// Image loads, stores and atomics.
+    Tex,
+    /// Ray-query ops (the core's RTU front end).
+    Rtu,
+    /// Cross-lane ops.
+    Warp,
+    /// Branches, barriers, exit, traps.
+    Ctrl,
+    /// CSR reads.
+    Csr,
+}
+
+impl Unit {
+    /// True for the units whose ops have no effect but their destination (no memory,
+    /// control-flow or ray-tracing state).
+    pub const fn effect_free(self) -> bool {
+        matches!(self, Unit::Alu | Unit::Fpu | Unit::Sfu | Unit::Csr | Unit::Warp)
+    }
+}
+
 /// Operand format of an opcode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
@@ -60,8 +100,189 @@ pub enum Format {
     B,
 }
 
+/// What an op's `mod` byte holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Modifier {
+    /// Nothing, or flags every value of which is accepted (`BAR`'s memory scopes).
+    Any,
+    /// 1 = signed, anything else unsigned.
+    Signed,
+    IntCond,
+    FloatCond,
+    Round,
+    SfuFunc,
+    MemSize,
+    AtomicOp,
+    VoteOp,
+    ShflMode,
+    RedOp,
+    /// `EXT`'s source width in bits, 1..=31.
+    ExtBits,
+    /// `GETW`'s slot count (0 reads one); decode checks it against the slot range.
+    Count,
+}
+
+impl Modifier {
+    /// Whether the device accepts `m` (an op with a value it does not accept faults).
+    pub const fn accepts(self, m: u8) -> bool {
+        match self {
+            Modifier::Any | Modifier::Signed | Modifier::Count => true,
+            Modifier::IntCond => IntCond::from_u8(m).is_some(),
+            Modifier::FloatCond => FloatCond::from_u8(m).is_some(),
+            Modifier::Round => Round::from_u8(m).is_some(),
+            Modifier::SfuFunc => SfuFunc::from_u8(m).is_some(),
+            Modifier::MemSize => MemSize::from_u8(m).is_some(),
+            Modifier::AtomicOp => AtomicOp::from_u8(m).is_some(),
+            Modifier::VoteOp => VoteOp::from_u8(m).is_some(),
+            Modifier::ShflMode => ShflMode::from_u8(m).is_some(),
+            Modifier::RedOp => RedOp::from_u8(m).is_some(),
+            Modifier::ExtBits => m >= 1 && m < 32,
+        }
+    }
+
+    /// What decode calls a value it refuses, for the kinds it checks: a bad memory size,
+    /// vote, shuffle mode or reduction makes the whole kernel invalid; the other kinds fault
+    /// only when the op executes.
+    pub const fn checked_at_decode(self) -> Option<&'static str> {
+        match self {
+            Modifier::MemSize => Some("memory size"),
+            Modifier::VoteOp => Some("vote"),
+            Modifier::ShflMode => Some("shuffle mode"),
+            Modifier::RedOp => Some("reduction"),
+            _ => None,
+        }
+    }
+}
+
+/// How many consecutive registers an operand spans.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Width {
+    Fixed(u8),
+    /// The registers of the `mod` memory size ([`MemSize::regs`]).
+    Mem,
+    /// 2 when `imm` bit 0 selects 64-bit atomic operands, else 1.
+    Atomic,
+    /// 2 with [`RED_WIDE`] in `imm`, else 1.
+    Red,
+    /// The `GETW` count in `mod` (0 reads one slot).
+    Window,
+    /// The TRACE ray ([`super::rtu::ray::REGS`]).
+    Ray,
+}
+
+impl Width {
+    /// The registers the operand spans in `i`; `None` when `mod` is not a memory size.
+    pub fn of(self, i: &Instr) -> Option<u32> {
+        Some(match self {
+            Width::Fixed(n) => n as u32,
+            Width::Mem => MemSize::from_u8(i.modifier)?.regs() as u32,
+            Width::Atomic => 1 + (i.imm & 1),
+            Width::Red => 1 + (i.imm & RED_WIDE != 0) as u32,
+            Width::Window => i.modifier.max(1) as u32,
+            Width::Ray => super::rtu::ray::REGS,
+        })
+    }
+}
+
+/// One register field of an op's [`Signature`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OperandSpec {
+    pub width: Width,
+    /// Written (only ever the `dst` field); else read.
+    pub write: bool,
+    /// Written by every lane active at the op when it completes: the zeroing analysis
+    /// (`core::decode::read_before_write`) may trust the write. Conservative: an op left
+    /// out only makes a launch zero more registers.
+    pub full: bool,
+    /// `REG_NONE` is allowed: the operand is then absent.
+    pub optional: bool,
+}
+
+/// The register fields of an R-format instruction (`a` is BRA's predicate).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Field {
+    Dst,
+    A,
+    B,
+    C,
+    D,
+}
+
+impl Field {
+    /// In encoding order.
+    pub const ALL: [Field; 5] = [Field::Dst, Field::A, Field::B, Field::C, Field::D];
+}
+
+/// Which register fields an op reads or writes, and how wide each is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Signature {
+    pub dst: Option<OperandSpec>,
+    pub a: Option<OperandSpec>,
+    pub b: Option<OperandSpec>,
+    pub c: Option<OperandSpec>,
+    pub d: Option<OperandSpec>,
+}
+
+impl Signature {
+    /// No register operand.
+    pub const NONE: Signature = Signature { dst: None, a: None, b: None, c: None, d: None };
+
+    pub const fn get(&self, f: Field) -> Option<OperandSpec> {
+        match f {
+            Field::Dst => self.dst,
+            Field::A => self.a,
+            Field::B => self.b,
+            Field::C => self.c,
+            Field::D => self.d,
+        }
+    }
+}
+
+/// The shorthand the opcode table writes signatures in.
+mod sig {
+    use super::{OperandSpec, Width};
+
+    pub const W1: Width = Width::Fixed(1);
+    pub const W2: Width = Width::Fixed(2);
+    pub const W3: Width = Width::Fixed(3);
+    pub const W4: Width = Width::Fixed(4);
+    pub const MEM: Width = Width::Mem;
+    pub const ATOM: Width = Width::Atomic;
+    pub const RED: Width = Width::Red;
+    pub const WINDOW: Width = Width::Window;
+    pub const RAY: Width = Width::Ray;
+
+    const fn spec(width: Width, write: bool, full: bool, optional: bool) -> OperandSpec {
+        OperandSpec { width, write, full, optional }
+    }
+    /// Read.
+    pub const fn rd(w: Width) -> OperandSpec {
+        spec(w, false, false, false)
+    }
+    /// Read, or `REG_NONE`.
+    pub const fn rd_opt(w: Width) -> OperandSpec {
+        spec(w, false, false, true)
+    }
+    /// Written by every active lane.
+    pub const fn wr_all(w: Width) -> OperandSpec {
+        spec(w, true, true, false)
+    }
+    /// Written (the zeroing analysis does not rely on it).
+    pub const fn wr(w: Width) -> OperandSpec {
+        spec(w, true, false, false)
+    }
+    /// Written, or `REG_NONE` for no result.
+    pub const fn wr_opt(w: Width) -> OperandSpec {
+        spec(w, true, false, true)
+    }
+}
+
 macro_rules! opcodes {
-    ($( $(#[$doc:meta])* $name:ident = $val:literal, $mn:literal, $class:ident, $fmt:ident; )*) => {
+    ($(
+        $(#[$doc:meta])*
+        $name:ident = $val:literal, $mn:literal, $class:ident, $unit:ident, $fmt:ident, $modk:ident,
+            { $($field:ident: $spec:expr),* $(,)? };
+    )*) => {
         /// VX opcodes.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
         #[repr(u8)]
@@ -70,493 +291,376 @@ macro_rules! opcodes {
         impl Op {
             pub const ALL: &'static [Op] = &[ $( Op::$name, )* ];
 
-            pub fn from_u8(v: u8) -> Option<Op> {
+            pub const fn from_u8(v: u8) -> Option<Op> {
                 match v { $( $val => Some(Op::$name), )* _ => None }
             }
-            pub fn mnemonic(self) -> &'static str {
+            pub const fn mnemonic(self) -> &'static str {
                 match self { $( Op::$name => $mn, )* }
             }
-            pub fn class(self) -> OpClass {
+            pub const fn class(self) -> OpClass {
                 match self { $( Op::$name => OpClass::$class, )* }
             }
-            pub fn format(self) -> Format {
+            // Inline: the execute stage dispatches on it (a table load).
+            #[inline(always)]
+            pub const fn unit(self) -> Unit {
+                match self { $( Op::$name => Unit::$unit, )* }
+            }
+            pub const fn format(self) -> Format {
                 match self { $( Op::$name => Format::$fmt, )* }
+            }
+            pub const fn modifier(self) -> Modifier {
+                match self { $( Op::$name => Modifier::$modk, )* }
+            }
+            // (An op with all five fields leaves nothing for `..NONE` to fill.)
+            #[allow(clippy::needless_update)]
+            pub const fn signature(self) -> Signature {
+                use sig::*;
+                match self { $( Op::$name => Signature { $( $field: Some($spec), )* ..Signature::NONE }, )* }
             }
         }
     };
 }
 
+// value, mnemonic, timing class, executing unit, format, `mod`, register fields.
 opcodes! {
     /// No operation.
-    Nop = 0x00, "nop", Ctrl, R;
+    Nop = 0x00, "nop", Ctrl, Ctrl, R, Any, {};
     /// Active lanes finish; the warp retires when no lane is left.
-    Exit = 0x01, "exit", Ctrl, R;
+    Exit = 0x01, "exit", Ctrl, Ctrl, R, Any, {};
     /// Uniform jump to instruction `imm`.
-    Jmp = 0x02, "jmp", Ctrl, R;
+    Jmp = 0x02, "jmp", Ctrl, Ctrl, R, Any, {};
     /// Per-lane branch on `pred != 0` (format B).
-    Bra = 0x03, "bra", Ctrl, B;
-    /// CTA barrier: the warp waits until every live warp of its CTA arrives.
-    Bar = 0x04, "bar", Ctrl, R;
+    Bra = 0x03, "bra", Ctrl, Ctrl, B, Any, { a: rd(W1) };
+    /// CTA barrier: the warp waits until every live warp of its CTA arrives; `mod` holds
+    /// [`BAR_MEM_LMEM`] / [`BAR_MEM_GLOBAL`].
+    Bar = 0x04, "bar", Ctrl, Ctrl, R, Any, {};
     /// Memory fence (ordering only; the model is sequentially consistent per core).
-    Fence = 0x05, "fence", Ctrl, R;
+    Fence = 0x05, "fence", Ctrl, Ctrl, R, Any, {};
     /// Device trap: `imm` is a [`TrapCode`]; the dispatch faults.
-    Trap = 0x06, "trap", Ctrl, R;
+    Trap = 0x06, "trap", Ctrl, Ctrl, R, Any, {};
 
     /// dst = a
-    Mov = 0x10, "mov", Alu, R;
+    Mov = 0x10, "mov", Alu, Alu, R, Any, { dst: wr_all(W1), a: rd(W1) };
     /// dst = imm
-    Movi = 0x11, "movi", Alu, R;
+    Movi = 0x11, "movi", Alu, Alu, R, Any, { dst: wr_all(W1) };
     /// dst = a != 0 ? b : c
-    Sel = 0x12, "sel", Alu, R;
+    Sel = 0x12, "sel", Alu, Alu, R, Any, { dst: wr_all(W1), a: rd(W1), b: rd(W1), c: rd(W1) };
     /// dst = csr[imm]
-    Csr = 0x13, "csr", Csr, R;
+    Csr = 0x13, "csr", Csr, Csr, R, Any, { dst: wr_all(W1) };
 
-    Iadd = 0x20, "iadd", Alu, R;
-    Isub = 0x21, "isub", Alu, R;
-    Imul = 0x22, "imul", Alu, R;
+    Iadd = 0x20, "iadd", Alu, Alu, R, Any, { dst: wr_all(W1), a: rd(W1), b: rd(W1) };
+    Isub = 0x21, "isub", Alu, Alu, R, Any, { dst: wr_all(W1), a: rd(W1), b: rd(W1) };
+    Imul = 0x22, "imul", Alu, Alu, R, Any, { dst: wr_all(W1), a: rd(W1), b: rd(W1) };
     /// High word of the 64-bit product; `mod` = 1 signed, 0 unsigned.
-    Imulhi = 0x23, "imulhi", Alu, R;
-    Udiv = 0x24, "udiv", Div, R;
-    Sdiv = 0x25, "sdiv", Div, R;
-    Urem = 0x26, "urem", Div, R;
+    Imulhi = 0x23, "imulhi", Alu, Alu, R, Signed, { dst: wr_all(W1), a: rd(W1), b: rd(W1) };
+    Udiv = 0x24, "udiv", Div, Alu, R, Any, { dst: wr_all(W1), a: rd(W1), b: rd(W1) };
+    Sdiv = 0x25, "sdiv", Div, Alu, R, Any, { dst: wr_all(W1), a: rd(W1), b: rd(W1) };
+    Urem = 0x26, "urem", Div, Alu, R, Any, { dst: wr_all(W1), a: rd(W1), b: rd(W1) };
     /// Remainder with the sign of `a` (OpSRem).
-    Srem = 0x27, "srem", Div, R;
+    Srem = 0x27, "srem", Div, Alu, R, Any, { dst: wr_all(W1), a: rd(W1), b: rd(W1) };
     /// Remainder with the sign of `b` (OpSMod).
-    Smod = 0x28, "smod", Div, R;
-    And = 0x29, "and", Alu, R;
-    Or = 0x2A, "or", Alu, R;
-    Xor = 0x2B, "xor", Alu, R;
-    Not = 0x2C, "not", Alu, R;
+    Smod = 0x28, "smod", Div, Alu, R, Any, { dst: wr_all(W1), a: rd(W1), b: rd(W1) };
+    And = 0x29, "and", Alu, Alu, R, Any, { dst: wr_all(W1), a: rd(W1), b: rd(W1) };
+    Or = 0x2A, "or", Alu, Alu, R, Any, { dst: wr_all(W1), a: rd(W1), b: rd(W1) };
+    Xor = 0x2B, "xor", Alu, Alu, R, Any, { dst: wr_all(W1), a: rd(W1), b: rd(W1) };
+    Not = 0x2C, "not", Alu, Alu, R, Any, { dst: wr_all(W1), a: rd(W1) };
     /// Shifts use the low 5 bits of `b`.
-    Shl = 0x2D, "shl", Alu, R;
-    Shr = 0x2E, "shr", Alu, R;
-    Sar = 0x2F, "sar", Alu, R;
-    Ineg = 0x30, "ineg", Alu, R;
-    Iabs = 0x31, "iabs", Alu, R;
+    Shl = 0x2D, "shl", Alu, Alu, R, Any, { dst: wr_all(W1), a: rd(W1), b: rd(W1) };
+    Shr = 0x2E, "shr", Alu, Alu, R, Any, { dst: wr_all(W1), a: rd(W1), b: rd(W1) };
+    Sar = 0x2F, "sar", Alu, Alu, R, Any, { dst: wr_all(W1), a: rd(W1), b: rd(W1) };
+    Ineg = 0x30, "ineg", Alu, Alu, R, Any, { dst: wr_all(W1), a: rd(W1) };
+    Iabs = 0x31, "iabs", Alu, Alu, R, Any, { dst: wr_all(W1), a: rd(W1) };
     /// `mod` = 1 signed.
-    Imin = 0x32, "imin", Alu, R;
-    Imax = 0x33, "imax", Alu, R;
+    Imin = 0x32, "imin", Alu, Alu, R, Signed, { dst: wr_all(W1), a: rd(W1), b: rd(W1) };
+    Imax = 0x33, "imax", Alu, Alu, R, Signed, { dst: wr_all(W1), a: rd(W1), b: rd(W1) };
     /// dst = cond(a, b) ? 1 : 0; `mod` is an [`IntCond`].
-    Icmp = 0x34, "icmp", Alu, R;
+    Icmp = 0x34, "icmp", Alu, Alu, R, IntCond, { dst: wr_all(W1), a: rd(W1), b: rd(W1) };
     /// Bitfield extract of `a` at offset `b`, width `c`; `mod` = 1 sign-extends.
-    Bfe = 0x35, "bfe", Alu, R;
+    Bfe = 0x35, "bfe", Alu, Alu, R, Signed, { dst: wr_all(W1), a: rd(W1), b: rd(W1), c: rd(W1) };
     /// Bitfield insert: `a` with `b`'s low `d` bits placed at offset `c`.
-    Bfi = 0x36, "bfi", Alu, R;
-    Brev = 0x37, "brev", Alu, R;
-    Popc = 0x38, "popc", Alu, R;
+    Bfi = 0x36, "bfi", Alu, Alu, R, Any, { dst: wr_all(W1), a: rd(W1), b: rd(W1), c: rd(W1), d: rd(W1) };
+    Brev = 0x37, "brev", Alu, Alu, R, Any, { dst: wr_all(W1), a: rd(W1) };
+    Popc = 0x38, "popc", Alu, Alu, R, Any, { dst: wr_all(W1), a: rd(W1) };
     /// Index of least significant set bit, or -1.
-    Flsb = 0x39, "flsb", Alu, R;
+    Flsb = 0x39, "flsb", Alu, Alu, R, Any, { dst: wr_all(W1), a: rd(W1) };
     /// Index of most significant set bit (`mod` = 1: of the magnitude-style signed rule), or -1.
-    Fmsb = 0x3A, "fmsb", Alu, R;
+    Fmsb = 0x3A, "fmsb", Alu, Alu, R, Signed, { dst: wr_all(W1), a: rd(W1) };
     /// Sign/zero-extend the low `mod` bits (8 or 16) of `a`; `imm` = 1 for sign.
-    Ext = 0x3B, "ext", Alu, R;
+    Ext = 0x3B, "ext", Alu, Alu, R, ExtBits, { dst: wr_all(W1), a: rd(W1) };
     /// dst = a + b, dst+1 = carry out.
-    Iaddc = 0x3C, "iaddc", Alu, R;
+    Iaddc = 0x3C, "iaddc", Alu, Alu, R, Any, { dst: wr_all(W2), a: rd(W1), b: rd(W1) };
     /// dst = a - b, dst+1 = borrow out.
-    Isubb = 0x3D, "isubb", Alu, R;
+    Isubb = 0x3D, "isubb", Alu, Alu, R, Any, { dst: wr_all(W2), a: rd(W1), b: rd(W1) };
     /// dst/dst+1 = full 64-bit product of a and b; `mod` = 1 signed.
-    Imulx = 0x3E, "imulx", Alu, R;
+    Imulx = 0x3E, "imulx", Alu, Alu, R, Signed, { dst: wr_all(W2), a: rd(W1), b: rd(W1) };
 
     /// 64-bit ops on register pairs.
-    Iadd64 = 0x40, "iadd64", Alu, R;
-    Isub64 = 0x41, "isub64", Alu, R;
-    Imul64 = 0x42, "imul64", Alu, R;
-    Shl64 = 0x43, "shl64", Alu, R;
-    Shr64 = 0x44, "shr64", Alu, R;
-    Sar64 = 0x45, "sar64", Alu, R;
+    Iadd64 = 0x40, "iadd64", Alu, Alu, R, Any, { dst: wr_all(W2), a: rd(W2), b: rd(W2) };
+    Isub64 = 0x41, "isub64", Alu, Alu, R, Any, { dst: wr_all(W2), a: rd(W2), b: rd(W2) };
+    Imul64 = 0x42, "imul64", Alu, Alu, R, Any, { dst: wr_all(W2), a: rd(W2), b: rd(W2) };
+    Shl64 = 0x43, "shl64", Alu, Alu, R, Any, { dst: wr(W2), a: rd(W2), b: rd(W1) };
+    Shr64 = 0x44, "shr64", Alu, Alu, R, Any, { dst: wr(W2), a: rd(W2), b: rd(W1) };
+    Sar64 = 0x45, "sar64", Alu, Alu, R, Any, { dst: wr(W2), a: rd(W2), b: rd(W1) };
     /// dst (one register) = cond(a64, b64); `mod` is an [`IntCond`].
-    Icmp64 = 0x46, "icmp64", Alu, R;
-    Udiv64 = 0x47, "udiv64", Div, R;
-    Sdiv64 = 0x48, "sdiv64", Div, R;
-    Urem64 = 0x49, "urem64", Div, R;
-    Srem64 = 0x4A, "srem64", Div, R;
+    Icmp64 = 0x46, "icmp64", Alu, Alu, R, IntCond, { dst: wr(W1), a: rd(W2), b: rd(W2) };
+    Udiv64 = 0x47, "udiv64", Div, Alu, R, Any, { dst: wr_all(W2), a: rd(W2), b: rd(W2) };
+    Sdiv64 = 0x48, "sdiv64", Div, Alu, R, Any, { dst: wr_all(W2), a: rd(W2), b: rd(W2) };
+    Urem64 = 0x49, "urem64", Div, Alu, R, Any, { dst: wr_all(W2), a: rd(W2), b: rd(W2) };
+    Srem64 = 0x4A, "srem64", Div, Alu, R, Any, { dst: wr_all(W2), a: rd(W2), b: rd(W2) };
 
-    Fadd = 0x50, "fadd", Fma, R;
-    Fsub = 0x51, "fsub", Fma, R;
-    Fmul = 0x52, "fmul", Fma, R;
+    Fadd = 0x50, "fadd", Fma, Fpu, R, Any, { dst: wr_all(W1), a: rd(W1), b: rd(W1) };
+    Fsub = 0x51, "fsub", Fma, Fpu, R, Any, { dst: wr_all(W1), a: rd(W1), b: rd(W1) };
+    Fmul = 0x52, "fmul", Fma, Fpu, R, Any, { dst: wr_all(W1), a: rd(W1), b: rd(W1) };
     /// dst = a * b + c (fused).
-    Ffma = 0x53, "ffma", Fma, R;
-    Fdiv = 0x54, "fdiv", Div, R;
+    Ffma = 0x53, "ffma", Fma, Fpu, R, Any, { dst: wr_all(W1), a: rd(W1), b: rd(W1), c: rd(W1) };
+    Fdiv = 0x54, "fdiv", Div, Fpu, R, Any, { dst: wr_all(W1), a: rd(W1), b: rd(W1) };
     /// IEEE minNum-style min/max (NaN operands lose).
-    Fmin = 0x55, "fmin", Alu, R;
-    Fmax = 0x56, "fmax", Alu, R;
-    Fneg = 0x57, "fneg", Alu, R;
-    Fabs = 0x58, "fabs", Alu, R;
+    Fmin = 0x55, "fmin", Alu, Fpu, R, Any, { dst: wr_all(W1), a: rd(W1), b: rd(W1) };
+    Fmax = 0x56, "fmax", Alu, Fpu, R, Any, { dst: wr_all(W1), a: rd(W1), b: rd(W1) };
+    Fneg = 0x57, "fneg", Alu, Fpu, R, Any, { dst: wr_all(W1), a: rd(W1) };
+    Fabs = 0x58, "fabs", Alu, Fpu, R, Any, { dst: wr_all(W1), a: rd(W1) };
     /// dst = cond(a, b) ? 1 : 0; `mod` is an [`FloatCond`].
-    Fcmp = 0x59, "fcmp", Alu, R;
-    Fsqrt = 0x5A, "fsqrt", Div, R;
-    Frsq = 0x5B, "frsq", Div, R;
-    Frcp = 0x5C, "frcp", Div, R;
+    Fcmp = 0x59, "fcmp", Alu, Fpu, R, FloatCond, { dst: wr_all(W1), a: rd(W1), b: rd(W1) };
+    Fsqrt = 0x5A, "fsqrt", Div, Fpu, R, Any, { dst: wr_all(W1), a: rd(W1) };
+    Frsq = 0x5B, "frsq", Div, Fpu, R, Any, { dst: wr_all(W1), a: rd(W1) };
+    Frcp = 0x5C, "frcp", Div, Fpu, R, Any, { dst: wr_all(W1), a: rd(W1) };
     /// Rounding: `mod` is a [`Round`].
-    Fround = 0x5D, "fround", Alu, R;
-    Ffract = 0x5E, "ffract", Alu, R;
-    Fsign = 0x5F, "fsign", Alu, R;
+    Fround = 0x5D, "fround", Alu, Fpu, R, Round, { dst: wr_all(W1), a: rd(W1) };
+    Ffract = 0x5E, "ffract", Alu, Fpu, R, Any, { dst: wr_all(W1), a: rd(W1) };
+    Fsign = 0x5F, "fsign", Alu, Fpu, R, Any, { dst: wr_all(W1), a: rd(W1) };
     /// Transcendental `mod` ([`SfuFunc`]) of `a` (and `b` for two-operand functions).
-    Fsfu = 0x60, "fsfu", Sfu, R;
+    Fsfu = 0x60, "fsfu", Sfu, Sfu, R, SfuFunc, { dst: wr_all(W1), a: rd(W1), b: rd_opt(W1) };
     /// Float to signed int (round toward zero, saturating).
-    F2i = 0x61, "f2i", Alu, R;
-    F2u = 0x62, "f2u", Alu, R;
-    I2f = 0x63, "i2f", Alu, R;
-    U2f = 0x64, "u2f", Alu, R;
+    F2i = 0x61, "f2i", Alu, Fpu, R, Any, { dst: wr_all(W1), a: rd(W1) };
+    F2u = 0x62, "f2u", Alu, Fpu, R, Any, { dst: wr_all(W1), a: rd(W1) };
+    I2f = 0x63, "i2f", Alu, Fpu, R, Any, { dst: wr_all(W1), a: rd(W1) };
+    U2f = 0x64, "u2f", Alu, Fpu, R, Any, { dst: wr_all(W1), a: rd(W1) };
     /// f32 -> f16 bits (round to nearest even) in the low half.
-    F2h = 0x65, "f2h", Alu, R;
+    F2h = 0x65, "f2h", Alu, Fpu, R, Any, { dst: wr_all(W1), a: rd(W1) };
     /// f16 bits in the low half -> f32.
-    H2f = 0x66, "h2f", Alu, R;
+    H2f = 0x66, "h2f", Alu, Fpu, R, Any, { dst: wr_all(W1), a: rd(W1) };
     /// i64 pair -> f32.
-    L2f = 0x67, "l2f", Alu, R;
+    L2f = 0x67, "l2f", Alu, Fpu, R, Any, { dst: wr(W1), a: rd(W2) };
     /// u64 pair -> f32.
-    Ul2f = 0x68, "ul2f", Alu, R;
+    Ul2f = 0x68, "ul2f", Alu, Fpu, R, Any, { dst: wr(W1), a: rd(W2) };
     /// f32 -> i64 pair (toward zero).
-    F2l = 0x69, "f2l", Alu, R;
+    F2l = 0x69, "f2l", Alu, Fpu, R, Any, { dst: wr(W2), a: rd(W1) };
     /// f32 -> u64 pair (toward zero).
-    F2ul = 0x6A, "f2ul", Alu, R;
+    F2ul = 0x6A, "f2ul", Alu, Fpu, R, Any, { dst: wr(W2), a: rd(W1) };
 
     /// dst.. = global[a64 + imm]; `mod` is a [`MemSize`].
-    Ldg = 0x70, "ldg", Lsu, R;
+    Ldg = 0x70, "ldg", Lsu, Lsu, R, MemSize, { dst: wr_all(MEM), a: rd(W2) };
     /// global[a64 + imm] = b..; `mod` is a [`MemSize`].
-    Stg = 0x71, "stg", Lsu, R;
+    Stg = 0x71, "stg", Lsu, Lsu, R, MemSize, { a: rd(W2), b: rd(MEM) };
     /// LMEM (CTA-shared) at byte offset `a + imm`.
-    Ldl = 0x72, "ldl", Lsu, R;
-    Stl = 0x73, "stl", Lsu, R;
+    Ldl = 0x72, "ldl", Lsu, Lsu, R, MemSize, { dst: wr_all(MEM), a: rd(W1) };
+    Stl = 0x73, "stl", Lsu, Lsu, R, MemSize, { a: rd(W1), b: rd(MEM) };
     /// Per-lane private memory at byte offset `a + imm`.
-    Ldp = 0x74, "ldp", Lsu, R;
-    Stp = 0x75, "stp", Lsu, R;
+    Ldp = 0x74, "ldp", Lsu, Lsu, R, MemSize, { dst: wr_all(MEM), a: rd(W1) };
+    Stp = 0x75, "stp", Lsu, Lsu, R, MemSize, { a: rd(W1), b: rd(MEM) };
     /// dst = old; global[a64] op= b (c = comparator for CMPXCHG); `mod` is an [`AtomicOp`],
     /// `imm` bit 0 selects 64-bit operands (pairs).
-    Atomg = 0x76, "atomg", Lsu, R;
+    Atomg = 0x76, "atomg", Lsu, Lsu, R, AtomicOp, { dst: wr_opt(ATOM), a: rd(W2), b: rd_opt(ATOM), c: rd_opt(ATOM) };
     /// Same on LMEM at byte offset `a`.
-    Atoml = 0x77, "atoml", Lsu, R;
+    Atoml = 0x77, "atoml", Lsu, Lsu, R, AtomicOp, { dst: wr_opt(ATOM), a: rd(W1), b: rd_opt(ATOM), c: rd_opt(ATOM) };
 
     /// Image load: dst..dst+3 = texel of the image whose 64-byte descriptor is at global
     /// address a64, at integer coordinates b, b+1, b+2 (x, y, z-or-layer).
-    Ild = 0x80, "ild", Tex, R;
+    Ild = 0x80, "ild", Tex, Tex, R, Any, { dst: wr(W4), a: rd(W2), b: rd(W3) };
     /// Image store: texel at coordinates b.. = c..c+3.
-    Ist = 0x81, "ist", Tex, R;
+    Ist = 0x81, "ist", Tex, Tex, R, Any, { a: rd(W2), b: rd(W3), c: rd(W4) };
     /// Image atomic: dst = old; texel op= c (d = comparator); `mod` is an [`AtomicOp`].
-    Iatom = 0x82, "iatom", Tex, R;
+    Iatom = 0x82, "iatom", Tex, Tex, R, AtomicOp, { dst: wr_opt(W1), a: rd(W2), b: rd(W3), c: rd(W1), d: rd_opt(W1) };
 
     /// dst = 1 on every active lane when the vote `mod` ([`VoteOp`]) over the active
     /// lanes' `a` holds (all non-zero, any non-zero, all equal), else 0.
-    Vote = 0x98, "vote", Warp, R;
+    Vote = 0x98, "vote", Warp, Warp, R, VoteOp, { dst: wr(W1), a: rd(W1) };
     /// dst = bit mask of the active lanes whose `a` is non-zero (lane i -> bit i).
-    Ballot = 0x99, "ballot", Warp, R;
+    Ballot = 0x99, "ballot", Warp, Warp, R, Any, { dst: wr(W1), a: rd(W1) };
     /// dst = `a` of another lane, chosen by `mod` ([`ShflMode`]) and `b`: lane `b`, lane - b,
     /// lane + b, or lane ^ b. A source lane outside the warp or inactive gives the lane's own
     /// `a`.
-    Shfl = 0x9A, "shfl", Warp, R;
+    Shfl = 0x9A, "shfl", Warp, Warp, R, ShflMode, { dst: wr(W1), a: rd(W1), b: rd(W1) };
     /// Reduction or scan of `a` over the active lanes (or over clusters of them): `mod` is
     /// a [`RedOp`], `imm` holds the kind (bits 0-1: [`RED_REDUCE`], [`RED_INCLUSIVE`],
     /// [`RED_EXCLUSIVE`]), [`RED_WIDE`] for 64-bit operands (pairs), and the cluster size
     /// in bits 8-15 (0: the whole warp). Lanes combine in lane order.
-    Red = 0x9B, "red", Warp, R;
+    Red = 0x9B, "red", Warp, Warp, R, RedOp, { dst: wr(RED), a: rd(RED) };
 
     /// 64-bit floating point on register pairs (raw IEEE binary64 bits, low word first).
-    Dadd = 0xA0, "dadd", Fma, R;
-    Dsub = 0xA1, "dsub", Fma, R;
-    Dmul = 0xA2, "dmul", Fma, R;
+    Dadd = 0xA0, "dadd", Fma, Fpu, R, Any, { dst: wr(W2), a: rd(W2), b: rd(W2) };
+    Dsub = 0xA1, "dsub", Fma, Fpu, R, Any, { dst: wr(W2), a: rd(W2), b: rd(W2) };
+    Dmul = 0xA2, "dmul", Fma, Fpu, R, Any, { dst: wr(W2), a: rd(W2), b: rd(W2) };
     /// dst = a * b + c (fused).
-    Dfma = 0xA3, "dfma", Fma, R;
-    Ddiv = 0xA4, "ddiv", Div, R;
+    Dfma = 0xA3, "dfma", Fma, Fpu, R, Any, { dst: wr(W2), a: rd(W2), b: rd(W2), c: rd(W2) };
+    Ddiv = 0xA4, "ddiv", Div, Fpu, R, Any, { dst: wr(W2), a: rd(W2), b: rd(W2) };
     /// IEEE minNum-style min/max (NaN operands lose).
-    Dmin = 0xA5, "dmin", Alu, R;
-    Dmax = 0xA6, "dmax", Alu, R;
+    Dmin = 0xA5, "dmin", Alu, Fpu, R, Any, { dst: wr(W2), a: rd(W2), b: rd(W2) };
+    Dmax = 0xA6, "dmax", Alu, Fpu, R, Any, { dst: wr(W2), a: rd(W2), b: rd(W2) };
     /// dst (one register) = cond(a, b) ? 1 : 0; `mod` is a [`FloatCond`].
-    Dcmp = 0xA7, "dcmp", Alu, R;
-    Dsqrt = 0xA8, "dsqrt", Div, R;
-    Drsq = 0xA9, "drsq", Div, R;
-    Drcp = 0xAA, "drcp", Div, R;
+    Dcmp = 0xA7, "dcmp", Alu, Fpu, R, FloatCond, { dst: wr(W1), a: rd(W2), b: rd(W2) };
+    Dsqrt = 0xA8, "dsqrt", Div, Fpu, R, Any, { dst: wr(W2), a: rd(W2) };
+    Drsq = 0xA9, "drsq", Div, Fpu, R, Any, { dst: wr(W2), a: rd(W2) };
+    Drcp = 0xAA, "drcp", Div, Fpu, R, Any, { dst: wr(W2), a: rd(W2) };
     /// Rounding: `mod` is a [`Round`].
-    Dround = 0xAB, "dround", Alu, R;
-    Dfract = 0xAC, "dfract", Alu, R;
+    Dround = 0xAB, "dround", Alu, Fpu, R, Round, { dst: wr(W2), a: rd(W2) };
+    Dfract = 0xAC, "dfract", Alu, Fpu, R, Any, { dst: wr(W2), a: rd(W2) };
     /// f32 -> f64 pair (exact).
-    F2d = 0xB0, "f2d", Alu, R;
+    F2d = 0xB0, "f2d", Alu, Fpu, R, Any, { dst: wr(W2), a: rd(W1) };
     /// f64 pair -> f32 (round to nearest even).
-    D2f = 0xB1, "d2f", Alu, R;
+    D2f = 0xB1, "d2f", Alu, Fpu, R, Any, { dst: wr(W1), a: rd(W2) };
     /// f64 pair -> i32 / u32 (toward zero, saturating).
-    D2i = 0xB2, "d2i", Alu, R;
-    D2u = 0xB3, "d2u", Alu, R;
+    D2i = 0xB2, "d2i", Alu, Fpu, R, Any, { dst: wr(W1), a: rd(W2) };
+    D2u = 0xB3, "d2u", Alu, Fpu, R, Any, { dst: wr(W1), a: rd(W2) };
     /// i32 / u32 -> f64 pair (exact).
-    I2d = 0xB4, "i2d", Alu, R;
-    U2d = 0xB5, "u2d", Alu, R;
+    I2d = 0xB4, "i2d", Alu, Fpu, R, Any, { dst: wr(W2), a: rd(W1) };
+    U2d = 0xB5, "u2d", Alu, Fpu, R, Any, { dst: wr(W2), a: rd(W1) };
     /// f64 pair -> i64 / u64 pair (toward zero, saturating).
-    D2l = 0xB6, "d2l", Alu, R;
-    D2ul = 0xB7, "d2ul", Alu, R;
+    D2l = 0xB6, "d2l", Alu, Fpu, R, Any, { dst: wr(W2), a: rd(W2) };
+    D2ul = 0xB7, "d2ul", Alu, Fpu, R, Any, { dst: wr(W2), a: rd(W2) };
     /// i64 / u64 pair -> f64 pair (round to nearest even).
-    L2d = 0xB8, "l2d", Alu, R;
-    Ul2d = 0xB9, "ul2d", Alu, R;
+    L2d = 0xB8, "l2d", Alu, Fpu, R, Any, { dst: wr(W2), a: rd(W2) };
+    Ul2d = 0xB9, "ul2d", Alu, Fpu, R, Any, { dst: wr(W2), a: rd(W2) };
     /// f64 pair -> f16 bits in the low half (round to nearest even, once).
-    D2h = 0xBA, "d2h", Alu, R;
+    D2h = 0xBA, "d2h", Alu, Fpu, R, Any, { dst: wr(W1), a: rd(W2) };
 
     /// Arm a trace: lanes' query slot in `a`, ray in b..b+11 (see [`super::rtu::ray`]).
     /// dst (if not `REG_NONE`) receives the handle (the query slot).
-    Trace = 0x90, "trace", Rtu, R;
+    Trace = 0x90, "trace", Rtu, Rtu, R, Any, { dst: wr_opt(W1), a: rd(W1), b: rd(RAY) };
     /// Park until each active lane's record for query slot `a` has landed; dst = status.
-    Wait = 0x91, "wait", Rtu, R;
+    Wait = 0x91, "wait", Rtu, Rtu, R, Any, { dst: wr_all(W1), a: rd(W1) };
     /// Resume query slot `a` with action `b` and hit distance `c` (posted; a WAIT follows).
-    Cont = 0x92, "cont", Rtu, R;
+    Cont = 0x92, "cont", Rtu, Rtu, R, Any, { a: rd(W1), b: rd(W1), c: rd(W1) };
     /// dst..dst+mod-1 = integer window slots `imm..imm+mod` of query slot `a`.
-    Getw = 0x93, "getw", Rtu, R;
+    Getw = 0x93, "getw", Rtu, Rtu, R, Count, { dst: wr_all(WINDOW), a: rd(W1) };
     /// Same for floating-point window slots.
-    Getwf = 0x94, "getwf", Rtu, R;
+    Getwf = 0x94, "getwf", Rtu, Rtu, R, Count, { dst: wr_all(WINDOW), a: rd(W1) };
 }
 
-/// Integer comparison conditions (`ICMP`, `ICMP64`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u8)]
-pub enum IntCond {
-    Eq = 0,
-    Ne = 1,
-    Ult = 2,
-    Ule = 3,
-    Ugt = 4,
-    Uge = 5,
-    Slt = 6,
-    Sle = 7,
-    Sgt = 8,
-    Sge = 9,
-}
+/// The small enums an op's `mod` selects from: each variant's value and name, `from_u8`,
+/// `name` and `ALL`.
+macro_rules! modifier_enum {
+    ($(#[$doc:meta])* pub enum $name:ident { $( $(#[$vdoc:meta])* $v:ident = $val:literal, $n:literal; )* }) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        #[repr(u8)]
+        pub enum $name { $( $(#[$vdoc])* $v = $val, )* }
 
-impl IntCond {
-    pub fn from_u8(v: u8) -> Option<Self> {
-        use IntCond::*;
-        Some(match v {
-            0 => Eq,
-            1 => Ne,
-            2 => Ult,
-            3 => Ule,
-            4 => Ugt,
-            5 => Uge,
-            6 => Slt,
-            7 => Sle,
-            8 => Sgt,
-            9 => Sge,
-            _ => return None,
-        })
-    }
-    pub fn name(self) -> &'static str {
-        use IntCond::*;
-        match self {
-            Eq => "eq",
-            Ne => "ne",
-            Ult => "ult",
-            Ule => "ule",
-            Ugt => "ugt",
-            Uge => "uge",
-            Slt => "slt",
-            Sle => "sle",
-            Sgt => "sgt",
-            Sge => "sge",
+        impl $name {
+            pub const ALL: &'static [$name] = &[ $( $name::$v, )* ];
+
+            pub const fn from_u8(v: u8) -> Option<Self> {
+                match v { $( $val => Some($name::$v), )* _ => None }
+            }
+            pub const fn name(self) -> &'static str {
+                match self { $( $name::$v => $n, )* }
+            }
         }
+    };
+}
+
+modifier_enum! {
+    /// Integer comparison conditions (`ICMP`, `ICMP64`).
+    pub enum IntCond {
+        Eq = 0, "eq";
+        Ne = 1, "ne";
+        Ult = 2, "ult";
+        Ule = 3, "ule";
+        Ugt = 4, "ugt";
+        Uge = 5, "uge";
+        Slt = 6, "slt";
+        Sle = 7, "sle";
+        Sgt = 8, "sgt";
+        Sge = 9, "sge";
     }
 }
 
-/// Floating-point comparison conditions (`FCMP`). `O*` are false when either operand is NaN,
-/// `U*` are true.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u8)]
-pub enum FloatCond {
-    Oeq = 0,
-    One = 1,
-    Olt = 2,
-    Ole = 3,
-    Ogt = 4,
-    Oge = 5,
-    Ueq = 6,
-    Une = 7,
-    Ult = 8,
-    Ule = 9,
-    Ugt = 10,
-    Uge = 11,
-    /// Both ordered (neither NaN).
-    Ord = 12,
-    /// Either NaN.
-    Uno = 13,
-    /// `a` is NaN (b ignored).
-    IsNan = 14,
-    /// `a` is ±inf (b ignored).
-    IsInf = 15,
-}
-
-impl FloatCond {
-    pub fn from_u8(v: u8) -> Option<Self> {
-        use FloatCond::*;
-        Some(match v {
-            0 => Oeq,
-            1 => One,
-            2 => Olt,
-            3 => Ole,
-            4 => Ogt,
-            5 => Oge,
-            6 => Ueq,
-            7 => Une,
-            8 => Ult,
-            9 => Ule,
-            10 => Ugt,
-            11 => Uge,
-            12 => Ord,
-            13 => Uno,
-            14 => IsNan,
-            15 => IsInf,
-            _ => return None,
-        })
-    }
-    pub fn name(self) -> &'static str {
-        use FloatCond::*;
-        match self {
-            Oeq => "oeq",
-            One => "one",
-            Olt => "olt",
-            Ole => "ole",
-            Ogt => "ogt",
-            Oge => "oge",
-            Ueq => "ueq",
-            Une => "une",
-            Ult => "ult",
-            Ule => "ule",
-            Ugt => "ugt",
-            Uge => "uge",
-            Ord => "ord",
-            Uno => "uno",
-            IsNan => "isnan",
-            IsInf => "isinf",
-        }
+modifier_enum! {
+    /// Floating-point comparison conditions (`FCMP`). `O*` are false when either operand is
+    /// NaN, `U*` are true.
+    pub enum FloatCond {
+        Oeq = 0, "oeq";
+        One = 1, "one";
+        Olt = 2, "olt";
+        Ole = 3, "ole";
+        Ogt = 4, "ogt";
+        Oge = 5, "oge";
+        Ueq = 6, "ueq";
+        Une = 7, "une";
+        Ult = 8, "ult";
+        Ule = 9, "ule";
+        Ugt = 10, "ugt";
+        Uge = 11, "uge";
+        /// Both ordered (neither NaN).
+        Ord = 12, "ord";
+        /// Either NaN.
+        Uno = 13, "uno";
+        /// `a` is NaN (b ignored).
+        IsNan = 14, "isnan";
+        /// `a` is ±inf (b ignored).
+        IsInf = 15, "isinf";
     }
 }
 
-/// `FROUND` modes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u8)]
-pub enum Round {
-    /// Toward -inf.
-    Floor = 0,
-    /// Toward +inf.
-    Ceil = 1,
-    /// Toward zero.
-    Trunc = 2,
-    /// To nearest, ties to even.
-    Even = 3,
-    /// To nearest, ties away from zero.
-    Away = 4,
-}
-
-impl Round {
-    pub fn from_u8(v: u8) -> Option<Self> {
-        Some(match v {
-            0 => Round::Floor,
-            1 => Round::Ceil,
-            2 => Round::Trunc,
-            3 => Round::Even,
-            4 => Round::Away,
-            _ => return None,
-        })
+modifier_enum! {
+    /// `FROUND` modes.
+    pub enum Round {
+        /// Toward -inf.
+        Floor = 0, "floor";
+        /// Toward +inf.
+        Ceil = 1, "ceil";
+        /// Toward zero.
+        Trunc = 2, "trunc";
+        /// To nearest, ties to even.
+        Even = 3, "even";
+        /// To nearest, ties away from zero.
+        Away = 4, "away";
     }
 }
 
-/// `FSFU` functions.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u8)]
-pub enum SfuFunc {
-    Sin = 0,
-    Cos = 1,
-    Tan = 2,
-    Asin = 3,
-    Acos = 4,
-    Atan = 5,
-    Sinh = 6,
-    Cosh = 7,
-    Tanh = 8,
-    Asinh = 9,
-    Acosh = 10,
-    Atanh = 11,
-    Exp = 12,
-    Log = 13,
-    Exp2 = 14,
-    Log2 = 15,
-    /// Two operands: a^b.
-    Pow = 16,
-    /// Two operands: atan2(a, b).
-    Atan2 = 17,
-}
-
-impl SfuFunc {
-    pub fn from_u8(v: u8) -> Option<Self> {
-        use SfuFunc::*;
-        Some(match v {
-            0 => Sin,
-            1 => Cos,
-            2 => Tan,
-            3 => Asin,
-            4 => Acos,
-            5 => Atan,
-            6 => Sinh,
-            7 => Cosh,
-            8 => Tanh,
-            9 => Asinh,
-            10 => Acosh,
-            11 => Atanh,
-            12 => Exp,
-            13 => Log,
-            14 => Exp2,
-            15 => Log2,
-            16 => Pow,
-            17 => Atan2,
-            _ => return None,
-        })
-    }
-    pub fn name(self) -> &'static str {
-        use SfuFunc::*;
-        match self {
-            Sin => "sin",
-            Cos => "cos",
-            Tan => "tan",
-            Asin => "asin",
-            Acos => "acos",
-            Atan => "atan",
-            Sinh => "sinh",
-            Cosh => "cosh",
-            Tanh => "tanh",
-            Asinh => "asinh",
-            Acosh => "acosh",
-            Atanh => "atanh",
-            Exp => "exp",
-            Log => "log",
-            Exp2 => "exp2",
-            Log2 => "log2",
-            Pow => "pow",
-            Atan2 => "atan2",
-        }
+modifier_enum! {
+    /// `FSFU` functions.
+    pub enum SfuFunc {
+        Sin = 0, "sin";
+        Cos = 1, "cos";
+        Tan = 2, "tan";
+        Asin = 3, "asin";
+        Acos = 4, "acos";
+        Atan = 5, "atan";
+        Sinh = 6, "sinh";
+        Cosh = 7, "cosh";
+        Tanh = 8, "tanh";
+        Asinh = 9, "asinh";
+        Acosh = 10, "acosh";
+        Atanh = 11, "atanh";
+        Exp = 12, "exp";
+        Log = 13, "log";
+        Exp2 = 14, "exp2";
+        Log2 = 15, "log2";
+        /// Two operands: a^b.
+        Pow = 16, "pow";
+        /// Two operands: atan2(a, b).
+        Atan2 = 17, "atan2";
     }
 }
 
-/// Memory access sizes (`mod` of loads and stores). Sub-word loads extend into one register.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u8)]
-pub enum MemSize {
-    U8 = 0,
-    S8 = 1,
-    U16 = 2,
-    S16 = 3,
-    B32 = 4,
-    /// Two registers.
-    B64 = 5,
-    /// Four registers.
-    B128 = 6,
+modifier_enum! {
+    /// Memory access sizes (`mod` of loads and stores). Sub-word loads extend into one
+    /// register.
+    pub enum MemSize {
+        U8 = 0, "u8";
+        S8 = 1, "s8";
+        U16 = 2, "u16";
+        S16 = 3, "s16";
+        B32 = 4, "b32";
+        /// Two registers.
+        B64 = 5, "b64";
+        /// Four registers.
+        B128 = 6, "b128";
+    }
 }
 
 impl MemSize {
-    pub fn from_u8(v: u8) -> Option<Self> {
-        use MemSize::*;
-        Some(match v {
-            0 => U8,
-            1 => S8,
-            2 => U16,
-            3 => S16,
-            4 => B32,
-            5 => B64,
-            6 => B128,
-            _ => return None,
-        })
-    }
     pub fn bytes(self) -> usize {
         match self {
             MemSize::U8 | MemSize::S8 => 1,
@@ -574,201 +678,72 @@ impl MemSize {
             _ => 1,
         }
     }
-    pub fn name(self) -> &'static str {
-        match self {
-            MemSize::U8 => "u8",
-            MemSize::S8 => "s8",
-            MemSize::U16 => "u16",
-            MemSize::S16 => "s16",
-            MemSize::B32 => "b32",
-            MemSize::B64 => "b64",
-            MemSize::B128 => "b128",
-        }
+}
+
+modifier_enum! {
+    /// Atomic operations (`mod` of `ATOMG`, `ATOML`, `IATOM`).
+    pub enum AtomicOp {
+        Add = 0, "add";
+        Smin = 1, "smin";
+        Umin = 2, "umin";
+        Smax = 3, "smax";
+        Umax = 4, "umax";
+        And = 5, "and";
+        Or = 6, "or";
+        Xor = 7, "xor";
+        Xchg = 8, "xchg";
+        /// Compare-exchange: store b if the old value equals c.
+        CmpXchg = 9, "cmpxchg";
+        /// f32 add.
+        Fadd = 10, "fadd";
+        /// Plain atomic load (OpAtomicLoad): dst = old, memory unchanged.
+        Load = 11, "load";
+        /// Plain atomic store (OpAtomicStore): memory = b.
+        Store = 12, "store";
     }
 }
 
-/// Atomic operations (`mod` of `ATOMG`, `ATOML`, `IATOM`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u8)]
-pub enum AtomicOp {
-    Add = 0,
-    Smin = 1,
-    Umin = 2,
-    Smax = 3,
-    Umax = 4,
-    And = 5,
-    Or = 6,
-    Xor = 7,
-    Xchg = 8,
-    /// Compare-exchange: store b if the old value equals c.
-    CmpXchg = 9,
-    /// f32 add.
-    Fadd = 10,
-    /// Plain atomic load (OpAtomicLoad): dst = old, memory unchanged.
-    Load = 11,
-    /// Plain atomic store (OpAtomicStore): memory = b.
-    Store = 12,
-}
-
-impl AtomicOp {
-    pub fn from_u8(v: u8) -> Option<Self> {
-        use AtomicOp::*;
-        Some(match v {
-            0 => Add,
-            1 => Smin,
-            2 => Umin,
-            3 => Smax,
-            4 => Umax,
-            5 => And,
-            6 => Or,
-            7 => Xor,
-            8 => Xchg,
-            9 => CmpXchg,
-            10 => Fadd,
-            11 => Load,
-            12 => Store,
-            _ => return None,
-        })
-    }
-    pub fn name(self) -> &'static str {
-        use AtomicOp::*;
-        match self {
-            Add => "add",
-            Smin => "smin",
-            Umin => "umin",
-            Smax => "smax",
-            Umax => "umax",
-            And => "and",
-            Or => "or",
-            Xor => "xor",
-            Xchg => "xchg",
-            CmpXchg => "cmpxchg",
-            Fadd => "fadd",
-            Load => "load",
-            Store => "store",
-        }
+modifier_enum! {
+    /// `VOTE` conditions (`mod`).
+    pub enum VoteOp {
+        All = 0, "all";
+        Any = 1, "any";
+        /// Every active lane holds the same value.
+        Eq = 2, "eq";
     }
 }
 
-/// `VOTE` conditions (`mod`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u8)]
-pub enum VoteOp {
-    All = 0,
-    Any = 1,
-    /// Every active lane holds the same value.
-    Eq = 2,
-}
-
-impl VoteOp {
-    pub fn from_u8(v: u8) -> Option<Self> {
-        Some(match v {
-            0 => VoteOp::All,
-            1 => VoteOp::Any,
-            2 => VoteOp::Eq,
-            _ => return None,
-        })
-    }
-    pub fn name(self) -> &'static str {
-        match self {
-            VoteOp::All => "all",
-            VoteOp::Any => "any",
-            VoteOp::Eq => "eq",
-        }
+modifier_enum! {
+    /// `SHFL` source-lane modes (`mod`).
+    pub enum ShflMode {
+        /// Lane `b`.
+        Idx = 0, "idx";
+        /// Lane - `b`.
+        Up = 1, "up";
+        /// Lane + `b`.
+        Down = 2, "down";
+        /// Lane ^ `b`.
+        Xor = 3, "xor";
     }
 }
 
-/// `SHFL` source-lane modes (`mod`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u8)]
-pub enum ShflMode {
-    /// Lane `b`.
-    Idx = 0,
-    /// Lane - `b`.
-    Up = 1,
-    /// Lane + `b`.
-    Down = 2,
-    /// Lane ^ `b`.
-    Xor = 3,
-}
-
-impl ShflMode {
-    pub fn from_u8(v: u8) -> Option<Self> {
-        Some(match v {
-            0 => ShflMode::Idx,
-            1 => ShflMode::Up,
-            2 => ShflMode::Down,
-            3 => ShflMode::Xor,
-            _ => return None,
-        })
-    }
-    pub fn name(self) -> &'static str {
-        match self {
-            ShflMode::Idx => "idx",
-            ShflMode::Up => "up",
-            ShflMode::Down => "down",
-            ShflMode::Xor => "xor",
-        }
-    }
-}
-
-/// `RED` operations (`mod`); with [`RED_WIDE`] the integer ops are 64-bit and the float ops
-/// f64.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u8)]
-pub enum RedOp {
-    Iadd = 0,
-    Imul = 1,
-    Smin = 2,
-    Umin = 3,
-    Smax = 4,
-    Umax = 5,
-    And = 6,
-    Or = 7,
-    Xor = 8,
-    Fadd = 9,
-    Fmul = 10,
-    Fmin = 11,
-    Fmax = 12,
-}
-
-impl RedOp {
-    pub fn from_u8(v: u8) -> Option<Self> {
-        use RedOp::*;
-        Some(match v {
-            0 => Iadd,
-            1 => Imul,
-            2 => Smin,
-            3 => Umin,
-            4 => Smax,
-            5 => Umax,
-            6 => And,
-            7 => Or,
-            8 => Xor,
-            9 => Fadd,
-            10 => Fmul,
-            11 => Fmin,
-            12 => Fmax,
-            _ => return None,
-        })
-    }
-    pub fn name(self) -> &'static str {
-        use RedOp::*;
-        match self {
-            Iadd => "iadd",
-            Imul => "imul",
-            Smin => "smin",
-            Umin => "umin",
-            Smax => "smax",
-            Umax => "umax",
-            And => "and",
-            Or => "or",
-            Xor => "xor",
-            Fadd => "fadd",
-            Fmul => "fmul",
-            Fmin => "fmin",
-            Fmax => "fmax",
-        }
+modifier_enum! {
+    /// `RED` operations (`mod`); with [`RED_WIDE`] the integer ops are 64-bit and the float
+    /// ops f64.
+    pub enum RedOp {
+        Iadd = 0, "iadd";
+        Imul = 1, "imul";
+        Smin = 2, "smin";
+        Umin = 3, "umin";
+        Smax = 4, "smax";
+        Umax = 5, "umax";
+        And = 6, "and";
+        Or = 7, "or";
+        Xor = 8, "xor";
+        Fadd = 9, "fadd";
+        Fmul = 10, "fmul";
+        Fmin = 11, "fmin";
+        Fmax = 12, "fmax";
     }
 }
 
@@ -832,6 +807,89 @@ impl std::fmt::Display for DecodeError {
                 write!(f, "code length {len} is not a multiple of {INSTR_BYTES}")
             }
         }
+    }
+}
+
+/// One register operand of an instruction: `width` consecutive registers from `reg`, in
+/// field `field`, as the op's [`Signature`] gives them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Operand {
+    pub field: Field,
+    pub reg: u16,
+    /// Registers spanned (1 where `mod` is not the memory size the width depends on:
+    /// decode refuses that instruction anyway).
+    pub width: u32,
+    pub write: bool,
+    /// Every active lane writes it ([`OperandSpec::full`], and the width is known).
+    pub full: bool,
+}
+
+/// An instruction's register operands in encoding order, without allocating.
+#[derive(Clone, Copy, Debug)]
+pub struct Operands {
+    n: usize,
+    v: [Operand; 5],
+}
+
+impl Operands {
+    pub fn iter(&self) -> impl Iterator<Item = &Operand> {
+        self.v[..self.n].iter()
+    }
+
+    /// The written operand, if the instruction has one.
+    pub fn dst(&self) -> Option<&Operand> {
+        self.iter().find(|o| o.write)
+    }
+}
+
+impl Instr {
+    /// The register in field `f`.
+    pub const fn reg(&self, f: Field) -> u16 {
+        match f {
+            Field::Dst => self.dst,
+            Field::A => self.a,
+            Field::B => self.b,
+            Field::C => self.c,
+            Field::D => self.d,
+        }
+    }
+
+    pub fn set_reg(&mut self, f: Field, r: u16) {
+        match f {
+            Field::Dst => self.dst = r,
+            Field::A => self.a = r,
+            Field::B => self.b = r,
+            Field::C => self.c = r,
+            Field::D => self.d = r,
+        }
+    }
+
+    /// The register operands the op's [`Signature`] gives this instruction, in field order.
+    /// An optional field holding `REG_NONE` is absent; a required one is listed with
+    /// `REG_NONE` (decode refuses it).
+    pub fn operands(&self) -> Operands {
+        let sig = self.op.signature();
+        let none = Operand { field: Field::Dst, reg: REG_NONE, width: 0, write: false, full: false };
+        let mut o = Operands { n: 0, v: [none; 5] };
+        for f in Field::ALL {
+            let Some(s) = sig.get(f) else { continue };
+            let reg = self.reg(f);
+            if s.optional && reg == REG_NONE {
+                continue;
+            }
+            let width = s.width.of(self);
+            o.v[o.n] =
+                Operand { field: f, reg, width: width.unwrap_or(1), write: s.write, full: s.full && width.is_some() };
+            o.n += 1;
+        }
+        o
+    }
+
+    /// Whether the instruction does nothing but write its destination: an op of an
+    /// effect-free unit ([`Unit::effect_free`]) with a `mod` the device accepts (a bad one
+    /// faults, which is an effect).
+    pub fn effect_free(&self) -> bool {
+        self.op.unit().effect_free() && self.op.modifier().accepts(self.modifier)
     }
 }
 
@@ -1094,6 +1152,27 @@ mod tests {
             assert!(seen.insert(op as u8), "duplicate opcode value {:#x}", op as u8);
             assert_eq!(Op::from_u8(op as u8), Some(op));
         }
+    }
+
+    /// Each `mod` enum: `ALL` lists values 0..n in order, `from_u8` inverts them and
+    /// refuses the rest, names are distinct; [`Modifier::accepts`] agrees.
+    #[test]
+    fn modifier_enums_round_trip() {
+        macro_rules! check {
+            ($($e:ident),*) => {$(
+                let names: std::collections::HashSet<&str> = $e::ALL.iter().map(|v| v.name()).collect();
+                assert_eq!(names.len(), $e::ALL.len(), stringify!($e));
+                for m in 0..=255u8 {
+                    let v = $e::from_u8(m);
+                    assert_eq!(v.is_some(), (m as usize) < $e::ALL.len(), stringify!($e));
+                    assert_eq!(Modifier::$e.accepts(m), v.is_some(), stringify!($e));
+                    if let Some(v) = v {
+                        assert_eq!((v as u8, v), (m, $e::ALL[m as usize]));
+                    }
+                }
+            )*};
+        }
+        check!(IntCond, FloatCond, Round, SfuFunc, MemSize, AtomicOp, VoteOp, ShflMode, RedOp);
     }
 
     #[test]

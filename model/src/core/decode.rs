@@ -2,7 +2,7 @@
 //! cached under its `kernel_id`. Validation proves every register operand and branch target
 //! in range, so the execute loop never indexes out of bounds.
 
-use crate::abi::isa::{self, Instr, MemSize, Op, REG_NONE};
+use crate::abi::isa::{self, Instr, Op, REG_NONE};
 use crate::abi::kernel::{image, KernelHeader};
 use crate::abi::rtu;
 use crate::fault::{Fault, FaultKind};
@@ -75,23 +75,21 @@ impl DecodedKernel {
                     return fail(format!("register r{r} (+{width}) outside {} registers", h.num_regs));
                 }
             }
+            let m = i.op.modifier();
+            if let Some(what) = m.checked_at_decode().filter(|_| !m.accepts(i.modifier)) {
+                return fail(format!("bad {what} {}", i.modifier));
+            }
             match i.op {
                 Op::Jmp if i.imm >= n => return fail(format!("jump target {} out of range", i.imm)),
                 Op::Bra if i.imm >= n || i.imm2 >= n || i.imm3 > n => {
                     return fail("branch target or reconvergence point out of range".into())
                 }
-                Op::Ldg | Op::Stg | Op::Ldl | Op::Stl | Op::Ldp | Op::Stp if MemSize::from_u8(i.modifier).is_none() => {
-                    return fail(format!("bad memory size {}", i.modifier))
-                }
                 Op::Getw | Op::Getwf if i.imm + i.modifier.max(1) as u32 > rtu::SLOT_COUNT => {
                     return fail(format!("window slots {}..+{} out of range", i.imm, i.modifier))
                 }
                 Op::Csr if crate::abi::csr::name(i.imm).is_none() => return fail(format!("unknown CSR {:#x}", i.imm)),
-                Op::Vote if isa::VoteOp::from_u8(i.modifier).is_none() => return fail("bad vote".into()),
-                Op::Shfl if isa::ShflMode::from_u8(i.modifier).is_none() => return fail("bad shuffle mode".into()),
                 Op::Red
-                    if isa::RedOp::from_u8(i.modifier).is_none()
-                        || i.imm & 3 == 3
+                    if i.imm & 3 == 3
                         || !((i.imm >> isa::RED_CLUSTER_SHIFT) & 0xFF).is_power_of_two()
                             && (i.imm >> isa::RED_CLUSTER_SHIFT) & 0xFF != 0 =>
                 {
@@ -105,63 +103,10 @@ impl DecodedKernel {
 }
 
 /// Registers an instruction reads or writes, with how many consecutive registers each
-/// operand spans. `REG_NONE` marks an operand that is required but missing.
+/// operand spans ([`Instr::operands`], from the ISA table). `REG_NONE` marks an operand that
+/// is required but missing.
 pub fn operand_widths(i: &Instr) -> Vec<(u16, u32)> {
-    use Op::*;
-    let opt = |r: u16, w: u32| if r == REG_NONE { None } else { Some((r, w)) };
-    let mem = MemSize::from_u8(i.modifier).map(|m| m.regs() as u32).unwrap_or(1);
-    let v: Vec<Option<(u16, u32)>> = match i.op {
-        Nop | Exit | Jmp | Bar | Fence | Trap => vec![],
-        Bra => vec![Some((i.a, 1))],
-        Movi | Csr => vec![Some((i.dst, 1))],
-        Mov | Not | Ineg | Iabs | Brev | Popc | Flsb | Fmsb | Ext | Fneg | Fabs | Fsqrt | Frsq | Frcp | Fround
-        | Ffract | Fsign | F2i | F2u | I2f | U2f | F2h | H2f => vec![Some((i.dst, 1)), Some((i.a, 1))],
-        Fsfu => vec![Some((i.dst, 1)), Some((i.a, 1)), opt(i.b, 1)],
-        Sel | Ffma => vec![Some((i.dst, 1)), Some((i.a, 1)), Some((i.b, 1)), Some((i.c, 1))],
-        Bfe => vec![Some((i.dst, 1)), Some((i.a, 1)), Some((i.b, 1)), Some((i.c, 1))],
-        Bfi => vec![Some((i.dst, 1)), Some((i.a, 1)), Some((i.b, 1)), Some((i.c, 1)), Some((i.d, 1))],
-        Iaddc | Isubb | Imulx => vec![Some((i.dst, 2)), Some((i.a, 1)), Some((i.b, 1))],
-        Iadd64 | Isub64 | Imul64 | Udiv64 | Sdiv64 | Urem64 | Srem64 => {
-            vec![Some((i.dst, 2)), Some((i.a, 2)), Some((i.b, 2))]
-        }
-        Shl64 | Shr64 | Sar64 => vec![Some((i.dst, 2)), Some((i.a, 2)), Some((i.b, 1))],
-        Icmp64 => vec![Some((i.dst, 1)), Some((i.a, 2)), Some((i.b, 2))],
-        L2f | Ul2f => vec![Some((i.dst, 1)), Some((i.a, 2))],
-        F2l | F2ul => vec![Some((i.dst, 2)), Some((i.a, 1))],
-        Iadd | Isub | Imul | Imulhi | Udiv | Sdiv | Urem | Srem | Smod | And | Or | Xor | Shl | Shr | Sar | Imin
-        | Imax | Icmp | Fadd | Fsub | Fmul | Fdiv | Fmin | Fmax | Fcmp => {
-            vec![Some((i.dst, 1)), Some((i.a, 1)), Some((i.b, 1))]
-        }
-        Ldg => vec![Some((i.dst, mem)), Some((i.a, 2))],
-        Stg => vec![Some((i.a, 2)), Some((i.b, mem))],
-        Ldl | Ldp => vec![Some((i.dst, mem)), Some((i.a, 1))],
-        Stl | Stp => vec![Some((i.a, 1)), Some((i.b, mem))],
-        Atomg | Atoml => {
-            let w = if i.imm & 1 != 0 { 2 } else { 1 };
-            let addr = if i.op == Atomg { 2 } else { 1 };
-            vec![opt(i.dst, w), Some((i.a, addr)), opt(i.b, w), opt(i.c, w)]
-        }
-        Ild => vec![Some((i.dst, 4)), Some((i.a, 2)), Some((i.b, 3))],
-        Ist => vec![Some((i.a, 2)), Some((i.b, 3)), Some((i.c, 4))],
-        Iatom => vec![opt(i.dst, 1), Some((i.a, 2)), Some((i.b, 3)), Some((i.c, 1)), opt(i.d, 1)],
-        Trace => vec![opt(i.dst, 1), Some((i.a, 1)), Some((i.b, rtu::ray::REGS))],
-        Wait => vec![Some((i.dst, 1)), Some((i.a, 1))],
-        Cont => vec![Some((i.a, 1)), Some((i.b, 1)), Some((i.c, 1))],
-        Getw | Getwf => vec![Some((i.dst, i.modifier.max(1) as u32)), Some((i.a, 1))],
-        Vote | Ballot => vec![Some((i.dst, 1)), Some((i.a, 1))],
-        Shfl => vec![Some((i.dst, 1)), Some((i.a, 1)), Some((i.b, 1))],
-        Red => {
-            let w = if i.imm & isa::RED_WIDE != 0 { 2 } else { 1 };
-            vec![Some((i.dst, w)), Some((i.a, w))]
-        }
-        Dadd | Dsub | Dmul | Ddiv | Dmin | Dmax => vec![Some((i.dst, 2)), Some((i.a, 2)), Some((i.b, 2))],
-        Dfma => vec![Some((i.dst, 2)), Some((i.a, 2)), Some((i.b, 2)), Some((i.c, 2))],
-        Dcmp => vec![Some((i.dst, 1)), Some((i.a, 2)), Some((i.b, 2))],
-        Dsqrt | Drsq | Drcp | Dround | Dfract | D2l | D2ul | L2d | Ul2d => vec![Some((i.dst, 2)), Some((i.a, 2))],
-        F2d | I2d | U2d => vec![Some((i.dst, 2)), Some((i.a, 1))],
-        D2f | D2i | D2u | D2h => vec![Some((i.dst, 1)), Some((i.a, 2))],
-    };
-    v.into_iter().flatten().collect()
+    i.operands().iter().map(|o| (o.reg, o.width)).collect()
 }
 
 /// The registers some lane may read before it has written them: those live on entry to the
@@ -173,7 +118,7 @@ pub fn operand_widths(i: &Instr) -> Vec<(u16, u32)> {
 /// instruction). So a register outside this set is written by every lane before that lane
 /// reads it, and a warp launch need not zero it: the kernel cannot tell.
 ///
-/// Reads are every register operand but the destination ([`operand_widths`]); writes are
+/// Reads are every register operand but the destination ([`Instr::operands`]); writes are
 /// only the destinations [`full_write`] knows every active lane writes (fewer writes can
 /// only add registers). A kernel too large to analyse cheaply gets every register.
 pub fn read_before_write(code: &[Instr], entry: u32, num_regs: u32) -> Vec<u16> {
@@ -194,11 +139,8 @@ pub fn read_before_write(code: &[Instr], entry: u32, num_regs: u32) -> Vec<u16> 
     let mut uses = vec![0u64; n * words];
     let mut defs = vec![0u64; n * words];
     for (pc, i) in code.iter().enumerate() {
-        let reads = Instr { dst: REG_NONE, ..*i };
-        for (r, width) in operand_widths(&reads) {
-            if r != REG_NONE {
-                set(&mut uses[pc * words..][..words], r, width);
-            }
+        for o in i.operands().iter().filter(|o| !o.write && o.reg != REG_NONE) {
+            set(&mut uses[pc * words..][..words], o.reg, o.width);
         }
         if let Some(width) = full_write(i) {
             if i.dst != REG_NONE {
@@ -247,24 +189,16 @@ pub fn read_before_write(code: &[Instr], entry: u32, num_regs: u32) -> Vec<u16> 
 }
 
 /// How many registers from `dst` the instruction writes in every lane active at it, when
-/// it completes, for the ops whose handlers are known to (`None`: assume no write).
-fn full_write(i: &Instr) -> Option<u32> {
-    use Op::*;
-    Some(match i.op {
-        Mov | Movi | Csr | Sel | Iadd | Isub | Imul | Imulhi | Udiv | Sdiv | Urem | Srem | Smod | And | Or | Xor
-        | Not | Shl | Shr | Sar | Ineg | Iabs | Imin | Imax | Icmp | Bfe | Bfi | Brev | Popc | Flsb | Fmsb | Ext
-        | Fadd | Fsub | Fmul | Ffma | Fdiv | Fmin | Fmax | Fneg | Fabs | Fcmp | Fsqrt | Frsq | Frcp | Fround
-        | Ffract | Fsign | Fsfu | F2i | F2u | I2f | U2f | F2h | H2f | Wait => 1,
-        Iaddc | Isubb | Imulx | Iadd64 | Isub64 | Imul64 | Udiv64 | Sdiv64 | Urem64 | Srem64 => 2,
-        Ldg | Ldl | Ldp => MemSize::from_u8(i.modifier)?.regs() as u32,
-        Getw | Getwf => i.modifier.max(1) as u32,
-        _ => return None,
-    })
+/// it completes, for the ops the ISA table marks so ([`isa::OperandSpec::full`]; `None`:
+/// assume no write).
+pub(crate) fn full_write(i: &Instr) -> Option<u32> {
+    i.operands().dst().filter(|o| o.full).map(|o| o.width)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::abi::isa::MemSize;
     use crate::abi::kernel::build_image;
     use crate::mem::AddressSpace;
 

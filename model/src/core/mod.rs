@@ -4,6 +4,8 @@
 
 pub mod decode;
 pub mod exec;
+#[cfg(test)]
+mod isa_facts;
 pub mod timed;
 pub mod warp;
 
@@ -14,10 +16,10 @@ use crate::dcr::LaunchState;
 use crate::fault::{Fault, FaultKind};
 use crate::kmu::CtaDesc;
 use crate::mem::MemoryMap;
-use crate::rtu::{RtuStats, RtuUnit};
+use crate::rtu::RtuStats;
 use crate::watchdog::{Reporter, Tally, Watchdog};
 use decode::DecodedKernel;
-use exec::{ExecEnv, Next};
+use exec::{CoreUnits, Next};
 use std::collections::VecDeque;
 use warp::{Warp, WarpState};
 
@@ -81,7 +83,8 @@ pub struct Core {
     lmem: Vec<u8>,
     pub(crate) warps: Vec<Warp>,
     ctas: Vec<CtaCtx>,
-    pub(crate) rtu: RtuUnit,
+    /// The units a warp instruction may use besides the register file (the RTU front end).
+    pub(crate) units: CoreUnits,
     /// With `detailed_stats`: (grid-relative invocation id, RTU work) of every lane that
     /// traced, recorded as its warp retires.
     detailed_stats: bool,
@@ -105,7 +108,7 @@ impl Core {
             lmem: vec![0; cfg.lmem_bytes as usize],
             warps: (0..cfg.num_warps).map(|_| Warp::new()).collect(),
             ctas: vec![CtaCtx::default(); cfg.num_warps as usize],
-            rtu: RtuUnit::new(&cfg.rtu, cfg.num_warps as usize, cfg.num_threads as usize),
+            units: CoreUnits::new(cfg),
             detailed_stats: cfg.detailed_stats,
             work: Vec::new(),
         }
@@ -117,7 +120,7 @@ impl Core {
         if !self.detailed_stats {
             return;
         }
-        let lanes = self.rtu.take_lane_work(wid);
+        let lanes = self.units.rtu.take_lane_work(wid);
         let w = &self.warps[wid];
         let block = self.ctas[w.cta_slot as usize].block_idx;
         for (lane, &work) in lanes.iter().enumerate().take(self.nt) {
@@ -153,7 +156,7 @@ impl Core {
                 k.private_bytes as usize,
                 &ctx.kernel.zeroed_regs,
             );
-            self.rtu.launch_warp(wid as usize, k.num_queries);
+            self.units.rtu.launch_warp(wid as usize, k.num_queries);
         }
     }
 
@@ -178,12 +181,12 @@ impl Core {
         let mut since_check = 0u64;
         // Progress for the watchdog, reported once per quantum rather than per event.
         let mut retired = 0u64;
-        let rays_before = self.rtu.stats().records;
+        let rays_before = self.units.rtu.stats().records;
         let mut reporter = Reporter::default();
         let tally = |core: &Core, stats: &CoreStats, retired: u64| Tally {
             warps_retired: retired,
             ctas_launched: stats.ctas,
-            rays_completed: core.rtu.stats().records - rays_before,
+            rays_completed: core.units.rtu.stats().records - rays_before,
         };
         loop {
             // Admission: take CTAs while the dispatcher accepts them.
@@ -259,7 +262,7 @@ impl Core {
             }
         }
         reporter.report(ctx.watchdog, tally(self, &stats, retired));
-        stats.rtu = self.rtu.take_stats();
+        stats.rtu = self.units.rtu.take_stats();
         Ok(stats)
     }
 
@@ -279,24 +282,10 @@ impl Core {
     /// Returns (warp instructions, thread instructions).
     fn run_warp(&mut self, ctx: &DispatchCtx, wid: usize, budget: u64) -> Result<(u64, u64), Fault> {
         let code = &ctx.kernel.code;
-        let nt = self.nt;
+        let core_id = self.id;
         let mut n = 0u64;
         let mut threads = 0u64;
-        let Core { warps, ctas, lmem, rtu, id, num_warps, .. } = self;
-        let w = &mut warps[wid];
-        let cta = ctas[w.cta_slot as usize].clone();
-        let mut env = ExecEnv {
-            mem: ctx.mem,
-            launch: ctx.launch,
-            cta: &cta,
-            lmem: &mut lmem[..],
-            rtu,
-            core_id: *id,
-            warp_id: wid as u32,
-            num_warps: *num_warps,
-            num_cores: ctx.num_cores,
-            nt,
-        };
+        let (w, mut env) = self.warp_env(ctx, wid);
         while n < budget {
             let Some(top) = w.top() else {
                 w.state = WarpState::Done;
@@ -308,7 +297,7 @@ impl Core {
                     FaultKind::IllegalInstruction,
                     format!("pc {pc} ran off the end of the kernel"),
                 )
-                .at(&ctx.kernel.name, pc, *id, wid as u32, None));
+                .at(&ctx.kernel.name, pc, core_id, wid as u32, None));
             };
             n += 1;
             // (The full warp without a population count: the baseline x86-64 target has no
@@ -326,7 +315,7 @@ impl Core {
                     }
                 }
                 Ok(Next::Block) => break,
-                Err(f) => return Err(f.at(&ctx.kernel.name, pc, *id, wid as u32, None)),
+                Err(f) => return Err(f.at(&ctx.kernel.name, pc, core_id, wid as u32, None)),
             }
         }
         Ok((n, threads))

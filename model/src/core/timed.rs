@@ -17,10 +17,9 @@
 //! - **CTA dispatch**: the dispatcher takes one CTA when idle and emits one warp per cycle
 //!   (seed 002 §5.1); a warp starts `launch_latency` cycles after its CTA left the KMU.
 
-use super::decode::operand_widths;
-use super::exec::{self, ExecEnv, Next};
+use super::exec::{self, Next};
 use super::warp::WarpState;
-use super::{Core, CtaCtx, DispatchCtx};
+use super::{Core, DispatchCtx};
 use crate::abi::isa::{Instr, MemSize, Op, OpClass, REG_NONE};
 use crate::cache::{line_of, Cache, CacheGeom, CacheStats, Dram};
 use crate::config::{CoreConfig, DeviceConfig, WaitMode};
@@ -46,33 +45,21 @@ pub struct KernelTiming {
     srcs: Vec<u16>,
 }
 
-fn writes_dst(i: &Instr) -> bool {
-    i.dst != REG_NONE
-        && !matches!(
-            i.op,
-            Op::Stg | Op::Stl | Op::Stp | Op::Ist | Op::Cont | Op::Bra | Op::Jmp | Op::Exit | Op::Nop | Op::Bar
-        )
-}
-
 impl KernelTiming {
+    /// The scoreboard's view of each instruction, from the ISA table ([`Instr::operands`]):
+    /// the written rows become pending at issue, the read rows must be ready.
     pub fn new(code: &[Instr]) -> KernelTiming {
         let mut ops = Vec::with_capacity(code.len());
         let mut srcs = Vec::new();
         for i in code {
-            let mut operands = operand_widths(i).into_iter();
-            let (dst, ndst) = if writes_dst(i) {
-                match operands.next() {
-                    Some((r, w)) if r == i.dst => (r, w as u16),
-                    _ => (REG_NONE, 0),
-                }
-            } else {
-                (REG_NONE, 0)
+            let operands = i.operands();
+            let (dst, ndst) = match operands.dst() {
+                Some(o) if o.reg != REG_NONE => (o.reg, o.width as u16),
+                _ => (REG_NONE, 0),
             };
             let start = srcs.len() as u32;
-            for (r, w) in operands {
-                if r != REG_NONE {
-                    srcs.extend(r..r + w as u16);
-                }
+            for o in operands.iter().filter(|o| !o.write && o.reg != REG_NONE) {
+                srcs.extend(o.reg..o.reg + o.width as u16);
             }
             ops.push(OpTiming {
                 src_start: start,
@@ -83,6 +70,13 @@ impl KernelTiming {
             });
         }
         KernelTiming { ops, srcs }
+    }
+
+    /// Instruction `pc`'s destination rows (first register, count) and source rows.
+    #[cfg(test)]
+    pub(crate) fn regs_of(&self, pc: usize) -> ((u16, u16), &[u16]) {
+        let o = &self.ops[pc];
+        ((o.dst, o.ndst), &self.srcs[o.src_start as usize..][..o.src_len as usize])
     }
 }
 
@@ -277,11 +271,11 @@ impl Core {
         for w in &mut self.warps {
             w.state = WarpState::Done;
         }
-        self.rtu.set_timed(true);
+        self.units.rtu.set_timed(true);
     }
 
     pub(crate) fn end_timed(&mut self) {
-        self.rtu.set_timed(false);
+        self.units.rtu.set_timed(false);
     }
 
     /// The dispatcher accepted `cta` at cycle `now`: its warps start one per cycle after the
@@ -453,22 +447,7 @@ impl Core {
     }
 
     fn exec_env_run(&mut self, ctx: &DispatchCtx, w: usize, instr: &Instr, mask: u32) -> Result<Next, Fault> {
-        let nt = self.nt;
-        let Core { warps, ctas, lmem, rtu, id, num_warps, .. } = self;
-        let warp = &mut warps[w];
-        let cta: CtaCtx = ctas[warp.cta_slot as usize].clone();
-        let mut env = ExecEnv {
-            mem: ctx.mem,
-            launch: ctx.launch,
-            cta: &cta,
-            lmem: &mut lmem[..],
-            rtu,
-            core_id: *id,
-            warp_id: w as u32,
-            num_warps: *num_warps,
-            num_cores: ctx.num_cores,
-            nt,
-        };
+        let (warp, mut env) = self.warp_env(ctx, w);
         exec::execute(instr, warp, mask, &mut env)
     }
 
@@ -610,8 +589,8 @@ impl Core {
         if instr.op == Op::Trace {
             clk.port_free = now + trace_beats;
         }
-        if !self.rtu.outbox.is_empty() {
-            for m in self.rtu.outbox.drain(..) {
+        if !self.units.rtu.outbox.is_empty() {
+            for m in self.units.rtu.outbox.drain(..) {
                 let at = match m {
                     RtuMsg::Arm { .. } => now + trace_beats,
                     _ => now + 1,

@@ -33,252 +33,13 @@
 //! contiguous unit, and only single-register operands are propagated into.
 
 use std::collections::{BTreeSet, BinaryHeap};
-use vortex_model::abi::isa::{
-    FloatCond, Instr, IntCond, MemSize, Op, OpClass, RedOp, Round, SfuFunc, ShflMode, VoteOp, RED_WIDE, REG_NONE,
-};
-use vortex_model::abi::rtu;
+use vortex_model::abi::isa::{Instr, Op, Operands, REG_NONE};
 
-/// An instruction's register field.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Field {
-    Dst,
-    A,
-    B,
-    C,
-    D,
-}
-
-/// One register operand: `width` consecutive registers from `reg`, written (only ever the
-/// `dst` field) or read.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Operand {
-    pub field: Field,
-    pub reg: u16,
-    pub width: u32,
-    pub write: bool,
-}
-
-/// At most five operands, without allocating.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Operands {
-    n: usize,
-    v: [Operand; 5],
-}
-
-impl Operands {
-    fn new() -> Operands {
-        Operands { n: 0, v: [Operand { field: Field::Dst, reg: REG_NONE, width: 0, write: false }; 5] }
-    }
-
-    fn push(&mut self, field: Field, reg: u16, width: u32, write: bool) {
-        self.v[self.n] = Operand { field, reg, width, write };
-        self.n += 1;
-    }
-
-    pub fn iter(&self) -> impl Iterator<Item = &Operand> {
-        self.v[..self.n].iter()
-    }
-}
-
-fn field(i: &Instr, f: Field) -> u16 {
-    match f {
-        Field::Dst => i.dst,
-        Field::A => i.a,
-        Field::B => i.b,
-        Field::C => i.c,
-        Field::D => i.d,
-    }
-}
-
-fn set_field(i: &mut Instr, f: Field, r: u16) {
-    match f {
-        Field::Dst => i.dst = r,
-        Field::A => i.a = r,
-        Field::B => i.b = r,
-        Field::C => i.c = r,
-        Field::D => i.d = r,
-    }
-}
-
-/// The register operands of `i`: the same registers and widths as the device decoder's
-/// `operand_widths` (a test checks), plus which field each is in and whether it is written.
-pub(crate) fn operands(i: &Instr) -> Operands {
-    use Field::*;
-    use Op::*;
-    let mut o = Operands::new();
-    let mem = MemSize::from_u8(i.modifier).map(|m| m.regs() as u32).unwrap_or(1);
-    macro_rules! w {
-        ($w:expr) => {
-            o.push(Dst, i.dst, $w, true)
-        };
-    }
-    macro_rules! r {
-        ($f:ident, $w:expr) => {
-            o.push($f, field(i, $f), $w, false)
-        };
-    }
-    macro_rules! opt {
-        ($f:ident, $w:expr, $write:expr) => {
-            if field(i, $f) != REG_NONE {
-                o.push($f, field(i, $f), $w, $write)
-            }
-        };
-    }
-    match i.op {
-        Nop | Exit | Jmp | Bar | Fence | Trap => {}
-        Bra => r!(A, 1),
-        Movi | Csr => w!(1),
-        Mov | Not | Ineg | Iabs | Brev | Popc | Flsb | Fmsb | Ext | Fneg | Fabs | Fsqrt | Frsq | Frcp | Fround
-        | Ffract | Fsign | F2i | F2u | I2f | U2f | F2h | H2f | Vote | Ballot | Wait => {
-            w!(1);
-            r!(A, 1);
-        }
-        Fsfu => {
-            w!(1);
-            r!(A, 1);
-            opt!(B, 1, false);
-        }
-        Sel | Ffma | Bfe => {
-            w!(1);
-            r!(A, 1);
-            r!(B, 1);
-            r!(C, 1);
-        }
-        Bfi => {
-            w!(1);
-            r!(A, 1);
-            r!(B, 1);
-            r!(C, 1);
-            r!(D, 1);
-        }
-        Iaddc | Isubb | Imulx => {
-            w!(2);
-            r!(A, 1);
-            r!(B, 1);
-        }
-        Iadd64 | Isub64 | Imul64 | Udiv64 | Sdiv64 | Urem64 | Srem64 | Dadd | Dsub | Dmul | Ddiv | Dmin | Dmax => {
-            w!(2);
-            r!(A, 2);
-            r!(B, 2);
-        }
-        Shl64 | Shr64 | Sar64 => {
-            w!(2);
-            r!(A, 2);
-            r!(B, 1);
-        }
-        Icmp64 | Dcmp => {
-            w!(1);
-            r!(A, 2);
-            r!(B, 2);
-        }
-        L2f | Ul2f | D2f | D2i | D2u | D2h => {
-            w!(1);
-            r!(A, 2);
-        }
-        F2l | F2ul | F2d | I2d | U2d => {
-            w!(2);
-            r!(A, 1);
-        }
-        Iadd | Isub | Imul | Imulhi | Udiv | Sdiv | Urem | Srem | Smod | And | Or | Xor | Shl | Shr | Sar | Imin
-        | Imax | Icmp | Fadd | Fsub | Fmul | Fdiv | Fmin | Fmax | Fcmp | Shfl => {
-            w!(1);
-            r!(A, 1);
-            r!(B, 1);
-        }
-        Ldg => {
-            w!(mem);
-            r!(A, 2);
-        }
-        Stg => {
-            r!(A, 2);
-            r!(B, mem);
-        }
-        Ldl | Ldp => {
-            w!(mem);
-            r!(A, 1);
-        }
-        Stl | Stp => {
-            r!(A, 1);
-            r!(B, mem);
-        }
-        Atomg | Atoml => {
-            let w = if i.imm & 1 != 0 { 2 } else { 1 };
-            opt!(Dst, w, true);
-            r!(A, if i.op == Atomg { 2 } else { 1 });
-            opt!(B, w, false);
-            opt!(C, w, false);
-        }
-        Ild => {
-            w!(4);
-            r!(A, 2);
-            r!(B, 3);
-        }
-        Ist => {
-            r!(A, 2);
-            r!(B, 3);
-            r!(C, 4);
-        }
-        Iatom => {
-            opt!(Dst, 1, true);
-            r!(A, 2);
-            r!(B, 3);
-            r!(C, 1);
-            opt!(D, 1, false);
-        }
-        Trace => {
-            opt!(Dst, 1, true);
-            r!(A, 1);
-            r!(B, rtu::ray::REGS);
-        }
-        Cont => {
-            r!(A, 1);
-            r!(B, 1);
-            r!(C, 1);
-        }
-        Getw | Getwf => {
-            w!(i.modifier.max(1) as u32);
-            r!(A, 1);
-        }
-        Red => {
-            let w = if i.imm & RED_WIDE != 0 { 2 } else { 1 };
-            w!(w);
-            r!(A, w);
-        }
-        Dfma => {
-            w!(2);
-            r!(A, 2);
-            r!(B, 2);
-            r!(C, 2);
-        }
-        Dsqrt | Drsq | Drcp | Dround | Dfract | D2l | D2ul | L2d | Ul2d => {
-            w!(2);
-            r!(A, 2);
-        }
-    }
-    o
-}
-
-/// Whether `i` does nothing but write its destination, so it may go when that is dead. The
-/// op classes without memory, control or ray-tracing effects, and only with a modifier the
-/// device accepts (a bad one faults, which is an effect).
+/// Whether `i` does nothing but write its destination, so it may go when that is dead
+/// ([`Instr::effect_free`], from the ISA table: no memory, control or ray-tracing effect, and
+/// a modifier the device accepts).
 fn removable(i: &Instr) -> bool {
-    let class_ok = matches!(
-        i.op.class(),
-        OpClass::Alu | OpClass::Fma | OpClass::Div | OpClass::Sfu | OpClass::Csr | OpClass::Warp
-    );
-    let m = i.modifier;
-    class_ok
-        && match i.op {
-            Op::Icmp | Op::Icmp64 => IntCond::from_u8(m).is_some(),
-            Op::Fcmp | Op::Dcmp => FloatCond::from_u8(m).is_some(),
-            Op::Fround | Op::Dround => Round::from_u8(m).is_some(),
-            Op::Fsfu => SfuFunc::from_u8(m).is_some(),
-            Op::Vote => VoteOp::from_u8(m).is_some(),
-            Op::Shfl => ShflMode::from_u8(m).is_some(),
-            Op::Red => RedOp::from_u8(m).is_some(),
-            Op::Ext => (1..32).contains(&m),
-            _ => true,
-        }
+    i.effect_free()
 }
 
 /// Whether `i` computes a whole row of results from its (single-register) sources before it
@@ -316,7 +77,7 @@ pub(crate) fn optimize(blocks: &mut [Vec<Instr>], succ: &[Vec<usize>], num_regs:
             if matches!(i.op, Op::Jmp | Op::Bra) && k + 1 != b.len() {
                 return None;
             }
-            for o in operands(i).iter() {
+            for o in i.operands().iter() {
                 if o.reg == REG_NONE || o.reg as usize + o.width as usize > n {
                     return None;
                 }
@@ -347,7 +108,7 @@ pub(crate) fn optimize(blocks: &mut [Vec<Instr>], succ: &[Vec<usize>], num_regs:
     let live = Liveness::compute(blocks, succ, n);
     let mut virt_dst: Vec<Vec<u16>> = blocks
         .iter()
-        .map(|b| b.iter().map(|i| operands(i).iter().find(|o| o.write).map_or(REG_NONE, |o| o.reg)).collect())
+        .map(|b| b.iter().map(|i| i.operands().iter().find(|o| o.write).map_or(REG_NONE, |o| o.reg)).collect())
         .collect();
     let num_regs = match allocate(blocks, &live, n) {
         Some(k) => {
@@ -405,7 +166,7 @@ impl Forward {
         let mut changed = false;
         let mut out = Vec::with_capacity(code.len());
         for mut i in code.drain(..) {
-            let ops = operands(&i);
+            let ops = i.operands();
             let wide = ops.iter().any(|o| o.width > 1);
             let writes =
                 |r: u16| ops.iter().any(|o| o.write && (o.reg as u32..o.reg as u32 + o.width).contains(&(r as u32)));
@@ -419,7 +180,7 @@ impl Forward {
                 if wide && writes(s) {
                     continue;
                 }
-                set_field(&mut i, o.field, s);
+                i.set_reg(o.field, s);
                 changed = true;
             }
             if i.op == Op::Mov && i.dst == i.a {
@@ -453,7 +214,7 @@ impl Forward {
 fn counts(blocks: &[Vec<Instr>], n: usize) -> (Vec<u32>, Vec<u32>, Vec<bool>) {
     let (mut defs, mut uses, mut wide) = (vec![0u32; n], vec![0u32; n], vec![false; n]);
     for i in blocks.iter().flatten() {
-        for o in operands(i).iter() {
+        for o in i.operands().iter() {
             let t = if o.write { &mut defs } else { &mut uses };
             for r in o.reg as usize..o.reg as usize + o.width as usize {
                 t[r] += 1;
@@ -468,7 +229,7 @@ fn counts(blocks: &[Vec<Instr>], n: usize) -> (Vec<u32>, Vec<u32>, Vec<bool>) {
 const COALESCE_WINDOW: usize = 512;
 
 fn refers_to(i: &Instr, r: u16) -> bool {
-    operands(i).iter().any(|o| (o.reg as u32..o.reg as u32 + o.width).contains(&(r as u32)))
+    i.operands().iter().any(|o| (o.reg as u32..o.reg as u32 + o.width).contains(&(r as u32)))
 }
 
 /// Block-local coalescing. `x = op ..; ..; mov d, x; ..` where `x` has no other definition,
@@ -487,7 +248,7 @@ fn coalesce(blocks: &mut [Vec<Instr>], n: usize) -> bool {
     let mut changed = false;
     for code in blocks.iter_mut() {
         for (t, i) in code.iter().enumerate() {
-            for o in operands(i).iter().filter(|o| !o.write) {
+            for o in i.operands().iter().filter(|o| !o.write) {
                 for r in o.reg as usize..o.reg as usize + o.width as usize {
                     buses[r] += 1;
                     first_use[r] = first_use[r].min(t as u32);
@@ -511,7 +272,7 @@ fn coalesce(blocks: &mut [Vec<Instr>], n: usize) -> bool {
                 if ok {
                     let (k, l) = (k as usize, last_use[x] as usize);
                     let def = code[k];
-                    let dops = operands(&def);
+                    let dops = def.operands();
                     let single = dops.iter().filter(|o| o.write).count() == 1
                         && dops.iter().any(|o| o.write && o.width == 1 && o.reg as usize == x);
                     let at_def = !refers_to(&def, d as u16) || reads_before_write(&def, &dops);
@@ -525,8 +286,8 @@ fn coalesce(blocks: &mut [Vec<Instr>], n: usize) -> bool {
                                 continue;
                             }
                             let mut ins = code[t];
-                            for o in operands(&ins).iter().filter(|o| !o.write && o.reg as usize == x) {
-                                set_field(&mut ins, o.field, d as u16);
+                            for o in ins.operands().iter().filter(|o| !o.write && o.reg as usize == x) {
+                                ins.set_reg(o.field, d as u16);
                                 renamed += 1;
                             }
                             code[t] = ins;
@@ -548,7 +309,7 @@ fn coalesce(blocks: &mut [Vec<Instr>], n: usize) -> bool {
                     }
                 }
             }
-            for o in operands(&i).iter().filter(|o| o.write) {
+            for o in i.operands().iter().filter(|o| o.write) {
                 let rs = o.reg as usize..o.reg as usize + o.width as usize;
                 last_def[rs.clone()].fill(j as u32);
                 touched.extend(rs);
@@ -617,7 +378,7 @@ impl Liveness {
         let mut kill = vec![Bits::new(n); nb];
         for (b, code) in blocks.iter().enumerate() {
             for i in code.iter().rev() {
-                let ops = operands(i);
+                let ops = i.operands();
                 for o in ops.iter().filter(|o| o.write) {
                     for r in o.reg as usize..o.reg as usize + o.width as usize {
                         kill[b].set(r);
@@ -667,7 +428,7 @@ fn dce(blocks: &mut [Vec<Instr>], live: &Liveness) -> bool {
         let mut l = live.live_out[b].clone();
         let mut dead = vec![false; code.len()];
         for (k, i) in code.iter().enumerate().rev() {
-            let ops = operands(i);
+            let ops = i.operands();
             let writes =
                 || ops.iter().filter(|o| o.write).flat_map(|o| o.reg as usize..o.reg as usize + o.width as usize);
             if removable(i) && writes().all(|r| !l.get(r)) {
@@ -703,7 +464,7 @@ fn allocate(blocks: &mut [Vec<Instr>], live: &Liveness, n: usize) -> Option<u32>
     // register is a unit of its own.
     let mut ranges: Vec<(u32, u32)> = Vec::new();
     for i in blocks.iter().flatten() {
-        for o in operands(i).iter().filter(|o| o.width > 1) {
+        for o in i.operands().iter().filter(|o| o.width > 1) {
             ranges.push((o.reg as u32, o.reg as u32 + o.width - 1));
         }
     }
@@ -744,7 +505,7 @@ fn allocate(blocks: &mut [Vec<Instr>], live: &Liveness, n: usize) -> Option<u32>
             span[u] = (span[u].0.min(last), span[u].1.max(last));
         }
         for i in code {
-            let ops = operands(i);
+            let ops = i.operands();
             let early = reads_before_write(i, &ops);
             for o in ops.iter() {
                 let at = if o.write || !early { 2 * p + 1 } else { 2 * p };
@@ -834,10 +595,10 @@ fn allocate(blocks: &mut [Vec<Instr>], live: &Liveness, n: usize) -> Option<u32>
         return None;
     }
     for i in blocks.iter_mut().flatten() {
-        for o in operands(i).iter() {
+        for o in i.operands().iter() {
             let u = unit_of[o.reg as usize] as usize;
             let r = base[u] + (o.reg as u32 - units[u].0);
-            set_field(i, o.field, r as u16);
+            i.set_reg(o.field, r as u16);
         }
     }
     Some(top.max(1))
@@ -846,6 +607,7 @@ fn allocate(blocks: &mut [Vec<Instr>], live: &Liveness, n: usize) -> Option<u32>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use vortex_model::abi::isa::{Field, MemSize, RED_WIDE};
     use vortex_model::core::decode::operand_widths;
 
     const N: u16 = REG_NONE;
@@ -859,14 +621,14 @@ mod tests {
                 for imm in [0u32, 1, RED_WIDE, 5] {
                     for opt in [N, 9] {
                         let i = Instr::r(op, m, 1, 20, opt, 40, opt, imm);
-                        let mut mine: Vec<(u16, u32)> = operands(&i).iter().map(|o| (o.reg, o.width)).collect();
+                        let mut mine: Vec<(u16, u32)> = i.operands().iter().map(|o| (o.reg, o.width)).collect();
                         let mut theirs = operand_widths(&i);
                         mine.sort_unstable();
                         theirs.sort_unstable();
                         if op != Op::Bra {
                             assert_eq!(mine, theirs, "{op:?} mod {m} imm {imm}");
                         }
-                        for o in operands(&i).iter() {
+                        for o in i.operands().iter() {
                             assert_eq!(o.write, o.field == Field::Dst, "{op:?}");
                         }
                     }
@@ -874,7 +636,36 @@ mod tests {
             }
         }
         let b = Instr::bra(7, 1, 2, 3);
-        assert_eq!(operands(&b).iter().map(|o| (o.reg, o.width)).collect::<Vec<_>>(), operand_widths(&b));
+        assert_eq!(b.operands().iter().map(|o| (o.reg, o.width)).collect::<Vec<_>>(), operand_widths(&b));
+    }
+
+    /// What the pass may delete when its destination is dead, written out: everything but
+    /// the control, memory, image and ray-tracing ops, with a `mod` the device accepts (a bad
+    /// one faults when executed, which is an effect).
+    #[test]
+    fn removable_matches_expectations() {
+        use Op::*;
+        let effects = [
+            Nop, Exit, Jmp, Bra, Bar, Fence, Trap, Ldg, Stg, Ldl, Stl, Ldp, Stp, Atomg, Atoml, Ild, Ist, Iatom, Trace,
+            Wait, Cont, Getw, Getwf,
+        ];
+        let accepted = |op: Op, m: u8| match op {
+            Icmp | Icmp64 => m <= 9,
+            Fcmp | Dcmp => m <= 15,
+            Fround | Dround => m <= 4,
+            Fsfu => m <= 17,
+            Vote => m <= 2,
+            Shfl => m <= 3,
+            Red => m <= 12,
+            Ext => (1..=31).contains(&m),
+            _ => true,
+        };
+        for &op in Op::ALL {
+            for m in 0..=255u8 {
+                let i = Instr::r(op, m, 1, 2, 3, 4, 5, 0);
+                assert_eq!(removable(&i), !effects.contains(&op) && accepted(op, m), "{op:?} mod {m}");
+            }
+        }
     }
 
     fn mov(d: u16, s: u16) -> Instr {
@@ -1007,7 +798,7 @@ mod tests {
         ];
         let (out, n) = same(&code, 60);
         let add = out.iter().find(|i| i.op == Op::Iadd64).unwrap();
-        let w = operands(add);
+        let w = add.operands();
         let regs: Vec<u16> = w.iter().map(|o| o.reg).collect();
         // The destination pair and the source pairs do not overlap.
         for (k, x) in regs.iter().enumerate() {
@@ -1090,7 +881,7 @@ mod tests {
         // register no other value shares.
         let r3 = blocks[2][0].b;
         for i in blocks.iter().flatten() {
-            for op in operands(i).iter().filter(|o| o.write) {
+            for op in i.operands().iter().filter(|o| o.write) {
                 if op.reg == r3 {
                     assert_eq!(i.op, Op::Mov, "{blocks:#?}");
                 }
