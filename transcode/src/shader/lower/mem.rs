@@ -13,6 +13,7 @@
 
 use super::{Lowerer, Val};
 use crate::shader::descriptor_type as vkdt;
+use crate::shader::emit::I;
 use crate::shader::error::{interface, invalid, limit, unsupported, Result};
 use crate::shader::module::InstExt;
 use crate::shader::types::{Id, Scalar, Type};
@@ -215,12 +216,12 @@ impl<'m> Lowerer<'m> {
                             let t = self.e.alloc(2)?;
                             let sh = self.imm(31)?;
                             self.e.mov(t, e);
-                            self.e.ins(Vx::Sar, 0, t + 1, e, sh, N, N, 0);
+                            self.e.emit(I::new(Vx::Sar).dst(t + 1).a(e).b(sh));
                             t
                         };
                         let k = self.imm64(stride as u64)?;
-                        let scaled = self.e.op64(Vx::Imul64, 0, e64, k)?;
-                        let nb = self.e.op64(Vx::Iadd64, 0, b, scaled)?;
+                        let scaled = self.e.op64(Vx::Imul64, e64, k)?;
+                        let nb = self.e.op64(Vx::Iadd64, b, scaled)?;
                         PtrKind::Global { base: nb, off, align: eff_align(align, stride), lay, origin }
                     }
                 };
@@ -243,16 +244,16 @@ impl<'m> Lowerer<'m> {
                         if sem & (0x40 | 0x200 | 0x800) != 0 {
                             m |= BAR_MEM_GLOBAL;
                         }
-                        self.e.ins(Vx::Bar, m, N, N, N, N, N, 0);
+                        self.e.emit(I::new(Vx::Bar).mem(m));
                     }
                     // A subgroup is a warp, which executes in lockstep: ordering suffices.
-                    3 => self.e.ins(Vx::Fence, 0, N, N, N, N, N, 0),
+                    3 => self.e.emit(I::new(Vx::Fence)),
                     s => return Err(unsupported!("OpControlBarrier with execution scope {s}")),
                 }
                 Ok(())
             }
             Op::MemoryBarrier => {
-                self.e.ins(Vx::Fence, 0, N, N, N, N, N, 0);
+                self.e.emit(I::new(Vx::Fence));
                 Ok(())
             }
             _ => self.atomic(inst),
@@ -400,7 +401,7 @@ impl<'m> Lowerer<'m> {
         }
         let csr = |l: &mut Self, c: u32| -> Result<u16> {
             let r = l.e.alloc(1)?;
-            l.e.ins(Vx::Csr, 0, r, N, N, N, N, c);
+            l.e.emit(I::new(Vx::Csr).dst(r).imm(c));
             Ok(r)
         };
         let tid = [csr::CTA_THREAD_ID_X, csr::CTA_THREAD_ID_Y, csr::CTA_THREAD_ID_Z];
@@ -409,7 +410,7 @@ impl<'m> Lowerer<'m> {
         match b {
             BuiltIn::LocalInvocationId => {
                 for k in 0..3 {
-                    self.e.ins(Vx::Csr, 0, d + k, N, N, N, N, tid[k as usize]);
+                    self.e.emit(I::new(Vx::Csr).dst(d + k).imm(tid[k as usize]));
                 }
             }
             BuiltIn::WorkgroupId | BuiltIn::GlobalInvocationId => {
@@ -418,38 +419,32 @@ impl<'m> Lowerer<'m> {
                 for k in 0..3u16 {
                     let c = csr(self, bid[k as usize])?;
                     let base = self.e.alloc(1)?;
-                    self.e.ins(
-                        Vx::Ldg,
-                        MemSize::B32 as u8,
-                        base,
-                        kargs,
-                        N,
-                        N,
-                        N,
-                        kargs::BASE_GROUP as u32 + 4 * k as u32,
+                    self.e.emit(
+                        I::new(Vx::Ldg)
+                            .size(MemSize::B32)
+                            .dst(base)
+                            .a(kargs)
+                            .imm(kargs::BASE_GROUP as u32 + 4 * k as u32),
                     );
                     if b == BuiltIn::WorkgroupId {
-                        self.e.ins(Vx::Iadd, 0, d + k, c, base, N, N, 0);
+                        self.e.emit(I::new(Vx::Iadd).dst(d + k).a(c).b(base));
                     } else {
-                        let wg = self.e.op2(Vx::Iadd, 0, c, base)?;
+                        let wg = self.e.op2(Vx::Iadd, c, base)?;
                         let t = csr(self, tid[k as usize])?;
                         let scaled = self.scale(wg, size[k as usize])?;
-                        self.e.ins(Vx::Iadd, 0, d + k, scaled, t, N, N, 0);
+                        self.e.emit(I::new(Vx::Iadd).dst(d + k).a(scaled).b(t));
                     }
                 }
             }
             BuiltIn::NumWorkgroups => {
                 let kargs = self.kargs()?;
                 for k in 0..3u16 {
-                    self.e.ins(
-                        Vx::Ldg,
-                        MemSize::B32 as u8,
-                        d + k,
-                        kargs,
-                        N,
-                        N,
-                        N,
-                        kargs::NUM_GROUPS as u32 + 4 * k as u32,
+                    self.e.emit(
+                        I::new(Vx::Ldg)
+                            .size(MemSize::B32)
+                            .dst(d + k)
+                            .a(kargs)
+                            .imm(kargs::NUM_GROUPS as u32 + 4 * k as u32),
                     );
                 }
             }
@@ -462,15 +457,15 @@ impl<'m> Lowerer<'m> {
                 // x + sx * (y + sy * z)
                 let (x, y, z) = (csr(self, tid[0])?, csr(self, tid[1])?, csr(self, tid[2])?);
                 let (sx, sy) = (self.imm(size[0])?, self.imm(size[1])?);
-                let t = self.e.op2(Vx::Imul, 0, z, sy)?;
-                let t = self.e.op2(Vx::Iadd, 0, t, y)?;
-                let t = self.e.op2(Vx::Imul, 0, t, sx)?;
-                self.e.ins(Vx::Iadd, 0, d, t, x, N, N, 0);
+                let t = self.e.op2(Vx::Imul, z, sy)?;
+                let t = self.e.op2(Vx::Iadd, t, y)?;
+                let t = self.e.op2(Vx::Imul, t, sx)?;
+                self.e.emit(I::new(Vx::Iadd).dst(d).a(t).b(x));
             }
-            BuiltIn::SubgroupSize => self.e.ins(Vx::Csr, 0, d, N, N, N, N, csr::NUM_THREADS),
-            BuiltIn::SubgroupLocalInvocationId => self.e.ins(Vx::Csr, 0, d, N, N, N, N, csr::LANE_ID),
-            BuiltIn::SubgroupId => self.e.ins(Vx::Csr, 0, d, N, N, N, N, csr::CTA_RANK),
-            BuiltIn::NumSubgroups => self.e.ins(Vx::Csr, 0, d, N, N, N, N, csr::CTA_SIZE),
+            BuiltIn::SubgroupSize => self.e.emit(I::new(Vx::Csr).dst(d).imm(csr::NUM_THREADS)),
+            BuiltIn::SubgroupLocalInvocationId => self.e.emit(I::new(Vx::Csr).dst(d).imm(csr::LANE_ID)),
+            BuiltIn::SubgroupId => self.e.emit(I::new(Vx::Csr).dst(d).imm(csr::CTA_RANK)),
+            BuiltIn::NumSubgroups => self.e.emit(I::new(Vx::Csr).dst(d).imm(csr::CTA_SIZE)),
             b if mask4 => self.subgroup_mask_builtin(b, d)?,
             b => return Err(unsupported!("built-in {b:?} in a compute shader")),
         }
@@ -610,17 +605,17 @@ impl<'m> Lowerer<'m> {
             return Err(invalid!("internal: not a descriptor pointer"));
         };
         let mut base = self.e.alloc(2)?;
-        self.e.ins(Vx::Ldg, MemSize::B64 as u8, base, addr, N, N, N, desc::BUF_ADDR as u32);
+        self.e.emit(I::new(Vx::Ldg).size(MemSize::B64).dst(base).a(addr).imm(desc::BUF_ADDR as u32));
         if let Some(first) = dynamic {
             let kargs = self.kargs()?;
             let at = kargs::DYN_OFFSETS as u32 + 4 * first;
             let off = self.e.alloc(1)?;
             match elem {
-                None => self.e.ins(Vx::Ldg, MemSize::B32 as u8, off, kargs, N, N, N, at),
+                None => self.e.emit(I::new(Vx::Ldg).size(MemSize::B32).dst(off).a(kargs).imm(at)),
                 Some(e) => {
                     let byte = self.scale(e, 4)?;
                     let a = self.add64(kargs, byte)?;
-                    self.e.ins(Vx::Ldg, MemSize::B32 as u8, off, a, N, N, N, at);
+                    self.e.emit(I::new(Vx::Ldg).size(MemSize::B32).dst(off).a(a).imm(at));
                 }
             }
             base = self.add64(base, off)?;
@@ -635,8 +630,8 @@ impl<'m> Lowerer<'m> {
         }
         let r = self.in_prologue(|l| {
             let r = l.e.alloc(2)?;
-            l.e.ins(Vx::Csr, 0, r, N, N, N, N, csr::PARAM_LO);
-            l.e.ins(Vx::Csr, 0, r + 1, N, N, N, N, csr::PARAM_HI);
+            l.e.emit(I::new(Vx::Csr).dst(r).imm(csr::PARAM_LO));
+            l.e.emit(I::new(Vx::Csr).dst(r + 1).imm(csr::PARAM_HI));
             Ok(r)
         })?;
         self.e.name_regs(r, 2, "kargs".into());
@@ -650,7 +645,7 @@ impl<'m> Lowerer<'m> {
         }
         let r = self.in_prologue(|l| {
             let r = l.e.alloc(1)?;
-            l.e.ins(Vx::Csr, 0, r, N, N, N, N, csr::CTA_LMEM_ADDR);
+            l.e.emit(I::new(Vx::Csr).dst(r).imm(csr::CTA_LMEM_ADDR));
             Ok(r)
         })?;
         self.e.name_regs(r, 1, "lmem".into());
@@ -665,7 +660,7 @@ impl<'m> Lowerer<'m> {
         let kargs = self.kargs()?;
         let r = self.in_prologue(|l| {
             let r = l.e.alloc(2)?;
-            l.e.ins(Vx::Ldg, MemSize::B64 as u8, r, kargs, N, N, N, kargs::SET_ADDR as u32 + 8 * set);
+            l.e.emit(I::new(Vx::Ldg).size(MemSize::B64).dst(r).a(kargs).imm(kargs::SET_ADDR as u32 + 8 * set));
             Ok(r)
         })?;
         self.e.name_regs(r, 2, format!("set{set}"));
@@ -692,8 +687,8 @@ impl<'m> Lowerer<'m> {
     /// `pair + r` (r a 32-bit register, zero-extended) into a fresh pair.
     pub(super) fn add64(&mut self, pair: u16, r: u16) -> Result<u16> {
         let d = self.e.alloc(2)?;
-        self.e.ins(Vx::Iaddc, 0, d, pair, r, N, N, 0);
-        self.e.ins(Vx::Iadd, 0, d + 1, pair + 1, d + 1, N, N, 0);
+        self.e.emit(I::new(Vx::Iaddc).dst(d).a(pair).b(r));
+        self.e.emit(I::new(Vx::Iadd).dst(d + 1).a(pair + 1).b(d + 1));
         Ok(d)
     }
 
@@ -704,11 +699,11 @@ impl<'m> Lowerer<'m> {
             1 => Ok(idx),
             k if k.is_power_of_two() => {
                 let s = self.imm(k.trailing_zeros())?;
-                self.e.op2(Vx::Shl, 0, idx, s)
+                self.e.op2(Vx::Shl, idx, s)
             }
             k => {
                 let s = self.imm(k)?;
-                self.e.op2(Vx::Imul, 0, idx, s)
+                self.e.op2(Vx::Imul, idx, s)
             }
         }
     }
@@ -719,7 +714,7 @@ impl<'m> Lowerer<'m> {
             return Ok(base);
         }
         let o = self.imm64(off as u64)?;
-        self.e.op64(Vx::Iadd64, 0, base, o)
+        self.e.op64(Vx::Iadd64, base, o)
     }
 
     // ---- access chains ------------------------------------------------------------------
@@ -825,7 +820,7 @@ impl<'m> Lowerer<'m> {
                 None => {
                     let idx = self.regs(i)?;
                     let t = self.scale(idx, 4 * er)?;
-                    let base = self.e.op2(Vx::Iadd, 0, base, t)?;
+                    let base = self.e.op2(Vx::Iadd, base, t)?;
                     PtrKind::Flat { space, base, off }
                 }
             },
@@ -838,7 +833,7 @@ impl<'m> Lowerer<'m> {
                         self.scale(idx, n)?
                     }
                 };
-                PtrKind::Query { slot: self.e.op2(Vx::Iadd, 0, slot, t)?, var: false }
+                PtrKind::Query { slot: self.e.op2(Vx::Iadd, slot, t)?, var: false }
             }
             PtrKind::Desc { addr, dynamic, elem: cur } => {
                 let per = self.descriptors_in(elem)?;
@@ -851,7 +846,7 @@ impl<'m> Lowerer<'m> {
                 let elem_idx = match cur {
                     Some(e) => {
                         let t = self.scale(idx, per)?;
-                        Some(self.e.op2(Vx::Iadd, 0, e, t)?)
+                        Some(self.e.op2(Vx::Iadd, e, t)?)
                     }
                     None => None,
                 };
@@ -888,7 +883,7 @@ impl<'m> Lowerer<'m> {
                 Type::Image { .. } | Type::SampledImage { .. } => Ok(Val::Regs { r: addr, ty: rty }),
                 Type::AccelStruct => {
                     let r = self.e.alloc(2)?;
-                    self.e.ins(Vx::Ldg, MemSize::B64 as u8, r, addr, N, N, N, desc::AS_ADDR as u32);
+                    self.e.emit(I::new(Vx::Ldg).size(MemSize::B64).dst(r).a(addr).imm(desc::AS_ADDR as u32));
                     Ok(Val::Regs { r, ty: rty })
                 }
                 _ => Err(unsupported!("loading a whole descriptor array %{}", p.ty)),
@@ -950,9 +945,9 @@ impl<'m> Lowerer<'m> {
                 for k in 0..n as u16 {
                     let imm = add_off(off, 4 * k as u64)?;
                     if store {
-                        self.e.ins(op, MemSize::B32 as u8, N, base, r + k, N, N, imm);
+                        self.e.emit(I::new(op).size(MemSize::B32).a(base).b(r + k).imm(imm));
                     } else {
-                        self.e.ins(op, MemSize::B32 as u8, r + k, base, N, N, N, imm);
+                        self.e.emit(I::new(op).size(MemSize::B32).dst(r + k).a(base).imm(imm));
                     }
                 }
                 Ok(())
@@ -968,13 +963,13 @@ impl<'m> Lowerer<'m> {
         match t {
             Type::Bool => {
                 if store {
-                    self.e.ins(Vx::Stg, MemSize::B32 as u8, N, base, r, N, N, off);
+                    self.e.emit(I::new(Vx::Stg).size(MemSize::B32).a(base).b(r).imm(off));
                 } else {
                     // Booleans are stored as 32-bit words; any non-zero word is true.
                     let w = self.e.alloc(1)?;
-                    self.e.ins(Vx::Ldg, MemSize::B32 as u8, w, base, N, N, N, off);
+                    self.e.emit(I::new(Vx::Ldg).size(MemSize::B32).dst(w).a(base).imm(off));
                     let zero = self.imm(0)?;
-                    self.e.ins(Vx::Icmp, IntCond::Ne as u8, r, w, zero, N, N, 0);
+                    self.e.emit(I::new(Vx::Icmp).cond(IntCond::Ne).dst(r).a(w).b(zero));
                 }
                 Ok(())
             }
@@ -984,20 +979,20 @@ impl<'m> Lowerer<'m> {
                 // Canonical narrow registers are zero-extended: what u8/u16 loads give.
                 let size = if w == 8 { MemSize::U8 } else { MemSize::U16 };
                 if store {
-                    self.e.ins(Vx::Stg, size as u8, N, base, r, N, N, off);
+                    self.e.emit(I::new(Vx::Stg).size(size).a(base).b(r).imm(off));
                 } else {
-                    self.e.ins(Vx::Ldg, size as u8, r, base, N, N, N, off);
+                    self.e.emit(I::new(Vx::Ldg).size(size).dst(r).a(base).imm(off));
                 }
                 Ok(())
             }
             Type::Float { width: 16 } => {
                 // Half bits in memory, the f32 of the same value in the register.
                 if store {
-                    let h = self.e.op1(Vx::F2h, 0, r)?;
-                    self.e.ins(Vx::Stg, MemSize::U16 as u8, N, base, h, N, N, off);
+                    let h = self.e.op1(Vx::F2h, r)?;
+                    self.e.emit(I::new(Vx::Stg).size(MemSize::U16).a(base).b(h).imm(off));
                 } else {
-                    self.e.ins(Vx::Ldg, MemSize::U16 as u8, r, base, N, N, N, off);
-                    self.e.ins(Vx::H2f, 0, r, r, N, N, N, 0);
+                    self.e.emit(I::new(Vx::Ldg).size(MemSize::U16).dst(r).a(base).imm(off));
+                    self.e.emit(I::new(Vx::H2f).dst(r).a(r));
                 }
                 Ok(())
             }
@@ -1082,9 +1077,9 @@ impl<'m> Lowerer<'m> {
                 (MemSize::B32, 1)
             };
             if store {
-                self.e.ins(Vx::Stg, size as u8, N, base, r + k as u16, N, N, o);
+                self.e.emit(I::new(Vx::Stg).size(size).a(base).b(r + k as u16).imm(o));
             } else {
-                self.e.ins(Vx::Ldg, size as u8, r + k as u16, base, N, N, N, o);
+                self.e.emit(I::new(Vx::Ldg).size(size).dst(r + k as u16).a(base).imm(o));
             }
             k += w;
         }
@@ -1105,12 +1100,12 @@ impl<'m> Lowerer<'m> {
             return Err(invalid!("runtime array with ArrayStride 0"));
         }
         let range = self.e.alloc(1)?;
-        self.e.ins(Vx::Ldg, MemSize::B32 as u8, range, d, N, N, N, desc::BUF_RANGE as u32);
+        self.e.emit(I::new(Vx::Ldg).size(MemSize::B32).dst(range).a(d).imm(desc::BUF_RANGE as u32));
         let start = self.imm(add_off(off, mo as u64)?)?;
-        let t = self.e.op2(Vx::Imax, 0, range, start)?;
-        let t = self.e.op2(Vx::Isub, 0, t, start)?;
+        let t = self.e.op2(Vx::Imax, range, start)?;
+        let t = self.e.op2(Vx::Isub, t, start)?;
         let s = self.imm(stride)?;
-        let len = self.e.op2(Vx::Udiv, 0, t, s)?;
+        let len = self.e.op2(Vx::Udiv, t, s)?;
         self.define(inst.rid()?, len, inst.rty()?);
         Ok(())
     }
@@ -1135,9 +1130,9 @@ impl<'m> Lowerer<'m> {
                 let v = self.regs(inst.id(3)?)?;
                 let neg = if wide {
                     let z = self.imm64(0)?;
-                    self.e.op64(Vx::Isub64, 0, z, v)?
+                    self.e.op64(Vx::Isub64, z, v)?
                 } else {
-                    self.e.op1(Vx::Ineg, 0, v)?
+                    self.e.op1(Vx::Ineg, v)?
                 };
                 (AtomicOp::Add, Some(neg))
             }
@@ -1157,23 +1152,23 @@ impl<'m> Lowerer<'m> {
         match p.kind {
             PtrKind::Global { base, off, .. } => {
                 let a = self.global_addr(base, off)?;
-                self.e.ins(Vx::Atomg, aop as u8, dst, a, b, c, N, wide as u32);
+                self.e.emit(I::new(Vx::Atomg).atomic(aop).dst(dst).a(a).b(b).c(c).imm(wide as u32));
             }
             PtrKind::Flat { space: Space::Lmem, base, off } => {
                 let a = if off == 0 {
                     base
                 } else {
                     let o = self.imm(off)?;
-                    self.e.op2(Vx::Iadd, 0, base, o)?
+                    self.e.op2(Vx::Iadd, base, o)?
                 };
-                self.e.ins(Vx::Atoml, aop as u8, dst, a, b, c, N, wide as u32);
+                self.e.emit(I::new(Vx::Atoml).atomic(aop).dst(dst).a(a).b(b).c(c).imm(wide as u32));
             }
             PtrKind::Texel { image, coords } => {
                 if wide {
                     return Err(unsupported!("64-bit image atomics"));
                 }
                 let b = if b == N { self.imm(0)? } else { b };
-                self.e.ins(Vx::Iatom, aop as u8, dst, image, coords, b, c, 0);
+                self.e.emit(I::new(Vx::Iatom).atomic(aop).dst(dst).a(image).b(coords).c(b).d(c));
             }
             ref k => return Err(unsupported!("atomics on {k:?} memory")),
         }

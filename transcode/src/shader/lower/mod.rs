@@ -29,7 +29,7 @@ mod subgroup;
 pub(crate) use mem::Ptr;
 
 use super::cfg::Cfg;
-use super::emit::{Assembled, Emitter, Label, RegName};
+use super::emit::{Assembled, Emitter, Label, RegName, I};
 use super::error::{invalid, limit, unsupported, Result};
 use super::inline::Flat;
 use super::module::{InstExt, Module};
@@ -38,7 +38,7 @@ use super::CompileOptions;
 use rspirv::dr::{Instruction, Operand};
 use spirv::Op;
 use std::collections::{HashMap, HashSet};
-use vortex_model::abi::isa::{IntCond, Op as Vx, TrapCode, REG_NONE as N};
+use vortex_model::abi::isa::{IntCond, Op as Vx, TrapCode};
 use vortex_model::abi::rtu::MAX_QUERIES;
 
 /// A lowered SSA value.
@@ -485,15 +485,15 @@ impl<'m> Lowerer<'m> {
             }
             Op::Switch => self.switch(inst),
             Op::Return => {
-                self.e.ins(Vx::Exit, 0, N, N, N, N, N, 0);
+                self.e.emit(I::new(Vx::Exit));
                 Ok(())
             }
             Op::Unreachable => {
-                self.e.ins(Vx::Trap, 0, N, N, N, N, N, TrapCode::Unreachable as u32);
+                self.e.emit(I::new(Vx::Trap).imm(TrapCode::Unreachable as u32));
                 Ok(())
             }
             _ => {
-                self.e.ins(Vx::Trap, 0, N, N, N, N, N, TrapCode::Kill as u32);
+                self.e.emit(I::new(Vx::Trap).imm(TrapCode::Kill as u32));
                 Ok(())
             }
         }
@@ -579,17 +579,17 @@ impl<'m> Lowerer<'m> {
             for &lit in lits {
                 let c = if shape.scalar == Scalar::I64 {
                     let v = self.imm64(lit)?;
-                    self.e.op2(Vx::Icmp64, IntCond::Eq as u8, sel, v)?
+                    self.e.op2(I::new(Vx::Icmp64).cond(IntCond::Eq), sel, v)?
                 } else {
                     // Narrow selectors are zero-extended; their literals may be sign-extended.
                     let bits = shape.scalar.bits();
                     let lit = if bits < 32 { lit & ((1 << bits) - 1) } else { lit };
                     let v = self.imm(lit as u32)?;
-                    self.e.op2(Vx::Icmp, IntCond::Eq as u8, sel, v)?
+                    self.e.op2(I::new(Vx::Icmp).cond(IntCond::Eq), sel, v)?
                 };
                 pred = Some(match pred {
                     None => c,
-                    Some(p) => self.e.op2(Vx::Or, 0, p, c)?,
+                    Some(p) => self.e.op2(Vx::Or, p, c)?,
                 });
             }
             let pred = pred.ok_or_else(|| invalid!("internal: empty case group"))?;

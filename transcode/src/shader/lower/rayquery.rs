@@ -25,13 +25,14 @@
 //! - Getters: `GETW`/`GETWF` of the committed or candidate span, or of the ray echo.
 
 use super::Lowerer;
+use crate::shader::emit::I;
 use crate::shader::error::{invalid, unsupported, Result};
 use crate::shader::module::InstExt;
 use crate::shader::types::{Id, Type};
 use rspirv::dr::Instruction;
 use spirv::Op;
 use vortex_model::abi::bvh;
-use vortex_model::abi::isa::{IntCond, MemSize, Op as Vx, REG_NONE as N};
+use vortex_model::abi::isa::{IntCond, MemSize, Op as Vx};
 use vortex_model::abi::rtu::{self, span};
 
 /// Private bytes of per-slot query state: action (u32) then generated t (f32).
@@ -119,12 +120,12 @@ impl<'m> Lowerer<'m> {
                     return Err(invalid!("{}: the result is not three vec3", inst.name()));
                 }
                 let addr = self.e.alloc(2)?;
-                self.e.ins(Vx::Getw, 2, addr, slot, N, N, N, w);
+                self.e.emit(I::new(Vx::Getw).count(2).dst(addr).a(slot).imm(w));
                 let d = self.e.alloc(9)?;
                 for (k, v) in [bvh::tri::V0, bvh::tri::V1, bvh::tri::V2].into_iter().enumerate() {
                     for c in 0..3 {
                         let at = (v + 4 * c) as u32;
-                        self.e.ins(Vx::Ldg, MemSize::B32 as u8, d + (3 * k + c) as u16, addr, N, N, N, at);
+                        self.e.emit(I::new(Vx::Ldg).size(MemSize::B32).dst(d + (3 * k + c) as u16).a(addr).imm(at));
                     }
                 }
                 self.define(inst.rid()?, d, rty);
@@ -136,16 +137,16 @@ impl<'m> Lowerer<'m> {
                 let rty = inst.rty()?;
                 let d = self.e.alloc(w.count as u32)?;
                 let vx = if w.float { Vx::Getwf } else { Vx::Getw };
-                self.e.ins(vx, w.count, d, slot, N, N, N, w.slot);
+                self.e.emit(I::new(vx).count(w.count).dst(d).a(slot).imm(w.slot));
                 if op == RayQueryGetIntersectionTypeKHR && w.slot == rtu::COMMITTED + span::KIND {
                     // Terminated before the first proceed: nothing is committed.
                     let st = self.state_offset(slot)?;
                     let act = self.e.alloc(1)?;
-                    self.e.ins(Vx::Ldp, MemSize::B32 as u8, act, st, N, N, N, ACTION);
+                    self.e.emit(I::new(Vx::Ldp).size(MemSize::B32).dst(act).a(st).imm(ACTION));
                     let (nc, zero) = (self.imm(NO_COMMIT)?, self.imm(0)?);
-                    let c = self.e.op2(Vx::And, 0, act, nc)?;
-                    let none = self.e.op2(Vx::Icmp, IntCond::Ne as u8, c, zero)?;
-                    self.e.ins(Vx::Sel, 0, d, none, zero, d, N, 0);
+                    let c = self.e.op2(Vx::And, act, nc)?;
+                    let none = self.e.op2(I::new(Vx::Icmp).cond(IntCond::Ne), c, zero)?;
+                    self.e.emit(I::new(Vx::Sel).dst(d).a(none).b(zero).c(d));
                 }
                 if matches!(op, RayQueryGetIntersectionObjectToWorldKHR | RayQueryGetIntersectionWorldToObjectKHR) {
                     // The window holds the 3x4 matrix row-major; a SPIR-V mat4x3 is 4 columns
@@ -207,10 +208,10 @@ impl<'m> Lowerer<'m> {
         self.e.mov(at(rtu::ray::CULL_MASK), cull);
         self.e.mov(at(rtu::ray::AS_LO), accel);
         self.e.mov(at(rtu::ray::AS_HI), accel + 1);
-        self.e.ins(Vx::Trace, 0, N, slot, ray, N, N, 0);
+        self.e.emit(I::new(Vx::Trace).a(slot).b(ray));
         let st = self.state_offset(slot)?;
         let fresh = self.imm(FRESH)?;
-        self.e.ins(Vx::Stp, MemSize::B32 as u8, N, st, fresh, N, N, ACTION);
+        self.e.emit(I::new(Vx::Stp).size(MemSize::B32).a(st).b(fresh).imm(ACTION));
         Ok(())
     }
 
@@ -218,12 +219,12 @@ impl<'m> Lowerer<'m> {
         let slot = self.query_slot(inst.id(0)?)?;
         let st = self.state_offset(slot)?;
         let act = self.e.alloc(1)?;
-        self.e.ins(Vx::Ldp, MemSize::B32 as u8, act, st, N, N, N, ACTION);
+        self.e.emit(I::new(Vx::Ldp).size(MemSize::B32).dst(act).a(st).imm(ACTION));
         let b = self.imm(bits)?;
-        self.e.ins(Vx::Or, 0, act, act, b, N, N, 0);
-        self.e.ins(Vx::Stp, MemSize::B32 as u8, N, st, act, N, N, ACTION);
+        self.e.emit(I::new(Vx::Or).dst(act).a(act).b(b));
+        self.e.emit(I::new(Vx::Stp).size(MemSize::B32).a(st).b(act).imm(ACTION));
         if let Some(t) = t {
-            self.e.ins(Vx::Stp, MemSize::B32 as u8, N, st, t, N, N, GEN_T);
+            self.e.emit(I::new(Vx::Stp).size(MemSize::B32).a(st).b(t).imm(GEN_T));
         }
         Ok(())
     }
@@ -233,14 +234,14 @@ impl<'m> Lowerer<'m> {
         let slot = self.query_slot(inst.id(0)?)?;
         let st = self.state_offset(slot)?;
         let act = self.e.alloc(1)?;
-        self.e.ins(Vx::Ldp, MemSize::B32 as u8, act, st, N, N, N, ACTION);
+        self.e.emit(I::new(Vx::Ldp).size(MemSize::B32).dst(act).a(st).imm(ACTION));
         let (fresh, term, zero) = (self.imm(FRESH)?, self.imm(rtu::ACT_TERMINATE)?, self.imm(0)?);
         let no_commit = self.imm(NO_COMMIT | rtu::ACT_TERMINATE)?;
-        let f = self.e.op2(Vx::And, 0, act, fresh)?;
-        let is_fresh = self.e.op2(Vx::Icmp, IntCond::Ne as u8, f, zero)?;
-        let bits = self.e.op3(Vx::Sel, 0, is_fresh, no_commit, term)?;
-        self.e.ins(Vx::Or, 0, act, act, bits, N, N, 0);
-        self.e.ins(Vx::Stp, MemSize::B32 as u8, N, st, act, N, N, ACTION);
+        let f = self.e.op2(Vx::And, act, fresh)?;
+        let is_fresh = self.e.op2(I::new(Vx::Icmp).cond(IntCond::Ne), f, zero)?;
+        let bits = self.e.op3(Vx::Sel, is_fresh, no_commit, term)?;
+        self.e.emit(I::new(Vx::Or).dst(act).a(act).b(bits));
+        self.e.emit(I::new(Vx::Stp).size(MemSize::B32).a(st).b(act).imm(ACTION));
         Ok(())
     }
 
@@ -248,54 +249,54 @@ impl<'m> Lowerer<'m> {
         let slot = self.query_slot(inst.id(0)?)?;
         let st = self.state_offset(slot)?;
         let (act, t) = (self.e.alloc(1)?, self.e.alloc(1)?);
-        self.e.ins(Vx::Ldp, MemSize::B32 as u8, act, st, N, N, N, ACTION);
-        self.e.ins(Vx::Ldp, MemSize::B32 as u8, t, st, N, N, N, GEN_T);
+        self.e.emit(I::new(Vx::Ldp).size(MemSize::B32).dst(act).a(st).imm(ACTION));
+        self.e.emit(I::new(Vx::Ldp).size(MemSize::B32).dst(t).a(st).imm(GEN_T));
         // The new action word: IGNORE, keeping NO_COMMIT.
         let keep = self.imm(NO_COMMIT)?;
-        let kept = self.e.op2(Vx::And, 0, act, keep)?;
-        self.e.ins(Vx::Stp, MemSize::B32 as u8, N, st, kept, N, N, ACTION);
+        let kept = self.e.op2(Vx::And, act, keep)?;
+        self.e.emit(I::new(Vx::Stp).size(MemSize::B32).a(st).b(kept).imm(ACTION));
         // Continue unless this is the first proceed (FRESH) without a Terminate; a fresh
         // lane continues with TERMINATE only. The RTU sees only the action bits.
         let (zero, fresh, term) = (self.imm(0)?, self.imm(FRESH)?, self.imm(rtu::ACT_TERMINATE)?);
         let act_bits = self.imm(rtu::ACT_ACCEPT | rtu::ACT_TERMINATE)?;
-        let f = self.e.op2(Vx::And, 0, act, fresh)?;
-        let not_fresh = self.e.op2(Vx::Icmp, IntCond::Eq as u8, f, zero)?;
-        let tm = self.e.op2(Vx::And, 0, act, term)?;
-        let go = self.e.op2(Vx::Or, 0, not_fresh, tm)?;
-        let bits = self.e.op2(Vx::And, 0, act, act_bits)?;
-        let action = self.e.op3(Vx::Sel, 0, not_fresh, bits, tm)?;
+        let f = self.e.op2(Vx::And, act, fresh)?;
+        let not_fresh = self.e.op2(I::new(Vx::Icmp).cond(IntCond::Eq), f, zero)?;
+        let tm = self.e.op2(Vx::And, act, term)?;
+        let go = self.e.op2(Vx::Or, not_fresh, tm)?;
+        let bits = self.e.op2(Vx::And, act, act_bits)?;
+        let action = self.e.op3(Vx::Sel, not_fresh, bits, tm)?;
         let cont = self.e.label(format!("%{} proceed.cont", self.block));
         let wait = self.e.label(format!("%{} proceed.wait", self.block));
         let done = self.e.label(format!("%{} proceed.done", self.block));
         self.e.bra(go, cont, wait, wait);
         self.e.place(cont)?;
-        self.e.ins(Vx::Cont, 0, N, slot, action, t, N, 0);
+        self.e.emit(I::new(Vx::Cont).a(slot).b(action).c(t));
         // WAIT until this lane's record is not PENDING; only pending lanes go around.
         let pending = self.imm(rtu::STS_PENDING)?;
         let status = self.e.alloc(1)?;
         self.e.place(wait)?;
-        self.e.ins(Vx::Wait, 0, status, slot, N, N, N, 0);
-        let again = self.e.op2(Vx::Icmp, IntCond::Eq as u8, status, pending)?;
+        self.e.emit(I::new(Vx::Wait).dst(status).a(slot));
+        let again = self.e.op2(I::new(Vx::Icmp).cond(IntCond::Eq), status, pending)?;
         self.e.bra(again, wait, done, done);
         self.e.place(done)?;
         let (anyhit, proc_) = (self.imm(rtu::STS_YIELD_ANYHIT)?, self.imm(rtu::STS_YIELD_PROC)?);
-        let a = self.e.op2(Vx::Icmp, IntCond::Eq as u8, status, anyhit)?;
-        let p = self.e.op2(Vx::Icmp, IntCond::Eq as u8, status, proc_)?;
-        let yielded = self.e.op2(Vx::Or, 0, a, p)?;
+        let a = self.e.op2(I::new(Vx::Icmp).cond(IntCond::Eq), status, anyhit)?;
+        let p = self.e.op2(I::new(Vx::Icmp).cond(IntCond::Eq), status, proc_)?;
+        let yielded = self.e.op2(Vx::Or, a, p)?;
         // A terminated query never yields. A lane terminated before its first record landed
         // (the TRACE may still be walking) ignored the CONT; it yields something later, and
         // is continued with TERMINATE again until the walk is over.
-        let terminated = self.e.op2(Vx::Icmp, IntCond::Ne as u8, tm, zero)?;
-        let drain = self.e.op2(Vx::And, 0, yielded, terminated)?;
+        let terminated = self.e.op2(I::new(Vx::Icmp).cond(IntCond::Ne), tm, zero)?;
+        let drain = self.e.op2(Vx::And, yielded, terminated)?;
         let drain_blk = self.e.label(format!("%{} proceed.drain", self.block));
         let out = self.e.label(format!("%{} proceed.out", self.block));
         self.e.bra(drain, drain_blk, out, out);
         self.e.place(drain_blk)?;
-        self.e.ins(Vx::Cont, 0, N, slot, term, t, N, 0);
+        self.e.emit(I::new(Vx::Cont).a(slot).b(term).c(t));
         self.e.jmp(wait);
         self.e.place(out)?;
-        let live = self.e.op2(Vx::Icmp, IntCond::Eq as u8, tm, zero)?;
-        let r = self.e.op2(Vx::And, 0, yielded, live)?;
+        let live = self.e.op2(I::new(Vx::Icmp).cond(IntCond::Eq), tm, zero)?;
+        let r = self.e.op2(Vx::And, yielded, live)?;
         self.define(inst.rid()?, r, inst.rty()?);
         Ok(())
     }
