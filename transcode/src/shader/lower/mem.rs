@@ -9,7 +9,7 @@
 //!   offset for dynamic buffers), explicit layout, `LDG`/`STG`/`ATOMG`.
 //! - `PushConstant`: the kernel-argument block's push-constant area.
 //! - `UniformConstant` images and acceleration structures: the descriptor's address.
-//! - `Input`: compute built-ins, computed in the prologue.
+//! - `Input`, `Output` and the other stage-specific classes: the stage's (`stage`).
 
 use super::{Lowerer, Val};
 use crate::shader::descriptor_type as vkdt;
@@ -18,7 +18,7 @@ use crate::shader::error::{interface, invalid, limit, unsupported, Result};
 use crate::shader::module::InstExt;
 use crate::shader::types::{Id, Scalar, Type};
 use rspirv::dr::Instruction;
-use spirv::{BuiltIn, Op, StorageClass};
+use spirv::{Op, StorageClass};
 use std::collections::HashMap;
 use vortex_model::abi::csr;
 use vortex_model::abi::isa::{AtomicOp, IntCond, MemSize, Op as Vx, BAR_MEM_GLOBAL, BAR_MEM_LMEM, REG_NONE as N};
@@ -268,7 +268,7 @@ impl<'m> Lowerer<'m> {
     // ---- variables ----------------------------------------------------------------------
 
     /// Storage for a Function or Private variable (or a built-in input's copy).
-    fn var_storage(&mut self, id: Id, ty: Id, init: Option<Id>, prologue: bool) -> Result<Ptr> {
+    pub(super) fn var_storage(&mut self, id: Id, ty: Id, init: Option<Id>, prologue: bool) -> Result<Ptr> {
         if self.m.types.queries(ty)? > 0 {
             let base = *self.query_base.get(&id).ok_or_else(|| invalid!("ray query %{id} has no slot"))?;
             if init.is_some() {
@@ -342,7 +342,6 @@ impl<'m> Lowerer<'m> {
                 let base = self.lmem_base()?;
                 Ok(Ptr { ty: g.ty, kind: PtrKind::Flat { space: Space::Lmem, base, off } })
             }
-            StorageClass::Input => self.builtin_var(id, g.ty),
             StorageClass::PushConstant => {
                 let base = self.kargs()?;
                 let align = eff_align(BUFFER_ALIGN, kargs::PUSH as u32);
@@ -353,123 +352,12 @@ impl<'m> Lowerer<'m> {
             StorageClass::Uniform | StorageClass::StorageBuffer | StorageClass::UniformConstant => {
                 self.resource_var(id, g.sc, g.ty)
             }
-            sc => Err(unsupported!("{sc:?} variable %{id} in a compute shader")),
+            // Input, Output and the rest belong to the stage.
+            _ => {
+                let stage = self.stage;
+                stage.interface_var(self, id, &g)
+            }
         }
-    }
-
-    fn builtin_var(&mut self, id: Id, ty: Id) -> Result<Ptr> {
-        let b = self.m.decos(id).builtin.ok_or_else(|| unsupported!("Input variable %{id} that is not a built-in"))?;
-        let n = self.m.types.regs(ty)?;
-        let r = self.in_prologue(|l| l.builtin(b, n))?;
-        self.e.name_regs(r, n, format!("{b:?}"));
-        if self.dynamic_vars.contains(&id) {
-            // Indexed dynamically: keep a copy in private memory.
-            let init_regs = r;
-            let p = self.var_storage(id, ty, None, true)?;
-            self.in_prologue(|l| l.store(&p, ty, init_regs))?;
-            return Ok(p);
-        }
-        Ok(Ptr { ty, kind: PtrKind::Flat { space: Space::Fixed, base: r, off: 0 } })
-    }
-
-    /// Computes built-in `b` (of `n` registers) into fresh registers; runs in the prologue.
-    fn builtin(&mut self, b: BuiltIn, n: u32) -> Result<u16> {
-        let vec3 = matches!(
-            b,
-            BuiltIn::LocalInvocationId
-                | BuiltIn::WorkgroupId
-                | BuiltIn::NumWorkgroups
-                | BuiltIn::GlobalInvocationId
-                | BuiltIn::WorkgroupSize
-        );
-        let mask4 = matches!(
-            b,
-            BuiltIn::SubgroupEqMask
-                | BuiltIn::SubgroupGeMask
-                | BuiltIn::SubgroupGtMask
-                | BuiltIn::SubgroupLeMask
-                | BuiltIn::SubgroupLtMask
-        );
-        if n != if vec3 {
-            3
-        } else if mask4 {
-            4
-        } else {
-            1
-        } {
-            return Err(invalid!("built-in {b:?} declared with {n} components"));
-        }
-        let csr = |l: &mut Self, c: u32| -> Result<u16> {
-            let r = l.e.alloc(1)?;
-            l.e.emit(I::new(Vx::Csr).dst(r).imm(c));
-            Ok(r)
-        };
-        let tid = [csr::CTA_THREAD_ID_X, csr::CTA_THREAD_ID_Y, csr::CTA_THREAD_ID_Z];
-        let size = self.m.entry.local_size;
-        let d = self.e.alloc(n)?;
-        match b {
-            BuiltIn::LocalInvocationId => {
-                for k in 0..3 {
-                    self.e.emit(I::new(Vx::Csr).dst(d + k).imm(tid[k as usize]));
-                }
-            }
-            BuiltIn::WorkgroupId | BuiltIn::GlobalInvocationId => {
-                let kargs = self.kargs()?;
-                let bid = [csr::CTA_BLOCK_ID_X, csr::CTA_BLOCK_ID_Y, csr::CTA_BLOCK_ID_Z];
-                for k in 0..3u16 {
-                    let c = csr(self, bid[k as usize])?;
-                    let base = self.e.alloc(1)?;
-                    self.e.emit(
-                        I::new(Vx::Ldg)
-                            .size(MemSize::B32)
-                            .dst(base)
-                            .a(kargs)
-                            .imm(kargs::BASE_GROUP as u32 + 4 * k as u32),
-                    );
-                    if b == BuiltIn::WorkgroupId {
-                        self.e.emit(I::new(Vx::Iadd).dst(d + k).a(c).b(base));
-                    } else {
-                        let wg = self.e.op2(Vx::Iadd, c, base)?;
-                        let t = csr(self, tid[k as usize])?;
-                        let scaled = self.scale(wg, size[k as usize])?;
-                        self.e.emit(I::new(Vx::Iadd).dst(d + k).a(scaled).b(t));
-                    }
-                }
-            }
-            BuiltIn::NumWorkgroups => {
-                let kargs = self.kargs()?;
-                for k in 0..3u16 {
-                    self.e.emit(
-                        I::new(Vx::Ldg)
-                            .size(MemSize::B32)
-                            .dst(d + k)
-                            .a(kargs)
-                            .imm(kargs::NUM_GROUPS as u32 + 4 * k as u32),
-                    );
-                }
-            }
-            BuiltIn::WorkgroupSize => {
-                for k in 0..3u16 {
-                    self.e.movi(d + k, size[k as usize]);
-                }
-            }
-            BuiltIn::LocalInvocationIndex => {
-                // x + sx * (y + sy * z)
-                let (x, y, z) = (csr(self, tid[0])?, csr(self, tid[1])?, csr(self, tid[2])?);
-                let (sx, sy) = (self.imm(size[0])?, self.imm(size[1])?);
-                let t = self.e.op2(Vx::Imul, z, sy)?;
-                let t = self.e.op2(Vx::Iadd, t, y)?;
-                let t = self.e.op2(Vx::Imul, t, sx)?;
-                self.e.emit(I::new(Vx::Iadd).dst(d).a(t).b(x));
-            }
-            BuiltIn::SubgroupSize => self.e.emit(I::new(Vx::Csr).dst(d).imm(csr::NUM_THREADS)),
-            BuiltIn::SubgroupLocalInvocationId => self.e.emit(I::new(Vx::Csr).dst(d).imm(csr::LANE_ID)),
-            BuiltIn::SubgroupId => self.e.emit(I::new(Vx::Csr).dst(d).imm(csr::CTA_RANK)),
-            BuiltIn::NumSubgroups => self.e.emit(I::new(Vx::Csr).dst(d).imm(csr::CTA_SIZE)),
-            b if mask4 => self.subgroup_mask_builtin(b, d)?,
-            b => return Err(unsupported!("built-in {b:?} in a compute shader")),
-        }
-        Ok(d)
     }
 
     /// Buffers, images and acceleration structures: a pointer to the binding's descriptor(s);

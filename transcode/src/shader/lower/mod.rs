@@ -16,7 +16,12 @@
 //!
 //! Instruction families live in the submodules: [`alu`] (arithmetic, conversions,
 //! composites, matrices), [`glsl`] (`GLSL.std.450`), [`mem`] (variables, pointers, memory,
-//! atomics, barriers, built-ins, descriptors), [`image`] (storage images) and [`rayquery`].
+//! atomics, barriers, descriptors), [`image`] (storage images) and [`rayquery`].
+//!
+//! What depends on the compile target is behind two interfaces, picked from
+//! `CompileOptions::target` by [`Lowering::select`]: [`stage::StageIo`] (execution modes,
+//! built-ins and the other interface variables, prologue and epilogue) and the ray-query
+//! lowering. The instruction families never ask which stage or lowering they serve.
 
 mod alu;
 mod glsl;
@@ -24,6 +29,7 @@ mod image;
 mod mem;
 mod num;
 mod rayquery;
+mod stage;
 mod subgroup;
 
 pub(crate) use mem::Ptr;
@@ -34,9 +40,10 @@ use super::error::{invalid, limit, unsupported, Result};
 use super::inline::Flat;
 use super::module::{InstExt, Module};
 use super::types::{Id, Scalar, Type};
-use super::CompileOptions;
+use super::{CompileOptions, Target};
 use rspirv::dr::{Instruction, Operand};
 use spirv::Op;
+use stage::StageIo;
 use std::collections::{HashMap, HashSet};
 use vortex_model::abi::isa::{IntCond, Op as Vx, TrapCode};
 use vortex_model::abi::rtu::MAX_QUERIES;
@@ -61,6 +68,19 @@ struct Phi {
     incoming: Vec<(Id, Id)>,
 }
 
+/// The target's implementations: how the stage's invocations begin, end and exchange data.
+#[derive(Clone, Copy)]
+pub(crate) struct Lowering {
+    pub stage: &'static dyn StageIo,
+}
+
+impl Lowering {
+    /// The implementations of `target`; a stage or lowering without one is `Unsupported`.
+    pub fn select(target: &Target) -> Result<Lowering> {
+        Ok(Lowering { stage: stage::select(target.stage)? })
+    }
+}
+
 /// What lowering produced.
 pub(crate) struct Lowered {
     pub asm: Assembled,
@@ -75,6 +95,9 @@ pub(crate) struct Lowerer<'m> {
     pub m: &'m Module,
     pub opts: &'m CompileOptions,
     pub e: Emitter,
+    stage: &'static dyn StageIo,
+    /// Invocations per workgroup (the stage's execution modes).
+    pub local_size: [u32; 3],
     vals: HashMap<Id, Val>,
     prologue: Label,
     labels: HashMap<Id, Label>,
@@ -104,13 +127,22 @@ pub(crate) struct Lowerer<'m> {
     cache_warp_mask: Option<u16>,
 }
 
-pub(crate) fn lower(m: &Module, flat: &Flat, cfg: &Cfg, opts: &CompileOptions) -> Result<Lowered> {
+pub(crate) fn lower(
+    m: &Module,
+    flat: &Flat,
+    cfg: &Cfg,
+    opts: &CompileOptions,
+    lowering: Lowering,
+    local_size: [u32; 3],
+) -> Result<Lowered> {
     let mut e = Emitter::new();
     let prologue = e.label("prologue");
     let mut l = Lowerer {
         m,
         opts,
         e,
+        stage: lowering.stage,
+        local_size,
         vals: HashMap::new(),
         prologue,
         labels: HashMap::new(),
@@ -228,6 +260,8 @@ impl<'m> Lowerer<'m> {
             }
         }
         self.e.place(self.prologue)?;
+        let stage = self.stage;
+        stage.prologue(self)?;
         for b in &flat.blocks {
             self.e.place(self.labels[&b.label])?;
             self.block = b.label;
@@ -485,6 +519,8 @@ impl<'m> Lowerer<'m> {
             }
             Op::Switch => self.switch(inst),
             Op::Return => {
+                let stage = self.stage;
+                stage.epilogue(self)?;
                 self.e.emit(I::new(Vx::Exit));
                 Ok(())
             }
@@ -493,8 +529,8 @@ impl<'m> Lowerer<'m> {
                 Ok(())
             }
             _ => {
-                self.e.emit(I::new(Vx::Trap).imm(TrapCode::Kill as u32));
-                Ok(())
+                let stage = self.stage;
+                stage.kill(self)
             }
         }
     }

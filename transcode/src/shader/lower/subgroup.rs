@@ -342,9 +342,24 @@ impl<'m> Lowerer<'m> {
         self.e.op1(Vx::Flsb, active)
     }
 
+    /// The subgroup built-ins every stage has, into `d` (`builtin_regs` registers); false for
+    /// any other built-in.
+    pub(super) fn subgroup_builtin(&mut self, b: spirv::BuiltIn, d: u16) -> Result<bool> {
+        use spirv::BuiltIn::*;
+        match b {
+            SubgroupSize => self.e.emit(I::new(Vx::Csr).dst(d).imm(csr::NUM_THREADS)),
+            SubgroupLocalInvocationId => self.e.emit(I::new(Vx::Csr).dst(d).imm(csr::LANE_ID)),
+            SubgroupEqMask | SubgroupGeMask | SubgroupGtMask | SubgroupLeMask | SubgroupLtMask => {
+                self.subgroup_mask_builtin(b, d)?
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
     /// The subgroup mask built-ins (`gl_SubgroupEqMask` ...): 4 registers, lane bits in the
     /// first, limited to the warp's lanes.
-    pub(super) fn subgroup_mask_builtin(&mut self, b: spirv::BuiltIn, d: u16) -> Result<()> {
+    fn subgroup_mask_builtin(&mut self, b: spirv::BuiltIn, d: u16) -> Result<()> {
         use spirv::BuiltIn::*;
         let lane = self.lane_id()?;
         let (one, zero) = (self.imm(1)?, self.imm(0)?);
@@ -366,6 +381,15 @@ impl<'m> Lowerer<'m> {
             self.e.mov(d + k, zero);
         }
         Ok(())
+    }
+}
+
+/// Registers of a built-in that is not a vector: 4 for the subgroup masks (`uvec4`s), else 1.
+pub(super) fn builtin_regs(b: spirv::BuiltIn) -> u32 {
+    use spirv::BuiltIn::*;
+    match b {
+        SubgroupEqMask | SubgroupGeMask | SubgroupGtMask | SubgroupLeMask | SubgroupLtMask => 4,
+        _ => 1,
     }
 }
 
