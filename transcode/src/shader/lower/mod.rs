@@ -41,12 +41,12 @@ use super::inline::Flat;
 use super::module::{InstExt, Module};
 use super::types::{Id, Scalar, Type};
 use super::{CompileOptions, Target};
+use rayquery::RayQueryOps;
 use rspirv::dr::{Instruction, Operand};
 use spirv::Op;
 use stage::StageIo;
 use std::collections::{HashMap, HashSet};
 use vortex_model::abi::isa::{IntCond, Op as Vx, TrapCode};
-use vortex_model::abi::rtu::MAX_QUERIES;
 
 /// A lowered SSA value.
 #[derive(Clone, Debug)]
@@ -72,12 +72,13 @@ struct Phi {
 #[derive(Clone, Copy)]
 pub(crate) struct Lowering {
     pub stage: &'static dyn StageIo,
+    pub ray_query: &'static dyn RayQueryOps,
 }
 
 impl Lowering {
     /// The implementations of `target`; a stage or lowering without one is `Unsupported`.
     pub fn select(target: &Target) -> Result<Lowering> {
-        Ok(Lowering { stage: stage::select(target.stage)? })
+        Ok(Lowering { stage: stage::select(target.stage)?, ray_query: rayquery::select(target.ray_query)? })
     }
 }
 
@@ -96,6 +97,7 @@ pub(crate) struct Lowerer<'m> {
     pub opts: &'m CompileOptions,
     pub e: Emitter,
     stage: &'static dyn StageIo,
+    ray_query: &'static dyn RayQueryOps,
     /// Invocations per workgroup (the stage's execution modes).
     pub local_size: [u32; 3],
     vals: HashMap<Id, Val>,
@@ -142,6 +144,7 @@ pub(crate) fn lower(
         opts,
         e,
         stage: lowering.stage,
+        ray_query: lowering.ray_query,
         local_size,
         vals: HashMap::new(),
         prologue,
@@ -172,8 +175,9 @@ pub(crate) fn lower(
 }
 
 impl<'m> Lowerer<'m> {
-    /// Pre-pass: which variables are dynamically indexed, and the ray-query slot map. Query
-    /// state (pending action, generated t) takes the first 8 bytes per slot of private memory.
+    /// Pre-pass: which variables are dynamically indexed, and the ray-query slot map. The
+    /// ray-query lowering's per-slot state takes the first `state_bytes()` per slot of
+    /// private memory.
     fn analyze(&mut self, flat: &Flat) -> Result<()> {
         let mut root: HashMap<Id, Id> = HashMap::new();
         let mut query_vars: Vec<(Id, Id)> = Vec::new();
@@ -218,13 +222,11 @@ impl<'m> Lowerer<'m> {
             self.query_base.insert(id, self.num_queries);
             self.num_queries = self.num_queries.saturating_add(n);
         }
-        if self.num_queries > MAX_QUERIES {
-            return Err(limit!(
-                "the shader holds {} ray queries (the device supports {MAX_QUERIES})",
-                self.num_queries
-            ));
+        let max = self.ray_query.max_queries();
+        if self.num_queries > max {
+            return Err(limit!("the shader holds {} ray queries (the device supports {max})", self.num_queries));
         }
-        self.private_bytes = self.num_queries * rayquery::STATE_BYTES;
+        self.private_bytes = self.num_queries * self.ray_query.state_bytes();
         Ok(())
     }
 
