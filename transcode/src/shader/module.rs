@@ -454,6 +454,51 @@ impl Module {
                 return Err(invalid!("%{id} is defined more than once"));
             }
         }
+        match op {
+            ConstantTrue
+            | ConstantFalse
+            | Constant
+            | ConstantComposite
+            | ConstantNull
+            | SpecConstantTrue
+            | SpecConstantFalse
+            | SpecConstant
+            | SpecConstantComposite
+            | SpecConstantOp
+            | Undef => {
+                let c = consts::eval(self, inst, &opts.specialization)?;
+                self.consts.insert(inst.rid()?, c);
+                Ok(())
+            }
+            Variable => {
+                let (sc, pointee) = self.types.pointee(inst.rty()?)?;
+                let init = if inst.operands.len() > 1 { Some(inst.id(1)?) } else { None };
+                self.globals.insert(inst.rid()?, GlobalVar { sc, ty: pointee, init });
+                Ok(())
+            }
+            Line | NoLine | Nop => Ok(()),
+            TypeForwardPointer => {
+                let id = inst.id(0)?;
+                match inst.operand(1)? {
+                    Operand::StorageClass(StorageClass::PhysicalStorageBuffer) => {}
+                    o => return Err(unsupported!("OpTypeForwardPointer with storage class {o:?}")),
+                }
+                if self.types.contains(id) {
+                    return Err(invalid!("OpTypeForwardPointer of %{id}, which is already defined"));
+                }
+                let t = Type::Pointer { sc: StorageClass::PhysicalStorageBuffer, pointee: super::types::FORWARD };
+                self.types.insert(id, t)
+            }
+            _ => {
+                let t = self.type_decl(inst)?;
+                self.types.insert(inst.rid()?, t)
+            }
+        }
+    }
+
+    /// The type an `OpType*` declares (every other instruction is refused).
+    fn type_decl(&self, inst: &Instruction) -> Result<Type> {
+        use Op::*;
         let ty = |m: &Module, i: usize| -> Result<Id> {
             let t = inst.id(i)?;
             if m.types.contains(t) {
@@ -462,7 +507,7 @@ impl Module {
                 Err(invalid!("{} refers to %{t}, which is not a previously declared type", inst.name()))
             }
         };
-        let t = match op {
+        Ok(match inst.class.opcode {
             TypeVoid => Type::Void,
             TypeBool => Type::Bool,
             TypeInt => {
@@ -539,43 +584,8 @@ impl Module {
             TypeSampledImage => Type::SampledImage { image: ty(self, 0)? },
             TypeAccelerationStructureKHR => Type::AccelStruct,
             TypeRayQueryKHR => Type::RayQuery,
-            ConstantTrue
-            | ConstantFalse
-            | Constant
-            | ConstantComposite
-            | ConstantNull
-            | SpecConstantTrue
-            | SpecConstantFalse
-            | SpecConstant
-            | SpecConstantComposite
-            | SpecConstantOp
-            | Undef => {
-                let c = consts::eval(self, inst, &opts.specialization)?;
-                self.consts.insert(inst.rid()?, c);
-                return Ok(());
-            }
-            Variable => {
-                let (sc, pointee) = self.types.pointee(inst.rty()?)?;
-                let init = if inst.operands.len() > 1 { Some(inst.id(1)?) } else { None };
-                self.globals.insert(inst.rid()?, GlobalVar { sc, ty: pointee, init });
-                return Ok(());
-            }
-            Line | NoLine | Nop => return Ok(()),
-            TypeForwardPointer => {
-                let id = inst.id(0)?;
-                match inst.operand(1)? {
-                    Operand::StorageClass(StorageClass::PhysicalStorageBuffer) => {}
-                    o => return Err(unsupported!("OpTypeForwardPointer with storage class {o:?}")),
-                }
-                if self.types.contains(id) {
-                    return Err(invalid!("OpTypeForwardPointer of %{id}, which is already defined"));
-                }
-                let t = Type::Pointer { sc: StorageClass::PhysicalStorageBuffer, pointee: super::types::FORWARD };
-                return self.types.insert(id, t);
-            }
             _ => return Err(unsupported!("module-scope instruction {}", inst.name())),
-        };
-        self.types.insert(inst.rid()?, t)
+        })
     }
 
     /// Value of a 32-bit (or smaller-valued 64-bit) integer constant, if `id` is one.

@@ -19,6 +19,66 @@ impl<'m> Lowerer<'m> {
         use Op::*;
         let op = inst.class.opcode;
         match op {
+            IAdd | ISub | IMul | UDiv | SDiv | UMod | SRem | SMod | ShiftLeftLogical | ShiftRightLogical
+            | ShiftRightArithmetic | BitwiseAnd | LogicalAnd | BitwiseOr | LogicalOr | BitwiseXor | LogicalNotEqual
+            | FAdd | FSub | FMul | FDiv | FRem | FMod => self.arith_inst(inst),
+            LogicalEqual
+            | IEqual
+            | INotEqual
+            | UGreaterThan
+            | UGreaterThanEqual
+            | ULessThan
+            | ULessThanEqual
+            | SGreaterThan
+            | SGreaterThanEqual
+            | SLessThan
+            | SLessThanEqual
+            | FOrdEqual
+            | FOrdNotEqual
+            | FOrdLessThan
+            | FOrdLessThanEqual
+            | FOrdGreaterThan
+            | FOrdGreaterThanEqual
+            | FUnordEqual
+            | FUnordNotEqual
+            | FUnordLessThan
+            | FUnordLessThanEqual
+            | FUnordGreaterThan
+            | FUnordGreaterThanEqual
+            | Ordered
+            | Unordered => self.compare_inst(inst),
+            IsNan | IsInf | SNegate | FNegate | Not | LogicalNot | BitReverse | QuantizeToF16 => self.unary_inst(inst),
+            BitCount => self.bit_count(inst),
+            BitFieldInsert => self.bitfield(inst, Vx::Bfi, false),
+            BitFieldSExtract => self.bitfield(inst, Vx::Bfe, true),
+            BitFieldUExtract => self.bitfield(inst, Vx::Bfe, false),
+            IAddCarry => self.wide_pair(inst, Vx::Iaddc, false),
+            ISubBorrow => self.wide_pair(inst, Vx::Isubb, false),
+            UMulExtended => self.wide_pair(inst, Vx::Imulx, false),
+            SMulExtended => self.wide_pair(inst, Vx::Imulx, true),
+            Any | All => self.reduce(inst, if op == Any { Vx::Or } else { Vx::And }),
+            Select => self.select(inst),
+            ConvertFToS | ConvertFToU | ConvertSToF | ConvertUToF => self.convert(inst),
+            UConvert | SConvert => self.resize(inst),
+            FConvert => self.fconvert(inst),
+            Bitcast => self.bitcast(inst),
+            CompositeConstruct => self.construct(inst),
+            CompositeExtract => self.extract(inst),
+            CompositeInsert => self.insert(inst),
+            VectorShuffle => self.shuffle(inst),
+            VectorExtractDynamic => self.extract_dynamic(inst),
+            VectorInsertDynamic => self.insert_dynamic(inst),
+            Transpose | Dot | VectorTimesScalar | MatrixTimesScalar | MatrixTimesVector | VectorTimesMatrix
+            | MatrixTimesMatrix | OuterProduct => self.matrix_inst(inst),
+            ConvertUToPtr | ConvertPtrToU | PtrEqual | PtrNotEqual | PtrDiff => self.pointer_inst(inst),
+            _ => Err(unsupported!("SPIR-V instruction Op{}", inst.class.opname)),
+        }
+    }
+
+    /// Integer, float, bitwise and logical binary arithmetic.
+    fn arith_inst(&mut self, inst: &Instruction) -> Result<()> {
+        use Op::*;
+        match inst.class.opcode {
             IAdd => self.int_binary(inst, IOp::Add),
             ISub => self.int_binary(inst, IOp::Sub),
             IMul => self.int_binary(inst, IOp::Mul),
@@ -33,12 +93,20 @@ impl<'m> Lowerer<'m> {
             BitwiseAnd | LogicalAnd => self.per_word(inst, Vx::And),
             BitwiseOr | LogicalOr => self.per_word(inst, Vx::Or),
             BitwiseXor | LogicalNotEqual => self.per_word(inst, Vx::Xor),
-            LogicalEqual | IEqual => self.int_compare(inst, IntCond::Eq),
             FAdd => self.float_binary(inst, FOp::Add),
             FSub => self.float_binary(inst, FOp::Sub),
             FMul => self.float_binary(inst, FOp::Mul),
             FDiv => self.float_binary(inst, FOp::Div),
             FRem | FMod => self.float_rem(inst),
+            _ => Err(unsupported!("SPIR-V instruction Op{}", inst.class.opname)),
+        }
+    }
+
+    /// Integer, logical and float comparisons.
+    fn compare_inst(&mut self, inst: &Instruction) -> Result<()> {
+        use Op::*;
+        match inst.class.opcode {
+            LogicalEqual | IEqual => self.int_compare(inst, IntCond::Eq),
             INotEqual => self.int_compare(inst, IntCond::Ne),
             UGreaterThan => self.int_compare(inst, IntCond::Ugt),
             UGreaterThanEqual => self.int_compare(inst, IntCond::Uge),
@@ -62,6 +130,15 @@ impl<'m> Lowerer<'m> {
             FUnordGreaterThanEqual => self.float_compare(inst, FloatCond::Uge),
             Ordered => self.float_compare(inst, FloatCond::Ord),
             Unordered => self.float_compare(inst, FloatCond::Uno),
+            _ => Err(unsupported!("SPIR-V instruction Op{}", inst.class.opname)),
+        }
+    }
+
+    /// Componentwise unary operations: negation, not, float classes, bit reverse, quantize.
+    fn unary_inst(&mut self, inst: &Instruction) -> Result<()> {
+        use Op::*;
+        let op = inst.class.opcode;
+        match op {
             IsNan | IsInf => {
                 let c = if op == IsNan { FloatCond::IsNan } else { FloatCond::IsInf };
                 // The class tests ignore `b`, but the encoding requires a register.
@@ -98,31 +175,19 @@ impl<'m> Lowerer<'m> {
                     Ok(())
                 }
             }),
-            BitCount => self.bit_count(inst),
-            BitFieldInsert => self.bitfield(inst, Vx::Bfi, false),
-            BitFieldSExtract => self.bitfield(inst, Vx::Bfe, true),
-            BitFieldUExtract => self.bitfield(inst, Vx::Bfe, false),
-            IAddCarry => self.wide_pair(inst, Vx::Iaddc, false),
-            ISubBorrow => self.wide_pair(inst, Vx::Isubb, false),
-            UMulExtended => self.wide_pair(inst, Vx::Imulx, false),
-            SMulExtended => self.wide_pair(inst, Vx::Imulx, true),
-            Any | All => self.reduce(inst, if op == Any { Vx::Or } else { Vx::And }),
-            Select => self.select(inst),
-            ConvertFToS | ConvertFToU | ConvertSToF | ConvertUToF => self.convert(inst),
-            UConvert | SConvert => self.resize(inst),
-            FConvert => self.fconvert(inst),
             QuantizeToF16 => self.unary(inst, |l, _, d, a| {
                 l.e.mov(d, a);
                 l.quantize(d);
                 Ok(())
             }),
-            Bitcast => self.bitcast(inst),
-            CompositeConstruct => self.construct(inst),
-            CompositeExtract => self.extract(inst),
-            CompositeInsert => self.insert(inst),
-            VectorShuffle => self.shuffle(inst),
-            VectorExtractDynamic => self.extract_dynamic(inst),
-            VectorInsertDynamic => self.insert_dynamic(inst),
+            _ => Err(unsupported!("SPIR-V instruction Op{}", inst.class.opname)),
+        }
+    }
+
+    /// Matrix and vector algebra.
+    fn matrix_inst(&mut self, inst: &Instruction) -> Result<()> {
+        use Op::*;
+        match inst.class.opcode {
             Transpose => self.transpose(inst),
             Dot => {
                 let (a, b) = (inst.id(0)?, inst.id(1)?);
@@ -194,6 +259,15 @@ impl<'m> Lowerer<'m> {
                 self.define(inst.rid()?, d, ty);
                 Ok(())
             }
+            _ => Err(unsupported!("SPIR-V instruction Op{}", inst.class.opname)),
+        }
+    }
+
+    /// Physical-storage-buffer pointers as values: conversions, comparisons, differences.
+    fn pointer_inst(&mut self, inst: &Instruction) -> Result<()> {
+        use Op::*;
+        let op = inst.class.opcode;
+        match op {
             // Physical storage buffer pointers are their 64-bit address.
             ConvertUToPtr | ConvertPtrToU => {
                 let (rid, rty) = (inst.rid()?, inst.rty()?);

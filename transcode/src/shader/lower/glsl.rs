@@ -99,9 +99,23 @@ const TRIG: [SfuFunc; 12] = [
 impl<'m> Lowerer<'m> {
     pub(super) fn glsl_inst(&mut self, inst: &Instruction) -> Result<()> {
         let n = inst.lit(1)?;
-        // Operand ids of the extended instruction start at operand 2.
-        let arg = |i: usize| inst.id(2 + i);
-        let (rid, rty) = (inst.rid()?, inst.rty()?);
+        match n {
+            g::LENGTH | g::DISTANCE | g::NORMALIZE | g::CROSS | g::REFLECT | g::FACE_FORWARD | g::REFRACT => {
+                self.glsl_geometric(inst, n)
+            }
+            g::MODF | g::MODF_STRUCT => self.modf(inst, n == g::MODF_STRUCT),
+            g::FREXP | g::FREXP_STRUCT => self.frexp(inst, n == g::FREXP_STRUCT),
+            g::LDEXP => self.ldexp(inst),
+            g::DETERMINANT => self.determinant(inst),
+            g::MATRIX_INVERSE => self.inverse(inst),
+            g::PACK_SNORM4X8..=g::UNPACK_DOUBLE2X32 => self.glsl_pack(inst, n),
+            _ => self.glsl_componentwise(inst, n),
+        }
+    }
+
+    /// The functions applied component by component: rounding, abs and sign, angles,
+    /// transcendentals, min/max/clamp, mix, fma, step, smoothstep, the bit finds.
+    fn glsl_componentwise(&mut self, inst: &Instruction, n: u32) -> Result<()> {
         match n {
             g::ROUND => self.ext_unary(inst, |l, s, d, a| l.fun(FUn::Round(Round::Away), s, d, a)),
             g::ROUND_EVEN => self.ext_unary(inst, |l, s, d, a| l.fun(FUn::Round(Round::Even), s, d, a)),
@@ -199,6 +213,16 @@ impl<'m> Lowerer<'m> {
                 l.fbin(FOp::Mul, s, d, t2, u)
             }),
             g::FIND_ILSB | g::FIND_UMSB | g::FIND_SMSB => self.find_bit(inst, n),
+            _ => Err(unsupported!("GLSL.std.450 instruction {n}")),
+        }
+    }
+
+    /// Vector geometry: length, distance, normalize, cross, reflect, faceforward, refract.
+    fn glsl_geometric(&mut self, inst: &Instruction, n: u32) -> Result<()> {
+        // Operand ids of the extended instruction start at operand 2.
+        let arg = |i: usize| inst.id(2 + i);
+        let (rid, rty) = (inst.rid()?, inst.rty()?);
+        match n {
             g::LENGTH => {
                 let (v, sh) = self.operand(arg(0)?)?;
                 let d = self.length(sh.scalar, v, sh.n)?;
@@ -277,22 +301,30 @@ impl<'m> Lowerer<'m> {
                 Ok(())
             }
             g::REFRACT => self.refract(inst),
-            g::MODF | g::MODF_STRUCT => self.modf(inst, n == g::MODF_STRUCT),
-            g::FREXP | g::FREXP_STRUCT => self.frexp(inst, n == g::FREXP_STRUCT),
-            g::LDEXP => self.ldexp(inst),
-            g::DETERMINANT => {
-                let src = arg(0)?;
-                let (m, mt) = (self.regs(src)?, self.type_of(src)?);
-                let (cols, rows, s) = self.matrix_dims(mt)?;
-                if cols != rows {
-                    return Err(invalid!("determinant of a non-square matrix"));
-                }
-                let idx: Vec<u16> = (0..cols as u16).collect();
-                let d = self.det(s, m, rows as u16, &idx, &idx)?;
-                self.define(rid, d, rty);
-                Ok(())
-            }
-            g::MATRIX_INVERSE => self.inverse(inst),
+            _ => Err(unsupported!("GLSL.std.450 instruction {n}")),
+        }
+    }
+
+    /// Determinant of a square matrix, by Laplace expansion.
+    fn determinant(&mut self, inst: &Instruction) -> Result<()> {
+        let (rid, rty) = (inst.rid()?, inst.rty()?);
+        let src = inst.id(2)?;
+        let (m, mt) = (self.regs(src)?, self.type_of(src)?);
+        let (cols, rows, s) = self.matrix_dims(mt)?;
+        if cols != rows {
+            return Err(invalid!("determinant of a non-square matrix"));
+        }
+        let idx: Vec<u16> = (0..cols as u16).collect();
+        let d = self.det(s, m, rows as u16, &idx, &idx)?;
+        self.define(rid, d, rty);
+        Ok(())
+    }
+
+    /// Packing and unpacking: halves, doubles, normalized integers.
+    fn glsl_pack(&mut self, inst: &Instruction, n: u32) -> Result<()> {
+        let arg = |i: usize| inst.id(2 + i);
+        let (rid, rty) = (inst.rid()?, inst.rty()?);
+        match n {
             g::PACK_HALF2X16 => {
                 let v = self.regs(arg(0)?)?;
                 let lo = self.e.op1(Vx::F2h, v)?;

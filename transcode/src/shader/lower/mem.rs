@@ -149,27 +149,7 @@ impl<'m> Lowerer<'m> {
                 }
                 Ok(())
             }
-            Op::Store => {
-                let p = self.ptr(inst.id(0)?)?;
-                let v = inst.id(1)?;
-                let (src, vty) = (self.regs(v)?, self.type_of(v)?);
-                if let PtrKind::Query { slot, var } = p.kind {
-                    // Storing a query handle rebinds the variable to that query.
-                    if !var || !matches!(self.m.types.get(vty)?, Type::RayQuery) {
-                        return Err(unsupported!("storing a ray query into an array element"));
-                    }
-                    self.e.mov(slot, src);
-                    return Ok(());
-                }
-                if self.m.types.regs(vty)? != self.m.types.regs(p.ty)? {
-                    return Err(invalid!(
-                        "OpStore of {} through a pointer to {}",
-                        self.m.types.describe(vty),
-                        self.m.types.describe(p.ty)
-                    ));
-                }
-                self.store(&p, p.ty, src)
-            }
+            Op::Store => self.store_inst(inst),
             Op::CopyMemory => {
                 let dst = self.ptr(inst.id(0)?)?;
                 let src = self.ptr(inst.id(1)?)?;
@@ -185,79 +165,106 @@ impl<'m> Lowerer<'m> {
                 self.define_ptr(inst.rid()?, p);
                 Ok(())
             }
-            Op::PtrAccessChain | Op::InBoundsPtrAccessChain => {
-                // Physical pointers only: the first index steps over whole pointees, by the
-                // ArrayStride decoration of the base's pointer type.
-                let base_id = inst.id(0)?;
-                let bty = self.type_of(base_id)?;
-                if !matches!(self.m.types.get(bty)?, Type::Pointer { sc: StorageClass::PhysicalStorageBuffer, .. }) {
-                    return Err(unsupported!("{} on a non-physical pointer (variable pointers)", inst.name()));
-                }
-                let stride = self
-                    .m
-                    .decos(bty)
-                    .array_stride
-                    .ok_or_else(|| invalid!("{}: the base's pointer type has no ArrayStride", inst.name()))?;
-                let base = self.ptr(base_id)?;
-                let el = inst.id(1)?;
-                let PtrKind::Global { base: b, off, align, lay, origin } = base.kind else {
-                    return Err(invalid!("internal: physical pointer is not global"));
-                };
-                let kind = match self.m.const_u32(el) {
-                    Some(c) => {
-                        PtrKind::Global { base: b, off: add_off(off, c as u64 * stride as u64)?, align, lay, origin }
-                    }
-                    None => {
-                        // A signed element index: sign-extended to 64 bits, scaled.
-                        let (e, es) = self.operand(el)?;
-                        let e64 = if es.scalar == Scalar::I64 {
-                            e
-                        } else {
-                            let t = self.e.alloc(2)?;
-                            let sh = self.imm(31)?;
-                            self.e.mov(t, e);
-                            self.e.emit(I::new(Vx::Sar).dst(t + 1).a(e).b(sh));
-                            t
-                        };
-                        let k = self.imm64(stride as u64)?;
-                        let scaled = self.e.op64(Vx::Imul64, e64, k)?;
-                        let nb = self.e.op64(Vx::Iadd64, b, scaled)?;
-                        PtrKind::Global { base: nb, off, align: eff_align(align, stride), lay, origin }
-                    }
-                };
-                let idx = (2..inst.operands.len()).map(|i| inst.id(i)).collect::<Result<Vec<_>>>()?;
-                let p = self.chain(Ptr { ty: base.ty, kind }, &idx)?;
-                self.ptr_types.insert(inst.rid()?, inst.rty()?);
-                self.define_ptr(inst.rid()?, p);
-                Ok(())
-            }
+            Op::PtrAccessChain | Op::InBoundsPtrAccessChain => self.ptr_access_chain(inst),
             Op::ArrayLength => self.array_length(inst),
-            Op::ControlBarrier => {
-                let scope = self.const_operand(inst, 0)?;
-                let sem = self.const_operand(inst, 2)?;
-                match scope {
-                    2 => {
-                        let mut m = 0;
-                        if sem & 0x100 != 0 {
-                            m |= BAR_MEM_LMEM;
-                        }
-                        if sem & (0x40 | 0x200 | 0x800) != 0 {
-                            m |= BAR_MEM_GLOBAL;
-                        }
-                        self.e.emit(I::new(Vx::Bar).mem(m));
-                    }
-                    // A subgroup is a warp, which executes in lockstep: ordering suffices.
-                    3 => self.e.emit(I::new(Vx::Fence)),
-                    s => return Err(unsupported!("OpControlBarrier with execution scope {s}")),
-                }
-                Ok(())
-            }
+            Op::ControlBarrier => self.control_barrier(inst),
             Op::MemoryBarrier => {
                 self.e.emit(I::new(Vx::Fence));
                 Ok(())
             }
             _ => self.atomic(inst),
         }
+    }
+
+    /// `OpStore`; into a ray-query variable it rebinds the variable.
+    fn store_inst(&mut self, inst: &Instruction) -> Result<()> {
+        let p = self.ptr(inst.id(0)?)?;
+        let v = inst.id(1)?;
+        let (src, vty) = (self.regs(v)?, self.type_of(v)?);
+        if let PtrKind::Query { slot, var } = p.kind {
+            // Storing a query handle rebinds the variable to that query.
+            if !var || !matches!(self.m.types.get(vty)?, Type::RayQuery) {
+                return Err(unsupported!("storing a ray query into an array element"));
+            }
+            self.e.mov(slot, src);
+            return Ok(());
+        }
+        if self.m.types.regs(vty)? != self.m.types.regs(p.ty)? {
+            return Err(invalid!(
+                "OpStore of {} through a pointer to {}",
+                self.m.types.describe(vty),
+                self.m.types.describe(p.ty)
+            ));
+        }
+        self.store(&p, p.ty, src)
+    }
+
+    /// `Op[InBounds]PtrAccessChain`, on physical pointers only: the first index steps over
+    /// whole pointees, by the ArrayStride decoration of the base's pointer type.
+    fn ptr_access_chain(&mut self, inst: &Instruction) -> Result<()> {
+        let base_id = inst.id(0)?;
+        let bty = self.type_of(base_id)?;
+        if !matches!(self.m.types.get(bty)?, Type::Pointer { sc: StorageClass::PhysicalStorageBuffer, .. }) {
+            return Err(unsupported!("{} on a non-physical pointer (variable pointers)", inst.name()));
+        }
+        let stride = self
+            .m
+            .decos(bty)
+            .array_stride
+            .ok_or_else(|| invalid!("{}: the base's pointer type has no ArrayStride", inst.name()))?;
+        let base = self.ptr(base_id)?;
+        let el = inst.id(1)?;
+        let PtrKind::Global { base: b, off, align, lay, origin } = base.kind else {
+            return Err(invalid!("internal: physical pointer is not global"));
+        };
+        let kind = match self.m.const_u32(el) {
+            Some(c) => PtrKind::Global { base: b, off: add_off(off, c as u64 * stride as u64)?, align, lay, origin },
+            None => {
+                // A signed element index: sign-extended to 64 bits, scaled.
+                let (e, es) = self.operand(el)?;
+                let e64 = if es.scalar == Scalar::I64 {
+                    e
+                } else {
+                    let t = self.e.alloc(2)?;
+                    let sh = self.imm(31)?;
+                    self.e.mov(t, e);
+                    self.e.emit(I::new(Vx::Sar).dst(t + 1).a(e).b(sh));
+                    t
+                };
+                let k = self.imm64(stride as u64)?;
+                let scaled = self.e.op64(Vx::Imul64, e64, k)?;
+                let nb = self.e.op64(Vx::Iadd64, b, scaled)?;
+                PtrKind::Global { base: nb, off, align: eff_align(align, stride), lay, origin }
+            }
+        };
+        let idx = (2..inst.operands.len()).map(|i| inst.id(i)).collect::<Result<Vec<_>>>()?;
+        let p = self.chain(Ptr { ty: base.ty, kind }, &idx)?;
+        self.ptr_types.insert(inst.rid()?, inst.rty()?);
+        self.define_ptr(inst.rid()?, p);
+        Ok(())
+    }
+
+    /// `OpControlBarrier`: `BAR` with the memory its semantics order (workgroup scope), or a
+    /// `FENCE` (subgroup scope).
+    fn control_barrier(&mut self, inst: &Instruction) -> Result<()> {
+        let scope = self.const_operand(inst, 0)?;
+        let sem = self.const_operand(inst, 2)?;
+        match scope {
+            2 => {
+                let mut m = 0;
+                if sem & 0x100 != 0 {
+                    m |= BAR_MEM_LMEM;
+                }
+                if sem & (0x40 | 0x200 | 0x800) != 0 {
+                    m |= BAR_MEM_GLOBAL;
+                }
+                self.e.emit(I::new(Vx::Bar).mem(m));
+            }
+            // A subgroup is a warp, which executes in lockstep: ordering suffices.
+            3 => self.e.emit(I::new(Vx::Fence)),
+            s => return Err(unsupported!("OpControlBarrier with execution scope {s}")),
+        }
+        Ok(())
     }
 
     fn const_operand(&self, inst: &Instruction, i: usize) -> Result<u32> {

@@ -72,6 +72,31 @@ impl<'m> Lowerer<'m> {
         if self.m.const_u32(scope) != Some(SCOPE_SUBGROUP) {
             return Err(unsupported!("{} with an execution scope other than Subgroup", inst.name()));
         }
+        match inst.class.opcode {
+            GroupNonUniformElect | GroupNonUniformAll | GroupNonUniformAny | GroupNonUniformAllEqual => {
+                self.subgroup_vote(inst)
+            }
+            GroupNonUniformBroadcast
+            | GroupNonUniformShuffle
+            | GroupNonUniformBroadcastFirst
+            | GroupNonUniformShuffleXor
+            | GroupNonUniformShuffleUp
+            | GroupNonUniformShuffleDown
+            | GroupNonUniformQuadBroadcast
+            | GroupNonUniformQuadSwap => self.subgroup_shuffle(inst),
+            GroupNonUniformBallot
+            | GroupNonUniformInverseBallot
+            | GroupNonUniformBallotBitExtract
+            | GroupNonUniformBallotBitCount
+            | GroupNonUniformBallotFindLSB
+            | GroupNonUniformBallotFindMSB => self.subgroup_ballot(inst),
+            _ => self.subgroup_arith(inst),
+        }
+    }
+
+    /// Elect and the votes: all, any, all-equal.
+    fn subgroup_vote(&mut self, inst: &Instruction) -> Result<()> {
+        use Op::*;
         let (rid, rty) = (inst.rid()?, inst.rty()?);
         let op = inst.class.opcode;
         match op {
@@ -116,6 +141,16 @@ impl<'m> Lowerer<'m> {
                 }
                 self.define(rid, d, rty);
             }
+            _ => return Err(unsupported!("SPIR-V instruction Op{}", inst.class.opname)),
+        }
+        Ok(())
+    }
+
+    /// Broadcasts, shuffles and the quad operations: a value from another lane.
+    fn subgroup_shuffle(&mut self, inst: &Instruction) -> Result<()> {
+        use Op::*;
+        let op = inst.class.opcode;
+        match op {
             GroupNonUniformBroadcast | GroupNonUniformShuffle => {
                 let lane = self.regs(inst.id(2)?)?;
                 self.shuffle_value(inst, ShflMode::Idx, lane)?;
@@ -152,6 +187,17 @@ impl<'m> Lowerer<'m> {
                 let k = self.imm(dir + 1)?;
                 self.shuffle_value(inst, ShflMode::Xor, k)?;
             }
+            _ => return Err(unsupported!("SPIR-V instruction Op{}", inst.class.opname)),
+        }
+        Ok(())
+    }
+
+    /// Ballots and the queries on them.
+    fn subgroup_ballot(&mut self, inst: &Instruction) -> Result<()> {
+        use Op::*;
+        let (rid, rty) = (inst.rid()?, inst.rty()?);
+        let op = inst.class.opcode;
+        match op {
             GroupNonUniformBallot => {
                 let p = self.regs(inst.id(1)?)?;
                 let d = self.e.alloc(4)?;
@@ -212,7 +258,7 @@ impl<'m> Lowerer<'m> {
                 let d = self.e.op1(vx, bits)?;
                 self.define(rid, d, rty);
             }
-            _ => self.subgroup_arith(inst)?,
+            _ => return Err(unsupported!("SPIR-V instruction Op{}", inst.class.opname)),
         }
         Ok(())
     }
