@@ -168,7 +168,8 @@ pub(crate) fn lower(
     l.analyze(flat)?;
     l.run(flat, cfg)?;
     let reg_names = std::mem::take(&mut l.e.reg_names);
-    let (num_queries, private_bytes, lmem_bytes) = (l.num_queries, l.private_bytes, l.lmem_bytes);
+    let num_queries = l.ray_query.rtu_slots(l.num_queries);
+    let (private_bytes, lmem_bytes) = (l.private_bytes, l.lmem_bytes);
     let asm = l.e.assemble(opts.optimize)?;
     let num_regs = asm.num_regs;
     Ok(Lowered { asm, num_regs, num_queries, private_bytes, lmem_bytes, reg_names })

@@ -101,6 +101,9 @@ pub(crate) trait RayQueryOps: Sync {
     fn state_bytes(&self) -> u32;
     /// The most query slots a kernel may hold.
     fn max_queries(&self) -> u32;
+    /// RT-unit query slots the kernel header declares for `queries` query slots (0 for a
+    /// lowering that keeps its queries to itself).
+    fn rtu_slots(&self, queries: u32) -> u32;
 
     fn initialize(&self, l: &mut Lowerer<'_>, q: u16, ray: &Ray) -> Result<()>;
     /// Returns the register of the `bool` result: a candidate awaits the shader.

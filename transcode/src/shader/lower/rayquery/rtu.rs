@@ -50,6 +50,11 @@ impl RayQueryOps for Rtu {
         MAX_QUERIES
     }
 
+    /// Every query slot is an RTU slot.
+    fn rtu_slots(&self, queries: u32) -> u32 {
+        queries
+    }
+
     fn initialize(&self, l: &mut Lowerer<'_>, q: u16, ray: &Ray) -> Result<()> {
         let r = l.e.alloc(rtu::ray::REGS)?;
         let at = |k: u32| r + k as u16;
