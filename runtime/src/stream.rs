@@ -195,6 +195,8 @@ pub fn compile_kernel(
     }
     let opts = shader::CompileOptions {
         entry_point: entry.to_string(),
+        // Compute pipelines are all this device builds.
+        target: shader::Target::COMPUTE,
         specialization: spec.iter().cloned().collect(),
         layout: shader::ResourceLayout { bindings, push_constant_bytes: layout.push_bytes },
         optimize: shader::optimize_from_env(),

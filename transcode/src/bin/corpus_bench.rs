@@ -4,8 +4,11 @@
 //! LMEM bytes. The layout is read off each module (`reflect_layout`); specialization
 //! constants keep their defaults.
 //!
-//! Usage: corpus_bench [CORPUS_DIR] [--runs N]   (default: the repository's corpus, 5 runs;
-//! the time reported is the median run)
+//! Usage: corpus_bench [CORPUS_DIR] [--runs N] [--dump DIR]   (default: the repository's
+//! corpus, 5 runs; the time reported is the median run). `--dump DIR` also writes every
+//! kernel as `DIR/AREA/NAME.vx` (the encoded instructions and the header fields) and
+//! `NAME.vxs` (the listing): `diff -r` of two dumps shows whether a compiler change altered
+//! any generated code.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -26,12 +29,14 @@ fn spv_files(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
 fn main() {
     let mut dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/shaders");
     let mut runs = 5usize;
+    let mut dump: Option<PathBuf> = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--runs" => runs = args.next().and_then(|v| v.parse().ok()).unwrap_or(5).max(1),
+            "--dump" => dump = args.next().map(PathBuf::from),
             "-h" | "--help" => {
-                println!("usage: corpus_bench [CORPUS_DIR] [--runs N]");
+                println!("usage: corpus_bench [CORPUS_DIR] [--runs N] [--dump DIR]");
                 return;
             }
             _ => dir = PathBuf::from(a),
@@ -90,6 +95,12 @@ fn main() {
                     k.private_bytes,
                     k.lmem_bytes
                 );
+                if let Some(d) = &dump {
+                    if let Err(e) = write_dump(d, &id, &k) {
+                        eprintln!("corpus_bench: cannot dump {id}: {e}");
+                        std::process::exit(2);
+                    }
+                }
                 total_ms += med;
                 total_instrs += k.code.len() as u64;
                 total_regs += k.num_regs as u64;
@@ -122,4 +133,21 @@ fn main() {
         instrs[instrs.len() - 1],
         total_regs as f64 / n as f64
     );
+}
+
+/// `DIR/ID.vx`: the encoded instructions, then the header fields as text; `DIR/ID.vxs`: the
+/// listing.
+fn write_dump(dir: &Path, id: &str, k: &vortex_transcode::shader::CompiledKernel) -> std::io::Result<()> {
+    let path = dir.join(id);
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    let mut bin = vortex_model::abi::isa::encode_all(&k.code);
+    let header = format!(
+        "regs {} queries {} private {} lmem {} local {:?}\n",
+        k.num_regs, k.num_queries, k.private_bytes, k.lmem_bytes, k.local_size
+    );
+    bin.extend_from_slice(header.as_bytes());
+    std::fs::write(path.with_extension("vx"), bin)?;
+    std::fs::write(path.with_extension("vxs"), k.disassemble())
 }

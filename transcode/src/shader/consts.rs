@@ -225,54 +225,60 @@ fn spec_op(m: &Module, inst: &Instruction, ty: Id) -> Result<Vec<u32>> {
                 .collect();
             Ok(pack(rs, &out))
         }
-        _ => {
-            let (a, b) = (arg(0)?, arg(1)?);
-            let (s, av) = comps(m, a)?;
-            let (sb, bv) = comps(m, b)?;
-            if av.len() != bv.len() {
-                return Err(invalid!("OpSpecConstantOp {op:?} with mismatched component counts"));
-            }
-            let rs = rshape?.scalar;
-            let w = width(s);
-            let mut out = Vec::with_capacity(av.len());
-            for (&x, &y) in av.iter().zip(&bv) {
-                let (sx, sy) = (sext(x, w), sext(y, width(sb)));
-                let r: u64 = match op {
-                    Op::IAdd => x.wrapping_add(y),
-                    Op::ISub => x.wrapping_sub(y),
-                    Op::IMul => x.wrapping_mul(y),
-                    Op::UDiv => mask(x, w).checked_div(mask(y, w)).unwrap_or(0),
-                    Op::SDiv => sx.checked_div(sy).unwrap_or(0) as u64,
-                    Op::UMod => mask(x, w).checked_rem(mask(y, w)).unwrap_or(0),
-                    Op::SRem => sx.checked_rem(sy).unwrap_or(0) as u64,
-                    Op::SMod => match sx.checked_rem(sy) {
-                        Some(r) if r != 0 && (r < 0) != (sy < 0) => (r + sy) as u64,
-                        Some(r) => r as u64,
-                        None => 0,
-                    },
-                    Op::ShiftLeftLogical => x.checked_shl(y as u32 % w).unwrap_or(0),
-                    Op::ShiftRightLogical => mask(x, w) >> (y as u32 % w),
-                    Op::ShiftRightArithmetic => (sx >> (y as u32 % w)) as u64,
-                    Op::BitwiseAnd | Op::LogicalAnd => x & y,
-                    Op::BitwiseOr | Op::LogicalOr => x | y,
-                    Op::BitwiseXor => x ^ y,
-                    Op::IEqual | Op::LogicalEqual => (mask(x, w) == mask(y, w)) as u64,
-                    Op::INotEqual | Op::LogicalNotEqual => (mask(x, w) != mask(y, w)) as u64,
-                    Op::ULessThan => (mask(x, w) < mask(y, w)) as u64,
-                    Op::ULessThanEqual => (mask(x, w) <= mask(y, w)) as u64,
-                    Op::UGreaterThan => (mask(x, w) > mask(y, w)) as u64,
-                    Op::UGreaterThanEqual => (mask(x, w) >= mask(y, w)) as u64,
-                    Op::SLessThan => (sx < sy) as u64,
-                    Op::SLessThanEqual => (sx <= sy) as u64,
-                    Op::SGreaterThan => (sx > sy) as u64,
-                    Op::SGreaterThanEqual => (sx >= sy) as u64,
-                    _ => return Err(unsupported!("OpSpecConstantOp {op:?}")),
-                };
-                out.push(mask(r, width(rs)));
-            }
-            Ok(pack(rs, &out))
-        }
+        _ => binary(m, op, arg(0)?, arg(1)?, rshape?.scalar),
     }
+}
+
+/// A two-operand `OpSpecConstantOp` (integer arithmetic, shifts, bitwise and logical ops,
+/// comparisons), component by component.
+fn binary(m: &Module, op: Op, a: &Const, b: &Const, rs: Scalar) -> Result<Vec<u32>> {
+    let (s, av) = comps(m, a)?;
+    let (sb, bv) = comps(m, b)?;
+    if av.len() != bv.len() {
+        return Err(invalid!("OpSpecConstantOp {op:?} with mismatched component counts"));
+    }
+    let (w, wb) = (width(s), width(sb));
+    let mut out = Vec::with_capacity(av.len());
+    for (&x, &y) in av.iter().zip(&bv) {
+        out.push(mask(binary_component(op, x, y, w, wb)?, width(rs)));
+    }
+    Ok(pack(rs, &out))
+}
+
+/// One component of [`binary`]: `x` of width `w`, `y` of width `wb`.
+fn binary_component(op: Op, x: u64, y: u64, w: u32, wb: u32) -> Result<u64> {
+    let (sx, sy) = (sext(x, w), sext(y, wb));
+    Ok(match op {
+        Op::IAdd => x.wrapping_add(y),
+        Op::ISub => x.wrapping_sub(y),
+        Op::IMul => x.wrapping_mul(y),
+        Op::UDiv => mask(x, w).checked_div(mask(y, w)).unwrap_or(0),
+        Op::SDiv => sx.checked_div(sy).unwrap_or(0) as u64,
+        Op::UMod => mask(x, w).checked_rem(mask(y, w)).unwrap_or(0),
+        Op::SRem => sx.checked_rem(sy).unwrap_or(0) as u64,
+        Op::SMod => match sx.checked_rem(sy) {
+            Some(r) if r != 0 && (r < 0) != (sy < 0) => (r + sy) as u64,
+            Some(r) => r as u64,
+            None => 0,
+        },
+        Op::ShiftLeftLogical => x.checked_shl(y as u32 % w).unwrap_or(0),
+        Op::ShiftRightLogical => mask(x, w) >> (y as u32 % w),
+        Op::ShiftRightArithmetic => (sx >> (y as u32 % w)) as u64,
+        Op::BitwiseAnd | Op::LogicalAnd => x & y,
+        Op::BitwiseOr | Op::LogicalOr => x | y,
+        Op::BitwiseXor => x ^ y,
+        Op::IEqual | Op::LogicalEqual => (mask(x, w) == mask(y, w)) as u64,
+        Op::INotEqual | Op::LogicalNotEqual => (mask(x, w) != mask(y, w)) as u64,
+        Op::ULessThan => (mask(x, w) < mask(y, w)) as u64,
+        Op::ULessThanEqual => (mask(x, w) <= mask(y, w)) as u64,
+        Op::UGreaterThan => (mask(x, w) > mask(y, w)) as u64,
+        Op::UGreaterThanEqual => (mask(x, w) >= mask(y, w)) as u64,
+        Op::SLessThan => (sx < sy) as u64,
+        Op::SLessThanEqual => (sx <= sy) as u64,
+        Op::SGreaterThan => (sx > sy) as u64,
+        Op::SGreaterThanEqual => (sx >= sy) as u64,
+        _ => return Err(unsupported!("OpSpecConstantOp {op:?}")),
+    })
 }
 
 #[cfg(test)]

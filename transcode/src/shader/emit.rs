@@ -8,7 +8,9 @@
 use super::error::{invalid, limit, Result};
 use super::opt;
 use std::collections::HashMap;
-use vortex_model::abi::isa::{disasm, Instr, Op, REG_NONE};
+use vortex_model::abi::isa::{
+    disasm, AtomicOp, FloatCond, Instr, IntCond, MemSize, Op, RedOp, Round, SfuFunc, ShflMode, VoteOp, REG_NONE,
+};
 use vortex_model::core::decode::operand_widths;
 
 pub(crate) type Label = u32;
@@ -21,6 +23,134 @@ pub(crate) const MAX_REGS: u32 = 32 * 1024;
 const MAX_INSTRS: usize = 1 << 22;
 
 const N: u16 = REG_NONE;
+
+/// One R-format instruction, built by naming its parts: `I::new(Op::Ldg).size(MemSize::B32)
+/// .dst(d).a(addr).imm(off)`. Operands left out are `REG_NONE`, the modifier and the
+/// immediate 0. The modifier is set through the method for what it means to the opcode
+/// (`ISA.md`), so a memory size cannot be handed to a comparison by position.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct I(Instr);
+
+/// A comparison condition: `ICMP`/`ICMP64` take an [`IntCond`], `FCMP`/`DCMP` a [`FloatCond`].
+pub(crate) trait Cond: Copy {
+    fn code(self) -> u8;
+}
+
+impl Cond for IntCond {
+    fn code(self) -> u8 {
+        self as u8
+    }
+}
+
+impl Cond for FloatCond {
+    fn code(self) -> u8 {
+        self as u8
+    }
+}
+
+impl I {
+    pub fn new(op: Op) -> I {
+        I(Instr::r(op, 0, N, N, N, N, N, 0))
+    }
+
+    pub fn dst(mut self, r: u16) -> I {
+        self.0.dst = r;
+        self
+    }
+
+    pub fn a(mut self, r: u16) -> I {
+        self.0.a = r;
+        self
+    }
+
+    pub fn b(mut self, r: u16) -> I {
+        self.0.b = r;
+        self
+    }
+
+    pub fn c(mut self, r: u16) -> I {
+        self.0.c = r;
+        self
+    }
+
+    pub fn d(mut self, r: u16) -> I {
+        self.0.d = r;
+        self
+    }
+
+    pub fn imm(mut self, v: u32) -> I {
+        self.0.imm = v;
+        self
+    }
+
+    fn modifier(mut self, m: u8) -> I {
+        self.0.modifier = m;
+        self
+    }
+
+    /// Access size of a load or store.
+    pub fn size(self, s: MemSize) -> I {
+        self.modifier(s as u8)
+    }
+
+    /// Condition of a comparison.
+    pub fn cond(self, c: impl Cond) -> I {
+        self.modifier(c.code())
+    }
+
+    /// Rounding mode of `FROUND`/`DROUND`.
+    pub fn round(self, r: Round) -> I {
+        self.modifier(r as u8)
+    }
+
+    /// Function of `FSFU`.
+    pub fn sfu(self, f: SfuFunc) -> I {
+        self.modifier(f as u8)
+    }
+
+    /// Operation of `ATOMG`/`ATOML`/`IATOM`.
+    pub fn atomic(self, op: AtomicOp) -> I {
+        self.modifier(op as u8)
+    }
+
+    pub fn vote(self, v: VoteOp) -> I {
+        self.modifier(v as u8)
+    }
+
+    pub fn shfl(self, m: ShflMode) -> I {
+        self.modifier(m as u8)
+    }
+
+    pub fn red(self, op: RedOp) -> I {
+        self.modifier(op as u8)
+    }
+
+    /// The signed form (`IMIN`/`IMAX`, `IMULHI`, `IMULX`, `BFE`, `FMSB`): modifier 1.
+    pub fn signed(self, signed: bool) -> I {
+        self.modifier(signed as u8)
+    }
+
+    /// `EXT`: the width in bits of the value in the low bits of `a`.
+    pub fn width(self, bits: u32) -> I {
+        self.modifier(bits as u8)
+    }
+
+    /// `GETW`/`GETWF`: how many window slots (and registers) the read covers.
+    pub fn count(self, n: u8) -> I {
+        self.modifier(n)
+    }
+
+    /// `BAR`: the memory it orders (`BAR_MEM_*`).
+    pub fn mem(self, flags: u8) -> I {
+        self.modifier(flags)
+    }
+}
+
+impl From<Op> for I {
+    fn from(op: Op) -> I {
+        I::new(op)
+    }
+}
 
 struct Block {
     name: String,
@@ -110,49 +240,48 @@ impl Emitter {
         self.reg_names.push(RegName { first, count: count.min(u16::MAX as u32) as u16, name });
     }
 
-    #[allow(clippy::too_many_arguments)]
-    pub fn ins(&mut self, op: Op, m: u8, dst: u16, a: u16, b: u16, c: u16, d: u16, imm: u32) {
-        self.push(Instr::r(op, m, dst, a, b, c, d, imm));
+    pub fn emit(&mut self, i: I) {
+        self.push(i.0);
     }
 
-    /// `dst = op(a)` into a fresh register.
-    pub fn op1(&mut self, op: Op, m: u8, a: u16) -> Result<u16> {
+    /// `dst = op(a)` into a fresh register (`op` with its modifier and immediate, if any).
+    pub fn op1(&mut self, op: impl Into<I>, a: u16) -> Result<u16> {
         let d = self.alloc(1)?;
-        self.ins(op, m, d, a, N, N, N, 0);
+        self.emit(op.into().dst(d).a(a));
         Ok(d)
     }
 
-    pub fn op2(&mut self, op: Op, m: u8, a: u16, b: u16) -> Result<u16> {
+    pub fn op2(&mut self, op: impl Into<I>, a: u16, b: u16) -> Result<u16> {
         let d = self.alloc(1)?;
-        self.ins(op, m, d, a, b, N, N, 0);
+        self.emit(op.into().dst(d).a(a).b(b));
         Ok(d)
     }
 
-    pub fn op3(&mut self, op: Op, m: u8, a: u16, b: u16, c: u16) -> Result<u16> {
+    pub fn op3(&mut self, op: impl Into<I>, a: u16, b: u16, c: u16) -> Result<u16> {
         let d = self.alloc(1)?;
-        self.ins(op, m, d, a, b, c, N, 0);
+        self.emit(op.into().dst(d).a(a).b(b).c(c));
         Ok(d)
     }
 
     /// A 64-bit op on register pairs into a fresh pair.
-    pub fn op64(&mut self, op: Op, m: u8, a: u16, b: u16) -> Result<u16> {
+    pub fn op64(&mut self, op: impl Into<I>, a: u16, b: u16) -> Result<u16> {
         let d = self.alloc(2)?;
-        self.ins(op, m, d, a, b, N, N, 0);
+        self.emit(op.into().dst(d).a(a).b(b));
         Ok(d)
     }
 
     pub fn mov(&mut self, dst: u16, src: u16) {
         if dst != src {
-            self.ins(Op::Mov, 0, dst, src, N, N, N, 0);
+            self.emit(I::new(Op::Mov).dst(dst).a(src));
         }
     }
 
     pub fn movi(&mut self, dst: u16, imm: u32) {
-        self.ins(Op::Movi, 0, dst, N, N, N, N, imm);
+        self.emit(I::new(Op::Movi).dst(dst).imm(imm));
     }
 
     pub fn jmp(&mut self, target: Label) {
-        self.ins(Op::Jmp, 0, N, N, N, N, N, target);
+        self.emit(I::new(Op::Jmp).imm(target));
     }
 
     pub fn bra(&mut self, pred: u16, taken: Label, not_taken: Label, reconv: Label) {
@@ -377,6 +506,29 @@ mod tests {
     }
 
     #[test]
+    fn the_builder_sets_exactly_the_parts_it_names() {
+        assert_eq!(I::new(Op::Exit).0, Instr::r(Op::Exit, 0, N, N, N, N, N, 0));
+        assert_eq!(I::from(Op::Iadd).dst(1).a(2).b(3).0, Instr::r(Op::Iadd, 0, 1, 2, 3, N, N, 0));
+        let st = I::new(Op::Stg).size(MemSize::B64).a(4).b(6).imm(24);
+        assert_eq!(st.0, Instr::r(Op::Stg, MemSize::B64 as u8, N, 4, 6, N, N, 24));
+        let at = I::new(Op::Iatom).atomic(AtomicOp::CmpXchg).dst(1).a(2).b(3).c(4).d(5).imm(7);
+        assert_eq!(at.0, Instr::r(Op::Iatom, AtomicOp::CmpXchg as u8, 1, 2, 3, 4, 5, 7));
+        // Every modifier lands in the modifier field with the value the decoder reads.
+        let m = |i: I| i.0.modifier;
+        assert_eq!(m(I::new(Op::Icmp).cond(IntCond::Sge)), IntCond::Sge as u8);
+        assert_eq!(m(I::new(Op::Fcmp).cond(FloatCond::IsInf)), FloatCond::IsInf as u8);
+        assert_eq!(m(I::new(Op::Fround).round(Round::Away)), Round::Away as u8);
+        assert_eq!(m(I::new(Op::Fsfu).sfu(SfuFunc::Atan2)), SfuFunc::Atan2 as u8);
+        assert_eq!(m(I::new(Op::Vote).vote(VoteOp::Eq)), VoteOp::Eq as u8);
+        assert_eq!(m(I::new(Op::Shfl).shfl(ShflMode::Xor)), ShflMode::Xor as u8);
+        assert_eq!(m(I::new(Op::Red).red(RedOp::Fmax)), RedOp::Fmax as u8);
+        assert_eq!((m(I::new(Op::Imin).signed(true)), m(I::new(Op::Imin).signed(false))), (1, 0));
+        assert_eq!(m(I::new(Op::Ext).width(16)), 16);
+        assert_eq!(m(I::new(Op::Getw).count(12)), 12);
+        assert_eq!(m(I::new(Op::Bar).mem(3)), 3);
+    }
+
+    #[test]
     fn assembly_resolves_labels_and_elides_fallthrough() {
         let mut e = Emitter::new();
         let a = e.label("a");
@@ -388,7 +540,7 @@ mod tests {
         e.place(b).unwrap();
         e.bra(0, c, b, c);
         e.place(c).unwrap();
-        e.ins(Op::Exit, 0, N, N, N, N, N, 0);
+        e.emit(I::new(Op::Exit));
         let out = e.assemble(false).unwrap();
         assert_eq!(out.code.len(), 3, "the jump to the next block is gone");
         assert_eq!((out.code[1].imm, out.code[1].imm2, out.code[1].imm3), (2, 1, 2));

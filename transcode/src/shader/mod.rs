@@ -1,11 +1,14 @@
-//! SPIR-V compute shaders -> VX kernels.
+//! SPIR-V shaders -> VX kernels.
 //!
 //! ```text
-//! words ──module──> Module (capability gate, types+layouts, constants+spec constants, entry)
+//! target ─lower::Lowering::select─> the stage's I/O and the ray-query lowering (or refusal)
+//! words ──module──> Module (capability gate, types+layouts, constants+spec constants, entry
+//!                           chosen by name and execution model)
 //!       ──inline──> Flat   (one CFG: every call inlined, returns unified into one exit)
 //!       ──cfg─────> Cfg    (post-dominators: the reconvergence point of every branch)
 //!       ──lower───> VX     (values in registers, pointers resolved at compile time,
-//!                           phis as parallel edge copies, ray queries as TRACE/WAIT/CONT)
+//!                           phis as parallel edge copies, built-ins and stage I/O by the
+//!                           stage, ray queries by the ray-query lowering)
 //!       ──emit────> CompiledKernel (assembled code, header fields, debug names)
 //! ```
 //!
@@ -22,11 +25,13 @@ mod lower;
 mod module;
 mod opt;
 mod reflect;
+mod target;
 mod types;
 
 pub use emit::RegName;
 pub use error::CompileError;
 pub use reflect::reflect_layout;
+pub use target::{RayQueryLowering, Stage, Target};
 
 use std::collections::BTreeMap;
 use vortex_model::abi::isa::Instr;
@@ -73,8 +78,11 @@ pub struct ResourceLayout {
 /// What to compile.
 #[derive(Clone, Debug)]
 pub struct CompileOptions {
-    /// Name of the `GLCompute` entry point.
+    /// Name of the entry point. A module may hold several, of any stages: the one compiled
+    /// has this name and `target.stage`'s execution model.
     pub entry_point: String,
+    /// The stage and the ray-query lowering (default: compute on the RT unit).
+    pub target: Target,
     /// Specialization constants: `SpecId` -> value bytes (little-endian; 4 bytes for 32-bit
     /// and bool constants, 8 for 64-bit), as `VkSpecializationInfo` provides them.
     pub specialization: BTreeMap<u32, Vec<u8>>,
@@ -88,6 +96,7 @@ impl Default for CompileOptions {
     fn default() -> CompileOptions {
         CompileOptions {
             entry_point: String::new(),
+            target: Target::COMPUTE,
             specialization: BTreeMap::new(),
             layout: ResourceLayout::default(),
             optimize: true,
@@ -162,19 +171,23 @@ impl CompiledKernel {
     }
 }
 
-/// Compiles the entry point `opts.entry_point` of a SPIR-V module.
+/// Compiles the entry point `opts.entry_point` (of stage `opts.target.stage`) of a SPIR-V
+/// module. A stage or lowering the compiler does not implement is refused before the module
+/// is read.
 pub fn compile(words: &[u32], opts: &CompileOptions) -> Result<CompiledKernel, CompileError> {
+    let lowering = lower::Lowering::select(&opts.target)?;
     let m = module::Module::parse(words, opts)?;
+    let local_size = lowering.stage.execution_modes(&m)?;
     let flat = inline::flatten(&m)?;
     let cfg = cfg::Cfg::build(&flat)?;
-    let out = lower::lower(&m, &flat, &cfg, opts)?;
+    let out = lower::lower(&m, &flat, &cfg, opts, lowering, local_size)?;
     Ok(CompiledKernel {
         code: out.asm.code,
         num_regs: out.num_regs,
         num_queries: out.num_queries,
         private_bytes: out.private_bytes,
         lmem_bytes: out.lmem_bytes,
-        local_size: m.entry.local_size,
+        local_size,
         entry_name: m.entry.name.clone(),
         debug: DebugInfo { blocks: out.asm.blocks, regs: out.reg_names, virt_dst: out.asm.virt_dst },
     })

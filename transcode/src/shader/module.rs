@@ -1,13 +1,14 @@
 //! Front of the pipeline: binary checks, `rspirv` parsing, the capability/extension gate, and
 //! collection of everything module-scoped (decorations, names, types, constants, global
-//! variables, the entry point and its workgroup size).
+//! variables, the entry point: the one of the requested name and stage, whatever other entry
+//! points the module holds).
 
 use super::consts::{self, Const};
-use super::error::{interface, invalid, limit, unsupported, CompileError, Result};
+use super::error::{interface, invalid, unsupported, CompileError, Result};
 use super::types::{Id, Type, Types};
-use super::CompileOptions;
+use super::{CompileOptions, Stage};
 use rspirv::dr::{self, Instruction, Operand};
-use spirv::{BuiltIn, Capability, Decoration, ExecutionMode, ExecutionModel, Op, StorageClass};
+use spirv::{BuiltIn, Capability, Decoration, Op, StorageClass};
 use std::collections::{HashMap, HashSet};
 
 /// Largest id bound accepted (keeps every per-id table small).
@@ -134,7 +135,6 @@ pub(crate) struct GlobalVar {
 pub(crate) struct EntryPoint {
     pub func: Id,
     pub name: String,
-    pub local_size: [u32; 3],
 }
 
 /// Everything module-scoped, resolved against the specialization constants.
@@ -305,7 +305,7 @@ impl Module {
             glsl: None,
             nonsemantic: HashSet::new(),
             funcs: HashMap::new(),
-            entry: EntryPoint { func: 0, name: String::new(), local_size: [1, 1, 1] },
+            entry: EntryPoint { func: 0, name: String::new() },
         };
         m.check_features()?;
         m.collect_decorations()?;
@@ -315,7 +315,7 @@ impl Module {
             let def = f.def.as_ref().ok_or_else(|| invalid!("function without OpFunction"))?;
             m.funcs.insert(def.rid()?, i);
         }
-        m.entry = m.find_entry(&opts.entry_point)?;
+        m.entry = m.find_entry(&opts.entry_point, opts.target.stage)?;
         Ok(m)
     }
 
@@ -454,6 +454,51 @@ impl Module {
                 return Err(invalid!("%{id} is defined more than once"));
             }
         }
+        match op {
+            ConstantTrue
+            | ConstantFalse
+            | Constant
+            | ConstantComposite
+            | ConstantNull
+            | SpecConstantTrue
+            | SpecConstantFalse
+            | SpecConstant
+            | SpecConstantComposite
+            | SpecConstantOp
+            | Undef => {
+                let c = consts::eval(self, inst, &opts.specialization)?;
+                self.consts.insert(inst.rid()?, c);
+                Ok(())
+            }
+            Variable => {
+                let (sc, pointee) = self.types.pointee(inst.rty()?)?;
+                let init = if inst.operands.len() > 1 { Some(inst.id(1)?) } else { None };
+                self.globals.insert(inst.rid()?, GlobalVar { sc, ty: pointee, init });
+                Ok(())
+            }
+            Line | NoLine | Nop => Ok(()),
+            TypeForwardPointer => {
+                let id = inst.id(0)?;
+                match inst.operand(1)? {
+                    Operand::StorageClass(StorageClass::PhysicalStorageBuffer) => {}
+                    o => return Err(unsupported!("OpTypeForwardPointer with storage class {o:?}")),
+                }
+                if self.types.contains(id) {
+                    return Err(invalid!("OpTypeForwardPointer of %{id}, which is already defined"));
+                }
+                let t = Type::Pointer { sc: StorageClass::PhysicalStorageBuffer, pointee: super::types::FORWARD };
+                self.types.insert(id, t)
+            }
+            _ => {
+                let t = self.type_decl(inst)?;
+                self.types.insert(inst.rid()?, t)
+            }
+        }
+    }
+
+    /// The type an `OpType*` declares (every other instruction is refused).
+    fn type_decl(&self, inst: &Instruction) -> Result<Type> {
+        use Op::*;
         let ty = |m: &Module, i: usize| -> Result<Id> {
             let t = inst.id(i)?;
             if m.types.contains(t) {
@@ -462,7 +507,7 @@ impl Module {
                 Err(invalid!("{} refers to %{t}, which is not a previously declared type", inst.name()))
             }
         };
-        let t = match op {
+        Ok(match inst.class.opcode {
             TypeVoid => Type::Void,
             TypeBool => Type::Bool,
             TypeInt => {
@@ -539,43 +584,8 @@ impl Module {
             TypeSampledImage => Type::SampledImage { image: ty(self, 0)? },
             TypeAccelerationStructureKHR => Type::AccelStruct,
             TypeRayQueryKHR => Type::RayQuery,
-            ConstantTrue
-            | ConstantFalse
-            | Constant
-            | ConstantComposite
-            | ConstantNull
-            | SpecConstantTrue
-            | SpecConstantFalse
-            | SpecConstant
-            | SpecConstantComposite
-            | SpecConstantOp
-            | Undef => {
-                let c = consts::eval(self, inst, &opts.specialization)?;
-                self.consts.insert(inst.rid()?, c);
-                return Ok(());
-            }
-            Variable => {
-                let (sc, pointee) = self.types.pointee(inst.rty()?)?;
-                let init = if inst.operands.len() > 1 { Some(inst.id(1)?) } else { None };
-                self.globals.insert(inst.rid()?, GlobalVar { sc, ty: pointee, init });
-                return Ok(());
-            }
-            Line | NoLine | Nop => return Ok(()),
-            TypeForwardPointer => {
-                let id = inst.id(0)?;
-                match inst.operand(1)? {
-                    Operand::StorageClass(StorageClass::PhysicalStorageBuffer) => {}
-                    o => return Err(unsupported!("OpTypeForwardPointer with storage class {o:?}")),
-                }
-                if self.types.contains(id) {
-                    return Err(invalid!("OpTypeForwardPointer of %{id}, which is already defined"));
-                }
-                let t = Type::Pointer { sc: StorageClass::PhysicalStorageBuffer, pointee: super::types::FORWARD };
-                return self.types.insert(id, t);
-            }
             _ => return Err(unsupported!("module-scope instruction {}", inst.name())),
-        };
-        self.types.insert(inst.rid()?, t)
+        })
     }
 
     /// Value of a 32-bit (or smaller-valued 64-bit) integer constant, if `id` is one.
@@ -588,9 +598,12 @@ impl Module {
         }
     }
 
-    fn find_entry(&self, name: &str) -> Result<EntryPoint> {
+    /// The entry point named `name` whose execution model is `stage`'s. Entry points of other
+    /// names or stages are ignored (a module may carry a whole pipeline's shaders).
+    fn find_entry(&self, name: &str, stage: Stage) -> Result<EntryPoint> {
+        let want = stage.execution_model();
         let mut seen = Vec::new();
-        let mut found = None;
+        let (mut found, mut other) = (None, None);
         for ep in &self.raw.entry_points {
             let model = match ep.operand(0)? {
                 Operand::ExecutionModel(m) => *m,
@@ -600,73 +613,31 @@ impl Module {
                 Operand::LiteralString(s) => s.clone(),
                 o => return Err(invalid!("OpEntryPoint with name {o:?}")),
             };
-            if ep_name == name {
-                if model != ExecutionModel::GLCompute {
-                    return Err(unsupported!("entry point `{name}` is a {model:?} shader; only compute is supported"));
+            if ep_name == name && model == want {
+                if found.replace(ep.id(1)?).is_some() {
+                    return Err(invalid!("two {model:?} entry points are named `{name}`"));
                 }
-                found = Some(ep.id(1)?);
+            } else if ep_name == name {
+                other.get_or_insert(model);
             }
             seen.push(format!("{ep_name} ({model:?})"));
         }
-        let func =
-            found.ok_or_else(|| interface!("entry point `{name}` not found (the module has: {})", seen.join(", ")))?;
+        let func = match (found, other) {
+            (Some(f), _) => f,
+            (None, Some(model)) => {
+                return Err(interface!(
+                "entry point `{name}` is a {model:?} entry point, not a {stage} one ({want:?}) (the module has: {})",
+                seen.join(", ")
+            ))
+            }
+            (None, None) => {
+                return Err(interface!("entry point `{name}` not found (the module has: {})", seen.join(", ")))
+            }
+        };
         if !self.funcs.contains_key(&func) {
             return Err(invalid!("entry point `{name}` names %{func}, which is not a function"));
         }
-        Ok(EntryPoint { func, name: name.to_string(), local_size: self.local_size(func)? })
-    }
-
-    /// Workgroup size: a `WorkgroupSize` built-in constant wins over `LocalSizeId`, which wins
-    /// over `LocalSize` (SPIR-V 2.16 / Vulkan 15.6).
-    fn local_size(&self, func: Id) -> Result<[u32; 3]> {
-        let mut size = None;
-        for em in &self.raw.execution_modes {
-            if em.id(0)? != func {
-                continue;
-            }
-            let mode = match em.operand(1)? {
-                Operand::ExecutionMode(m) => *m,
-                o => return Err(invalid!("OpExecutionMode with mode {o:?}")),
-            };
-            match mode {
-                ExecutionMode::LocalSize => size = Some([em.lit(2)?, em.lit(3)?, em.lit(4)?]),
-                ExecutionMode::LocalSizeId => {
-                    let mut s = [0; 3];
-                    for (k, v) in s.iter_mut().enumerate() {
-                        let id = em.id(2 + k)?;
-                        *v = self
-                            .const_u32(id)
-                            .ok_or_else(|| invalid!("LocalSizeId operand %{id} is not an integer constant"))?;
-                    }
-                    size = Some(s);
-                }
-                ExecutionMode::LocalSizeHint
-                | ExecutionMode::LocalSizeHintId
-                | ExecutionMode::DenormPreserve
-                | ExecutionMode::DenormFlushToZero
-                | ExecutionMode::SignedZeroInfNanPreserve
-                | ExecutionMode::RoundingModeRTE => {}
-                m => return Err(unsupported!("execution mode {m:?}")),
-            }
-        }
-        for (id, d) in &self.decos {
-            if d.builtin == Some(BuiltIn::WorkgroupSize) {
-                if let Some(c) = self.consts.get(id) {
-                    if c.words.len() == 3 {
-                        size = Some([c.words[0], c.words[1], c.words[2]]);
-                    }
-                }
-            }
-        }
-        let size = size.ok_or_else(|| invalid!("compute entry point without a workgroup size"))?;
-        if size.contains(&0) {
-            return Err(invalid!("workgroup size {size:?} has a zero dimension"));
-        }
-        let total = size.iter().fold(1u64, |a, &d| a.saturating_mul(d as u64));
-        if total > 1 << 16 {
-            return Err(limit!("workgroup size {size:?} ({total} invocations)"));
-        }
-        Ok(size)
+        Ok(EntryPoint { func, name: name.to_string() })
     }
 
     pub fn decos(&self, id: Id) -> Decos {

@@ -6,18 +6,79 @@
 
 use super::num::{FOp, FUn, IOp};
 use super::{Lowerer, Val};
+use crate::shader::emit::I;
 use crate::shader::error::{invalid, unsupported, Result};
 use crate::shader::module::InstExt;
 use crate::shader::types::{Id, Scalar, Shape, Type};
 use rspirv::dr::Instruction;
 use spirv::Op;
-use vortex_model::abi::isa::{FloatCond, IntCond, Op as Vx, Round, REG_NONE as N};
+use vortex_model::abi::isa::{FloatCond, IntCond, Op as Vx, Round};
 
 impl<'m> Lowerer<'m> {
     pub(super) fn alu_inst(&mut self, inst: &Instruction) -> Result<()> {
         use Op::*;
         let op = inst.class.opcode;
         match op {
+            IAdd | ISub | IMul | UDiv | SDiv | UMod | SRem | SMod | ShiftLeftLogical | ShiftRightLogical
+            | ShiftRightArithmetic | BitwiseAnd | LogicalAnd | BitwiseOr | LogicalOr | BitwiseXor | LogicalNotEqual
+            | FAdd | FSub | FMul | FDiv | FRem | FMod => self.arith_inst(inst),
+            LogicalEqual
+            | IEqual
+            | INotEqual
+            | UGreaterThan
+            | UGreaterThanEqual
+            | ULessThan
+            | ULessThanEqual
+            | SGreaterThan
+            | SGreaterThanEqual
+            | SLessThan
+            | SLessThanEqual
+            | FOrdEqual
+            | FOrdNotEqual
+            | FOrdLessThan
+            | FOrdLessThanEqual
+            | FOrdGreaterThan
+            | FOrdGreaterThanEqual
+            | FUnordEqual
+            | FUnordNotEqual
+            | FUnordLessThan
+            | FUnordLessThanEqual
+            | FUnordGreaterThan
+            | FUnordGreaterThanEqual
+            | Ordered
+            | Unordered => self.compare_inst(inst),
+            IsNan | IsInf | SNegate | FNegate | Not | LogicalNot | BitReverse | QuantizeToF16 => self.unary_inst(inst),
+            BitCount => self.bit_count(inst),
+            BitFieldInsert => self.bitfield(inst, Vx::Bfi, false),
+            BitFieldSExtract => self.bitfield(inst, Vx::Bfe, true),
+            BitFieldUExtract => self.bitfield(inst, Vx::Bfe, false),
+            IAddCarry => self.wide_pair(inst, Vx::Iaddc, false),
+            ISubBorrow => self.wide_pair(inst, Vx::Isubb, false),
+            UMulExtended => self.wide_pair(inst, Vx::Imulx, false),
+            SMulExtended => self.wide_pair(inst, Vx::Imulx, true),
+            Any | All => self.reduce(inst, if op == Any { Vx::Or } else { Vx::And }),
+            Select => self.select(inst),
+            ConvertFToS | ConvertFToU | ConvertSToF | ConvertUToF => self.convert(inst),
+            UConvert | SConvert => self.resize(inst),
+            FConvert => self.fconvert(inst),
+            Bitcast => self.bitcast(inst),
+            CompositeConstruct => self.construct(inst),
+            CompositeExtract => self.extract(inst),
+            CompositeInsert => self.insert(inst),
+            VectorShuffle => self.shuffle(inst),
+            VectorExtractDynamic => self.extract_dynamic(inst),
+            VectorInsertDynamic => self.insert_dynamic(inst),
+            Transpose | Dot | VectorTimesScalar | MatrixTimesScalar | MatrixTimesVector | VectorTimesMatrix
+            | MatrixTimesMatrix | OuterProduct => self.matrix_inst(inst),
+            ConvertUToPtr | ConvertPtrToU | PtrEqual | PtrNotEqual | PtrDiff => self.pointer_inst(inst),
+            _ => Err(unsupported!("SPIR-V instruction Op{}", inst.class.opname)),
+        }
+    }
+
+    /// Integer, float, bitwise and logical binary arithmetic.
+    fn arith_inst(&mut self, inst: &Instruction) -> Result<()> {
+        use Op::*;
+        match inst.class.opcode {
             IAdd => self.int_binary(inst, IOp::Add),
             ISub => self.int_binary(inst, IOp::Sub),
             IMul => self.int_binary(inst, IOp::Mul),
@@ -32,12 +93,20 @@ impl<'m> Lowerer<'m> {
             BitwiseAnd | LogicalAnd => self.per_word(inst, Vx::And),
             BitwiseOr | LogicalOr => self.per_word(inst, Vx::Or),
             BitwiseXor | LogicalNotEqual => self.per_word(inst, Vx::Xor),
-            LogicalEqual | IEqual => self.int_compare(inst, IntCond::Eq),
             FAdd => self.float_binary(inst, FOp::Add),
             FSub => self.float_binary(inst, FOp::Sub),
             FMul => self.float_binary(inst, FOp::Mul),
             FDiv => self.float_binary(inst, FOp::Div),
             FRem | FMod => self.float_rem(inst),
+            _ => Err(unsupported!("SPIR-V instruction Op{}", inst.class.opname)),
+        }
+    }
+
+    /// Integer, logical and float comparisons.
+    fn compare_inst(&mut self, inst: &Instruction) -> Result<()> {
+        use Op::*;
+        match inst.class.opcode {
+            LogicalEqual | IEqual => self.int_compare(inst, IntCond::Eq),
             INotEqual => self.int_compare(inst, IntCond::Ne),
             UGreaterThan => self.int_compare(inst, IntCond::Ugt),
             UGreaterThanEqual => self.int_compare(inst, IntCond::Uge),
@@ -61,6 +130,15 @@ impl<'m> Lowerer<'m> {
             FUnordGreaterThanEqual => self.float_compare(inst, FloatCond::Uge),
             Ordered => self.float_compare(inst, FloatCond::Ord),
             Unordered => self.float_compare(inst, FloatCond::Uno),
+            _ => Err(unsupported!("SPIR-V instruction Op{}", inst.class.opname)),
+        }
+    }
+
+    /// Componentwise unary operations: negation, not, float classes, bit reverse, quantize.
+    fn unary_inst(&mut self, inst: &Instruction) -> Result<()> {
+        use Op::*;
+        let op = inst.class.opcode;
+        match op {
             IsNan | IsInf => {
                 let c = if op == IsNan { FloatCond::IsNan } else { FloatCond::IsInf };
                 // The class tests ignore `b`, but the encoding requires a register.
@@ -80,7 +158,7 @@ impl<'m> Lowerer<'m> {
             LogicalNot => {
                 let one = self.imm(1)?;
                 self.unary(inst, |l, _, d, a| {
-                    l.e.ins(Vx::Xor, 0, d, a, one, N, N, 0);
+                    l.e.emit(I::new(Vx::Xor).dst(d).a(a).b(one));
                     Ok(())
                 })
             }
@@ -92,36 +170,24 @@ impl<'m> Lowerer<'m> {
                     l.un(Vx::Brev, d, a)?;
                     if s.is_narrow_int() {
                         let sh = l.imm(32 - s.bits())?;
-                        l.e.ins(Vx::Shr, 0, d, d, sh, N, N, 0);
+                        l.e.emit(I::new(Vx::Shr).dst(d).a(d).b(sh));
                     }
                     Ok(())
                 }
             }),
-            BitCount => self.bit_count(inst),
-            BitFieldInsert => self.bitfield(inst, Vx::Bfi, 0),
-            BitFieldSExtract => self.bitfield(inst, Vx::Bfe, 1),
-            BitFieldUExtract => self.bitfield(inst, Vx::Bfe, 0),
-            IAddCarry => self.wide_pair(inst, Vx::Iaddc, 0),
-            ISubBorrow => self.wide_pair(inst, Vx::Isubb, 0),
-            UMulExtended => self.wide_pair(inst, Vx::Imulx, 0),
-            SMulExtended => self.wide_pair(inst, Vx::Imulx, 1),
-            Any | All => self.reduce(inst, if op == Any { Vx::Or } else { Vx::And }),
-            Select => self.select(inst),
-            ConvertFToS | ConvertFToU | ConvertSToF | ConvertUToF => self.convert(inst),
-            UConvert | SConvert => self.resize(inst),
-            FConvert => self.fconvert(inst),
             QuantizeToF16 => self.unary(inst, |l, _, d, a| {
                 l.e.mov(d, a);
                 l.quantize(d);
                 Ok(())
             }),
-            Bitcast => self.bitcast(inst),
-            CompositeConstruct => self.construct(inst),
-            CompositeExtract => self.extract(inst),
-            CompositeInsert => self.insert(inst),
-            VectorShuffle => self.shuffle(inst),
-            VectorExtractDynamic => self.extract_dynamic(inst),
-            VectorInsertDynamic => self.insert_dynamic(inst),
+            _ => Err(unsupported!("SPIR-V instruction Op{}", inst.class.opname)),
+        }
+    }
+
+    /// Matrix and vector algebra.
+    fn matrix_inst(&mut self, inst: &Instruction) -> Result<()> {
+        use Op::*;
+        match inst.class.opcode {
             Transpose => self.transpose(inst),
             Dot => {
                 let (a, b) = (inst.id(0)?, inst.id(1)?);
@@ -193,6 +259,15 @@ impl<'m> Lowerer<'m> {
                 self.define(inst.rid()?, d, ty);
                 Ok(())
             }
+            _ => Err(unsupported!("SPIR-V instruction Op{}", inst.class.opname)),
+        }
+    }
+
+    /// Physical-storage-buffer pointers as values: conversions, comparisons, differences.
+    fn pointer_inst(&mut self, inst: &Instruction) -> Result<()> {
+        use Op::*;
+        let op = inst.class.opcode;
+        match op {
             // Physical storage buffer pointers are their 64-bit address.
             ConvertUToPtr | ConvertPtrToU => {
                 let (rid, rty) = (inst.rid()?, inst.rty()?);
@@ -213,8 +288,8 @@ impl<'m> Lowerer<'m> {
                 let (rid, rty) = (inst.rid()?, inst.rty()?);
                 let (a, b) = (self.regs(inst.id(0)?)?, self.regs(inst.id(1)?)?);
                 let d = match op {
-                    PtrEqual => self.e.op2(Vx::Icmp64, IntCond::Eq as u8, a, b)?,
-                    PtrNotEqual => self.e.op2(Vx::Icmp64, IntCond::Ne as u8, a, b)?,
+                    PtrEqual => self.e.op2(I::new(Vx::Icmp64).cond(IntCond::Eq), a, b)?,
+                    PtrNotEqual => self.e.op2(I::new(Vx::Icmp64).cond(IntCond::Ne), a, b)?,
                     _ => {
                         // (a - b) / stride of the pointee, in the result's width.
                         let pty = self.type_of(inst.id(0)?)?;
@@ -223,10 +298,10 @@ impl<'m> Lowerer<'m> {
                             .decos(pty)
                             .array_stride
                             .ok_or_else(|| invalid!("{}: pointer type without ArrayStride", inst.name()))?;
-                        let diff = self.e.op64(Vx::Isub64, 0, a, b)?;
+                        let diff = self.e.op64(Vx::Isub64, a, b)?;
                         let k = self.imm64(stride as u64)?;
                         // A 32-bit result is the pair's low word.
-                        self.e.op64(Vx::Sdiv64, 0, diff, k)?
+                        self.e.op64(Vx::Sdiv64, diff, k)?
                     }
                 };
                 self.define(rid, d, rty);
@@ -248,7 +323,7 @@ impl<'m> Lowerer<'m> {
 
     /// `dst = op(a)` for a unary 32-bit op.
     pub(super) fn un(&mut self, op: Vx, d: u16, a: u16) -> Result<()> {
-        self.e.ins(op, 0, d, a, N, N, N, 0);
+        self.e.emit(I::new(op).dst(d).a(a));
         Ok(())
     }
 
@@ -312,7 +387,7 @@ impl<'m> Lowerer<'m> {
     fn per_word(&mut self, inst: &Instruction, op: Vx) -> Result<()> {
         self.binary_with(inst, |l, s, d, x, y| {
             for w in 0..s.regs() as u16 {
-                l.e.ins(op, 0, d + w, x + w, y + w, N, N, 0);
+                l.e.emit(I::new(op).dst(d + w).a(x + w).b(y + w));
             }
             Ok(())
         })
@@ -336,8 +411,8 @@ impl<'m> Lowerer<'m> {
         self.unary(inst, |l, s, d, a| {
             l.un(Vx::Popc, d, a)?;
             if s == Scalar::I64 {
-                let hi = l.e.op1(Vx::Popc, 0, a + 1)?;
-                l.e.ins(Vx::Iadd, 0, d, d, hi, N, N, 0);
+                let hi = l.e.op1(Vx::Popc, a + 1)?;
+                l.e.emit(I::new(Vx::Iadd).dst(d).a(d).b(hi));
             }
             Ok(())
         })
@@ -347,7 +422,7 @@ impl<'m> Lowerer<'m> {
     /// count); offset and count are scalars shared by every component. 8- and 16-bit
     /// operands work on their canonical registers (a signed extract then masks its result);
     /// 64-bit ones are split at the word boundary.
-    fn bitfield(&mut self, inst: &Instruction, op: Vx, m: u8) -> Result<()> {
+    fn bitfield(&mut self, inst: &Instruction, op: Vx, signed: bool) -> Result<()> {
         let (rid, rty) = (inst.rid()?, inst.rty()?);
         let sh = self.m.types.shape(rty)?;
         let s = sh.scalar;
@@ -362,7 +437,7 @@ impl<'m> Lowerer<'m> {
                 if s == Scalar::I64 {
                     self.bfi64(dk, bk, ik, off, cnt)?;
                 } else {
-                    self.e.ins(Vx::Bfi, 0, dk, bk, ik, off, cnt, 0);
+                    self.e.emit(I::new(Vx::Bfi).dst(dk).a(bk).b(ik).c(off).d(cnt));
                     self.canon(s, dk)?;
                 }
             }
@@ -371,9 +446,9 @@ impl<'m> Lowerer<'m> {
             for k in 0..sh.n as u16 {
                 let (dk, bk) = (d + k * cr, base + k * cr);
                 if s == Scalar::I64 {
-                    self.bfe64(dk, bk, off, cnt, m == 1)?;
+                    self.bfe64(dk, bk, off, cnt, signed)?;
                 } else {
-                    self.e.ins(Vx::Bfe, m, dk, bk, off, cnt, N, 0);
+                    self.e.emit(I::new(Vx::Bfe).signed(signed).dst(dk).a(bk).b(off).c(cnt));
                     self.canon(s, dk)?;
                 }
             }
@@ -385,13 +460,13 @@ impl<'m> Lowerer<'m> {
     /// 64-bit extract: shift the field down to bit 0, then clear (or sign-fill) above it.
     fn bfe64(&mut self, d: u16, base: u16, off: u16, cnt: u16, signed: bool) -> Result<()> {
         let (zero, c64) = (self.imm(0)?, self.imm(64)?);
-        let t = self.e.op64(Vx::Shr64, 0, base, off)?;
+        let t = self.e.op64(Vx::Shr64, base, off)?;
         // Keep the low `cnt` bits: shift up by 64 - cnt, then back down (a count of zero
         // gives zero).
-        let up = self.e.op2(Vx::Isub, 0, c64, cnt)?;
-        let t = self.e.op64(Vx::Shl64, 0, t, up)?;
-        let back = self.e.op64(if signed { Vx::Sar64 } else { Vx::Shr64 }, 0, t, up)?;
-        let none = self.e.op2(Vx::Icmp, IntCond::Eq as u8, cnt, zero)?;
+        let up = self.e.op2(Vx::Isub, c64, cnt)?;
+        let t = self.e.op64(Vx::Shl64, t, up)?;
+        let back = self.e.op64(if signed { Vx::Sar64 } else { Vx::Shr64 }, t, up)?;
+        let none = self.e.op2(I::new(Vx::Icmp).cond(IntCond::Eq), cnt, zero)?;
         let z64 = self.imm64(0)?;
         self.sel_words(d, none, z64, back, 2);
         Ok(())
@@ -401,26 +476,26 @@ impl<'m> Lowerer<'m> {
     fn bfi64(&mut self, d: u16, base: u16, ins: u16, off: u16, cnt: u16) -> Result<()> {
         let (zero, c64) = (self.imm(0)?, self.imm(64)?);
         let ones = self.imm64(u64::MAX)?;
-        let up = self.e.op2(Vx::Isub, 0, c64, cnt)?;
-        let m = self.e.op64(Vx::Shr64, 0, ones, up)?;
-        let none = self.e.op2(Vx::Icmp, IntCond::Eq as u8, cnt, zero)?;
+        let up = self.e.op2(Vx::Isub, c64, cnt)?;
+        let m = self.e.op64(Vx::Shr64, ones, up)?;
+        let none = self.e.op2(I::new(Vx::Icmp).cond(IntCond::Eq), cnt, zero)?;
         let z64 = self.imm64(0)?;
         let m2 = self.e.alloc(2)?;
         self.sel_words(m2, none, z64, m, 2);
-        let m = self.e.op64(Vx::Shl64, 0, m2, off)?;
-        let v = self.e.op64(Vx::Shl64, 0, ins, off)?;
+        let m = self.e.op64(Vx::Shl64, m2, off)?;
+        let v = self.e.op64(Vx::Shl64, ins, off)?;
         for w in 0..2u16 {
-            let keep = self.e.op1(Vx::Not, 0, m + w)?;
-            let b = self.e.op2(Vx::And, 0, base + w, keep)?;
-            let i = self.e.op2(Vx::And, 0, v + w, m + w)?;
-            self.e.ins(Vx::Or, 0, d + w, b, i, N, N, 0);
+            let keep = self.e.op1(Vx::Not, m + w)?;
+            let b = self.e.op2(Vx::And, base + w, keep)?;
+            let i = self.e.op2(Vx::And, v + w, m + w)?;
+            self.e.emit(I::new(Vx::Or).dst(d + w).a(b).b(i));
         }
         Ok(())
     }
 
     /// IAddCarry / ISubBorrow / [SU]MulExtended: the op writes (low, high) as a pair; the
     /// result struct holds all low components, then all high components.
-    fn wide_pair(&mut self, inst: &Instruction, op: Vx, m: u8) -> Result<()> {
+    fn wide_pair(&mut self, inst: &Instruction, op: Vx, signed: bool) -> Result<()> {
         let (rid, rty) = (inst.rid()?, inst.rty()?);
         let (x, sh) = self.operand(inst.id(0)?)?;
         let y = self.regs(inst.id(1)?)?;
@@ -431,7 +506,7 @@ impl<'m> Lowerer<'m> {
         let d = self.e.alloc(2 * sh.n)?;
         for k in 0..n {
             let t = self.e.alloc(2)?;
-            self.e.ins(op, m, t, x + k, y + k, N, N, 0);
+            self.e.emit(I::new(op).signed(signed).dst(t).a(x + k).b(y + k));
             self.e.mov(d + k, t);
             self.e.mov(d + n + k, t + 1);
         }
@@ -443,7 +518,7 @@ impl<'m> Lowerer<'m> {
         let (v, sh) = self.operand(inst.id(0)?)?;
         let mut acc = v;
         for k in 1..sh.n as u16 {
-            acc = self.e.op2(op, 0, acc, v + k)?;
+            acc = self.e.op2(op, acc, v + k)?;
         }
         self.define(inst.rid()?, acc, inst.rty()?);
         Ok(())
@@ -463,7 +538,7 @@ impl<'m> Lowerer<'m> {
         let d = self.e.alloc(n)?;
         for i in 0..n {
             let ci = if csh.n > 1 { c + (i / per_comp) as u16 } else { c };
-            self.e.ins(Vx::Sel, 0, d + i as u16, ci, a + i as u16, b + i as u16, N, 0);
+            self.e.emit(I::new(Vx::Sel).dst(d + i as u16).a(ci).b(a + i as u16).c(b + i as u16));
         }
         self.define(rid, d, rty);
         Ok(())
@@ -525,7 +600,7 @@ impl<'m> Lowerer<'m> {
                 if s == Scalar::I64 {
                     l.e.mov(d + 1, a + 1);
                 } else if signed {
-                    l.e.ins(Vx::Sar, 0, d + 1, lo, sh31, N, N, 0);
+                    l.e.emit(I::new(Vx::Sar).dst(d + 1).a(lo).b(sh31));
                 } else {
                     l.e.mov(d + 1, zero);
                 }
@@ -591,7 +666,7 @@ impl<'m> Lowerer<'m> {
         let raw = if sf16 {
             let t = self.e.alloc(ss.n)?;
             for k in 0..ss.n as u16 {
-                self.e.ins(Vx::F2h, 0, t + k, r + k, N, N, N, 0);
+                self.e.emit(I::new(Vx::F2h).dst(t + k).a(r + k));
             }
             t
         } else {
@@ -602,7 +677,7 @@ impl<'m> Lowerer<'m> {
             // 16-bit integer <-> f16.
             for k in 0..rsh.n as u16 {
                 if rf16 {
-                    self.e.ins(Vx::H2f, 0, d + k, raw + k, N, N, N, 0);
+                    self.e.emit(I::new(Vx::H2f).dst(d + k).a(raw + k));
                 } else {
                     self.e.mov(d + k, raw + k);
                 }
@@ -612,7 +687,7 @@ impl<'m> Lowerer<'m> {
             self.unpack_words(d, words, rsh.scalar.bits(), rsh.n)?;
             if rf16 {
                 for k in 0..rsh.n as u16 {
-                    self.e.ins(Vx::H2f, 0, d + k, d + k, N, N, N, 0);
+                    self.e.emit(I::new(Vx::H2f).dst(d + k).a(d + k));
                 }
             }
         }
@@ -635,8 +710,8 @@ impl<'m> Lowerer<'m> {
                 self.e.mov(w + word, r + k as u16);
             } else {
                 let s = self.imm(sh)?;
-                let t = self.e.op2(Vx::Shl, 0, r + k as u16, s)?;
-                self.e.ins(Vx::Or, 0, w + word, w + word, t, N, N, 0);
+                let t = self.e.op2(Vx::Shl, r + k as u16, s)?;
+                self.e.emit(I::new(Vx::Or).dst(w + word).a(w + word).b(t));
             }
         }
         Ok(w)
@@ -652,7 +727,7 @@ impl<'m> Lowerer<'m> {
         let width = self.imm(bits)?;
         for k in 0..n {
             let (word, sh) = ((k / per) as u16, self.imm((k % per) * bits)?);
-            self.e.ins(Vx::Bfe, 0, d + k as u16, w + word, sh, width, N, 0);
+            self.e.emit(I::new(Vx::Bfe).dst(d + k as u16).a(w + word).b(sh).c(width));
         }
         Ok(())
     }
@@ -749,9 +824,9 @@ impl<'m> Lowerer<'m> {
         self.copy_regs(d, v, cr as u32);
         for k in 1..sh.n as u16 {
             let kk = self.imm(k as u32)?;
-            let c = self.e.op2(Vx::Icmp, IntCond::Eq as u8, idx, kk)?;
+            let c = self.e.op2(I::new(Vx::Icmp).cond(IntCond::Eq), idx, kk)?;
             for w in 0..cr {
-                self.e.ins(Vx::Sel, 0, d + w, c, v + k * cr + w, d + w, N, 0);
+                self.e.emit(I::new(Vx::Sel).dst(d + w).a(c).b(v + k * cr + w).c(d + w));
             }
         }
         self.define(rid, d, rty);
@@ -767,9 +842,9 @@ impl<'m> Lowerer<'m> {
         let d = self.e.alloc(sh.n * cr as u32)?;
         for k in 0..sh.n as u16 {
             let kk = self.imm(k as u32)?;
-            let c = self.e.op2(Vx::Icmp, IntCond::Eq as u8, idx, kk)?;
+            let c = self.e.op2(I::new(Vx::Icmp).cond(IntCond::Eq), idx, kk)?;
             for w in 0..cr {
-                self.e.ins(Vx::Sel, 0, d + k * cr + w, c, x + w, v + k * cr + w, N, 0);
+                self.e.emit(I::new(Vx::Sel).dst(d + k * cr + w).a(c).b(x + w).c(v + k * cr + w));
             }
         }
         self.define(rid, d, rty);

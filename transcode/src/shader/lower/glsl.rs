@@ -2,6 +2,7 @@
 
 use super::num::{FOp, FUn, IOp};
 use super::Lowerer;
+use crate::shader::emit::I;
 use crate::shader::error::{invalid, unsupported, Result};
 use crate::shader::module::InstExt;
 use crate::shader::types::Scalar;
@@ -98,9 +99,23 @@ const TRIG: [SfuFunc; 12] = [
 impl<'m> Lowerer<'m> {
     pub(super) fn glsl_inst(&mut self, inst: &Instruction) -> Result<()> {
         let n = inst.lit(1)?;
-        // Operand ids of the extended instruction start at operand 2.
-        let arg = |i: usize| inst.id(2 + i);
-        let (rid, rty) = (inst.rid()?, inst.rty()?);
+        match n {
+            g::LENGTH | g::DISTANCE | g::NORMALIZE | g::CROSS | g::REFLECT | g::FACE_FORWARD | g::REFRACT => {
+                self.glsl_geometric(inst, n)
+            }
+            g::MODF | g::MODF_STRUCT => self.modf(inst, n == g::MODF_STRUCT),
+            g::FREXP | g::FREXP_STRUCT => self.frexp(inst, n == g::FREXP_STRUCT),
+            g::LDEXP => self.ldexp(inst),
+            g::DETERMINANT => self.determinant(inst),
+            g::MATRIX_INVERSE => self.inverse(inst),
+            g::PACK_SNORM4X8..=g::UNPACK_DOUBLE2X32 => self.glsl_pack(inst, n),
+            _ => self.glsl_componentwise(inst, n),
+        }
+    }
+
+    /// The functions applied component by component: rounding, abs and sign, angles,
+    /// transcendentals, min/max/clamp, mix, fma, step, smoothstep, the bit finds.
+    fn glsl_componentwise(&mut self, inst: &Instruction, n: u32) -> Result<()> {
         match n {
             g::ROUND => self.ext_unary(inst, |l, s, d, a| l.fun(FUn::Round(Round::Away), s, d, a)),
             g::ROUND_EVEN => self.ext_unary(inst, |l, s, d, a| l.fun(FUn::Round(Round::Even), s, d, a)),
@@ -198,6 +213,16 @@ impl<'m> Lowerer<'m> {
                 l.fbin(FOp::Mul, s, d, t2, u)
             }),
             g::FIND_ILSB | g::FIND_UMSB | g::FIND_SMSB => self.find_bit(inst, n),
+            _ => Err(unsupported!("GLSL.std.450 instruction {n}")),
+        }
+    }
+
+    /// Vector geometry: length, distance, normalize, cross, reflect, faceforward, refract.
+    fn glsl_geometric(&mut self, inst: &Instruction, n: u32) -> Result<()> {
+        // Operand ids of the extended instruction start at operand 2.
+        let arg = |i: usize| inst.id(2 + i);
+        let (rid, rty) = (inst.rid()?, inst.rty()?);
+        match n {
             g::LENGTH => {
                 let (v, sh) = self.operand(arg(0)?)?;
                 let d = self.length(sh.scalar, v, sh.n)?;
@@ -276,29 +301,37 @@ impl<'m> Lowerer<'m> {
                 Ok(())
             }
             g::REFRACT => self.refract(inst),
-            g::MODF | g::MODF_STRUCT => self.modf(inst, n == g::MODF_STRUCT),
-            g::FREXP | g::FREXP_STRUCT => self.frexp(inst, n == g::FREXP_STRUCT),
-            g::LDEXP => self.ldexp(inst),
-            g::DETERMINANT => {
-                let src = arg(0)?;
-                let (m, mt) = (self.regs(src)?, self.type_of(src)?);
-                let (cols, rows, s) = self.matrix_dims(mt)?;
-                if cols != rows {
-                    return Err(invalid!("determinant of a non-square matrix"));
-                }
-                let idx: Vec<u16> = (0..cols as u16).collect();
-                let d = self.det(s, m, rows as u16, &idx, &idx)?;
-                self.define(rid, d, rty);
-                Ok(())
-            }
-            g::MATRIX_INVERSE => self.inverse(inst),
+            _ => Err(unsupported!("GLSL.std.450 instruction {n}")),
+        }
+    }
+
+    /// Determinant of a square matrix, by Laplace expansion.
+    fn determinant(&mut self, inst: &Instruction) -> Result<()> {
+        let (rid, rty) = (inst.rid()?, inst.rty()?);
+        let src = inst.id(2)?;
+        let (m, mt) = (self.regs(src)?, self.type_of(src)?);
+        let (cols, rows, s) = self.matrix_dims(mt)?;
+        if cols != rows {
+            return Err(invalid!("determinant of a non-square matrix"));
+        }
+        let idx: Vec<u16> = (0..cols as u16).collect();
+        let d = self.det(s, m, rows as u16, &idx, &idx)?;
+        self.define(rid, d, rty);
+        Ok(())
+    }
+
+    /// Packing and unpacking: halves, doubles, normalized integers.
+    fn glsl_pack(&mut self, inst: &Instruction, n: u32) -> Result<()> {
+        let arg = |i: usize| inst.id(2 + i);
+        let (rid, rty) = (inst.rid()?, inst.rty()?);
+        match n {
             g::PACK_HALF2X16 => {
                 let v = self.regs(arg(0)?)?;
-                let lo = self.e.op1(Vx::F2h, 0, v)?;
-                let hi = self.e.op1(Vx::F2h, 0, v + 1)?;
+                let lo = self.e.op1(Vx::F2h, v)?;
+                let hi = self.e.op1(Vx::F2h, v + 1)?;
                 let sh = self.imm(16)?;
-                let hi = self.e.op2(Vx::Shl, 0, hi, sh)?;
-                let d = self.e.op2(Vx::Or, 0, lo, hi)?;
+                let hi = self.e.op2(Vx::Shl, hi, sh)?;
+                let d = self.e.op2(Vx::Or, lo, hi)?;
                 self.define(rid, d, rty);
                 Ok(())
             }
@@ -306,9 +339,9 @@ impl<'m> Lowerer<'m> {
                 let v = self.regs(arg(0)?)?;
                 let sh = self.imm(16)?;
                 let d = self.e.alloc(2)?;
-                self.e.ins(Vx::H2f, 0, d, v, N, N, N, 0);
-                let hi = self.e.op2(Vx::Shr, 0, v, sh)?;
-                self.e.ins(Vx::H2f, 0, d + 1, hi, N, N, N, 0);
+                self.e.emit(I::new(Vx::H2f).dst(d).a(v));
+                let hi = self.e.op2(Vx::Shr, v, sh)?;
+                self.e.emit(I::new(Vx::H2f).dst(d + 1).a(hi));
                 self.define(rid, d, rty);
                 Ok(())
             }
@@ -351,40 +384,40 @@ impl<'m> Lowerer<'m> {
                 let (lo, hi) = if n == g::FIND_SMSB {
                     // The most significant bit that differs from the sign.
                     let sign = l.imm(31)?;
-                    let fill = l.e.op2(Vx::Sar, 0, a + 1, sign)?;
-                    (l.e.op2(Vx::Xor, 0, a, fill)?, l.e.op2(Vx::Xor, 0, a + 1, fill)?)
+                    let fill = l.e.op2(Vx::Sar, a + 1, sign)?;
+                    (l.e.op2(Vx::Xor, a, fill)?, l.e.op2(Vx::Xor, a + 1, fill)?)
                 } else {
                     (a, a + 1)
                 };
                 if n == g::FIND_ILSB {
-                    let fl = l.e.op1(Vx::Flsb, 0, lo)?;
-                    let fh = l.e.op1(Vx::Flsb, 0, hi)?;
-                    let fh = l.e.op2(Vx::Iadd, 0, fh, c32)?;
-                    let none = l.e.op1(Vx::Flsb, 0, hi)?; // -1 stays -1 below
-                    let lo_zero = l.e.op2(Vx::Icmp, IntCond::Eq as u8, lo, zero)?;
-                    let hi_zero = l.e.op2(Vx::Icmp, IntCond::Eq as u8, hi, zero)?;
-                    let t = l.e.op3(Vx::Sel, 0, hi_zero, none, fh)?;
-                    l.e.ins(Vx::Sel, 0, d, lo_zero, t, fl, N, 0);
+                    let fl = l.e.op1(Vx::Flsb, lo)?;
+                    let fh = l.e.op1(Vx::Flsb, hi)?;
+                    let fh = l.e.op2(Vx::Iadd, fh, c32)?;
+                    let none = l.e.op1(Vx::Flsb, hi)?; // -1 stays -1 below
+                    let lo_zero = l.e.op2(I::new(Vx::Icmp).cond(IntCond::Eq), lo, zero)?;
+                    let hi_zero = l.e.op2(I::new(Vx::Icmp).cond(IntCond::Eq), hi, zero)?;
+                    let t = l.e.op3(Vx::Sel, hi_zero, none, fh)?;
+                    l.e.emit(I::new(Vx::Sel).dst(d).a(lo_zero).b(t).c(fl));
                 } else {
-                    let fl = l.e.op1(Vx::Fmsb, 0, lo)?;
-                    let fh = l.e.op1(Vx::Fmsb, 0, hi)?;
-                    let fh = l.e.op2(Vx::Iadd, 0, fh, c32)?;
-                    let hi_zero = l.e.op2(Vx::Icmp, IntCond::Eq as u8, hi, zero)?;
-                    l.e.ins(Vx::Sel, 0, d, hi_zero, fl, fh, N, 0);
+                    let fl = l.e.op1(Vx::Fmsb, lo)?;
+                    let fh = l.e.op1(Vx::Fmsb, hi)?;
+                    let fh = l.e.op2(Vx::Iadd, fh, c32)?;
+                    let hi_zero = l.e.op2(I::new(Vx::Icmp).cond(IntCond::Eq), hi, zero)?;
+                    l.e.emit(I::new(Vx::Sel).dst(d).a(hi_zero).b(fl).c(fh));
                 }
             } else {
                 let a = if n == g::FIND_SMSB { l.sext(s, a)? } else { a };
-                let (op, m) = match n {
-                    g::FIND_ILSB => (Vx::Flsb, 0),
-                    g::FIND_UMSB => (Vx::Fmsb, 0),
-                    _ => (Vx::Fmsb, 1),
+                let (op, signed) = match n {
+                    g::FIND_ILSB => (Vx::Flsb, false),
+                    g::FIND_UMSB => (Vx::Fmsb, false),
+                    _ => (Vx::Fmsb, true),
                 };
-                l.e.ins(op, m, d, a, N, N, N, 0);
+                l.e.emit(I::new(op).signed(signed).dst(d).a(a));
             }
             if rs == Scalar::I64 {
                 // A 64-bit result: sign-extend the index (-1 stays -1).
                 let sh = l.imm(31)?;
-                l.e.ins(Vx::Sar, 0, d + 1, d, sh, N, N, 0);
+                l.e.emit(I::new(Vx::Sar).dst(d + 1).a(d).b(sh));
             } else {
                 l.canon(rs, d)?;
             }
@@ -474,8 +507,8 @@ impl<'m> Lowerer<'m> {
         } else {
             let t = self.e.alloc(s.regs())?;
             match (eta_s, s) {
-                (Scalar::F64, _) => self.e.ins(Vx::D2f, 0, t, eta, N, N, N, 0),
-                (_, Scalar::F64) => self.e.ins(Vx::F2d, 0, t, eta, N, N, N, 0),
+                (Scalar::F64, _) => self.e.emit(I::new(Vx::D2f).dst(t).a(eta)),
+                (_, Scalar::F64) => self.e.emit(I::new(Vx::F2d).dst(t).a(eta)),
                 _ => {
                     self.e.mov(t, eta);
                     if s == Scalar::F16 {
@@ -526,9 +559,9 @@ impl<'m> Lowerer<'m> {
             let f = self.fbin_new(FOp::Sub, s, xk, wk)?;
             let inf = self.fcmp_new(FloatCond::IsInf, s, xk, xk)?;
             self.sel_words(fk, inf, zero, f, cr);
-            let m = self.e.op2(Vx::And, 0, fk + hi, mag)?;
-            let sg = self.e.op2(Vx::And, 0, xk + hi, sign)?;
-            self.e.ins(Vx::Or, 0, fk + hi, m, sg, N, N, 0);
+            let m = self.e.op2(Vx::And, fk + hi, mag)?;
+            let sg = self.e.op2(Vx::And, xk + hi, sign)?;
+            self.e.emit(I::new(Vx::Or).dst(fk + hi).a(m).b(sg));
         }
         if !is_struct {
             let p = self.ptr(inst.id(3)?)?;
@@ -569,19 +602,19 @@ impl<'m> Lowerer<'m> {
             let (xk, mk, ek) = (x + k * cr, mant + k * cr, exps + k * es.regs() as u16);
             let top = xk + cr - 1;
             let isz = self.fcmp_new(FloatCond::Oeq, s, xk, fzero)?;
-            let e = self.e.op2(Vx::Shr, 0, top, c_shift)?;
-            let e = self.e.op2(Vx::And, 0, e, c_field)?;
-            let e = self.e.op2(Vx::Isub, 0, e, c_bias)?;
-            let m = self.e.op2(Vx::And, 0, top, c_keep)?;
-            let m = self.e.op2(Vx::Or, 0, m, c_half)?;
+            let e = self.e.op2(Vx::Shr, top, c_shift)?;
+            let e = self.e.op2(Vx::And, e, c_field)?;
+            let e = self.e.op2(Vx::Isub, e, c_bias)?;
+            let m = self.e.op2(Vx::And, top, c_keep)?;
+            let m = self.e.op2(Vx::Or, m, c_half)?;
             if cr == 2 {
-                self.e.ins(Vx::Sel, 0, mk, isz, xk, xk, N, 0);
+                self.e.emit(I::new(Vx::Sel).dst(mk).a(isz).b(xk).c(xk));
             }
-            self.e.ins(Vx::Sel, 0, mk + cr - 1, isz, top, m, N, 0);
-            self.e.ins(Vx::Sel, 0, ek, isz, zero, e, N, 0);
+            self.e.emit(I::new(Vx::Sel).dst(mk + cr - 1).a(isz).b(top).c(m));
+            self.e.emit(I::new(Vx::Sel).dst(ek).a(isz).b(zero).c(e));
             if es == Scalar::I64 {
                 let sh = self.imm(31)?;
-                self.e.ins(Vx::Sar, 0, ek + 1, ek, sh, N, N, 0);
+                self.e.emit(I::new(Vx::Sar).dst(ek + 1).a(ek).b(sh));
             } else {
                 self.canon(es, ek)?;
             }
@@ -625,14 +658,14 @@ impl<'m> Lowerer<'m> {
             } else {
                 self.sext(esh.scalar, ek)?
             };
-            let e1 = self.e.op2(Vx::Sar, 0, ek, one)?;
-            let e2 = self.e.op2(Vx::Isub, 0, ek, e1)?;
+            let e1 = self.e.op2(Vx::Sar, ek, one)?;
+            let e2 = self.e.op2(Vx::Isub, ek, e1)?;
             let mut acc = x + k * cr;
             for part in [e1, e2] {
-                let p = self.e.op2(Vx::Imax, 1, part, c_lo)?;
-                let p = self.e.op2(Vx::Imin, 1, p, c_hi)?;
-                let p = self.e.op2(Vx::Iadd, 0, p, c_bias)?;
-                let p = self.e.op2(Vx::Shl, 0, p, c_shift)?;
+                let p = self.e.op2(I::new(Vx::Imax).signed(true), part, c_lo)?;
+                let p = self.e.op2(I::new(Vx::Imin).signed(true), p, c_hi)?;
+                let p = self.e.op2(Vx::Iadd, p, c_bias)?;
+                let p = self.e.op2(Vx::Shl, p, c_shift)?;
                 let f = if s == Scalar::F64 {
                     // The power of two as a double: exponent bits in the high word.
                     let z = self.imm(0)?;
@@ -731,15 +764,15 @@ impl<'m> Lowerer<'m> {
         let d = self.e.alloc(1)?;
         self.e.movi(d, 0);
         for c in 0..comps {
-            let t = self.e.op2(Vx::Fmax, 0, v + c, lo)?;
-            let t = self.e.op2(Vx::Fmin, 0, t, hi)?;
-            let t = self.e.op2(Vx::Fmul, 0, t, k)?;
-            let t = self.e.op1(Vx::Fround, Round::Even as u8, t)?;
-            let t = self.e.op1(if signed { Vx::F2i } else { Vx::F2u }, 0, t)?;
-            let t = self.e.op2(Vx::And, 0, t, maskr)?;
+            let t = self.e.op2(Vx::Fmax, v + c, lo)?;
+            let t = self.e.op2(Vx::Fmin, t, hi)?;
+            let t = self.e.op2(Vx::Fmul, t, k)?;
+            let t = self.e.op1(I::new(Vx::Fround).round(Round::Even), t)?;
+            let t = self.e.op1(if signed { Vx::F2i } else { Vx::F2u }, t)?;
+            let t = self.e.op2(Vx::And, t, maskr)?;
             let sh = self.imm(c as u32 * bits)?;
-            let t = self.e.op2(Vx::Shl, 0, t, sh)?;
-            self.e.ins(Vx::Or, 0, d, d, t, N, N, 0);
+            let t = self.e.op2(Vx::Shl, t, sh)?;
+            self.e.emit(I::new(Vx::Or).dst(d).a(d).b(t));
         }
         self.define(rid, d, rty);
         Ok(())
@@ -760,11 +793,11 @@ impl<'m> Lowerer<'m> {
         let d = self.e.alloc(comps as u32)?;
         for c in 0..comps {
             let off = self.imm(c as u32 * bits)?;
-            let t = self.e.op3(Vx::Bfe, signed as u8, p, off, width)?;
-            let t = self.e.op1(if signed { Vx::I2f } else { Vx::U2f }, 0, t)?;
-            let t = self.e.op2(Vx::Fdiv, 0, t, k)?;
+            let t = self.e.op3(I::new(Vx::Bfe).signed(signed), p, off, width)?;
+            let t = self.e.op1(if signed { Vx::I2f } else { Vx::U2f }, t)?;
+            let t = self.e.op2(Vx::Fdiv, t, k)?;
             if signed {
-                self.e.ins(Vx::Fmax, 0, d + c, t, neg1, N, N, 0);
+                self.e.emit(I::new(Vx::Fmax).dst(d + c).a(t).b(neg1));
             } else {
                 self.e.mov(d + c, t);
             }

@@ -5,12 +5,13 @@
 
 use super::mem::{Ptr, PtrKind};
 use super::Lowerer;
+use crate::shader::emit::I;
 use crate::shader::error::{invalid, unsupported, Result};
 use crate::shader::module::InstExt;
 use crate::shader::types::Type;
 use rspirv::dr::{Instruction, Operand};
 use spirv::{Dim, ImageOperands, Op};
-use vortex_model::abi::isa::{MemSize, Op as Vx, REG_NONE as N};
+use vortex_model::abi::isa::{MemSize, Op as Vx};
 use vortex_model::abi::kernel::desc;
 
 impl<'m> Lowerer<'m> {
@@ -21,7 +22,7 @@ impl<'m> Lowerer<'m> {
                 let image = self.regs(inst.id(0)?)?;
                 let coords = self.coords3(inst.id(1)?)?;
                 let t = self.e.alloc(4)?;
-                self.e.ins(Vx::Ild, 0, t, image, coords, N, N, 0);
+                self.e.emit(I::new(Vx::Ild).dst(t).a(image).b(coords));
                 let rty = inst.rty()?;
                 if self.m.types.regs(rty)? > 4 {
                     return Err(invalid!("{} reads more than 4 components", inst.name()));
@@ -34,7 +35,7 @@ impl<'m> Lowerer<'m> {
                 let image = self.regs(inst.id(0)?)?;
                 let coords = self.coords3(inst.id(1)?)?;
                 let texel = self.pad(inst.id(2)?, 4)?;
-                self.e.ins(Vx::Ist, 0, N, image, coords, texel, N, 0);
+                self.e.emit(I::new(Vx::Ist).a(image).b(coords).c(texel));
                 Ok(())
             }
             // A sampled image's image: the same descriptor address (texel buffers only).
@@ -53,7 +54,7 @@ impl<'m> Lowerer<'m> {
                 let image = self.regs(img)?;
                 let coords = self.coords3(inst.id(1)?)?;
                 let t = self.e.alloc(4)?;
-                self.e.ins(Vx::Ild, 0, t, image, coords, N, N, 0);
+                self.e.emit(I::new(Vx::Ild).dst(t).a(image).b(coords));
                 let rty = inst.rty()?;
                 if self.m.types.regs(rty)? > 4 {
                     return Err(invalid!("{} reads more than 4 components", inst.name()));
@@ -82,12 +83,12 @@ impl<'m> Lowerer<'m> {
                 }
                 let d = self.e.alloc(fields.len() as u32)?;
                 for (k, f) in fields.iter().enumerate() {
-                    self.e.ins(Vx::Ldg, MemSize::B32 as u8, d + k as u16, image, N, N, N, *f as u32);
+                    self.e.emit(I::new(Vx::Ldg).size(MemSize::B32).dst(d + k as u16).a(image).imm(*f as u32));
                 }
                 if dim == Dim::DimCube && arrayed {
                     // A cube array's size counts cubes, not faces.
                     let six = self.imm(6)?;
-                    self.e.ins(Vx::Udiv, 0, d + 2, d + 2, six, N, N, 0);
+                    self.e.emit(I::new(Vx::Udiv).dst(d + 2).a(d + 2).b(six));
                 }
                 self.define(inst.rid()?, d, rty);
                 Ok(())

@@ -9,15 +9,16 @@
 //!   offset for dynamic buffers), explicit layout, `LDG`/`STG`/`ATOMG`.
 //! - `PushConstant`: the kernel-argument block's push-constant area.
 //! - `UniformConstant` images and acceleration structures: the descriptor's address.
-//! - `Input`: compute built-ins, computed in the prologue.
+//! - `Input`, `Output` and the other stage-specific classes: the stage's (`stage`).
 
 use super::{Lowerer, Val};
 use crate::shader::descriptor_type as vkdt;
+use crate::shader::emit::I;
 use crate::shader::error::{interface, invalid, limit, unsupported, Result};
 use crate::shader::module::InstExt;
 use crate::shader::types::{Id, Scalar, Type};
 use rspirv::dr::Instruction;
-use spirv::{BuiltIn, Op, StorageClass};
+use spirv::{Op, StorageClass};
 use std::collections::HashMap;
 use vortex_model::abi::csr;
 use vortex_model::abi::isa::{AtomicOp, IntCond, MemSize, Op as Vx, BAR_MEM_GLOBAL, BAR_MEM_LMEM, REG_NONE as N};
@@ -148,27 +149,7 @@ impl<'m> Lowerer<'m> {
                 }
                 Ok(())
             }
-            Op::Store => {
-                let p = self.ptr(inst.id(0)?)?;
-                let v = inst.id(1)?;
-                let (src, vty) = (self.regs(v)?, self.type_of(v)?);
-                if let PtrKind::Query { slot, var } = p.kind {
-                    // Storing a query handle rebinds the variable to that query.
-                    if !var || !matches!(self.m.types.get(vty)?, Type::RayQuery) {
-                        return Err(unsupported!("storing a ray query into an array element"));
-                    }
-                    self.e.mov(slot, src);
-                    return Ok(());
-                }
-                if self.m.types.regs(vty)? != self.m.types.regs(p.ty)? {
-                    return Err(invalid!(
-                        "OpStore of {} through a pointer to {}",
-                        self.m.types.describe(vty),
-                        self.m.types.describe(p.ty)
-                    ));
-                }
-                self.store(&p, p.ty, src)
-            }
+            Op::Store => self.store_inst(inst),
             Op::CopyMemory => {
                 let dst = self.ptr(inst.id(0)?)?;
                 let src = self.ptr(inst.id(1)?)?;
@@ -184,79 +165,106 @@ impl<'m> Lowerer<'m> {
                 self.define_ptr(inst.rid()?, p);
                 Ok(())
             }
-            Op::PtrAccessChain | Op::InBoundsPtrAccessChain => {
-                // Physical pointers only: the first index steps over whole pointees, by the
-                // ArrayStride decoration of the base's pointer type.
-                let base_id = inst.id(0)?;
-                let bty = self.type_of(base_id)?;
-                if !matches!(self.m.types.get(bty)?, Type::Pointer { sc: StorageClass::PhysicalStorageBuffer, .. }) {
-                    return Err(unsupported!("{} on a non-physical pointer (variable pointers)", inst.name()));
-                }
-                let stride = self
-                    .m
-                    .decos(bty)
-                    .array_stride
-                    .ok_or_else(|| invalid!("{}: the base's pointer type has no ArrayStride", inst.name()))?;
-                let base = self.ptr(base_id)?;
-                let el = inst.id(1)?;
-                let PtrKind::Global { base: b, off, align, lay, origin } = base.kind else {
-                    return Err(invalid!("internal: physical pointer is not global"));
-                };
-                let kind = match self.m.const_u32(el) {
-                    Some(c) => {
-                        PtrKind::Global { base: b, off: add_off(off, c as u64 * stride as u64)?, align, lay, origin }
-                    }
-                    None => {
-                        // A signed element index: sign-extended to 64 bits, scaled.
-                        let (e, es) = self.operand(el)?;
-                        let e64 = if es.scalar == Scalar::I64 {
-                            e
-                        } else {
-                            let t = self.e.alloc(2)?;
-                            let sh = self.imm(31)?;
-                            self.e.mov(t, e);
-                            self.e.ins(Vx::Sar, 0, t + 1, e, sh, N, N, 0);
-                            t
-                        };
-                        let k = self.imm64(stride as u64)?;
-                        let scaled = self.e.op64(Vx::Imul64, 0, e64, k)?;
-                        let nb = self.e.op64(Vx::Iadd64, 0, b, scaled)?;
-                        PtrKind::Global { base: nb, off, align: eff_align(align, stride), lay, origin }
-                    }
-                };
-                let idx = (2..inst.operands.len()).map(|i| inst.id(i)).collect::<Result<Vec<_>>>()?;
-                let p = self.chain(Ptr { ty: base.ty, kind }, &idx)?;
-                self.ptr_types.insert(inst.rid()?, inst.rty()?);
-                self.define_ptr(inst.rid()?, p);
-                Ok(())
-            }
+            Op::PtrAccessChain | Op::InBoundsPtrAccessChain => self.ptr_access_chain(inst),
             Op::ArrayLength => self.array_length(inst),
-            Op::ControlBarrier => {
-                let scope = self.const_operand(inst, 0)?;
-                let sem = self.const_operand(inst, 2)?;
-                match scope {
-                    2 => {
-                        let mut m = 0;
-                        if sem & 0x100 != 0 {
-                            m |= BAR_MEM_LMEM;
-                        }
-                        if sem & (0x40 | 0x200 | 0x800) != 0 {
-                            m |= BAR_MEM_GLOBAL;
-                        }
-                        self.e.ins(Vx::Bar, m, N, N, N, N, N, 0);
-                    }
-                    // A subgroup is a warp, which executes in lockstep: ordering suffices.
-                    3 => self.e.ins(Vx::Fence, 0, N, N, N, N, N, 0),
-                    s => return Err(unsupported!("OpControlBarrier with execution scope {s}")),
-                }
-                Ok(())
-            }
+            Op::ControlBarrier => self.control_barrier(inst),
             Op::MemoryBarrier => {
-                self.e.ins(Vx::Fence, 0, N, N, N, N, N, 0);
+                self.e.emit(I::new(Vx::Fence));
                 Ok(())
             }
             _ => self.atomic(inst),
         }
+    }
+
+    /// `OpStore`; into a ray-query variable it rebinds the variable.
+    fn store_inst(&mut self, inst: &Instruction) -> Result<()> {
+        let p = self.ptr(inst.id(0)?)?;
+        let v = inst.id(1)?;
+        let (src, vty) = (self.regs(v)?, self.type_of(v)?);
+        if let PtrKind::Query { slot, var } = p.kind {
+            // Storing a query handle rebinds the variable to that query.
+            if !var || !matches!(self.m.types.get(vty)?, Type::RayQuery) {
+                return Err(unsupported!("storing a ray query into an array element"));
+            }
+            self.e.mov(slot, src);
+            return Ok(());
+        }
+        if self.m.types.regs(vty)? != self.m.types.regs(p.ty)? {
+            return Err(invalid!(
+                "OpStore of {} through a pointer to {}",
+                self.m.types.describe(vty),
+                self.m.types.describe(p.ty)
+            ));
+        }
+        self.store(&p, p.ty, src)
+    }
+
+    /// `Op[InBounds]PtrAccessChain`, on physical pointers only: the first index steps over
+    /// whole pointees, by the ArrayStride decoration of the base's pointer type.
+    fn ptr_access_chain(&mut self, inst: &Instruction) -> Result<()> {
+        let base_id = inst.id(0)?;
+        let bty = self.type_of(base_id)?;
+        if !matches!(self.m.types.get(bty)?, Type::Pointer { sc: StorageClass::PhysicalStorageBuffer, .. }) {
+            return Err(unsupported!("{} on a non-physical pointer (variable pointers)", inst.name()));
+        }
+        let stride = self
+            .m
+            .decos(bty)
+            .array_stride
+            .ok_or_else(|| invalid!("{}: the base's pointer type has no ArrayStride", inst.name()))?;
+        let base = self.ptr(base_id)?;
+        let el = inst.id(1)?;
+        let PtrKind::Global { base: b, off, align, lay, origin } = base.kind else {
+            return Err(invalid!("internal: physical pointer is not global"));
+        };
+        let kind = match self.m.const_u32(el) {
+            Some(c) => PtrKind::Global { base: b, off: add_off(off, c as u64 * stride as u64)?, align, lay, origin },
+            None => {
+                // A signed element index: sign-extended to 64 bits, scaled.
+                let (e, es) = self.operand(el)?;
+                let e64 = if es.scalar == Scalar::I64 {
+                    e
+                } else {
+                    let t = self.e.alloc(2)?;
+                    let sh = self.imm(31)?;
+                    self.e.mov(t, e);
+                    self.e.emit(I::new(Vx::Sar).dst(t + 1).a(e).b(sh));
+                    t
+                };
+                let k = self.imm64(stride as u64)?;
+                let scaled = self.e.op64(Vx::Imul64, e64, k)?;
+                let nb = self.e.op64(Vx::Iadd64, b, scaled)?;
+                PtrKind::Global { base: nb, off, align: eff_align(align, stride), lay, origin }
+            }
+        };
+        let idx = (2..inst.operands.len()).map(|i| inst.id(i)).collect::<Result<Vec<_>>>()?;
+        let p = self.chain(Ptr { ty: base.ty, kind }, &idx)?;
+        self.ptr_types.insert(inst.rid()?, inst.rty()?);
+        self.define_ptr(inst.rid()?, p);
+        Ok(())
+    }
+
+    /// `OpControlBarrier`: `BAR` with the memory its semantics order (workgroup scope), or a
+    /// `FENCE` (subgroup scope).
+    fn control_barrier(&mut self, inst: &Instruction) -> Result<()> {
+        let scope = self.const_operand(inst, 0)?;
+        let sem = self.const_operand(inst, 2)?;
+        match scope {
+            2 => {
+                let mut m = 0;
+                if sem & 0x100 != 0 {
+                    m |= BAR_MEM_LMEM;
+                }
+                if sem & (0x40 | 0x200 | 0x800) != 0 {
+                    m |= BAR_MEM_GLOBAL;
+                }
+                self.e.emit(I::new(Vx::Bar).mem(m));
+            }
+            // A subgroup is a warp, which executes in lockstep: ordering suffices.
+            3 => self.e.emit(I::new(Vx::Fence)),
+            s => return Err(unsupported!("OpControlBarrier with execution scope {s}")),
+        }
+        Ok(())
     }
 
     fn const_operand(&self, inst: &Instruction, i: usize) -> Result<u32> {
@@ -267,7 +275,7 @@ impl<'m> Lowerer<'m> {
     // ---- variables ----------------------------------------------------------------------
 
     /// Storage for a Function or Private variable (or a built-in input's copy).
-    fn var_storage(&mut self, id: Id, ty: Id, init: Option<Id>, prologue: bool) -> Result<Ptr> {
+    pub(super) fn var_storage(&mut self, id: Id, ty: Id, init: Option<Id>, prologue: bool) -> Result<Ptr> {
         if self.m.types.queries(ty)? > 0 {
             let base = *self.query_base.get(&id).ok_or_else(|| invalid!("ray query %{id} has no slot"))?;
             if init.is_some() {
@@ -341,7 +349,6 @@ impl<'m> Lowerer<'m> {
                 let base = self.lmem_base()?;
                 Ok(Ptr { ty: g.ty, kind: PtrKind::Flat { space: Space::Lmem, base, off } })
             }
-            StorageClass::Input => self.builtin_var(id, g.ty),
             StorageClass::PushConstant => {
                 let base = self.kargs()?;
                 let align = eff_align(BUFFER_ALIGN, kargs::PUSH as u32);
@@ -352,129 +359,12 @@ impl<'m> Lowerer<'m> {
             StorageClass::Uniform | StorageClass::StorageBuffer | StorageClass::UniformConstant => {
                 self.resource_var(id, g.sc, g.ty)
             }
-            sc => Err(unsupported!("{sc:?} variable %{id} in a compute shader")),
+            // Input, Output and the rest belong to the stage.
+            _ => {
+                let stage = self.stage;
+                stage.interface_var(self, id, &g)
+            }
         }
-    }
-
-    fn builtin_var(&mut self, id: Id, ty: Id) -> Result<Ptr> {
-        let b = self.m.decos(id).builtin.ok_or_else(|| unsupported!("Input variable %{id} that is not a built-in"))?;
-        let n = self.m.types.regs(ty)?;
-        let r = self.in_prologue(|l| l.builtin(b, n))?;
-        self.e.name_regs(r, n, format!("{b:?}"));
-        if self.dynamic_vars.contains(&id) {
-            // Indexed dynamically: keep a copy in private memory.
-            let init_regs = r;
-            let p = self.var_storage(id, ty, None, true)?;
-            self.in_prologue(|l| l.store(&p, ty, init_regs))?;
-            return Ok(p);
-        }
-        Ok(Ptr { ty, kind: PtrKind::Flat { space: Space::Fixed, base: r, off: 0 } })
-    }
-
-    /// Computes built-in `b` (of `n` registers) into fresh registers; runs in the prologue.
-    fn builtin(&mut self, b: BuiltIn, n: u32) -> Result<u16> {
-        let vec3 = matches!(
-            b,
-            BuiltIn::LocalInvocationId
-                | BuiltIn::WorkgroupId
-                | BuiltIn::NumWorkgroups
-                | BuiltIn::GlobalInvocationId
-                | BuiltIn::WorkgroupSize
-        );
-        let mask4 = matches!(
-            b,
-            BuiltIn::SubgroupEqMask
-                | BuiltIn::SubgroupGeMask
-                | BuiltIn::SubgroupGtMask
-                | BuiltIn::SubgroupLeMask
-                | BuiltIn::SubgroupLtMask
-        );
-        if n != if vec3 {
-            3
-        } else if mask4 {
-            4
-        } else {
-            1
-        } {
-            return Err(invalid!("built-in {b:?} declared with {n} components"));
-        }
-        let csr = |l: &mut Self, c: u32| -> Result<u16> {
-            let r = l.e.alloc(1)?;
-            l.e.ins(Vx::Csr, 0, r, N, N, N, N, c);
-            Ok(r)
-        };
-        let tid = [csr::CTA_THREAD_ID_X, csr::CTA_THREAD_ID_Y, csr::CTA_THREAD_ID_Z];
-        let size = self.m.entry.local_size;
-        let d = self.e.alloc(n)?;
-        match b {
-            BuiltIn::LocalInvocationId => {
-                for k in 0..3 {
-                    self.e.ins(Vx::Csr, 0, d + k, N, N, N, N, tid[k as usize]);
-                }
-            }
-            BuiltIn::WorkgroupId | BuiltIn::GlobalInvocationId => {
-                let kargs = self.kargs()?;
-                let bid = [csr::CTA_BLOCK_ID_X, csr::CTA_BLOCK_ID_Y, csr::CTA_BLOCK_ID_Z];
-                for k in 0..3u16 {
-                    let c = csr(self, bid[k as usize])?;
-                    let base = self.e.alloc(1)?;
-                    self.e.ins(
-                        Vx::Ldg,
-                        MemSize::B32 as u8,
-                        base,
-                        kargs,
-                        N,
-                        N,
-                        N,
-                        kargs::BASE_GROUP as u32 + 4 * k as u32,
-                    );
-                    if b == BuiltIn::WorkgroupId {
-                        self.e.ins(Vx::Iadd, 0, d + k, c, base, N, N, 0);
-                    } else {
-                        let wg = self.e.op2(Vx::Iadd, 0, c, base)?;
-                        let t = csr(self, tid[k as usize])?;
-                        let scaled = self.scale(wg, size[k as usize])?;
-                        self.e.ins(Vx::Iadd, 0, d + k, scaled, t, N, N, 0);
-                    }
-                }
-            }
-            BuiltIn::NumWorkgroups => {
-                let kargs = self.kargs()?;
-                for k in 0..3u16 {
-                    self.e.ins(
-                        Vx::Ldg,
-                        MemSize::B32 as u8,
-                        d + k,
-                        kargs,
-                        N,
-                        N,
-                        N,
-                        kargs::NUM_GROUPS as u32 + 4 * k as u32,
-                    );
-                }
-            }
-            BuiltIn::WorkgroupSize => {
-                for k in 0..3u16 {
-                    self.e.movi(d + k, size[k as usize]);
-                }
-            }
-            BuiltIn::LocalInvocationIndex => {
-                // x + sx * (y + sy * z)
-                let (x, y, z) = (csr(self, tid[0])?, csr(self, tid[1])?, csr(self, tid[2])?);
-                let (sx, sy) = (self.imm(size[0])?, self.imm(size[1])?);
-                let t = self.e.op2(Vx::Imul, 0, z, sy)?;
-                let t = self.e.op2(Vx::Iadd, 0, t, y)?;
-                let t = self.e.op2(Vx::Imul, 0, t, sx)?;
-                self.e.ins(Vx::Iadd, 0, d, t, x, N, N, 0);
-            }
-            BuiltIn::SubgroupSize => self.e.ins(Vx::Csr, 0, d, N, N, N, N, csr::NUM_THREADS),
-            BuiltIn::SubgroupLocalInvocationId => self.e.ins(Vx::Csr, 0, d, N, N, N, N, csr::LANE_ID),
-            BuiltIn::SubgroupId => self.e.ins(Vx::Csr, 0, d, N, N, N, N, csr::CTA_RANK),
-            BuiltIn::NumSubgroups => self.e.ins(Vx::Csr, 0, d, N, N, N, N, csr::CTA_SIZE),
-            b if mask4 => self.subgroup_mask_builtin(b, d)?,
-            b => return Err(unsupported!("built-in {b:?} in a compute shader")),
-        }
-        Ok(d)
     }
 
     /// Buffers, images and acceleration structures: a pointer to the binding's descriptor(s);
@@ -610,17 +500,17 @@ impl<'m> Lowerer<'m> {
             return Err(invalid!("internal: not a descriptor pointer"));
         };
         let mut base = self.e.alloc(2)?;
-        self.e.ins(Vx::Ldg, MemSize::B64 as u8, base, addr, N, N, N, desc::BUF_ADDR as u32);
+        self.e.emit(I::new(Vx::Ldg).size(MemSize::B64).dst(base).a(addr).imm(desc::BUF_ADDR as u32));
         if let Some(first) = dynamic {
             let kargs = self.kargs()?;
             let at = kargs::DYN_OFFSETS as u32 + 4 * first;
             let off = self.e.alloc(1)?;
             match elem {
-                None => self.e.ins(Vx::Ldg, MemSize::B32 as u8, off, kargs, N, N, N, at),
+                None => self.e.emit(I::new(Vx::Ldg).size(MemSize::B32).dst(off).a(kargs).imm(at)),
                 Some(e) => {
                     let byte = self.scale(e, 4)?;
                     let a = self.add64(kargs, byte)?;
-                    self.e.ins(Vx::Ldg, MemSize::B32 as u8, off, a, N, N, N, at);
+                    self.e.emit(I::new(Vx::Ldg).size(MemSize::B32).dst(off).a(a).imm(at));
                 }
             }
             base = self.add64(base, off)?;
@@ -635,8 +525,8 @@ impl<'m> Lowerer<'m> {
         }
         let r = self.in_prologue(|l| {
             let r = l.e.alloc(2)?;
-            l.e.ins(Vx::Csr, 0, r, N, N, N, N, csr::PARAM_LO);
-            l.e.ins(Vx::Csr, 0, r + 1, N, N, N, N, csr::PARAM_HI);
+            l.e.emit(I::new(Vx::Csr).dst(r).imm(csr::PARAM_LO));
+            l.e.emit(I::new(Vx::Csr).dst(r + 1).imm(csr::PARAM_HI));
             Ok(r)
         })?;
         self.e.name_regs(r, 2, "kargs".into());
@@ -650,7 +540,7 @@ impl<'m> Lowerer<'m> {
         }
         let r = self.in_prologue(|l| {
             let r = l.e.alloc(1)?;
-            l.e.ins(Vx::Csr, 0, r, N, N, N, N, csr::CTA_LMEM_ADDR);
+            l.e.emit(I::new(Vx::Csr).dst(r).imm(csr::CTA_LMEM_ADDR));
             Ok(r)
         })?;
         self.e.name_regs(r, 1, "lmem".into());
@@ -665,7 +555,7 @@ impl<'m> Lowerer<'m> {
         let kargs = self.kargs()?;
         let r = self.in_prologue(|l| {
             let r = l.e.alloc(2)?;
-            l.e.ins(Vx::Ldg, MemSize::B64 as u8, r, kargs, N, N, N, kargs::SET_ADDR as u32 + 8 * set);
+            l.e.emit(I::new(Vx::Ldg).size(MemSize::B64).dst(r).a(kargs).imm(kargs::SET_ADDR as u32 + 8 * set));
             Ok(r)
         })?;
         self.e.name_regs(r, 2, format!("set{set}"));
@@ -692,8 +582,8 @@ impl<'m> Lowerer<'m> {
     /// `pair + r` (r a 32-bit register, zero-extended) into a fresh pair.
     pub(super) fn add64(&mut self, pair: u16, r: u16) -> Result<u16> {
         let d = self.e.alloc(2)?;
-        self.e.ins(Vx::Iaddc, 0, d, pair, r, N, N, 0);
-        self.e.ins(Vx::Iadd, 0, d + 1, pair + 1, d + 1, N, N, 0);
+        self.e.emit(I::new(Vx::Iaddc).dst(d).a(pair).b(r));
+        self.e.emit(I::new(Vx::Iadd).dst(d + 1).a(pair + 1).b(d + 1));
         Ok(d)
     }
 
@@ -704,11 +594,11 @@ impl<'m> Lowerer<'m> {
             1 => Ok(idx),
             k if k.is_power_of_two() => {
                 let s = self.imm(k.trailing_zeros())?;
-                self.e.op2(Vx::Shl, 0, idx, s)
+                self.e.op2(Vx::Shl, idx, s)
             }
             k => {
                 let s = self.imm(k)?;
-                self.e.op2(Vx::Imul, 0, idx, s)
+                self.e.op2(Vx::Imul, idx, s)
             }
         }
     }
@@ -719,7 +609,7 @@ impl<'m> Lowerer<'m> {
             return Ok(base);
         }
         let o = self.imm64(off as u64)?;
-        self.e.op64(Vx::Iadd64, 0, base, o)
+        self.e.op64(Vx::Iadd64, base, o)
     }
 
     // ---- access chains ------------------------------------------------------------------
@@ -825,7 +715,7 @@ impl<'m> Lowerer<'m> {
                 None => {
                     let idx = self.regs(i)?;
                     let t = self.scale(idx, 4 * er)?;
-                    let base = self.e.op2(Vx::Iadd, 0, base, t)?;
+                    let base = self.e.op2(Vx::Iadd, base, t)?;
                     PtrKind::Flat { space, base, off }
                 }
             },
@@ -838,7 +728,7 @@ impl<'m> Lowerer<'m> {
                         self.scale(idx, n)?
                     }
                 };
-                PtrKind::Query { slot: self.e.op2(Vx::Iadd, 0, slot, t)?, var: false }
+                PtrKind::Query { slot: self.e.op2(Vx::Iadd, slot, t)?, var: false }
             }
             PtrKind::Desc { addr, dynamic, elem: cur } => {
                 let per = self.descriptors_in(elem)?;
@@ -851,7 +741,7 @@ impl<'m> Lowerer<'m> {
                 let elem_idx = match cur {
                     Some(e) => {
                         let t = self.scale(idx, per)?;
-                        Some(self.e.op2(Vx::Iadd, 0, e, t)?)
+                        Some(self.e.op2(Vx::Iadd, e, t)?)
                     }
                     None => None,
                 };
@@ -888,7 +778,7 @@ impl<'m> Lowerer<'m> {
                 Type::Image { .. } | Type::SampledImage { .. } => Ok(Val::Regs { r: addr, ty: rty }),
                 Type::AccelStruct => {
                     let r = self.e.alloc(2)?;
-                    self.e.ins(Vx::Ldg, MemSize::B64 as u8, r, addr, N, N, N, desc::AS_ADDR as u32);
+                    self.e.emit(I::new(Vx::Ldg).size(MemSize::B64).dst(r).a(addr).imm(desc::AS_ADDR as u32));
                     Ok(Val::Regs { r, ty: rty })
                 }
                 _ => Err(unsupported!("loading a whole descriptor array %{}", p.ty)),
@@ -950,9 +840,9 @@ impl<'m> Lowerer<'m> {
                 for k in 0..n as u16 {
                     let imm = add_off(off, 4 * k as u64)?;
                     if store {
-                        self.e.ins(op, MemSize::B32 as u8, N, base, r + k, N, N, imm);
+                        self.e.emit(I::new(op).size(MemSize::B32).a(base).b(r + k).imm(imm));
                     } else {
-                        self.e.ins(op, MemSize::B32 as u8, r + k, base, N, N, N, imm);
+                        self.e.emit(I::new(op).size(MemSize::B32).dst(r + k).a(base).imm(imm));
                     }
                 }
                 Ok(())
@@ -968,13 +858,13 @@ impl<'m> Lowerer<'m> {
         match t {
             Type::Bool => {
                 if store {
-                    self.e.ins(Vx::Stg, MemSize::B32 as u8, N, base, r, N, N, off);
+                    self.e.emit(I::new(Vx::Stg).size(MemSize::B32).a(base).b(r).imm(off));
                 } else {
                     // Booleans are stored as 32-bit words; any non-zero word is true.
                     let w = self.e.alloc(1)?;
-                    self.e.ins(Vx::Ldg, MemSize::B32 as u8, w, base, N, N, N, off);
+                    self.e.emit(I::new(Vx::Ldg).size(MemSize::B32).dst(w).a(base).imm(off));
                     let zero = self.imm(0)?;
-                    self.e.ins(Vx::Icmp, IntCond::Ne as u8, r, w, zero, N, N, 0);
+                    self.e.emit(I::new(Vx::Icmp).cond(IntCond::Ne).dst(r).a(w).b(zero));
                 }
                 Ok(())
             }
@@ -984,20 +874,20 @@ impl<'m> Lowerer<'m> {
                 // Canonical narrow registers are zero-extended: what u8/u16 loads give.
                 let size = if w == 8 { MemSize::U8 } else { MemSize::U16 };
                 if store {
-                    self.e.ins(Vx::Stg, size as u8, N, base, r, N, N, off);
+                    self.e.emit(I::new(Vx::Stg).size(size).a(base).b(r).imm(off));
                 } else {
-                    self.e.ins(Vx::Ldg, size as u8, r, base, N, N, N, off);
+                    self.e.emit(I::new(Vx::Ldg).size(size).dst(r).a(base).imm(off));
                 }
                 Ok(())
             }
             Type::Float { width: 16 } => {
                 // Half bits in memory, the f32 of the same value in the register.
                 if store {
-                    let h = self.e.op1(Vx::F2h, 0, r)?;
-                    self.e.ins(Vx::Stg, MemSize::U16 as u8, N, base, h, N, N, off);
+                    let h = self.e.op1(Vx::F2h, r)?;
+                    self.e.emit(I::new(Vx::Stg).size(MemSize::U16).a(base).b(h).imm(off));
                 } else {
-                    self.e.ins(Vx::Ldg, MemSize::U16 as u8, r, base, N, N, N, off);
-                    self.e.ins(Vx::H2f, 0, r, r, N, N, N, 0);
+                    self.e.emit(I::new(Vx::Ldg).size(MemSize::U16).dst(r).a(base).imm(off));
+                    self.e.emit(I::new(Vx::H2f).dst(r).a(r));
                 }
                 Ok(())
             }
@@ -1082,9 +972,9 @@ impl<'m> Lowerer<'m> {
                 (MemSize::B32, 1)
             };
             if store {
-                self.e.ins(Vx::Stg, size as u8, N, base, r + k as u16, N, N, o);
+                self.e.emit(I::new(Vx::Stg).size(size).a(base).b(r + k as u16).imm(o));
             } else {
-                self.e.ins(Vx::Ldg, size as u8, r + k as u16, base, N, N, N, o);
+                self.e.emit(I::new(Vx::Ldg).size(size).dst(r + k as u16).a(base).imm(o));
             }
             k += w;
         }
@@ -1105,12 +995,12 @@ impl<'m> Lowerer<'m> {
             return Err(invalid!("runtime array with ArrayStride 0"));
         }
         let range = self.e.alloc(1)?;
-        self.e.ins(Vx::Ldg, MemSize::B32 as u8, range, d, N, N, N, desc::BUF_RANGE as u32);
+        self.e.emit(I::new(Vx::Ldg).size(MemSize::B32).dst(range).a(d).imm(desc::BUF_RANGE as u32));
         let start = self.imm(add_off(off, mo as u64)?)?;
-        let t = self.e.op2(Vx::Imax, 0, range, start)?;
-        let t = self.e.op2(Vx::Isub, 0, t, start)?;
+        let t = self.e.op2(Vx::Imax, range, start)?;
+        let t = self.e.op2(Vx::Isub, t, start)?;
         let s = self.imm(stride)?;
-        let len = self.e.op2(Vx::Udiv, 0, t, s)?;
+        let len = self.e.op2(Vx::Udiv, t, s)?;
         self.define(inst.rid()?, len, inst.rty()?);
         Ok(())
     }
@@ -1135,9 +1025,9 @@ impl<'m> Lowerer<'m> {
                 let v = self.regs(inst.id(3)?)?;
                 let neg = if wide {
                     let z = self.imm64(0)?;
-                    self.e.op64(Vx::Isub64, 0, z, v)?
+                    self.e.op64(Vx::Isub64, z, v)?
                 } else {
-                    self.e.op1(Vx::Ineg, 0, v)?
+                    self.e.op1(Vx::Ineg, v)?
                 };
                 (AtomicOp::Add, Some(neg))
             }
@@ -1157,23 +1047,23 @@ impl<'m> Lowerer<'m> {
         match p.kind {
             PtrKind::Global { base, off, .. } => {
                 let a = self.global_addr(base, off)?;
-                self.e.ins(Vx::Atomg, aop as u8, dst, a, b, c, N, wide as u32);
+                self.e.emit(I::new(Vx::Atomg).atomic(aop).dst(dst).a(a).b(b).c(c).imm(wide as u32));
             }
             PtrKind::Flat { space: Space::Lmem, base, off } => {
                 let a = if off == 0 {
                     base
                 } else {
                     let o = self.imm(off)?;
-                    self.e.op2(Vx::Iadd, 0, base, o)?
+                    self.e.op2(Vx::Iadd, base, o)?
                 };
-                self.e.ins(Vx::Atoml, aop as u8, dst, a, b, c, N, wide as u32);
+                self.e.emit(I::new(Vx::Atoml).atomic(aop).dst(dst).a(a).b(b).c(c).imm(wide as u32));
             }
             PtrKind::Texel { image, coords } => {
                 if wide {
                     return Err(unsupported!("64-bit image atomics"));
                 }
                 let b = if b == N { self.imm(0)? } else { b };
-                self.e.ins(Vx::Iatom, aop as u8, dst, image, coords, b, c, 0);
+                self.e.emit(I::new(Vx::Iatom).atomic(aop).dst(dst).a(image).b(coords).c(b).d(c));
             }
             ref k => return Err(unsupported!("atomics on {k:?} memory")),
         }

@@ -16,7 +16,12 @@
 //!
 //! Instruction families live in the submodules: [`alu`] (arithmetic, conversions,
 //! composites, matrices), [`glsl`] (`GLSL.std.450`), [`mem`] (variables, pointers, memory,
-//! atomics, barriers, built-ins, descriptors), [`image`] (storage images) and [`rayquery`].
+//! atomics, barriers, descriptors), [`image`] (storage images) and [`rayquery`].
+//!
+//! What depends on the compile target is behind two interfaces, picked from
+//! `CompileOptions::target` by [`Lowering::select`]: [`stage::StageIo`] (execution modes,
+//! built-ins and the other interface variables, prologue and epilogue) and the ray-query
+//! lowering. The instruction families never ask which stage or lowering they serve.
 
 mod alu;
 mod glsl;
@@ -24,22 +29,24 @@ mod image;
 mod mem;
 mod num;
 mod rayquery;
+mod stage;
 mod subgroup;
 
 pub(crate) use mem::Ptr;
 
 use super::cfg::Cfg;
-use super::emit::{Assembled, Emitter, Label, RegName};
+use super::emit::{Assembled, Emitter, Label, RegName, I};
 use super::error::{invalid, limit, unsupported, Result};
 use super::inline::Flat;
 use super::module::{InstExt, Module};
 use super::types::{Id, Scalar, Type};
-use super::CompileOptions;
+use super::{CompileOptions, Target};
+use rayquery::RayQueryOps;
 use rspirv::dr::{Instruction, Operand};
 use spirv::Op;
+use stage::StageIo;
 use std::collections::{HashMap, HashSet};
-use vortex_model::abi::isa::{IntCond, Op as Vx, TrapCode, REG_NONE as N};
-use vortex_model::abi::rtu::MAX_QUERIES;
+use vortex_model::abi::isa::{IntCond, Op as Vx, TrapCode};
 
 /// A lowered SSA value.
 #[derive(Clone, Debug)]
@@ -61,6 +68,20 @@ struct Phi {
     incoming: Vec<(Id, Id)>,
 }
 
+/// The target's implementations: how the stage's invocations begin, end and exchange data.
+#[derive(Clone, Copy)]
+pub(crate) struct Lowering {
+    pub stage: &'static dyn StageIo,
+    pub ray_query: &'static dyn RayQueryOps,
+}
+
+impl Lowering {
+    /// The implementations of `target`; a stage or lowering without one is `Unsupported`.
+    pub fn select(target: &Target) -> Result<Lowering> {
+        Ok(Lowering { stage: stage::select(target.stage)?, ray_query: rayquery::select(target.ray_query)? })
+    }
+}
+
 /// What lowering produced.
 pub(crate) struct Lowered {
     pub asm: Assembled,
@@ -75,6 +96,10 @@ pub(crate) struct Lowerer<'m> {
     pub m: &'m Module,
     pub opts: &'m CompileOptions,
     pub e: Emitter,
+    stage: &'static dyn StageIo,
+    ray_query: &'static dyn RayQueryOps,
+    /// Invocations per workgroup (the stage's execution modes).
+    pub local_size: [u32; 3],
     vals: HashMap<Id, Val>,
     prologue: Label,
     labels: HashMap<Id, Label>,
@@ -104,13 +129,23 @@ pub(crate) struct Lowerer<'m> {
     cache_warp_mask: Option<u16>,
 }
 
-pub(crate) fn lower(m: &Module, flat: &Flat, cfg: &Cfg, opts: &CompileOptions) -> Result<Lowered> {
+pub(crate) fn lower(
+    m: &Module,
+    flat: &Flat,
+    cfg: &Cfg,
+    opts: &CompileOptions,
+    lowering: Lowering,
+    local_size: [u32; 3],
+) -> Result<Lowered> {
     let mut e = Emitter::new();
     let prologue = e.label("prologue");
     let mut l = Lowerer {
         m,
         opts,
         e,
+        stage: lowering.stage,
+        ray_query: lowering.ray_query,
+        local_size,
         vals: HashMap::new(),
         prologue,
         labels: HashMap::new(),
@@ -133,15 +168,17 @@ pub(crate) fn lower(m: &Module, flat: &Flat, cfg: &Cfg, opts: &CompileOptions) -
     l.analyze(flat)?;
     l.run(flat, cfg)?;
     let reg_names = std::mem::take(&mut l.e.reg_names);
-    let (num_queries, private_bytes, lmem_bytes) = (l.num_queries, l.private_bytes, l.lmem_bytes);
+    let num_queries = l.ray_query.rtu_slots(l.num_queries);
+    let (private_bytes, lmem_bytes) = (l.private_bytes, l.lmem_bytes);
     let asm = l.e.assemble(opts.optimize)?;
     let num_regs = asm.num_regs;
     Ok(Lowered { asm, num_regs, num_queries, private_bytes, lmem_bytes, reg_names })
 }
 
 impl<'m> Lowerer<'m> {
-    /// Pre-pass: which variables are dynamically indexed, and the ray-query slot map. Query
-    /// state (pending action, generated t) takes the first 8 bytes per slot of private memory.
+    /// Pre-pass: which variables are dynamically indexed, and the ray-query slot map. The
+    /// ray-query lowering's per-slot state takes the first `state_bytes()` per slot of
+    /// private memory.
     fn analyze(&mut self, flat: &Flat) -> Result<()> {
         let mut root: HashMap<Id, Id> = HashMap::new();
         let mut query_vars: Vec<(Id, Id)> = Vec::new();
@@ -186,13 +223,11 @@ impl<'m> Lowerer<'m> {
             self.query_base.insert(id, self.num_queries);
             self.num_queries = self.num_queries.saturating_add(n);
         }
-        if self.num_queries > MAX_QUERIES {
-            return Err(limit!(
-                "the shader holds {} ray queries (the device supports {MAX_QUERIES})",
-                self.num_queries
-            ));
+        let max = self.ray_query.max_queries();
+        if self.num_queries > max {
+            return Err(limit!("the shader holds {} ray queries (the device supports {max})", self.num_queries));
         }
-        self.private_bytes = self.num_queries * rayquery::STATE_BYTES;
+        self.private_bytes = self.num_queries * self.ray_query.state_bytes();
         Ok(())
     }
 
@@ -228,6 +263,8 @@ impl<'m> Lowerer<'m> {
             }
         }
         self.e.place(self.prologue)?;
+        let stage = self.stage;
+        stage.prologue(self)?;
         for b in &flat.blocks {
             self.e.place(self.labels[&b.label])?;
             self.block = b.label;
@@ -485,16 +522,18 @@ impl<'m> Lowerer<'m> {
             }
             Op::Switch => self.switch(inst),
             Op::Return => {
-                self.e.ins(Vx::Exit, 0, N, N, N, N, N, 0);
+                let stage = self.stage;
+                stage.epilogue(self)?;
+                self.e.emit(I::new(Vx::Exit));
                 Ok(())
             }
             Op::Unreachable => {
-                self.e.ins(Vx::Trap, 0, N, N, N, N, N, TrapCode::Unreachable as u32);
+                self.e.emit(I::new(Vx::Trap).imm(TrapCode::Unreachable as u32));
                 Ok(())
             }
             _ => {
-                self.e.ins(Vx::Trap, 0, N, N, N, N, N, TrapCode::Kill as u32);
-                Ok(())
+                let stage = self.stage;
+                stage.kill(self)
             }
         }
     }
@@ -579,17 +618,17 @@ impl<'m> Lowerer<'m> {
             for &lit in lits {
                 let c = if shape.scalar == Scalar::I64 {
                     let v = self.imm64(lit)?;
-                    self.e.op2(Vx::Icmp64, IntCond::Eq as u8, sel, v)?
+                    self.e.op2(I::new(Vx::Icmp64).cond(IntCond::Eq), sel, v)?
                 } else {
                     // Narrow selectors are zero-extended; their literals may be sign-extended.
                     let bits = shape.scalar.bits();
                     let lit = if bits < 32 { lit & ((1 << bits) - 1) } else { lit };
                     let v = self.imm(lit as u32)?;
-                    self.e.op2(Vx::Icmp, IntCond::Eq as u8, sel, v)?
+                    self.e.op2(I::new(Vx::Icmp).cond(IntCond::Eq), sel, v)?
                 };
                 pred = Some(match pred {
                     None => c,
-                    Some(p) => self.e.op2(Vx::Or, 0, p, c)?,
+                    Some(p) => self.e.op2(Vx::Or, p, c)?,
                 });
             }
             let pred = pred.ok_or_else(|| invalid!("internal: empty case group"))?;

@@ -15,9 +15,10 @@
 //!   differ from a native f16 unit, by the double rounding.
 
 use super::Lowerer;
+use crate::shader::emit::I;
 use crate::shader::error::{unsupported, Result};
 use crate::shader::types::Scalar;
-use vortex_model::abi::isa::{FloatCond, IntCond, Op as Vx, Round, SfuFunc, REG_NONE as N};
+use vortex_model::abi::isa::{FloatCond, IntCond, Op as Vx, Round, SfuFunc};
 
 /// Integer binary operations.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -76,7 +77,7 @@ impl<'m> Lowerer<'m> {
     pub(super) fn canon(&mut self, s: Scalar, d: u16) -> Result<()> {
         if s.is_narrow_int() {
             let m = self.width_mask(s)?;
-            self.e.ins(Vx::And, 0, d, d, m, N, N, 0);
+            self.e.emit(I::new(Vx::And).dst(d).a(d).b(m));
         }
         Ok(())
     }
@@ -85,7 +86,7 @@ impl<'m> Lowerer<'m> {
     pub(super) fn sext(&mut self, s: Scalar, a: u16) -> Result<u16> {
         if s.is_narrow_int() {
             let d = self.e.alloc(1)?;
-            self.e.ins(Vx::Ext, s.bits() as u8, d, a, N, N, N, 1);
+            self.e.emit(I::new(Vx::Ext).width(s.bits()).dst(d).a(a).imm(1));
             Ok(d)
         } else {
             Ok(a)
@@ -98,28 +99,28 @@ impl<'m> Lowerer<'m> {
         if s == Scalar::I64 {
             return self.ibin64(op, d, x, y);
         }
-        let (vx, m) = match op {
-            Add => (Vx::Iadd, 0),
-            Sub => (Vx::Isub, 0),
-            Mul => (Vx::Imul, 0),
-            UDiv => (Vx::Udiv, 0),
-            SDiv => (Vx::Sdiv, 0),
-            URem => (Vx::Urem, 0),
-            SRem => (Vx::Srem, 0),
-            SMod => (Vx::Smod, 0),
-            Shl => (Vx::Shl, 0),
-            Shr => (Vx::Shr, 0),
-            Sar => (Vx::Sar, 0),
-            And => (Vx::And, 0),
-            Or => (Vx::Or, 0),
-            Xor => (Vx::Xor, 0),
-            UMin => (Vx::Imin, 0),
-            UMax => (Vx::Imax, 0),
-            SMin => (Vx::Imin, 1),
-            SMax => (Vx::Imax, 1),
+        let (vx, signed) = match op {
+            Add => (Vx::Iadd, false),
+            Sub => (Vx::Isub, false),
+            Mul => (Vx::Imul, false),
+            UDiv => (Vx::Udiv, false),
+            SDiv => (Vx::Sdiv, false),
+            URem => (Vx::Urem, false),
+            SRem => (Vx::Srem, false),
+            SMod => (Vx::Smod, false),
+            Shl => (Vx::Shl, false),
+            Shr => (Vx::Shr, false),
+            Sar => (Vx::Sar, false),
+            And => (Vx::And, false),
+            Or => (Vx::Or, false),
+            Xor => (Vx::Xor, false),
+            UMin => (Vx::Imin, false),
+            UMax => (Vx::Imax, false),
+            SMin => (Vx::Imin, true),
+            SMax => (Vx::Imax, true),
         };
         if !s.is_narrow_int() {
-            self.e.ins(vx, m, d, x, y, N, N, 0);
+            self.e.emit(I::new(vx).signed(signed).dst(d).a(x).b(y));
             return Ok(());
         }
         // Narrow integers: signed ops see sign-extended operands (the shift amount is a
@@ -129,7 +130,7 @@ impl<'m> Lowerer<'m> {
             Sar => (self.sext(s, x)?, y),
             _ => (x, y),
         };
-        self.e.ins(vx, m, d, x, y, N, N, 0);
+        self.e.emit(I::new(vx).signed(signed).dst(d).a(x).b(y));
         if !matches!(op, UDiv | URem | Shr | And | Or | Xor | UMin | UMax) {
             self.canon(s, d)?;
         }
@@ -152,14 +153,14 @@ impl<'m> Lowerer<'m> {
             _ => None,
         };
         if let Some(vx) = simple {
-            self.e.ins(vx, 0, d, x, y, N, N, 0);
+            self.e.emit(I::new(vx).dst(d).a(x).b(y));
             return Ok(());
         }
         match op {
             And | Or | Xor => {
                 let vx = [Vx::And, Vx::Or, Vx::Xor][[And, Or, Xor].iter().position(|o| *o == op).unwrap_or(0)];
-                self.e.ins(vx, 0, d, x, y, N, N, 0);
-                self.e.ins(vx, 0, d + 1, x + 1, y + 1, N, N, 0);
+                self.e.emit(I::new(vx).dst(d).a(x).b(y));
+                self.e.emit(I::new(vx).dst(d + 1).a(x + 1).b(y + 1));
             }
             UMin | UMax | SMin | SMax => {
                 let cond = match op {
@@ -168,19 +169,19 @@ impl<'m> Lowerer<'m> {
                     SMin => IntCond::Slt,
                     _ => IntCond::Sgt,
                 };
-                let c = self.e.op2(Vx::Icmp64, cond as u8, x, y)?;
+                let c = self.e.op2(I::new(Vx::Icmp64).cond(cond), x, y)?;
                 self.sel_words(d, c, x, y, 2);
             }
             _ => {
                 // SMod: the remainder takes the sign of the divisor.
-                let r = self.e.op64(Vx::Srem64, 0, x, y)?;
+                let r = self.e.op64(Vx::Srem64, x, y)?;
                 let zero = self.imm64(0)?;
-                let nz = self.e.op2(Vx::Icmp64, IntCond::Ne as u8, r, zero)?;
-                let signs = self.e.op2(Vx::Xor, 0, r + 1, y + 1)?;
+                let nz = self.e.op2(I::new(Vx::Icmp64).cond(IntCond::Ne), r, zero)?;
+                let signs = self.e.op2(Vx::Xor, r + 1, y + 1)?;
                 let z32 = self.imm(0)?;
-                let differ = self.e.op2(Vx::Icmp, IntCond::Slt as u8, signs, z32)?;
-                let c = self.e.op2(Vx::And, 0, nz, differ)?;
-                let adj = self.e.op64(Vx::Iadd64, 0, r, y)?;
+                let differ = self.e.op2(I::new(Vx::Icmp).cond(IntCond::Slt), signs, z32)?;
+                let c = self.e.op2(Vx::And, nz, differ)?;
+                let adj = self.e.op64(Vx::Iadd64, r, y)?;
                 self.sel_words(d, c, adj, r, 2);
             }
         }
@@ -190,19 +191,19 @@ impl<'m> Lowerer<'m> {
     /// `d[k] = c ? a[k] : b[k]` for `n` words.
     pub(super) fn sel_words(&mut self, d: u16, c: u16, a: u16, b: u16, n: u16) {
         for k in 0..n {
-            self.e.ins(Vx::Sel, 0, d + k, c, a + k, b + k, N, 0);
+            self.e.emit(I::new(Vx::Sel).dst(d + k).a(c).b(a + k).c(b + k));
         }
     }
 
     /// `d = cond(x, y)` (one register, 0/1) on one integer (or bool) component.
     pub(super) fn icmp(&mut self, cond: IntCond, s: Scalar, d: u16, x: u16, y: u16) -> Result<()> {
         match s {
-            Scalar::I64 => self.e.ins(Vx::Icmp64, cond as u8, d, x, y, N, N, 0),
+            Scalar::I64 => self.e.emit(I::new(Vx::Icmp64).cond(cond).dst(d).a(x).b(y)),
             _ if s.is_narrow_int() && signed(cond) => {
                 let (x, y) = (self.sext(s, x)?, self.sext(s, y)?);
-                self.e.ins(Vx::Icmp, cond as u8, d, x, y, N, N, 0);
+                self.e.emit(I::new(Vx::Icmp).cond(cond).dst(d).a(x).b(y));
             }
-            _ => self.e.ins(Vx::Icmp, cond as u8, d, x, y, N, N, 0),
+            _ => self.e.emit(I::new(Vx::Icmp).cond(cond).dst(d).a(x).b(y)),
         }
         Ok(())
     }
@@ -211,9 +212,9 @@ impl<'m> Lowerer<'m> {
     pub(super) fn ineg(&mut self, s: Scalar, d: u16, a: u16) -> Result<()> {
         if s == Scalar::I64 {
             let z = self.imm64(0)?;
-            self.e.ins(Vx::Isub64, 0, d, z, a, N, N, 0);
+            self.e.emit(I::new(Vx::Isub64).dst(d).a(z).b(a));
         } else {
-            self.e.ins(Vx::Ineg, 0, d, a, N, N, N, 0);
+            self.e.emit(I::new(Vx::Ineg).dst(d).a(a));
             self.canon(s, d)?;
         }
         Ok(())
@@ -221,8 +222,8 @@ impl<'m> Lowerer<'m> {
 
     /// Rounds f16 values kept as f32 back to f16 precision.
     pub(super) fn quantize(&mut self, d: u16) {
-        self.e.ins(Vx::F2h, 0, d, d, N, N, N, 0);
-        self.e.ins(Vx::H2f, 0, d, d, N, N, N, 0);
+        self.e.emit(I::new(Vx::F2h).dst(d).a(d));
+        self.e.emit(I::new(Vx::H2f).dst(d).a(d));
     }
 
     /// `d = x op y` on one float component of kind `s`.
@@ -236,9 +237,9 @@ impl<'m> Lowerer<'m> {
             FOp::Max => (Vx::Fmax, Vx::Dmax),
         };
         if s == Scalar::F64 {
-            self.e.ins(dbl, 0, d, x, y, N, N, 0);
+            self.e.emit(I::new(dbl).dst(d).a(x).b(y));
         } else {
-            self.e.ins(f, 0, d, x, y, N, N, 0);
+            self.e.emit(I::new(f).dst(d).a(x).b(y));
             if s == Scalar::F16 && !matches!(op, FOp::Min | FOp::Max) {
                 self.quantize(d);
             }
@@ -256,9 +257,9 @@ impl<'m> Lowerer<'m> {
     /// `d = a * b + c` (fused where the unit fuses).
     pub(super) fn ffma(&mut self, s: Scalar, d: u16, a: u16, b: u16, c: u16) -> Result<()> {
         if s == Scalar::F64 {
-            self.e.ins(Vx::Dfma, 0, d, a, b, c, N, 0);
+            self.e.emit(I::new(Vx::Dfma).dst(d).a(a).b(b).c(c));
         } else {
-            self.e.ins(Vx::Ffma, 0, d, a, b, c, N, 0);
+            self.e.emit(I::new(Vx::Ffma).dst(d).a(a).b(b).c(c));
             if s == Scalar::F16 {
                 self.quantize(d);
             }
@@ -267,16 +268,16 @@ impl<'m> Lowerer<'m> {
     }
 
     pub(super) fn fun(&mut self, op: FUn, s: Scalar, d: u16, a: u16) -> Result<()> {
-        let (f, dbl, m) = match op {
-            FUn::Sqrt => (Vx::Fsqrt, Vx::Dsqrt, 0),
-            FUn::Rsq => (Vx::Frsq, Vx::Drsq, 0),
-            FUn::Fract => (Vx::Ffract, Vx::Dfract, 0),
-            FUn::Round(r) => (Vx::Fround, Vx::Dround, r as u8),
+        let (f, dbl) = match op {
+            FUn::Sqrt => (I::new(Vx::Fsqrt), I::new(Vx::Dsqrt)),
+            FUn::Rsq => (I::new(Vx::Frsq), I::new(Vx::Drsq)),
+            FUn::Fract => (I::new(Vx::Ffract), I::new(Vx::Dfract)),
+            FUn::Round(r) => (I::new(Vx::Fround).round(r), I::new(Vx::Dround).round(r)),
         };
         if s == Scalar::F64 {
-            self.e.ins(dbl, m, d, a, N, N, N, 0);
+            self.e.emit(dbl.dst(d).a(a));
         } else {
-            self.e.ins(f, m, d, a, N, N, N, 0);
+            self.e.emit(f.dst(d).a(a));
             // Rounding to an integer stays representable; the others may not.
             if s == Scalar::F16 && !matches!(op, FUn::Round(_)) {
                 self.quantize(d);
@@ -296,9 +297,9 @@ impl<'m> Lowerer<'m> {
         if s == Scalar::F64 {
             let sign = self.imm(0x8000_0000)?;
             self.e.mov(d, a);
-            self.e.ins(Vx::Xor, 0, d + 1, a + 1, sign, N, N, 0);
+            self.e.emit(I::new(Vx::Xor).dst(d + 1).a(a + 1).b(sign));
         } else {
-            self.e.ins(Vx::Fneg, 0, d, a, N, N, N, 0);
+            self.e.emit(I::new(Vx::Fneg).dst(d).a(a));
         }
         Ok(())
     }
@@ -307,9 +308,9 @@ impl<'m> Lowerer<'m> {
         if s == Scalar::F64 {
             let mag = self.imm(0x7FFF_FFFF)?;
             self.e.mov(d, a);
-            self.e.ins(Vx::And, 0, d + 1, a + 1, mag, N, N, 0);
+            self.e.emit(I::new(Vx::And).dst(d + 1).a(a + 1).b(mag));
         } else {
-            self.e.ins(Vx::Fabs, 0, d, a, N, N, N, 0);
+            self.e.emit(I::new(Vx::Fabs).dst(d).a(a));
         }
         Ok(())
     }
@@ -317,7 +318,7 @@ impl<'m> Lowerer<'m> {
     /// `d = cond(x, y)` (one register, 0/1).
     pub(super) fn fcmp(&mut self, cond: FloatCond, s: Scalar, d: u16, x: u16, y: u16) {
         let op = if s == Scalar::F64 { Vx::Dcmp } else { Vx::Fcmp };
-        self.e.ins(op, cond as u8, d, x, y, N, N, 0);
+        self.e.emit(I::new(op).cond(cond).dst(d).a(x).b(y));
     }
 
     pub(super) fn fcmp_new(&mut self, cond: FloatCond, s: Scalar, x: u16, y: u16) -> Result<u16> {
@@ -338,7 +339,7 @@ impl<'m> Lowerer<'m> {
     /// FSign: 1.0, -1.0, or +0.0 for zeros (NaN stays NaN).
     pub(super) fn fsign(&mut self, s: Scalar, d: u16, a: u16) -> Result<()> {
         if s != Scalar::F64 {
-            self.e.ins(Vx::Fsign, 0, d, a, N, N, N, 0);
+            self.e.emit(I::new(Vx::Fsign).dst(d).a(a));
             return Ok(());
         }
         let (zero, one, neg) = (self.fconst(s, 0.0)?, self.fconst(s, 1.0)?, self.fconst(s, -1.0)?);
@@ -357,7 +358,7 @@ impl<'m> Lowerer<'m> {
         if s == Scalar::F64 {
             return Err(unsupported!("GLSL.std.450 {} on 64-bit floats", f.name()));
         }
-        self.e.ins(Vx::Fsfu, f as u8, d, a, b, N, N, 0);
+        self.e.emit(I::new(Vx::Fsfu).sfu(f).dst(d).a(a).b(b));
         if s == Scalar::F16 {
             self.quantize(d);
         }

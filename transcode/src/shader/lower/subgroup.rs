@@ -9,6 +9,7 @@
 //! sign-extended) registers and are masked back, halves reduce as f32 and round once.
 
 use super::Lowerer;
+use crate::shader::emit::I;
 use crate::shader::error::{invalid, unsupported, Result};
 use crate::shader::module::InstExt;
 use crate::shader::types::{Scalar, Type};
@@ -17,7 +18,7 @@ use spirv::{GroupOperation, Op};
 use vortex_model::abi::csr;
 use vortex_model::abi::isa::{
     FloatCond, IntCond, Op as Vx, RedOp, ShflMode, VoteOp, RED_CLUSTER_SHIFT, RED_EXCLUSIVE, RED_INCLUSIVE, RED_REDUCE,
-    RED_WIDE, REG_NONE as N,
+    RED_WIDE,
 };
 
 /// The execution scope every subgroup instruction must name.
@@ -71,19 +72,44 @@ impl<'m> Lowerer<'m> {
         if self.m.const_u32(scope) != Some(SCOPE_SUBGROUP) {
             return Err(unsupported!("{} with an execution scope other than Subgroup", inst.name()));
         }
+        match inst.class.opcode {
+            GroupNonUniformElect | GroupNonUniformAll | GroupNonUniformAny | GroupNonUniformAllEqual => {
+                self.subgroup_vote(inst)
+            }
+            GroupNonUniformBroadcast
+            | GroupNonUniformShuffle
+            | GroupNonUniformBroadcastFirst
+            | GroupNonUniformShuffleXor
+            | GroupNonUniformShuffleUp
+            | GroupNonUniformShuffleDown
+            | GroupNonUniformQuadBroadcast
+            | GroupNonUniformQuadSwap => self.subgroup_shuffle(inst),
+            GroupNonUniformBallot
+            | GroupNonUniformInverseBallot
+            | GroupNonUniformBallotBitExtract
+            | GroupNonUniformBallotBitCount
+            | GroupNonUniformBallotFindLSB
+            | GroupNonUniformBallotFindMSB => self.subgroup_ballot(inst),
+            _ => self.subgroup_arith(inst),
+        }
+    }
+
+    /// Elect and the votes: all, any, all-equal.
+    fn subgroup_vote(&mut self, inst: &Instruction) -> Result<()> {
+        use Op::*;
         let (rid, rty) = (inst.rid()?, inst.rty()?);
         let op = inst.class.opcode;
         match op {
             GroupNonUniformElect => {
                 let first = self.first_lane()?;
                 let lane = self.lane_id()?;
-                let d = self.e.op2(Vx::Icmp, IntCond::Eq as u8, lane, first)?;
+                let d = self.e.op2(I::new(Vx::Icmp).cond(IntCond::Eq), lane, first)?;
                 self.define(rid, d, rty);
             }
             GroupNonUniformAll | GroupNonUniformAny => {
                 let p = self.regs(inst.id(1)?)?;
                 let v = if op == GroupNonUniformAll { VoteOp::All } else { VoteOp::Any };
-                let d = self.e.op1(Vx::Vote, v as u8, p)?;
+                let d = self.e.op1(I::new(Vx::Vote).vote(v), p)?;
                 self.define(rid, d, rty);
             }
             GroupNonUniformAllEqual => {
@@ -101,20 +127,30 @@ impl<'m> Lowerer<'m> {
                     for k in 0..sh.n as u16 {
                         let f = self.e.alloc(cr as u32)?;
                         for w in 0..cr {
-                            self.e.ins(Vx::Shfl, ShflMode::Idx as u8, f + w, v + k * cr + w, first, N, N, 0);
+                            self.e.emit(I::new(Vx::Shfl).shfl(ShflMode::Idx).dst(f + w).a(v + k * cr + w).b(first));
                         }
                         let eq = self.fcmp_new(FloatCond::Oeq, sh.scalar, v + k * cr, f)?;
-                        let all = self.e.op1(Vx::Vote, VoteOp::All as u8, eq)?;
-                        self.e.ins(Vx::And, 0, d, d, all, N, N, 0);
+                        let all = self.e.op1(I::new(Vx::Vote).vote(VoteOp::All), eq)?;
+                        self.e.emit(I::new(Vx::And).dst(d).a(d).b(all));
                     }
                 } else {
                     for w in 0..self.m.types.regs(ty)? as u16 {
-                        let eq = self.e.op1(Vx::Vote, VoteOp::Eq as u8, v + w)?;
-                        self.e.ins(Vx::And, 0, d, d, eq, N, N, 0);
+                        let eq = self.e.op1(I::new(Vx::Vote).vote(VoteOp::Eq), v + w)?;
+                        self.e.emit(I::new(Vx::And).dst(d).a(d).b(eq));
                     }
                 }
                 self.define(rid, d, rty);
             }
+            _ => return Err(unsupported!("SPIR-V instruction Op{}", inst.class.opname)),
+        }
+        Ok(())
+    }
+
+    /// Broadcasts, shuffles and the quad operations: a value from another lane.
+    fn subgroup_shuffle(&mut self, inst: &Instruction) -> Result<()> {
+        use Op::*;
+        let op = inst.class.opcode;
+        match op {
             GroupNonUniformBroadcast | GroupNonUniformShuffle => {
                 let lane = self.regs(inst.id(2)?)?;
                 self.shuffle_value(inst, ShflMode::Idx, lane)?;
@@ -136,8 +172,8 @@ impl<'m> Lowerer<'m> {
                 // Lane (lane & ~3) | index.
                 let idx = self.regs(inst.id(2)?)?;
                 let (lane, quad) = (self.lane_id()?, self.imm(!3u32)?);
-                let base = self.e.op2(Vx::And, 0, lane, quad)?;
-                let src = self.e.op2(Vx::Or, 0, base, idx)?;
+                let base = self.e.op2(Vx::And, lane, quad)?;
+                let src = self.e.op2(Vx::Or, base, idx)?;
                 self.shuffle_value(inst, ShflMode::Idx, src)?;
             }
             GroupNonUniformQuadSwap => {
@@ -151,10 +187,21 @@ impl<'m> Lowerer<'m> {
                 let k = self.imm(dir + 1)?;
                 self.shuffle_value(inst, ShflMode::Xor, k)?;
             }
+            _ => return Err(unsupported!("SPIR-V instruction Op{}", inst.class.opname)),
+        }
+        Ok(())
+    }
+
+    /// Ballots and the queries on them.
+    fn subgroup_ballot(&mut self, inst: &Instruction) -> Result<()> {
+        use Op::*;
+        let (rid, rty) = (inst.rid()?, inst.rty()?);
+        let op = inst.class.opcode;
+        match op {
             GroupNonUniformBallot => {
                 let p = self.regs(inst.id(1)?)?;
                 let d = self.e.alloc(4)?;
-                self.e.ins(Vx::Ballot, 0, d, p, N, N, N, 0);
+                self.e.emit(I::new(Vx::Ballot).dst(d).a(p));
                 let zero = self.imm(0)?;
                 for k in 1..4 {
                     self.e.mov(d + k, zero);
@@ -165,8 +212,8 @@ impl<'m> Lowerer<'m> {
                 let v = self.regs(inst.id(1)?)?;
                 let lane = self.lane_id()?;
                 let one = self.imm(1)?;
-                let t = self.e.op2(Vx::Shr, 0, v, lane)?;
-                let d = self.e.op2(Vx::And, 0, t, one)?;
+                let t = self.e.op2(Vx::Shr, v, lane)?;
+                let d = self.e.op2(Vx::And, t, one)?;
                 self.define(rid, d, rty);
             }
             GroupNonUniformBallotBitExtract => {
@@ -174,44 +221,44 @@ impl<'m> Lowerer<'m> {
                 let idx = self.regs(inst.id(2)?)?;
                 // Word idx / 32 of the uvec4, bit idx % 32.
                 let (five, three, one) = (self.imm(5)?, self.imm(3)?, self.imm(1)?);
-                let w = self.e.op2(Vx::Shr, 0, idx, five)?;
-                let w = self.e.op2(Vx::And, 0, w, three)?;
+                let w = self.e.op2(Vx::Shr, idx, five)?;
+                let w = self.e.op2(Vx::And, w, three)?;
                 let word = self.e.alloc(1)?;
                 self.e.mov(word, v);
                 for k in 1..4u32 {
                     let kk = self.imm(k)?;
-                    let c = self.e.op2(Vx::Icmp, IntCond::Eq as u8, w, kk)?;
-                    self.e.ins(Vx::Sel, 0, word, c, v + k as u16, word, N, 0);
+                    let c = self.e.op2(I::new(Vx::Icmp).cond(IntCond::Eq), w, kk)?;
+                    self.e.emit(I::new(Vx::Sel).dst(word).a(c).b(v + k as u16).c(word));
                 }
-                let t = self.e.op2(Vx::Shr, 0, word, idx)?;
-                let d = self.e.op2(Vx::And, 0, t, one)?;
+                let t = self.e.op2(Vx::Shr, word, idx)?;
+                let d = self.e.op2(Vx::And, t, one)?;
                 self.define(rid, d, rty);
             }
             GroupNonUniformBallotBitCount => {
                 let gop = group_operation(inst)?;
                 let v = self.regs(inst.id(2)?)?;
                 let m = self.warp_mask()?;
-                let bits = self.e.op2(Vx::And, 0, v, m)?;
+                let bits = self.e.op2(Vx::And, v, m)?;
                 let bits = match gop {
                     GroupOperation::Reduce => bits,
                     GroupOperation::InclusiveScan | GroupOperation::ExclusiveScan => {
                         let below = self.lanes_below(gop == GroupOperation::InclusiveScan)?;
-                        self.e.op2(Vx::And, 0, bits, below)?
+                        self.e.op2(Vx::And, bits, below)?
                     }
                     g => return Err(unsupported!("{} with group operation {g:?}", inst.name())),
                 };
-                let d = self.e.op1(Vx::Popc, 0, bits)?;
+                let d = self.e.op1(Vx::Popc, bits)?;
                 self.define(rid, d, rty);
             }
             GroupNonUniformBallotFindLSB | GroupNonUniformBallotFindMSB => {
                 let v = self.regs(inst.id(1)?)?;
                 let m = self.warp_mask()?;
-                let bits = self.e.op2(Vx::And, 0, v, m)?;
+                let bits = self.e.op2(Vx::And, v, m)?;
                 let vx = if op == GroupNonUniformBallotFindLSB { Vx::Flsb } else { Vx::Fmsb };
-                let d = self.e.op1(vx, 0, bits)?;
+                let d = self.e.op1(vx, bits)?;
                 self.define(rid, d, rty);
             }
-            _ => self.subgroup_arith(inst)?,
+            _ => return Err(unsupported!("SPIR-V instruction Op{}", inst.class.opname)),
         }
         Ok(())
     }
@@ -223,7 +270,7 @@ impl<'m> Lowerer<'m> {
         let n = self.m.types.regs(rty)?;
         let d = self.e.alloc(n)?;
         for w in 0..n as u16 {
-            self.e.ins(Vx::Shfl, mode as u8, d + w, v + w, k, N, N, 0);
+            self.e.emit(I::new(Vx::Shfl).shfl(mode).dst(d + w).a(v + w).b(k));
         }
         self.define(rid, d, rty);
         Ok(())
@@ -276,7 +323,7 @@ impl<'m> Lowerer<'m> {
             // Signed narrow min/max compare sign-extended values.
             let src =
                 if s.is_narrow_int() && matches!(red, RedOp::Smin | RedOp::Smax) { self.sext(s, vk)? } else { vk };
-            self.e.ins(Vx::Red, red as u8, dk, src, N, N, N, imm);
+            self.e.emit(I::new(Vx::Red).red(red).dst(dk).a(src).imm(imm));
             self.canon(s, dk)?;
             if s == Scalar::F16 && matches!(red, RedOp::Fadd | RedOp::Fmul) {
                 self.quantize(dk);
@@ -296,7 +343,7 @@ impl<'m> Lowerer<'m> {
         }
         let r = self.in_prologue(|l| {
             let r = l.e.alloc(1)?;
-            l.e.ins(Vx::Csr, 0, r, N, N, N, N, csr::LANE_ID);
+            l.e.emit(I::new(Vx::Csr).dst(r).imm(csr::LANE_ID));
             Ok(r)
         })?;
         self.e.name_regs(r, 1, "lane".into());
@@ -312,9 +359,9 @@ impl<'m> Lowerer<'m> {
         let r = self.in_prologue(|l| {
             let (all, c32) = (l.imm(u32::MAX)?, l.imm(32)?);
             let nt = l.e.alloc(1)?;
-            l.e.ins(Vx::Csr, 0, nt, N, N, N, N, csr::NUM_THREADS);
-            let sh = l.e.op2(Vx::Isub, 0, c32, nt)?;
-            l.e.op2(Vx::Shr, 0, all, sh)
+            l.e.emit(I::new(Vx::Csr).dst(nt).imm(csr::NUM_THREADS));
+            let sh = l.e.op2(Vx::Isub, c32, nt)?;
+            l.e.op2(Vx::Shr, all, sh)
         })?;
         self.e.name_regs(r, 1, "warp mask".into());
         self.cache_warp_mask = Some(r);
@@ -325,10 +372,10 @@ impl<'m> Lowerer<'m> {
     fn lanes_below(&mut self, inclusive: bool) -> Result<u16> {
         let lane = self.lane_id()?;
         let one = self.imm(1)?;
-        let bit = self.e.op2(Vx::Shl, 0, one, lane)?;
-        let lt = self.e.op2(Vx::Isub, 0, bit, one)?;
+        let bit = self.e.op2(Vx::Shl, one, lane)?;
+        let lt = self.e.op2(Vx::Isub, bit, one)?;
         if inclusive {
-            self.e.op2(Vx::Or, 0, lt, bit)
+            self.e.op2(Vx::Or, lt, bit)
         } else {
             Ok(lt)
         }
@@ -337,27 +384,42 @@ impl<'m> Lowerer<'m> {
     /// The lowest active lane, on every active lane.
     fn first_lane(&mut self) -> Result<u16> {
         let one = self.imm(1)?;
-        let active = self.e.op1(Vx::Ballot, 0, one)?;
-        self.e.op1(Vx::Flsb, 0, active)
+        let active = self.e.op1(Vx::Ballot, one)?;
+        self.e.op1(Vx::Flsb, active)
+    }
+
+    /// The subgroup built-ins every stage has, into `d` (`builtin_regs` registers); false for
+    /// any other built-in.
+    pub(super) fn subgroup_builtin(&mut self, b: spirv::BuiltIn, d: u16) -> Result<bool> {
+        use spirv::BuiltIn::*;
+        match b {
+            SubgroupSize => self.e.emit(I::new(Vx::Csr).dst(d).imm(csr::NUM_THREADS)),
+            SubgroupLocalInvocationId => self.e.emit(I::new(Vx::Csr).dst(d).imm(csr::LANE_ID)),
+            SubgroupEqMask | SubgroupGeMask | SubgroupGtMask | SubgroupLeMask | SubgroupLtMask => {
+                self.subgroup_mask_builtin(b, d)?
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
     }
 
     /// The subgroup mask built-ins (`gl_SubgroupEqMask` ...): 4 registers, lane bits in the
     /// first, limited to the warp's lanes.
-    pub(super) fn subgroup_mask_builtin(&mut self, b: spirv::BuiltIn, d: u16) -> Result<()> {
+    fn subgroup_mask_builtin(&mut self, b: spirv::BuiltIn, d: u16) -> Result<()> {
         use spirv::BuiltIn::*;
         let lane = self.lane_id()?;
         let (one, zero) = (self.imm(1)?, self.imm(0)?);
         let m = self.warp_mask()?;
-        let bit = self.e.op2(Vx::Shl, 0, one, lane)?;
-        let lt = self.e.op2(Vx::Isub, 0, bit, one)?;
+        let bit = self.e.op2(Vx::Shl, one, lane)?;
+        let lt = self.e.op2(Vx::Isub, bit, one)?;
         match b {
             SubgroupEqMask => self.e.mov(d, bit),
             SubgroupLtMask => self.e.mov(d, lt),
-            SubgroupLeMask => self.e.ins(Vx::Or, 0, d, lt, bit, N, N, 0),
+            SubgroupLeMask => self.e.emit(I::new(Vx::Or).dst(d).a(lt).b(bit)),
             SubgroupGeMask | SubgroupGtMask => {
-                let le = if b == SubgroupGtMask { self.e.op2(Vx::Or, 0, lt, bit)? } else { lt };
-                let above = self.e.op1(Vx::Not, 0, le)?;
-                self.e.ins(Vx::And, 0, d, above, m, N, N, 0);
+                let le = if b == SubgroupGtMask { self.e.op2(Vx::Or, lt, bit)? } else { lt };
+                let above = self.e.op1(Vx::Not, le)?;
+                self.e.emit(I::new(Vx::And).dst(d).a(above).b(m));
             }
             _ => return Err(invalid!("internal: {b:?} is not a subgroup mask")),
         }
@@ -365,6 +427,15 @@ impl<'m> Lowerer<'m> {
             self.e.mov(d + k, zero);
         }
         Ok(())
+    }
+}
+
+/// Registers of a built-in that is not a vector: 4 for the subgroup masks (`uvec4`s), else 1.
+pub(super) fn builtin_regs(b: spirv::BuiltIn) -> u32 {
+    use spirv::BuiltIn::*;
+    match b {
+        SubgroupEqMask | SubgroupGeMask | SubgroupGtMask | SubgroupLeMask | SubgroupLtMask => 4,
+        _ => 1,
     }
 }
 
