@@ -76,6 +76,6 @@ pub fn name(csr: u32) -> Option<&'static str> {
         CTA_ENTRY => "cta_entry",
         PARAM_LO => "param.lo",
         PARAM_HI => "param.hi",
-        _ => return None,
+        _ => return super::gfx::csr::name(csr),
     })
 }

@@ -159,7 +159,7 @@ pub fn name(addr: u32) -> &'static str {
         RTU_CB_ENTRY_HI => "RTU_CB_ENTRY_HI",
         RTU_REFORM_THRESH => "RTU_REFORM_THRESH",
         RTU_STATS_RESET => "RTU_STATS_RESET",
-        _ => "DCR_UNKNOWN",
+        _ => super::gfx::dcr::name(addr).unwrap_or("DCR_UNKNOWN"),
     }
 }
 

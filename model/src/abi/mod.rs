@@ -8,6 +8,7 @@
 //! | [`isa`]    | the VX kernel ISA: opcodes, operand formats, 16-byte encoding         |
 //! | [`kernel`] | kernel image header, kernel-argument block, descriptor records        |
 //! | [`format`] | storage-image texel formats and their register conversion             |
+//! | [`gfx`]    | the graphics path: draw DCRs and state record, vertex outputs, fragment CSRs, export, texture and sampler records |
 //! | [`rtu`]    | RTU ops' data: hit-window slot map, status codes, ray flags, actions  |
 //! | [`bvh`]    | CW-BVH byte layout: AS header, internal nodes, leaves                 |
 //! | [`raylog`] | the ray log's file format (`VORTEX_RAYLOG`, `rt_replay`)              |
@@ -19,6 +20,7 @@ pub mod bvh;
 pub mod csr;
 pub mod dcr;
 pub mod format;
+pub mod gfx;
 pub mod isa;
 pub mod kernel;
 pub mod raylog;
