@@ -10,6 +10,7 @@ use crate::core::timed::CoreTimedStats;
 use crate::device::DispatchReport;
 use crate::rtu::engine::EngineStats;
 use crate::rtu::timeline::Timeline;
+use crate::tex::timed::TexStats;
 use serde::Serialize;
 
 /// What timed mode adds to a dispatch's report.
@@ -66,6 +67,18 @@ struct RtuTimedJson {
     totals: EngineStats,
 }
 
+/// The texture units' counters, summed over cores (timed mode, dispatches that sampled).
+#[derive(Serialize)]
+struct TexJson {
+    requests: u64,
+    texels: u64,
+    lines: u64,
+    filter_cycles: u64,
+    queue_cycles: u64,
+    cache: CacheStats,
+    cache_hit_rate: f64,
+}
+
 #[derive(Serialize)]
 struct MemJson {
     l1: CacheStats,
@@ -94,6 +107,8 @@ struct DispatchJson<'a> {
     rtu: RtuJson,
     #[serde(skip_serializing_if = "Option::is_none")]
     memory: Option<MemJson>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tex: Option<TexJson>,
     #[serde(skip_serializing_if = "Option::is_none")]
     cores: Option<&'a [CoreTimedStats]>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -168,6 +183,14 @@ impl TimedReport {
         let mut t = CacheStats::default();
         for c in &self.cores {
             t.add(&c.l1);
+        }
+        t
+    }
+
+    pub fn tex_totals(&self) -> TexStats {
+        let mut t = TexStats::default();
+        for c in &self.cores {
+            t.add(&c.tex);
         }
         t
     }
@@ -251,6 +274,15 @@ impl DispatchReport {
                 dram_reads: t.dram_reads,
                 dram_queue_cycles: t.dram_queue_cycles,
             }),
+            tex: self.timed.as_ref().map(|t| t.tex_totals()).filter(|t| t.requests > 0).map(|t| TexJson {
+                requests: t.requests,
+                texels: t.texels,
+                lines: t.lines,
+                filter_cycles: t.filter_cycles,
+                queue_cycles: t.queue_cycles,
+                cache_hit_rate: ratio(t.cache.hits, t.cache.accesses),
+                cache: t.cache,
+            }),
             cores: self.timed.as_ref().map(|t| &t.cores[..]),
             rtu_timeline: self
                 .timed
@@ -305,6 +337,13 @@ impl DispatchReport {
                 100.0 * starved,
                 t.cycles as f64 / self.wall.as_secs_f64().max(1e-9) / 1e6
             );
+            let tex = t.tex_totals();
+            if tex.requests > 0 {
+                s += &format!(
+                    "; texture: {} requests, {} texels, cache {} hits / {} misses",
+                    tex.requests, tex.texels, tex.cache.hits, tex.cache.misses
+                );
+            }
         }
         s
     }
