@@ -26,3 +26,4 @@ pub mod kmu;
 pub mod mem;
 pub mod rtu;
 pub mod stats;
+pub mod tlb;

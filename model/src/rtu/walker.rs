@@ -35,7 +35,7 @@ use crate::abi::rd_u32;
 use crate::abi::rtu::{self as rtu_abi, span};
 use crate::config::RtuConfig;
 use crate::fault::{Fault, FaultKind};
-use crate::mem::{MemFault, MemFaultKind, MemoryMap, Region};
+use crate::mem::{MemFault, MemoryMap, Region};
 
 /// Where the walker's records come from.
 pub trait NodeSource {
@@ -55,7 +55,8 @@ pub trait NodeSource {
 }
 
 /// Functional-mode source: reads device memory in place, remembering the last two regions
-/// hit (a TLAS and the BLAS its instances name are usually two allocations).
+/// hit (a TLAS and the BLAS its instances name are usually two allocations). A record that
+/// crosses a page between two bindings of a sparse resource is copied out of them instead.
 pub struct MemSource<'a> {
     mem: &'a MemoryMap,
     hot: [Option<&'a Region>; 2],
@@ -64,11 +65,13 @@ pub struct MemSource<'a> {
     hot_base: u64,
     hot_len: u64,
     hot_host: *mut u8,
+    /// The last record no one region held.
+    pieced: Vec<u8>,
 }
 
 impl<'a> MemSource<'a> {
     pub fn new(mem: &'a MemoryMap) -> MemSource<'a> {
-        MemSource { mem, hot: [None; 2], hot_base: 0, hot_len: 0, hot_host: std::ptr::null_mut() }
+        MemSource { mem, hot: [None; 2], hot_base: 0, hot_len: 0, hot_host: std::ptr::null_mut(), pieced: Vec::new() }
     }
 
     /// The region holding `[addr, addr+len)`, or the fault a read of it takes.
@@ -87,7 +90,7 @@ impl<'a> MemSource<'a> {
     /// [`Self::region`] when neither recent region holds the bytes.
     #[inline(never)]
     fn find_region(&mut self, addr: u64, len: u64) -> Result<&'a Region, MemFault> {
-        let r = self.mem.region(addr, len).ok_or(MemFault { addr, size: len, kind: MemFaultKind::Unmapped })?;
+        let r = self.mem.region(addr, len).ok_or_else(|| self.mem.fault(addr, len))?;
         self.set_hot([Some(r), self.hot[0]]);
         Ok(r)
     }
@@ -96,12 +99,25 @@ impl<'a> MemSource<'a> {
     fn set_hot(&mut self, hot: [Option<&'a Region>; 2]) {
         self.hot = hot;
         let r = hot[0].expect("a region was just hit");
-        (self.hot_base, self.hot_len, self.hot_host) = (r.base, r.len, r.backing.host_ptr());
+        (self.hot_base, self.hot_len, self.hot_host) = (r.base, r.len, r.host_ptr());
     }
 
     /// Faults exactly as a fetch of `len` bytes at `addr` would, without reading them.
     pub fn check(&mut self, addr: u64, len: u64) -> Result<(), MemFault> {
-        self.region(addr, len).map(|_| ())
+        match self.region(addr, len) {
+            Ok(_) => Ok(()),
+            Err(_) if self.mem.covers(addr, len) => Ok(()),
+            Err(f) => Err(f),
+        }
+    }
+
+    /// A record no one region holds: its pieces copied together, or the fault.
+    #[cold]
+    #[inline(never)]
+    fn pieced(&mut self, addr: u64, len: usize) -> Result<&[u8], MemFault> {
+        self.pieced.resize(len, 0);
+        self.mem.read(addr, &mut self.pieced)?;
+        Ok(&self.pieced)
     }
 }
 
@@ -115,12 +131,15 @@ impl NodeSource for MemSource<'_> {
             // address `hot_base`, `hot_len` and `hot_host` are.
             return Ok(Some(unsafe { std::slice::from_raw_parts(self.hot_host.add(off as usize), len) }));
         }
-        let r = self.region(addr, len as u64)?;
+        let r = match self.region(addr, len as u64) {
+            Ok(r) => r,
+            Err(_) => return self.pieced(addr, len).map(Some),
+        };
         // SAFETY: `[addr, addr+len)` lies inside the region (checked above), whose backing
         // the map snapshot keeps alive for `'a`; every byte value is a valid `u8`. A shader
         // writing a structure while a query traces it is a data race the Vulkan program
         // must not have (the same contract as the copying reads of `MemoryMap::read`).
-        Ok(Some(unsafe { std::slice::from_raw_parts(r.backing.host_ptr().add((addr - r.base) as usize), len) }))
+        Ok(Some(unsafe { std::slice::from_raw_parts(r.host_ptr().add((addr - r.base) as usize), len) }))
     }
 }
 
@@ -1289,8 +1308,7 @@ mod tests {
                 _ => r.base + rng.next_u64() % r.len,
             };
             let len = (rng.next_u64() % 130) as usize;
-            let want =
-                map.region(addr, len as u64).map(|r| r.backing.host_ptr().wrapping_add((addr - r.base) as usize));
+            let want = map.region(addr, len as u64).map(|r| r.host_ptr().wrapping_add((addr - r.base) as usize));
             match src.bytes(addr, len) {
                 Ok(Some(b)) => {
                     assert_eq!((Some(b.as_ptr()), b.len()), (want.map(|p| p as *const u8), len), "{addr:#x}+{len}")
