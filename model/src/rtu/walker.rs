@@ -74,25 +74,31 @@ impl<'a> MemSource<'a> {
         MemSource { mem, hot: [None; 2], hot_base: 0, hot_len: 0, hot_host: std::ptr::null_mut(), pieced: Vec::new() }
     }
 
-    /// The region holding `[addr, addr+len)`, or the fault a read of it takes.
+    /// Host address of `[addr, addr+len)`, or the fault a read of it takes.
     #[inline]
-    fn region(&mut self, addr: u64, len: u64) -> Result<&'a Region, MemFault> {
+    fn host(&mut self, addr: u64, len: u64) -> Result<*const u8, MemFault> {
         if let Some(r) = self.hot[0].filter(|r| r.contains(addr, len)) {
-            return Ok(r);
+            return Ok(at(r, addr));
         }
         if let Some(r) = self.hot[1].filter(|r| r.contains(addr, len)) {
             self.set_hot([Some(r), self.hot[0]]);
-            return Ok(r);
+            return Ok(at(r, addr));
         }
-        self.find_region(addr, len)
+        self.find_host(addr, len)
     }
 
-    /// [`Self::region`] when neither recent region holds the bytes.
+    /// [`Self::host`] when neither recent region holds the bytes: another region, or (a
+    /// record crossing a page between two bindings of a sparse resource) a copy of its
+    /// pieces in `pieced`, valid until the next fetch.
     #[inline(never)]
-    fn find_region(&mut self, addr: u64, len: u64) -> Result<&'a Region, MemFault> {
-        let r = self.mem.region(addr, len).ok_or_else(|| self.mem.fault(addr, len))?;
+    fn find_host(&mut self, addr: u64, len: u64) -> Result<*const u8, MemFault> {
+        let Some(r) = self.mem.region(addr, len) else {
+            self.pieced.resize(len as usize, 0);
+            self.mem.read(addr, &mut self.pieced)?;
+            return Ok(self.pieced.as_ptr());
+        };
         self.set_hot([Some(r), self.hot[0]]);
-        Ok(r)
+        Ok(at(r, addr))
     }
 
     #[inline]
@@ -102,23 +108,16 @@ impl<'a> MemSource<'a> {
         (self.hot_base, self.hot_len, self.hot_host) = (r.base, r.len, r.host_ptr());
     }
 
-    /// Faults exactly as a fetch of `len` bytes at `addr` would, without reading them.
+    /// Faults exactly as a fetch of `len` bytes at `addr` would, without using them.
     pub fn check(&mut self, addr: u64, len: u64) -> Result<(), MemFault> {
-        match self.region(addr, len) {
-            Ok(_) => Ok(()),
-            Err(_) if self.mem.covers(addr, len) => Ok(()),
-            Err(f) => Err(f),
-        }
+        self.host(addr, len).map(|_| ())
     }
+}
 
-    /// A record no one region holds: its pieces copied together, or the fault.
-    #[cold]
-    #[inline(never)]
-    fn pieced(&mut self, addr: u64, len: usize) -> Result<&[u8], MemFault> {
-        self.pieced.resize(len, 0);
-        self.mem.read(addr, &mut self.pieced)?;
-        Ok(&self.pieced)
-    }
+/// Host address of `addr` in `r`, which holds it.
+#[inline]
+fn at(r: &Region, addr: u64) -> *const u8 {
+    r.host_ptr().wrapping_add((addr - r.base) as usize)
 }
 
 impl NodeSource for MemSource<'_> {
@@ -131,15 +130,13 @@ impl NodeSource for MemSource<'_> {
             // address `hot_base`, `hot_len` and `hot_host` are.
             return Ok(Some(unsafe { std::slice::from_raw_parts(self.hot_host.add(off as usize), len) }));
         }
-        let r = match self.region(addr, len as u64) {
-            Ok(r) => r,
-            Err(_) => return self.pieced(addr, len).map(Some),
-        };
-        // SAFETY: `[addr, addr+len)` lies inside the region (checked above), whose backing
-        // the map snapshot keeps alive for `'a`; every byte value is a valid `u8`. A shader
-        // writing a structure while a query traces it is a data race the Vulkan program
-        // must not have (the same contract as the copying reads of `MemoryMap::read`).
-        Ok(Some(unsafe { std::slice::from_raw_parts(r.host_ptr().add((addr - r.base) as usize), len) }))
+        let p = self.host(addr, len as u64)?;
+        // SAFETY: `p` is `addr`'s host address in a region holding all `len` bytes, whose
+        // backing the map snapshot keeps alive for `'a`, or in `pieced`, which only the next
+        // fetch (a `&mut self` call, after this slice's borrow ends) changes; every byte value
+        // is a valid `u8`. A shader writing a structure while a query traces it is a data race
+        // the Vulkan program must not have (the same contract as `MemoryMap::read`).
+        Ok(Some(unsafe { std::slice::from_raw_parts(p, len) }))
     }
 }
 
