@@ -15,6 +15,7 @@ pub mod obj;
 pub mod pipeline;
 pub mod rawas;
 pub mod scene;
+pub mod sparse;
 
 pub use accel::{AabbGeometry, AccelerationStructure, Indices, Instance, TriangleGeometry};
 pub use buffer::Buffer;
