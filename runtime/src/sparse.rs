@@ -109,3 +109,42 @@ impl BindBatch {
         self.0.iter().try_for_each(|b| b.apply(space))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Binds are checked when made (offsets whole pages, ranges inside both sides, a sparse
+    /// buffer); applied, they map and unmap the pages; the buffer's end releases its addresses.
+    #[test]
+    fn binds_are_checked_then_applied() {
+        let space = Arc::new(AddressSpace::new());
+        let usage = vk::BufferUsageFlags::STORAGE_BUFFER;
+        let buf = Arc::new(Buffer::new_sparse(&space, 2 * PAGE_BYTES - 100, usage).unwrap());
+        let mem = Arc::new(Memory::allocate(&space, 2 * PAGE_BYTES).unwrap());
+        let bind = |offset, size, memory: Option<u64>| MemoryBind {
+            resource_offset: offset,
+            size,
+            memory: memory.map(|o| (mem.clone(), o)),
+        };
+        let refused = |b: MemoryBind| BufferBinds::new(buf.clone(), vec![b]).is_err();
+        assert!(refused(bind(100, PAGE_BYTES, Some(0))), "resource offset inside a page");
+        assert!(refused(bind(0, PAGE_BYTES, Some(100))), "memory offset inside a page");
+        assert!(refused(bind(PAGE_BYTES, 2 * PAGE_BYTES, Some(0))), "past the buffer's pages");
+        assert!(refused(bind(0, PAGE_BYTES, Some(2 * PAGE_BYTES))), "past the memory");
+        let plain = Arc::new(Buffer::new(64, usage));
+        assert!(BufferBinds::new(plain, vec![bind(0, PAGE_BYTES, Some(0))]).is_err(), "not a sparse buffer");
+
+        let base = buf.address();
+        let both = vec![bind(0, PAGE_BYTES, Some(PAGE_BYTES)), bind(PAGE_BYTES, PAGE_BYTES, Some(0))];
+        BindBatch(vec![BufferBinds::new(buf.clone(), both).unwrap()]).apply(&space).unwrap();
+        let m = space.snapshot();
+        m.write_u32(base, 5).unwrap();
+        assert_eq!(m.read_u32(mem.address(PAGE_BYTES)).unwrap(), 5, "page 0 is the memory's page 1");
+        BindBatch(vec![BufferBinds::new(buf.clone(), vec![bind(0, PAGE_BYTES, None)]).unwrap()]).apply(&space).unwrap();
+        assert!(space.snapshot().read_u32(base).is_err(), "unbound again");
+        assert!(space.snapshot().read_u32(base + PAGE_BYTES).is_ok());
+        drop(buf);
+        assert!(space.snapshot().read_u32(base + PAGE_BYTES).is_err(), "released with the buffer");
+    }
+}

@@ -1288,6 +1288,34 @@ mod tests {
     use super::*;
     use crate::mem::AddressSpace;
 
+    /// A record crossing a page between two bindings of a sparse resource comes back whole
+    /// (copied out of both memories); one reaching an unbound page faults naming it; the
+    /// regions it remembers still answer in place afterwards.
+    #[test]
+    fn mem_source_pieces_records_across_sparse_bindings() {
+        use crate::abi::PAGE_BYTES as P;
+        let space = AddressSpace::new();
+        let res = space.reserve(3 * P).unwrap();
+        let (a, b) = (space.allocate(P).unwrap(), space.allocate(P).unwrap());
+        space.bind(res.base, 0, P, Some((&b, 0))).unwrap();
+        space.bind(res.base, P, P, Some((&a, 0))).unwrap();
+        let pattern: Vec<u8> = (0..2 * P).map(|k| (k * 7 % 256) as u8).collect();
+        space.snapshot().write(res.base, &pattern).unwrap();
+        let map = space.snapshot();
+        let mut src = MemSource::new(&map);
+        let inside = src.bytes(res.base + 64, 64).unwrap().unwrap().as_ptr();
+        assert_eq!(inside, b.host_ptr().wrapping_add(64) as *const u8, "in place");
+        for at in [P - 8, P - 63, P - 1] {
+            let got = src.bytes(res.base + at, 64).unwrap().unwrap().to_vec();
+            assert_eq!(got, pattern[at as usize..][..64], "record at {at:#x}");
+            src.check(res.base + at, 64).unwrap();
+        }
+        let f = src.bytes(res.base + 2 * P - 16, 64).unwrap_err();
+        assert_eq!(f.kind, crate::mem::MemFaultKind::Unbound { page: res.base + 2 * P });
+        assert!(src.check(res.base + 2 * P - 16, 64).is_err());
+        assert_eq!(src.bytes(res.base + 64, 64).unwrap().unwrap().as_ptr(), inside);
+    }
+
     /// The functional source answers exactly what the memory map does, wherever the bytes
     /// lie against the regions it remembers (inside, straddling an end, between regions).
     #[test]
