@@ -44,6 +44,23 @@ impl SparseBuffer {
     pub fn handle(&self) -> vk::Buffer {
         self.handle
     }
+
+    /// A sparse buffer of `size` bytes with every page bound, one bind each, to one
+    /// allocation in reverse order (page k to the allocation's page n-1-k): no two
+    /// neighbouring pages are neighbours in memory.
+    pub fn bound_in_reverse(ctx: &Context, size: u64, usage: vk::BufferUsageFlags) -> Result<(SparseBuffer, Memory)> {
+        let buf = SparseBuffer::new(ctx, size, usage)?;
+        let (p, n) = (buf.page, size.div_ceil(buf.page));
+        let memory = Memory::new(ctx, n * p, buf.memory_type_bits)?;
+        let binds: Vec<Bind> =
+            (0..n).map(|k| Bind { offset: k * p, size: p, memory: Some((&memory, (n - 1 - k) * p)) }).collect();
+        let fence = new_fence(ctx)?;
+        let r = bind(ctx, &buf, &binds, &[], &[], fence).and_then(|()| wait_fence(ctx, fence));
+        // SAFETY: waited for (or never queued).
+        unsafe { ctx.device().destroy_fence(fence, None) };
+        r?;
+        Ok((buf, memory))
+    }
 }
 
 impl Drop for SparseBuffer {
