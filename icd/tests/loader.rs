@@ -68,7 +68,8 @@ fn vulkaninfo_lists_the_vortex_device_and_its_extensions() {
     assert_eq!(families.len(), 1, "one queue family: {families:?}");
     assert!(families[0].ends_with("= QUEUE_COMPUTE | QUEUE_TRANSFER | QUEUE_SPARSE_BINDING"), "{families:?}");
     // Sparse binding of buffers, without residency (an unbound page is a fault).
-    let flag = |key: &str| out.lines().find(|l| l.trim_start().starts_with(key)).map(|l| l.trim_end().ends_with("true"));
+    let flag =
+        |key: &str| out.lines().find(|l| l.trim_start().starts_with(key)).map(|l| l.trim_end().ends_with("true"));
     assert_eq!(flag("sparseBinding "), Some(true));
     for key in ["sparseResidencyBuffer ", "sparseResidencyImage2D ", "residencyNonResidentStrict "] {
         assert_eq!(flag(key), Some(false), "{key}");
