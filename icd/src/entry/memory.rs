@@ -330,6 +330,14 @@ pub unsafe extern "system" fn create_image(
             tracing::warn!("vkCreateImage: multisampled images are not supported");
             return Err(vk::Result::ERROR_FEATURE_NOT_PRESENT);
         }
+        let sparse = vk::ImageCreateFlags::SPARSE_BINDING
+            | vk::ImageCreateFlags::SPARSE_RESIDENCY
+            | vk::ImageCreateFlags::SPARSE_ALIASED;
+        if i.flags.intersects(sparse) {
+            // Sparse binding is for buffers: no image format reports sparse support.
+            tracing::warn!("vkCreateImage: sparse images are not supported");
+            return Err(vk::Result::ERROR_FEATURE_NOT_PRESENT);
+        }
         let img = Image::new(
             i.image_type,
             i.format,
