@@ -22,6 +22,7 @@ pub mod memory;
 pub mod pipeline;
 pub mod query;
 pub mod queue;
+pub mod sparse;
 pub mod stats;
 pub mod stream;
 pub mod sync;

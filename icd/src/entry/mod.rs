@@ -16,5 +16,6 @@ pub mod instance;
 pub mod memory;
 pub mod pipeline;
 pub mod query;
+pub mod sparse;
 pub mod sync;
 pub mod transfer;
