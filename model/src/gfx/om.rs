@@ -124,7 +124,7 @@ pub fn depth_stencil(
         (fmt, d.addr + y as u64 * d.row_pitch + x as u64 * bytes, bytes)
     });
     let stored = match depth {
-        Some((_, addr, 2)) => Some(read_bytes::<2>(mem, addr)? as u32),
+        Some((_, addr, 2)) => Some(read_bytes::<2>(mem, addr)?),
         Some((_, addr, _)) => Some(read_bytes::<4>(mem, addr)?),
         None => None,
     };

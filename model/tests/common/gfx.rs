@@ -74,7 +74,7 @@ pub mod push {
 }
 
 /// The harness's vertex kernel: fetches its vertex by `vtx_index`, offsets x by
-/// `instance * INSTANCE_DX`, writes position, point size, clip distances and two varyings.
+/// `(instance - first instance) * INSTANCE_DX`, writes position, point size, clip distances and two varyings.
 pub fn vertex_kernel() -> Vec<Instr> {
     let p = kargs::PUSH as u32;
     vec![
@@ -93,8 +93,10 @@ pub fn vertex_kernel() -> Vec<Instr> {
         csr_(27, gfx::csr::VTX_INSTANCE),
         csr_(28, gfx::csr::DRAW_INDEX),
         csr_(29, gfx::csr::VTX_SLOT),
-        // x += instance * dx
-        r(Op::U2f, 0, 30, 27, N, N, 0),
+        // x += (instance - first instance) * dx
+        csr_(30, gfx::csr::VTX_BASE_INSTANCE),
+        r(Op::Isub, 0, 30, 27, 30, N, 0),
+        r(Op::U2f, 0, 30, 30, N, N, 0),
         r(Op::Ldg, MemSize::B32 as u8, 31, 0, N, N, p + push::INSTANCE_DX),
         r(Op::Ffma, 0, 10, 30, 31, 10, 0),
         // The slot's address: vob + slot * STRIDE.
@@ -190,6 +192,30 @@ pub mod fs {
     /// r40..r43 = the push constants' colour.
     pub fn push_color() -> Instr {
         r(Op::Ldg, MemSize::B128 as u8, 40, 0, N, N, kargs::PUSH as u32 + push::COLOR)
+    }
+
+    /// r40..r43 = four CSRs.
+    pub fn csrs(ids: [u32; 4]) -> Vec<Instr> {
+        (0..4).map(|k| csr_(40 + k as u16, ids[k])).collect()
+    }
+
+    /// r40..r43 = varying `loc` of the provoking vertex (flat).
+    pub fn flat(loc: usize) -> Vec<Instr> {
+        vec![
+            csr_(14, gfx::csr::VOB_LO),
+            csr_(15, gfx::csr::VOB_HI),
+            movi(17, STRIDE),
+            movi(19, 0),
+            csr_(16, gfx::csr::FRAG_VTX0),
+            r(Op::Imul, 0, 18, 16, 17, N, 0),
+            r(Op::Iadd64, 0, 32, 14, 18, N, 0),
+            r(Op::Ldg, MemSize::B128 as u8, 40, 32, N, N, vout::varying(loc, 0) as u32),
+        ]
+    }
+
+    /// The counting kernel that also exports four CSRs to colour location 0.
+    pub fn count_and_export(ids: [u32; 4]) -> Vec<Instr> {
+        [prologue(), count(), csrs(ids), vec![export_color(0, 40), exit()]].concat()
     }
 }
 
@@ -302,6 +328,8 @@ pub struct Draw<'a> {
     pub vertex_base: u32,
     pub first_instance: u32,
     pub push: Vec<u8>,
+    /// An index buffer address to use instead of allocating `indices` (its type from them).
+    pub index_addr: Option<u64>,
 }
 
 impl<'a> Draw<'a> {
@@ -317,6 +345,7 @@ impl<'a> Draw<'a> {
             vertex_base: 0,
             first_instance: 0,
             push: Vec::new(),
+            index_addr: None,
         }
     }
 }
@@ -371,7 +400,7 @@ impl Gfx {
         let slots = d.vertex_count as u64 * d.instance_count as u64;
         let vob = self.alloc(&vec![0u8; (slots * STRIDE as u64).max(1) as usize]);
         let (index, itype) = match &d.indices {
-            Some((b, t)) => (self.alloc(b), *t),
+            Some((b, t)) => (d.index_addr.unwrap_or_else(|| self.alloc(b)), *t),
             None => (0, 0),
         };
         let writes = [
@@ -408,4 +437,38 @@ pub fn push_counters(counters: u64, width: u32) -> Vec<u8> {
     p[push::COUNTERS as usize..][..8].copy_from_slice(&counters.to_le_bytes());
     p[push::WIDTH as usize..][..4].copy_from_slice(&width.to_le_bytes());
     p
+}
+
+/// A `w` x `h` attachment of `bpp`-byte texels filled with `fill` (one texel's bytes).
+pub fn target(g: &Gfx, w: u32, h: u32, fill: &[u8]) -> u64 {
+    let bytes: Vec<u8> = (0..w * h).flat_map(|_| fill.iter().copied()).collect();
+    g.alloc(&bytes)
+}
+
+/// Texel (`x`, `y`) of a `w`-wide attachment of `bpp`-byte texels, as words.
+pub fn texel(g: &Gfx, addr: u64, w: u32, bpp: u32, x: u32, y: u32) -> Vec<u32> {
+    let t = g.read(addr + ((y * w + x) * bpp) as u64, bpp as usize);
+    if bpp < 4 {
+        return vec![t.iter().rev().fold(0, |v, &b| v << 8 | b as u32)];
+    }
+    t.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect()
+}
+
+/// Words as f32.
+pub fn floats(v: &[u32]) -> Vec<f32> {
+    v.iter().map(|&x| f32::from_bits(x)).collect()
+}
+
+/// Push constants with a colour.
+pub fn push_color(mut p: Vec<u8>, c: [f32; 4]) -> Vec<u8> {
+    p.resize(p.len().max(48), 0);
+    for (i, v) in c.iter().enumerate() {
+        p[push::COLOR as usize + 4 * i..][..4].copy_from_slice(&v.to_le_bytes());
+    }
+    p
+}
+
+/// A vertex in clip space.
+pub fn clip(x: f32, y: f32, z: f32, w: f32) -> Vertex {
+    Vertex { pos: [x, y, z, w], point_size: 1.0, ..Default::default() }
 }
