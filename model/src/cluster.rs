@@ -35,7 +35,7 @@ use crate::watchdog::Tally;
 /// goes to its core, in list order.
 pub enum LaunchSource<'k> {
     Kmu { kmu: &'k Kmu, next: u64, stride: u64 },
-    Lists { lists: &'k [Vec<CtaDesc>], next: Vec<usize> },
+    Lists { lists: &'k [Vec<CtaDesc>], ready: &'k [Vec<u64>], next: Vec<usize> },
 }
 
 impl<'k> LaunchSource<'k> {
@@ -43,9 +43,10 @@ impl<'k> LaunchSource<'k> {
         LaunchSource::Kmu { kmu, next: first, stride: stride.max(1) }
     }
 
-    /// CTAs for each of the cluster's cores, in order.
-    pub fn lists(lists: &'k [Vec<CtaDesc>]) -> LaunchSource<'k> {
-        LaunchSource::Lists { lists, next: vec![0; lists.len()] }
+    /// CTAs for each of the cluster's cores, in order, each launched no earlier than its
+    /// `ready` cycle.
+    pub fn lists(lists: &'k [Vec<CtaDesc>], ready: &'k [Vec<u64>]) -> LaunchSource<'k> {
+        LaunchSource::Lists { lists, ready, next: vec![0; lists.len()] }
     }
 
     fn pull(&mut self) -> Option<Vec<CtaDesc>> {
@@ -59,10 +60,22 @@ impl<'k> LaunchSource<'k> {
         }
     }
 
-    /// The next CTA listed for `core`.
-    fn peek(&self, core: usize) -> Option<CtaDesc> {
+    /// The next CTA listed for `core`, if it is ready at cycle `now`.
+    fn peek(&self, core: usize, now: u64) -> Option<CtaDesc> {
         match self {
-            LaunchSource::Lists { lists, next } => lists[core].get(next[core]).copied(),
+            LaunchSource::Lists { lists, ready, next } => {
+                lists[core].get(next[core]).copied().filter(|_| ready[core][next[core]] <= now)
+            }
+            LaunchSource::Kmu { .. } => None,
+        }
+    }
+
+    /// The first cycle after `now` at which a listed CTA becomes ready.
+    fn next_ready(&self, now: u64) -> Option<u64> {
+        match self {
+            LaunchSource::Lists { ready, next, .. } => {
+                ready.iter().zip(next).filter_map(|(r, &n)| r.get(n).copied()).filter(|&t| t > now).min()
+            }
             LaunchSource::Kmu { .. } => None,
         }
     }
@@ -76,7 +89,7 @@ impl<'k> LaunchSource<'k> {
     fn exhausted(&self) -> bool {
         match self {
             LaunchSource::Kmu { kmu, next, .. } => *next >= kmu.num_clusters(),
-            LaunchSource::Lists { lists, next } => lists.iter().zip(next).all(|(l, &n)| n >= l.len()),
+            LaunchSource::Lists { lists, next, .. } => lists.iter().zip(next).all(|(l, &n)| n >= l.len()),
         }
     }
 
@@ -293,7 +306,7 @@ impl<'a> Cluster<'a> {
         let (now, n) = (self.now, self.cores.len());
         for k in 0..n {
             let c = (self.arb.rr + k) % n;
-            let Some(cta) = self.source.peek(c) else { continue };
+            let Some(cta) = self.source.peek(c, now) else { continue };
             let clk = &mut self.clocks[c];
             if !clk.disp_ready(now) {
                 continue;
@@ -362,6 +375,10 @@ impl<'a> Cluster<'a> {
                 } else if let Some(t) = self.clocks.iter().map(|c| c.disp_free_at()).filter(|&t| t > now).min() {
                     // A blocked message waits for a dispatcher to finish expanding, or for a
                     // retirement to free a slot (an issue event, which marks the core dirty).
+                    self.arb_next = self.arb_next.min(t);
+                }
+                // A listed CTA waits for the raster unit to have produced it.
+                if let Some(t) = self.source.next_ready(now) {
                     self.arb_next = self.arb_next.min(t);
                 }
             }

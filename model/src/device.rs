@@ -69,8 +69,9 @@ impl DispatchReport {
 pub enum Source<'a> {
     /// The KMU's walk of the grid, load-balanced over the cores (dispatches, vertex kernels).
     Kmu(&'a Kmu),
-    /// A list of CTAs per core, each run in order on its core (fragment warps by tile).
-    PerCore(&'a [Vec<CtaDesc>]),
+    /// A list of CTAs per core, each run in order on its core (fragment warps by tile), with
+    /// the cycle each may launch at (timed mode).
+    PerCore(&'a [Vec<CtaDesc>], &'a [Vec<u64>]),
 }
 
 pub struct Device {
@@ -205,7 +206,7 @@ impl Device {
             }
             let (results, ran) = match source {
                 Source::Kmu(kmu) => self.run_functional(&ctx, kmu),
-                Source::PerCore(lists) => self.run_lists(&ctx, lists),
+                Source::PerCore(lists, _) => self.run_lists(&ctx, lists),
             };
             let mut first_fault: Option<Fault> = None;
             for r in results {
@@ -313,21 +314,24 @@ impl Device {
     /// Every core's output-merger port starts a fragment stage.
     pub(crate) fn begin_fragments(&mut self) {
         let warps = self.cfg.num_warps as usize;
+        let timed = (self.cfg.mode == Mode::Timed).then_some(&self.cfg.gfx);
         for c in &mut self.cores {
-            c.units.om.begin(warps);
+            c.units.om.begin(warps, timed);
         }
     }
 
-    /// The fragment stage ended: the output mergers' counters, every warp merged.
-    pub(crate) fn end_fragments(&mut self) -> Result<crate::gfx::om::OmStats, Fault> {
-        let mut s = crate::gfx::om::OmStats::default();
+    /// The fragment stage ended: the output mergers' counters (every warp merged), and the
+    /// cycle the last merge finished (timed mode).
+    pub(crate) fn end_fragments(&mut self) -> Result<(crate::gfx::om::OmStats, u64), Fault> {
+        let (mut s, mut end) = (crate::gfx::om::OmStats::default(), 0);
         for c in &mut self.cores {
             if !c.units.om.drained() {
                 return Err(Fault::new(FaultKind::BadLaunch, "a fragment warp never merged"));
             }
             s.add(&c.units.om.stats);
+            end = end.max(c.units.om.end);
         }
-        Ok(s)
+        Ok((s, end))
     }
 }
 
@@ -356,7 +360,9 @@ impl Device {
         for (i, cores) in self.cores.chunks_mut(cpc).enumerate() {
             let source = match source {
                 Source::Kmu(kmu) => LaunchSource::new(kmu, i as u64, ncl as u64),
-                Source::PerCore(lists) => LaunchSource::lists(&lists[i * cpc..(i + 1) * cpc]),
+                Source::PerCore(lists, ready) => {
+                    LaunchSource::lists(&lists[i * cpc..(i + 1) * cpc], &ready[i * cpc..(i + 1) * cpc])
+                }
             };
             clusters.push(Cluster::new(&cfg, i as u32, cores, ctx, source, reform)?);
         }

@@ -813,3 +813,81 @@ impl From<&vortex_model::gfx::DrawStats> for DrawStatsNoCycles {
         DrawStatsNoCycles(vortex_model::gfx::DrawStats { cycles: None, ..s.clone() })
     }
 }
+
+/// A full-target quad (two triangles) with a fragment kernel that interpolates a colour,
+/// on a `w` x `h` R8G8B8A8 target; returns the report.
+fn full_screen(cfg: DeviceConfig, w: u32, h: u32) -> vortex_model::device::DispatchReport {
+    let mut g = Gfx::new(cfg);
+    let color = target(&g, w, h, &[0; 4]);
+    let mut state = State::new(w, h);
+    state.u(st::TOPOLOGY, 4).color(0, color, format::R8G8B8A8_UNORM, 4 * w);
+    let s = |x, y, c: [f32; 4]| Vertex { attr: c, ..Vertex::screen(x, y, 0.5, w, h) };
+    let (fw, fh) = (w as f64, h as f64);
+    let v = [
+        s(0.0, 0.0, [1.0, 0.0, 0.0, 1.0]),
+        s(fw, 0.0, [0.0, 1.0, 0.0, 1.0]),
+        s(0.0, fh, [0.0, 0.0, 1.0, 1.0]),
+        s(fw, fh, [1.0; 4]),
+    ];
+    let vs = vertex_kernel();
+    let fs = [fs::prologue(), fs::interpolate(0, false), vec![fs::export_color(0, 40), exit()]].concat();
+    let d = Draw::new(&vs, Some(&fs), &state, &v);
+    g.draw(&d).unwrap()
+}
+
+/// Timed mode's raster unit and output merger, through their cycle counts: fragment warps
+/// wait for the raster unit, whose cycles follow its quad rate; a slower output merger
+/// lengthens the fragment stage; the draw's cycles are the vertex stage's plus the
+/// fragment stage's.
+#[test]
+fn timed_raster_and_merger_rates() {
+    let cycles = |f: &dyn Fn(&mut DeviceConfig)| {
+        let mut cfg = DeviceConfig { mode: Mode::Timed, ..DeviceConfig::default() };
+        f(&mut cfg);
+        let r = full_screen(cfg, 64, 64);
+        let st = r.draw.unwrap();
+        let c = st.cycles.clone().unwrap();
+        assert_eq!(r.timed.unwrap().cycles, c.vertex + c.fragment);
+        assert!(c.fragment >= c.raster && c.vertex > 0, "{c:?}");
+        (c, st.quads)
+    };
+    let (base, quads) = cycles(&|_| {});
+    // Four quads a cycle: at least quads / 4 cycles, and not much more for two primitives.
+    assert!(base.raster >= quads / 4 && base.raster <= quads / 4 + 64, "{base:?} for {quads} quads");
+    let (slow, _) = cycles(&|c| c.gfx.raster_quads_per_cycle = 1);
+    assert!(slow.raster >= quads && slow.fragment >= slow.raster, "{slow:?}");
+    // An output merger merging one quad every cycle on each of 4 cores cannot finish the
+    // draw's quads in fewer than quads / 4 cycles; at 1/1 and a latency of 500 it is later.
+    let (om, _) = cycles(&|c| {
+        c.gfx.om_quads_per_cycle = 1;
+        c.gfx.om_latency = 500;
+    });
+    assert!(om.fragment >= base.fragment + 400, "{om:?} vs {base:?}");
+}
+
+/// Fragments per second of a full-screen draw in both modes (a benchmark:
+/// `cargo test --release -p vortex-model --test gfx -- --ignored --nocapture`).
+#[test]
+#[ignore]
+fn full_screen_rate() {
+    for mode in [Mode::Functional, Mode::Timed] {
+        let (w, h) = (1024, 1024);
+        let mut best = f64::MAX;
+        let mut last = None;
+        for _ in 0..3 {
+            let t = std::time::Instant::now();
+            let r = full_screen(DeviceConfig { mode, ..DeviceConfig::default() }, w, h);
+            best = best.min(t.elapsed().as_secs_f64());
+            last = Some(r);
+        }
+        let r = last.unwrap();
+        let st = r.draw.unwrap();
+        println!(
+            "{mode:?}: {} fragments in {:.3} s: {:.2} M fragments/s{}",
+            st.fragments,
+            best,
+            st.fragments as f64 / best / 1e6,
+            st.cycles.map(|c| format!(", {c:?}")).unwrap_or_default()
+        );
+    }
+}

@@ -153,6 +153,7 @@ impl Core {
             let mask = if rank as u32 == n - 1 { adm.last_mask } else { full_mask(self.nt as u32) } & live;
             if let Some(Stage::Fragment(_)) = ctx.gfx {
                 self.units.om.launch(wid as usize, self.nt);
+                self.units.samples.reset(wid as usize);
             }
             let w = &mut self.warps[wid as usize];
             w.cta_slot = adm.slot;
@@ -242,7 +243,7 @@ impl Core {
                     WarpState::Done => {
                         retired += 1;
                         self.record_work(wid, ctx.launch);
-                        self.merge_fragments(ctx, wid)?;
+                        self.merge_fragments(ctx, wid, 0)?;
                         let cta = &mut self.ctas[slot];
                         cta.live_warps -= 1;
                         disp.retire_warp(slot as u32, wid as u32);
@@ -277,14 +278,13 @@ impl Core {
         Ok(stats)
     }
 
-    /// A retired fragment warp hands its exports to the core's output merger.
-    pub(crate) fn merge_fragments(&mut self, ctx: &DispatchCtx, wid: usize) -> Result<(), Fault> {
+    /// A retired fragment warp hands its exports to the core's output merger (at cycle
+    /// `now` in timed mode).
+    pub(crate) fn merge_fragments(&mut self, ctx: &DispatchCtx, wid: usize, now: u64) -> Result<(), Fault> {
         if let Some(Stage::Fragment(fs)) = ctx.gfx {
             let block = self.ctas[self.warps[wid].cta_slot as usize].block_idx;
-            self.units
-                .om
-                .retire(wid, block[0], fs, ctx.mem)
-                .map_err(|f| f.at(&ctx.kernel.name, 0, self.id, wid as u32, None))?;
+            let (id, name) = (self.id, &ctx.kernel.name);
+            self.units.om.retire(wid, block[0], fs, ctx.mem, now).map_err(|f| f.at(name, 0, id, wid as u32, None))?;
         }
         Ok(())
     }

@@ -347,7 +347,7 @@ impl Core {
         now: u64,
     ) -> Result<(), Fault> {
         self.record_work(w, ctx.launch);
-        self.merge_fragments(ctx, w)?;
+        self.merge_fragments(ctx, w, now)?;
         let slot = self.warps[w].cta_slot as usize;
         self.ctas[slot].live_warps -= 1;
         clk.disp.retire_warp(slot as u32, w as u32);

@@ -13,10 +13,13 @@ use crate::abi::gfx::state::flags;
 use crate::device::{Device, DispatchReport, Source};
 use crate::fault::{Fault, FaultKind};
 use crate::kmu::Kmu;
+use crate::mem::MemoryMap;
 use serde::Serialize;
 use std::time::Instant;
 
-/// Timed mode: the cycles of each stage of a draw (they run one after the other).
+/// Timed mode: the cycles of each stage of a draw. The vertex stage runs first; the raster
+/// unit then starts, and fragment warps launch as it closes them, so the fragment stage
+/// (which ends when its last warp has merged) overlaps the raster unit's cycles.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct StageCycles {
     pub vertex: u64,
@@ -37,8 +40,8 @@ impl Device {
         let regs = self.dcrs().draw();
         let mem = self.memory().snapshot();
         let state = DrawState::read(&mem, regs.state)?;
-        let mut stats = DrawStats::default();
         let mut report = DispatchReport { kernel: "draw".into(), ..Default::default() };
+        let mut stats = DrawStats::default();
         if regs.slots() == 0 {
             report.draw = Some(stats);
             return Ok(report);
@@ -52,45 +55,68 @@ impl Device {
             ));
         }
         let vs = VertexStage::fetch(&mem, regs, state.has(flags::PRIMITIVE_RESTART))?;
-
         let vkernel = self.kernel(&mem, regs.vs_pc)?;
         let launch = vs.launch(nt);
         let kmu = Kmu::new(&launch)?;
         let vrep = self.run(&mem, &launch, &vkernel, Some(Stage::Vertex(&vs)), Source::Kmu(&kmu))?;
-        stats.vertices = vs.invocations();
-        let names = vkernel.name.clone();
+        let mut cycles = StageCycles { vertex: vrep.timed.as_ref().map_or(0, |t| t.cycles), ..Default::default() };
+        report.kernel = vkernel.name.clone();
+        report.grid = launch.grid_dim;
+        report.block = launch.block_dim;
+        report.absorb(vrep);
 
         let late = shade && !early_tests(&state);
+        let gcfg = self.config().gfx.clone();
         let raster = Raster {
             state: &state,
             vs: &vs,
             mem: &mem,
             shade,
             early: !late,
-            tile: self.config().gfx.tile_size,
+            cfg: &gcfg,
             cores: self.config().num_cores(),
             nt: nt as usize,
         };
         let (out, rstats, om) = raster.run()?;
-        let vertices = stats.vertices;
-        stats = DrawStats { vertices, om, ..rstats };
-        report.kernel = names;
-        report.grid = launch.grid_dim;
-        report.block = launch.block_dim;
-        report.absorb(vrep);
+        stats = DrawStats { vertices: vs.invocations(), om, ..rstats };
+        cycles.raster = out.cycles;
+        cycles.fragment = out.cycles;
         if shade && !out.binner.warps.is_empty() {
-            let fkernel = self.kernel(&mem, regs.fs_pc)?;
             let fs = FragStage::new(regs, state, out, late);
-            stats.helper_lanes = fs.helper_lanes();
-            let launch = fs.launch(nt);
-            self.begin_fragments();
-            let frep = self.run(&mem, &launch, &fkernel, Some(Stage::Fragment(&fs)), Source::PerCore(&fs.lists))?;
-            stats.om.add(&self.end_fragments()?);
-            report.kernel = format!("{} / {}", report.kernel, fkernel.name);
-            report.absorb(frep);
+            self.fragments(&mem, &fs, &mut report, &mut stats, &mut cycles)?;
+        }
+        if let Some(t) = report.timed.as_mut() {
+            t.cycles = cycles.vertex + cycles.fragment;
+            stats.cycles = Some(cycles);
         }
         report.draw = Some(stats);
         report.wall = t0.elapsed();
         Ok(report)
+    }
+
+    /// The fragment stage: the warps of `fs` on their cores, merged by each core's output
+    /// merger.
+    fn fragments(
+        &mut self,
+        mem: &MemoryMap,
+        fs: &FragStage,
+        report: &mut DispatchReport,
+        stats: &mut DrawStats,
+        cycles: &mut StageCycles,
+    ) -> Result<(), Fault> {
+        let fkernel = self.kernel(mem, fs.regs.fs_pc)?;
+        stats.helper_lanes = fs.helper_lanes();
+        let launch = fs.launch(self.config().num_threads);
+        self.begin_fragments();
+        let frep =
+            self.run(mem, &launch, &fkernel, Some(Stage::Fragment(fs)), Source::PerCore(&fs.lists, &fs.ready))?;
+        let (om, om_end) = self.end_fragments()?;
+        stats.om.add(&om);
+        if let Some(t) = &frep.timed {
+            cycles.fragment = t.cycles.max(om_end).max(cycles.raster);
+        }
+        report.kernel = format!("{} / {}", report.kernel, fkernel.name);
+        report.absorb(frep);
+        Ok(())
     }
 }

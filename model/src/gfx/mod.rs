@@ -52,6 +52,12 @@ impl Stage<'_> {
     }
 }
 
+/// True for the graphics CSRs every lane of a warp reads the same (read once, broadcast).
+pub fn uniform_csr(id: u32) -> bool {
+    use crate::abi::gfx::csr;
+    matches!(id, csr::VTX_BASE_VERTEX..=csr::VOB_HI)
+}
+
 /// What one draw's fixed-function units did.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct DrawStats {

@@ -256,9 +256,17 @@ pub fn color(
     }
     let tb = f.texel_bytes() as usize;
     let addr = att.addr + y as u64 * att.row_pitch + x as u64 * tb as u64;
+    let blends = att.blend.enable && !f.is_integer();
+    let all = (1 << f.comps) - 1;
+    if !blends && mask & all == all {
+        // Every component replaced: nothing of the old texel survives.
+        let mut new = [0u8; 16];
+        format::encode_texel(f, src, &mut new[..tb]);
+        return mem.write(addr, &new[..tb]).map_err(Fault::memory);
+    }
     let mut old = [0u8; 16];
     mem.read(addr, &mut old[..tb]).map_err(Fault::memory)?;
-    let value = if att.blend.enable && !f.is_integer() {
+    let value = if blends {
         stats.blended += 1;
         let fl = |v: [u32; 4]| v.map(f32::from_bits);
         let s = fl(src).map(|v| clamp_for(f.kind, v));
@@ -297,20 +305,28 @@ impl Default for FragOut {
 pub struct Port {
     /// The exports of the fragment warp in each warp slot, one per lane.
     slots: Vec<Vec<FragOut>>,
-    /// Warps retired before their turn, by their place in the core's list.
-    waiting: BTreeMap<u32, (u32, Vec<FragOut>)>,
+    /// Warps retired before their turn, by their place in the core's list, with the cycle
+    /// they retired at (timed mode).
+    waiting: BTreeMap<u32, (u32, Vec<FragOut>, u64)>,
     /// The place of the next warp to merge.
     next: u32,
     pub stats: OmStats,
+    /// Timed mode: (quads merged per cycle, latency); the cycle the merger is free from;
+    /// the cycle its last merge finished.
+    timing: Option<(u64, u64)>,
+    free: u64,
+    pub end: u64,
 }
 
 impl Port {
-    /// A fragment stage begins on this core.
-    pub fn begin(&mut self, warps: usize) {
+    /// A fragment stage begins on this core (`timed`: timed mode's knobs).
+    pub fn begin(&mut self, warps: usize, timed: Option<&crate::config::GfxConfig>) {
         self.slots.resize_with(warps, Vec::new);
         self.waiting.clear();
         self.next = 0;
         self.stats = OmStats::default();
+        self.timing = timed.map(|c| (c.om_quads_per_cycle as u64, c.om_latency as u64));
+        (self.free, self.end) = (0, 0);
     }
 
     /// A fragment warp launches into slot `wid`.
@@ -337,13 +353,19 @@ impl Port {
         o.done = done;
     }
 
-    /// The fragment warp `warp` in slot `wid` retired: it merges once every warp listed
-    /// before it on this core has.
-    pub fn retire(&mut self, wid: usize, warp: u32, fs: &FragStage, mem: &MemoryMap) -> Result<(), Fault> {
+    /// The fragment warp `warp` in slot `wid` retired (at cycle `now`, timed mode): it
+    /// merges once every warp listed before it on this core has. In timed mode a merge
+    /// takes its quads' share of the merger's throughput, in list order.
+    pub fn retire(&mut self, wid: usize, warp: u32, fs: &FragStage, mem: &MemoryMap, now: u64) -> Result<(), Fault> {
         let outs = std::mem::take(&mut self.slots[wid]);
-        self.waiting.insert(fs.warps[warp as usize].seq, (warp, outs));
-        while let Some((w, outs)) = self.waiting.remove(&self.next) {
+        self.waiting.insert(fs.warps[warp as usize].seq, (warp, outs, now));
+        while let Some((w, outs, t)) = self.waiting.remove(&self.next) {
             merge(fs, w, &outs, mem, &mut self.stats)?;
+            if let Some((rate, latency)) = self.timing {
+                let start = (t + latency).max(self.free);
+                self.free = start + (fs.warps[w as usize].n as u64).div_ceil(rate);
+                self.end = self.end.max(self.free);
+            }
             self.slots[wid] = outs;
             self.next += 1;
         }

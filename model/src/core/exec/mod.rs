@@ -66,6 +66,8 @@ pub struct CoreUnits {
     pub rtu: RtuUnit,
     /// The core's port to the output merger (`EXP`).
     pub om: crate::gfx::om::Port,
+    /// Fragment lanes' interpolated values, computed when first read.
+    pub samples: crate::gfx::frag::SampleCache,
 }
 
 impl CoreUnits {
@@ -73,6 +75,7 @@ impl CoreUnits {
         CoreUnits {
             rtu: RtuUnit::new(&cfg.rtu, cfg.num_warps as usize, cfg.num_threads as usize),
             om: Default::default(),
+            samples: Default::default(),
         }
     }
 }

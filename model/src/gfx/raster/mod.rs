@@ -47,6 +47,60 @@ pub struct Rasterized {
     pub prims: Vec<RasterPrim>,
     pub quads: Vec<Quad>,
     pub binner: Binner,
+    /// Timed mode: the cycles the raster unit took (its last quad, or its last setup).
+    pub cycles: u64,
+}
+
+/// The raster unit's clock (timed mode's schedule; functional mode computes it too, it
+/// changes nothing): primitives set up one every `setup_cycles`, each primitive's quads
+/// come out `raster_latency` after its setup, `raster_quads_per_cycle` a cycle, in order.
+#[derive(Clone, Copy, Debug)]
+struct Clock {
+    setup_cycles: u64,
+    latency: u64,
+    per_cycle: u32,
+    next_setup: u64,
+    /// The cycle quads are coming out in, and how many came out in it.
+    t: u64,
+    n: u32,
+    /// The current primitive's earliest quad cycle.
+    first: u64,
+}
+
+impl Clock {
+    fn new(cfg: &crate::config::GfxConfig) -> Clock {
+        Clock {
+            setup_cycles: cfg.setup_cycles as u64,
+            latency: cfg.raster_latency as u64,
+            per_cycle: cfg.raster_quads_per_cycle,
+            next_setup: 0,
+            t: 0,
+            n: 0,
+            first: 0,
+        }
+    }
+
+    /// A primitive enters setup.
+    fn primitive(&mut self) {
+        self.first = self.next_setup + self.latency;
+        self.next_setup += self.setup_cycles;
+    }
+
+    /// The cycle of the current primitive's next quad.
+    fn quad(&mut self) -> u64 {
+        if self.first > self.t {
+            (self.t, self.n) = (self.first, 0);
+        }
+        if self.n == self.per_cycle {
+            (self.t, self.n) = (self.t + 1, 0);
+        }
+        self.n += 1;
+        self.t
+    }
+
+    fn end(&self) -> u64 {
+        self.next_setup.max(self.t + (self.n > 0) as u64)
+    }
 }
 
 /// How the raster unit runs one draw.
@@ -58,7 +112,7 @@ pub struct Raster<'a> {
     pub shade: bool,
     /// The output merger tests depth and stencil here, before any fragment runs.
     pub early: bool,
-    pub tile: u32,
+    pub cfg: &'a crate::config::GfxConfig,
     pub cores: u32,
     pub nt: usize,
 }
@@ -73,6 +127,7 @@ struct Unit<'a> {
     out: Rasterized,
     stats: DrawStats,
     om: OmStats,
+    clock: Clock,
 }
 
 /// A vertex as the raster unit reads it from its slot.
@@ -96,10 +151,12 @@ impl Raster<'_> {
             out: Rasterized {
                 prims: Vec::new(),
                 quads: Vec::new(),
-                binner: Binner::new(self.tile, st.target[0], self.cores, self.nt),
+                binner: Binner::new(self.cfg.tile_size, st.target[0], st.target[1], self.cores, self.nt),
+                cycles: 0,
             },
             stats: DrawStats::default(),
             om: OmStats::default(),
+            clock: Clock::new(self.cfg),
         };
         if st.has(flags::RASTERIZER_DISCARD) {
             return Ok((u.out, u.stats, u.om));
@@ -113,7 +170,8 @@ impl Raster<'_> {
                 u.primitive(inst, p)?;
             }
         }
-        u.out.binner.finish();
+        u.out.cycles = u.clock.end();
+        u.out.binner.finish(u.out.cycles);
         u.stats.tiles = u.out.binner.tiles;
         u.stats.fragment_warps = u.out.binner.warps.len() as u64;
         Ok((u.out, u.stats, u.om))
@@ -140,6 +198,7 @@ impl Unit<'_> {
 
     fn primitive(&mut self, inst: u32, p: &Primitive) -> Result<(), Fault> {
         self.stats.primitives += 1;
+        self.clock.primitive();
         let base = inst * self.r.vs.regs.vertex_count;
         let slots = p.pos.map(|pos| base.wrapping_add(pos));
         let info = Info { slots, front: true, id: p.id, bias: 0.0 };
@@ -302,6 +361,7 @@ impl Unit<'_> {
     /// One quad of primitive `prim`: the early tests when they apply, then binning.
     fn quad(&mut self, prim: u32, x: u32, y: u32, mut cover: u8) -> Result<(), Fault> {
         let st = self.r.state;
+        let t = self.clock.quad();
         self.stats.quads += 1;
         self.stats.fragments += cover.count_ones() as u64;
         if st.sample_mask & 1 == 0 {
@@ -326,7 +386,7 @@ impl Unit<'_> {
         }
         let q = self.out.quads.len() as u32;
         self.out.quads.push(Quad { x, y, prim, cover });
-        self.out.binner.add(q, x, y);
+        self.out.binner.add(q, x, y, t);
         Ok(())
     }
 }
