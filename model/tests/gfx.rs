@@ -891,3 +891,47 @@ fn full_screen_rate() {
         );
     }
 }
+
+/// The viewport transform with a negative height (y flipped), the scissor, and depth bias
+/// (constant with the format's r, slope with the plane's largest slope, the clamp).
+#[test]
+fn viewport_scissor_and_depth_bias() {
+    use vortex_model::abi::gfx::state::flags;
+    let (w, h) = (8, 8);
+    // A triangle in the NDC corner (-1, -1): the top-left pixels, or with the viewport's
+    // height negated (y = h, height = -h) the bottom-left ones.
+    let v = [clip(-1.0, -1.0, 0.5, 1.0), clip(-0.5, -1.0, 0.5, 1.0), clip(-1.0, -0.5, 0.5, 1.0)];
+    let mut g = gfx();
+    let mut state = State::new(w, h);
+    let n = counts(&mut g, &state, &v, |_| {});
+    assert_eq!((n[0], n[(7 * w) as usize]), (1, 0));
+    state.viewport(0.0, h as f32, w as f32, -(h as f32));
+    let n = counts(&mut g, &state, &v, |_| {});
+    assert_eq!((n[0], n[(7 * w) as usize]), (0, 1));
+    // Scissor (2, 1) 3 x 2 over a full-target triangle.
+    let mut state = State::new(w, h);
+    state.u(st::SCISSOR, 2).u(st::SCISSOR + 4, 1).u(st::SCISSOR + 8, 3).u(st::SCISSOR + 12, 2);
+    let n = counts(&mut g, &state, &flat_tri(w, h, 0.5), |_| {});
+    let lit: Vec<(u32, u32)> = (0..w * h).filter(|&i| n[i as usize] == 1).map(|i| (i % w, i / w)).collect();
+    assert_eq!(lit, [(2, 1), (3, 1), (4, 1), (2, 2), (3, 2), (4, 2)]);
+    // Depth bias on D16: constant 3 adds 3 / 65535; on the ramp (dz/dx = 1/64) a slope
+    // factor of 2 adds 1/32; a clamp of 0.01 caps the sum.
+    let bias = |tri: &[Vertex], c: f32, s: f32, clamp: f32| {
+        let (w, h) = (16, 4);
+        let mut g = gfx();
+        let depth = target(&g, w, h, &[0xFF, 0xFF]);
+        let mut state = State::new(w, h);
+        state.depth(depth, format::D16_UNORM, 2 * w, 0, 0).u(st::DEPTH_COMPARE, 7);
+        state.flags(flags::DEPTH_TEST | flags::DEPTH_WRITE | flags::DEPTH_BIAS);
+        state.f(st::DEPTH_BIAS_CONSTANT, c).f(st::DEPTH_BIAS_SLOPE, s).f(st::DEPTH_BIAS_CLAMP, clamp);
+        let vs = vertex_kernel();
+        g.draw(&Draw::new(&vs, None, &state, tri)).unwrap();
+        texel(&g, depth, w, 2, 0, 0)[0]
+    };
+    let (w, h) = (16, 4);
+    let at = |z: f64| (z * 65535.0).round() as u32;
+    assert_eq!(bias(&flat_tri(w, h, 0.25), 3.0, 0.0, 0.0), at(0.25 + 3.0 / 65535.0));
+    let ramp_z = 0.5 + 0.5 / 64.0;
+    assert_eq!(bias(&ramp(w, h, 0.5, 1.0 / 64.0), 0.0, 2.0, 0.0), at(ramp_z + 2.0 / 64.0));
+    assert_eq!(bias(&ramp(w, h, 0.5, 1.0 / 64.0), 0.0, 2.0, 0.01), at(ramp_z + 0.01));
+}

@@ -97,7 +97,12 @@ pub fn clamp_depth(st: &DrawState, z: f32) -> f32 {
 /// attachment's address).
 fn stencil_addr(d: &Attachment, x: u32, y: u32) -> u64 {
     let (base, pitch) = if d.stencil_addr != 0 { (d.stencil_addr, d.stencil_pitch) } else { (d.addr, d.row_pitch) };
-    base + y as u64 * pitch + x as u64
+    texel_addr(base, pitch, x, y, 1)
+}
+
+/// Address of texel (`x`, `y`) of a plane at `base` with `pitch`-byte rows.
+fn texel_addr(base: u64, pitch: u64, x: u32, y: u32, bytes: u64) -> u64 {
+    base.wrapping_add(y as u64 * pitch).wrapping_add(x as u64 * bytes)
 }
 
 /// A little-endian value of `N` bytes at `addr`.
@@ -121,7 +126,7 @@ pub fn depth_stencil(
     let Some(d) = &st.depth else { return Ok(true) };
     let depth = d.format.depth().map(|fmt| {
         let bytes = d.format.plane_texel_bytes(format::Aspect::Depth).unwrap_or(4) as u64;
-        (fmt, d.addr + y as u64 * d.row_pitch + x as u64 * bytes, bytes)
+        (fmt, texel_addr(d.addr, d.row_pitch, x, y, bytes), bytes)
     });
     let stored = match depth {
         Some((_, addr, 2)) => Some(read_bytes::<2>(mem, addr)?),
@@ -255,7 +260,7 @@ pub fn color(
         return Ok(());
     }
     let tb = f.texel_bytes() as usize;
-    let addr = att.addr + y as u64 * att.row_pitch + x as u64 * tb as u64;
+    let addr = texel_addr(att.addr, att.row_pitch, x, y, tb as u64);
     let blends = att.blend.enable && !f.is_integer();
     let all = (1 << f.comps) - 1;
     if !blends && mask & all == all {

@@ -74,6 +74,9 @@ pub struct DrawState {
     pub color: [Option<Attachment>; st::MAX_COLOR],
 }
 
+/// The largest render-target side the raster unit bins (well above `maxFramebufferWidth`).
+pub const MAX_TARGET: u32 = 1 << 16;
+
 fn bad(detail: String) -> Fault {
     Fault::new(FaultKind::BadLaunch, format!("draw state record: {detail}"))
 }
@@ -96,6 +99,9 @@ impl DrawState {
         let topology = u(st::TOPOLOGY);
         let assembly = gfx::topology(topology).ok_or_else(|| bad(format!("topology {topology} is not offered")))?;
         let target = [u(st::TARGET_WIDTH), u(st::TARGET_HEIGHT)];
+        if target.iter().any(|&t| t > MAX_TARGET) {
+            return Err(bad(format!("render target {}x{} is larger than {MAX_TARGET}", target[0], target[1])));
+        }
         let (sx, sy) = (u(st::SCISSOR) as i32 as i64, u(st::SCISSOR + 4) as i32 as i64);
         let (sw, sh) = (u(st::SCISSOR + 8) as i64, u(st::SCISSOR + 12) as i64);
         let scissor = [sx.max(0), sy.max(0), (sx + sw).min(target[0] as i64), (sy + sh).min(target[1] as i64)];

@@ -183,7 +183,7 @@ impl Unit<'_> {
         let st = self.r.state;
         let n = vout::CLIP_DISTANCE + 4 * st.clip_distances;
         let mut b = [0u8; vout::VARYING];
-        let addr = self.r.vs.regs.vob + slot as u64 * st.vout_stride;
+        let addr = self.r.vs.regs.vob.wrapping_add(slot as u64 * st.vout_stride);
         self.r.mem.read(addr, &mut b[..n]).map_err(Fault::memory)?;
         let mut v = ClipVertex { c: [0.0; 4], d: [0.0; 8], b: [0.0; 3] };
         v.b[k] = 1.0;
