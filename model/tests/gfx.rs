@@ -935,3 +935,48 @@ fn viewport_scissor_and_depth_bias() {
     assert_eq!(bias(&ramp(w, h, 0.5, 1.0 / 64.0), 0.0, 2.0, 0.0), at(ramp_z + 2.0 / 64.0));
     assert_eq!(bias(&ramp(w, h, 0.5, 1.0 / 64.0), 0.0, 2.0, 0.01), at(ramp_z + 0.01));
 }
+
+/// Clip distances cut primitives (half a triangle whose distance is its x), depth clamp
+/// keeps a triangle beyond the far plane and clamps its depth to the viewport's range,
+/// depth bounds test the stored depth, and the draw's counters reach the stats JSON.
+#[test]
+fn clip_distances_depth_clamp_and_bounds() {
+    use vortex_model::abi::gfx::state::flags;
+    let (w, h) = (8, 4);
+    let mut g = gfx();
+    // Clip distance 0 = x in NDC: the left half of the target is clipped.
+    let mut v = flat_tri(w, h, 0.5);
+    for p in &mut v {
+        p.clip[0] = p.pos[0];
+    }
+    let mut state = State::new(w, h);
+    state.u(st::CLIP_DISTANCES, 1);
+    let n = counts(&mut g, &state, &v, |_| {});
+    for x in 0..w {
+        assert_eq!(n[x as usize], (x >= 4) as u32, "x {x}");
+    }
+    // z = 1.5 is beyond the far plane: gone without depth clamp, drawn at maxDepth with it.
+    let far = flat_tri(w, h, 1.5);
+    let run = |extra: u32, stored: f32, bounds: [f32; 2]| {
+        let mut g = gfx();
+        let depth = target(&g, w, h, &stored.to_le_bytes());
+        let mut state = State::new(w, h);
+        state.depth(depth, format::D32_SFLOAT, 4 * w, 0, 0).f(st::VIEWPORT + 20, 0.75);
+        state.f(st::DEPTH_BOUNDS_MIN, bounds[0]).f(st::DEPTH_BOUNDS_MAX, bounds[1]);
+        state.flags(flags::DEPTH_TEST | flags::DEPTH_WRITE | extra);
+        let vs = vertex_kernel();
+        let rep = g.draw(&Draw::new(&vs, None, &state, &far)).unwrap();
+        (f32::from_bits(texel(&g, depth, w, 4, 1, 1)[0]), rep)
+    };
+    let (z, rep) = run(0, 1.0, [0.0, 1.0]);
+    assert_eq!((z, rep.draw.as_ref().unwrap().clipped_away), (1.0, 1));
+    let (z, rep) = run(flags::DEPTH_CLAMP, 1.0, [0.0, 1.0]);
+    assert_eq!(z, 0.75);
+    let j = rep.to_json();
+    assert_eq!(j["draw"]["primitives"], 1);
+    assert_eq!(j["draw"]["fragments"], (w * h) as u64);
+    // Depth bounds [0.9, 1.0]: the stored 1.0 is inside; [0.0, 0.9] it is not.
+    assert_eq!(run(flags::DEPTH_CLAMP | flags::DEPTH_BOUNDS, 1.0, [0.9, 1.0]).0, 0.75);
+    let (z, rep) = run(flags::DEPTH_CLAMP | flags::DEPTH_BOUNDS, 1.0, [0.0, 0.9]);
+    assert_eq!((z, rep.draw.unwrap().om.depth_bounds_kills), (1.0, (w * h) as u64));
+}
