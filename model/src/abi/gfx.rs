@@ -61,7 +61,8 @@ pub mod dcr {
     pub const GFX_INDEX_TYPE: u32 = 0x0D0;
     /// `gl_DrawID` of the draw (multi-draw and indirect-count draws).
     pub const GFX_DRAW_INDEX: u32 = 0x0D1;
-    /// Writing any value starts the draw programmed above.
+    /// The start pulse of the draw programmed above: the host calls `Device::draw` (as it
+    /// calls `Device::start` for a dispatch); the register itself holds nothing.
     pub const GFX_START: u32 = 0x0D2;
 
     pub const GFX_STATE_BEGIN: u32 = 0x0C0;
