@@ -294,6 +294,38 @@ impl Default for MemConfig {
     }
 }
 
+/// The graphics units (`docs/GRAPHICS.md`; timed mode: `docs/TIMING.md` §2).
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct GfxConfig {
+    /// Screen tile side in pixels (a power of two, 2..=16): a tile's fragments run on core
+    /// `tile index mod cores`.
+    pub tile_size: u32,
+    /// Raster unit: cycles between primitive setups (clip, project, cull, set up).
+    pub setup_cycles: u32,
+    /// Raster unit: cycles from a primitive's setup to its first quad.
+    pub raster_latency: u32,
+    /// Raster unit: quads it emits (tests early, bins) per cycle.
+    pub raster_quads_per_cycle: u32,
+    /// Output merger (per core): quads it merges per cycle, and cycles from a fragment
+    /// warp's retirement to its first merge.
+    pub om_quads_per_cycle: u32,
+    pub om_latency: u32,
+}
+
+impl Default for GfxConfig {
+    fn default() -> Self {
+        GfxConfig {
+            tile_size: 16,
+            setup_cycles: 1,
+            raster_latency: 8,
+            raster_quads_per_cycle: 4,
+            om_quads_per_cycle: 2,
+            om_latency: 4,
+        }
+    }
+}
+
 /// How the timed model runs on the host.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -328,6 +360,7 @@ pub struct DeviceConfig {
     pub core: CoreConfig,
     pub mem: MemConfig,
     pub sim: SimConfig,
+    pub gfx: GfxConfig,
     /// The watchdog's idle rule: a dispatch that makes no progress (no warp retired, no CTA
     /// launched, no ray completed) for this long, milliseconds, is lost (0 = never;
     /// `watchdog.rs`).
@@ -360,6 +393,7 @@ impl Default for DeviceConfig {
             core: CoreConfig::default(),
             mem: MemConfig::default(),
             sim: SimConfig::default(),
+            gfx: GfxConfig::default(),
             watchdog_idle_ms: 20_000,
             watchdog_ms: 0,
             host_threads: 0,
@@ -456,6 +490,13 @@ impl DeviceConfig {
                 self.lmem_bytes,
                 crate::abi::dcr::LMEM_BLOCK
             ));
+        }
+        let t = self.gfx.tile_size;
+        if !(2..=16).contains(&t) || !t.is_power_of_two() {
+            return Err(format!("gfx.tile_size = {t} must be a power of two in 2..=16"));
+        }
+        if self.gfx.raster_quads_per_cycle == 0 || self.gfx.om_quads_per_cycle == 0 {
+            return Err("gfx.raster_quads_per_cycle and gfx.om_quads_per_cycle must be at least 1".into());
         }
         let r = &self.rtu;
         if r.bvh_width == 0 {
