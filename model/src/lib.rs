@@ -28,4 +28,5 @@ pub mod mem;
 pub mod rtu;
 pub mod stats;
 pub mod tlb;
+pub mod tex;
 pub mod watchdog;

@@ -11,6 +11,7 @@ use crate::device::DispatchReport;
 use crate::rtu::engine::EngineStats;
 use crate::rtu::timeline::Timeline;
 use crate::tlb::TlbStats;
+use crate::tex::timed::TexStats;
 use serde::Serialize;
 
 /// What timed mode adds to a dispatch's report.
@@ -67,6 +68,18 @@ struct RtuTimedJson {
     totals: EngineStats,
 }
 
+/// The texture units' counters, summed over cores (timed mode, dispatches that sampled).
+#[derive(Serialize)]
+struct TexJson {
+    requests: u64,
+    texels: u64,
+    lines: u64,
+    filter_cycles: u64,
+    queue_cycles: u64,
+    cache: CacheStats,
+    cache_hit_rate: f64,
+}
+
 #[derive(Serialize)]
 struct MemJson {
     l1: CacheStats,
@@ -98,6 +111,8 @@ struct DispatchJson<'a> {
     rtu: RtuJson,
     #[serde(skip_serializing_if = "Option::is_none")]
     memory: Option<MemJson>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tex: Option<TexJson>,
     #[serde(skip_serializing_if = "Option::is_none")]
     cores: Option<&'a [CoreTimedStats]>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -211,6 +226,15 @@ impl TimedReport {
         t
     }
 
+    /// The texture units' counters, summed over cores.
+    pub fn tex_totals(&self) -> TexStats {
+        let mut t = TexStats::default();
+        for c in &self.cores {
+            t.add(&c.tex);
+        }
+        t
+    }
+
     /// The traversal cores' TLB counters, summed.
     pub fn rtu_tlb_totals(&self) -> TlbStats {
         let t = self.rtu_totals();
@@ -298,6 +322,15 @@ impl DispatchReport {
                 lsu_tlb: t.lsu_tlb_totals(),
                 rtu_tlb: t.rtu_tlb_totals(),
             }),
+            tex: self.timed.as_ref().map(|t| t.tex_totals()).filter(|t| t.requests > 0).map(|t| TexJson {
+                requests: t.requests,
+                texels: t.texels,
+                lines: t.lines,
+                filter_cycles: t.filter_cycles,
+                queue_cycles: t.queue_cycles,
+                cache_hit_rate: ratio(t.cache.hits, t.cache.accesses),
+                cache: t.cache,
+            }),
             cores: self.timed.as_ref().map(|t| &t.cores[..]),
             rtu_timeline: self
                 .timed
@@ -358,6 +391,13 @@ impl DispatchReport {
                 s += &format!(
                     ", TLB (sparse pages) LSU {} lookups / {} misses, RTU {} lookups / {} misses",
                     lsu.lookups, lsu.misses, rtu.lookups, rtu.misses
+                );
+            }
+            let tex = t.tex_totals();
+            if tex.requests > 0 {
+                s += &format!(
+                    "; texture: {} requests, {} texels, cache {} hits / {} misses",
+                    tex.requests, tex.texels, tex.cache.hits, tex.cache.misses
                 );
             }
         }

@@ -553,6 +553,10 @@ pub mod sampler {
     pub const CUSTOM_BORDER: usize = 48;
     pub const BYTES: usize = 64;
 
+    /// `maxSamplerLodBias`: the texture unit clamps the sum of the sampler's and the
+    /// shader's bias to plus or minus this.
+    pub const MAX_LOD_BIAS: f32 = 15.0;
+
     /// `FLAGS` bits.
     pub mod flags {
         /// Compare against the reference with `COMPARE_OP`.

@@ -10,6 +10,9 @@
 //! - **LSU**: a global access coalesces its lanes into 64-byte lines through the L1 (banks
 //!   take one line per cycle each); stores write through; atomics go to the L2. LMEM pays one
 //!   cycle per extra bank-conflict way.
+//! - **TEX**: the core's texture unit takes one request per warp `TEX` (`tex/timed.rs`):
+//!   its lines through a texture cache, its texels through a filter stage of fixed
+//!   throughput; the destination is ready when the filtered result is.
 //! - **RTU ops**: TRACE holds the issue port for its burst (`trace_beats` uops under the FU
 //!   lock) and posts the armed lanes to the traversal core; CONTINUE posts its resumed lanes;
 //!   a WAIT whose record has not landed parks the warp (or, in the `hold` ablation, keeps
@@ -30,6 +33,7 @@ use crate::kmu::CtaDesc;
 use crate::mem::MemoryMap;
 use crate::rtu::RtuMsg;
 use crate::tlb::{Tlb, TlbStats};
+use crate::tex::timed::{TexStats, TexTiming};
 use serde::Serialize;
 
 /// Issue-time facts of one instruction, decoded once per kernel.
@@ -114,6 +118,8 @@ pub struct CoreTimedStats {
     pub l1: CacheStats,
     /// The LSU's translations of lines in sparse resources.
     pub tlb: TlbStats,
+    /// The texture unit: requests, texels, lines, filter and queue cycles, its cache.
+    pub tex: TexStats,
 }
 
 impl CoreTimedStats {
@@ -135,6 +141,8 @@ impl CoreTimedStats {
         self.global_accesses += o.global_accesses;
         self.global_lines += o.global_lines;
         self.l1.add(&o.l1);
+        self.tlb.add(&o.tlb);
+        self.tex.add(&o.tex);
     }
 }
 
@@ -176,6 +184,8 @@ pub struct Clock {
     pub l1: Cache,
     /// The LSU's TLB (sparse resources).
     pub tlb: Tlb,
+    /// The texture unit's timing.
+    pub tex: TexTiming,
     pub stats: CoreTimedStats,
     /// The counters functional mode keeps too (instructions, CTAs, warps).
     pub counts: super::CoreStats,
@@ -212,6 +222,7 @@ impl Clock {
                 latency: m.l1_latency,
                 merge_depth: None,
             }),
+            tex: TexTiming::new(&cfg.tex),
             stats: CoreTimedStats::default(),
             counts: super::CoreStats::default(),
         }
@@ -268,6 +279,7 @@ impl Clock {
         self.last_tick = Some(end.max(1) - 1);
         self.stats.l1 = self.l1.stats.clone();
         self.stats.tlb = self.tlb.stats.clone();
+        self.stats.tex = self.tex.stats.clone();
     }
 }
 
@@ -303,10 +315,12 @@ impl Core {
             w.state = WarpState::Done;
         }
         self.units.rtu.set_timed(true);
+        self.units.tex.set_timed(true);
     }
 
     pub(crate) fn end_timed(&mut self) {
         self.units.rtu.set_timed(false);
+        self.units.tex.set_timed(false);
     }
 
     /// The dispatcher accepted `cta` at cycle `now`: its warps start one per cycle after the
@@ -593,6 +607,10 @@ impl Core {
         let trace_beats = c.trace_beats as u64;
         let result = self.exec_env_run(ctx, w, &instr, mask);
         clk.stats_instr(mask);
+        if instr.op == Op::Tex && result.is_ok() {
+            let t = &self.units.tex;
+            lat = clk.tex.request(now, &t.lines, t.texels, |line, at| below.read(line, at));
+        }
         match result {
             Ok(Next::Step) => {
                 if let Some(t) = self.warps[w].stack.last_mut() {
