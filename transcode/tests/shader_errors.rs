@@ -70,8 +70,8 @@ fn unsupported_features_are_named() {
             "SPIR-V capability GroupNonUniformPartitioned",
         ),
         (
-            "#version 450\nlayout(local_size_x = 1) in;\nlayout(binding = 1) uniform sampler2D s;\nlayout(std430, binding = 0) buffer B { vec4 v; } b;\nvoid main() { b.v = texelFetch(s, ivec2(0), 0); }",
-            "sampling is not supported",
+            "#version 450\nlayout(local_size_x = 1) in;\nlayout(binding = 1) uniform sampler2DMS s;\nlayout(std430, binding = 0) buffer B { vec4 v; } b;\nvoid main() { b.v = texelFetch(s, ivec2(0), 0); }",
+            "multisampled image",
         ),
     ];
     for (src, needle) in cases {

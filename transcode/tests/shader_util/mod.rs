@@ -42,11 +42,17 @@ pub fn glsl(src: &str) -> Option<Vec<u32>> {
 /// Same for another target environment (`vulkan1.3` emits SPIR-V 1.6: `OpExecutionModeId
 /// LocalSizeId`, `OpTerminateInvocation`, ...).
 pub fn glsl_for(src: &str, env: &str) -> Option<Vec<u32>> {
+    glsl_stage(src, "comp", env)
+}
+
+/// A GLSL shader of another stage (`vert`, `frag`: the file extension glslang reads the stage
+/// from).
+pub fn glsl_stage(src: &str, stage: &str, env: &str) -> Option<Vec<u32>> {
     if !have("glslangValidator") {
         eprintln!("skipped: glslangValidator not installed");
         return None;
     }
-    let (input, output) = (tmp("comp"), tmp("spv"));
+    let (input, output) = (tmp(stage), tmp("spv"));
     std::fs::write(&input, src).unwrap();
     let out = Command::new("glslangValidator")
         .args(["--target-env", env, "-V", "-o"])
