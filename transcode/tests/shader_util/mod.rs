@@ -373,9 +373,11 @@ pub fn successors(code: &[Instr], pc: usize) -> Vec<usize> {
 }
 
 /// Every `BRA`'s reconvergence point must post-dominate it: no path from the branch may reach
-/// `EXIT` without passing through the reconvergence point (traps end the dispatch, so paths
-/// into them are fine).
+/// the kernel's exit (its last `EXIT`) without passing through the reconvergence point
+/// (traps end the dispatch and a fragment kernel's other `EXIT`s end a discarded lane, so
+/// paths into them are fine).
 pub fn check_reconvergence(code: &[Instr]) -> Result<(), String> {
+    let exit = code.iter().rposition(|i| i.op == Op::Exit);
     for (pc, i) in code.iter().enumerate() {
         if i.op != Op::Bra {
             continue;
@@ -388,7 +390,7 @@ pub fn check_reconvergence(code: &[Instr]) -> Result<(), String> {
                 continue;
             }
             seen[n] = true;
-            if code[n].op == Op::Exit {
+            if Some(n) == exit {
                 return Err(format!("branch @{pc} reaches exit @{n} without passing its reconvergence point @{r}"));
             }
             stack.extend(successors(code, n));
