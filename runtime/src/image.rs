@@ -8,9 +8,69 @@ use crate::{vk, VkResult};
 use parking_lot::RwLock;
 use std::sync::Arc;
 use vortex_model::abi::format::{self, Format};
-use vortex_model::abi::kernel::ImageDesc;
+use vortex_model::abi::kernel::{desc, ImageDesc};
+use vortex_model::abi::{gfx, wr_u32};
 
 pub const IMAGE_ALIGNMENT: u64 = 64;
+
+/// The aspects of a format: depth and/or stencil for the depth/stencil formats, colour for
+/// every other.
+pub fn aspects(f: vk::Format) -> vk::ImageAspectFlags {
+    use vk::Format as F;
+    match f {
+        F::D16_UNORM | F::X8_D24_UNORM_PACK32 | F::D32_SFLOAT => vk::ImageAspectFlags::DEPTH,
+        F::S8_UINT => vk::ImageAspectFlags::STENCIL,
+        F::D16_UNORM_S8_UINT | F::D24_UNORM_S8_UINT | F::D32_SFLOAT_S8_UINT => {
+            vk::ImageAspectFlags::DEPTH | vk::ImageAspectFlags::STENCIL
+        }
+        F::UNDEFINED => vk::ImageAspectFlags::empty(),
+        _ => vk::ImageAspectFlags::COLOR,
+    }
+}
+
+/// Whether the output merger can render to images of `f`: every format the device holds.
+pub fn attachment_format(f: vk::Format) -> bool {
+    format::lookup(f.as_raw() as u32).is_some()
+}
+
+/// A plane of an image's memory: the colour texels, or the depth or the stencil values of a
+/// depth/stencil format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Plane {
+    Color,
+    Depth,
+    Stencil,
+}
+
+/// The planes holding `aspects` of images of format `f`.
+pub fn planes(f: vk::Format, aspects: vk::ImageAspectFlags) -> Vec<Plane> {
+    let have = self::aspects(f) & aspects;
+    [
+        (vk::ImageAspectFlags::COLOR, Plane::Color),
+        (vk::ImageAspectFlags::DEPTH, Plane::Depth),
+        (vk::ImageAspectFlags::STENCIL, Plane::Stencil),
+    ]
+    .into_iter()
+    .filter(|(a, _)| have.contains(*a))
+    .map(|(_, p)| p)
+    .collect()
+}
+
+/// The texel a clear writes into `plane` of `view`'s image; `value` is `VkClearValue`'s
+/// words (colour; or depth as f32 bits, then stencil).
+pub fn clear_texel(view: &ImageView, plane: Plane, value: [u32; 4]) -> VkResult<Vec<u8>> {
+    match plane {
+        Plane::Color => {
+            let mut texel = vec![0u8; view.format.texel_bytes() as usize];
+            format::encode_texel(view.format, value, &mut texel);
+            Ok(texel)
+        }
+        Plane::Depth | Plane::Stencil => {
+            tracing::error!("{plane:?} planes are not supported");
+            Err(vk::Result::ERROR_FORMAT_NOT_SUPPORTED)
+        }
+    }
+}
 
 /// Where one (level, layer) lives, relative to the image's first byte.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -81,6 +141,11 @@ impl Image {
         Subresource { offset: offset + layer as u64 * layer_pitch, extent: e, row_pitch, slice_pitch, layer_pitch }
     }
 
+    /// Where (`level`, `layer`) of `plane` lives, relative to the image's first byte.
+    pub fn plane_subresource(&self, _plane: Plane, level: u32, layer: u32) -> Subresource {
+        self.subresource(level, layer)
+    }
+
     pub fn bind(&self, memory: Arc<Memory>, offset: u64) -> VkResult<()> {
         if offset.checked_add(self.size).is_none_or(|end| end > memory.size) {
             tracing::error!("vkBindImageMemory: image of {} bytes at offset {offset} overruns the memory", self.size);
@@ -88,6 +153,11 @@ impl Image {
         }
         *self.binding.write() = Some((memory, offset));
         Ok(())
+    }
+
+    /// Device address of the first byte, if memory is bound.
+    pub fn bound_address(&self) -> Option<u64> {
+        self.binding.read().as_ref().map(|(m, o)| m.address(*o))
     }
 
     /// Device address of the first byte, checked to be bound.
@@ -102,16 +172,86 @@ impl Image {
     }
 }
 
+/// The levels and layers a view covers (`VkImageSubresourceRange`, `REMAINING_*` allowed).
+#[derive(Clone, Copy, Debug)]
+pub struct ViewRange {
+    pub base_level: u32,
+    pub level_count: u32,
+    pub base_layer: u32,
+    pub layer_count: u32,
+}
+
 pub struct ImageView {
     pub image: Arc<Image>,
     pub view_type: vk::ImageViewType,
     pub format: &'static Format,
     pub base_level: u32,
+    pub level_count: u32,
     pub base_layer: u32,
     pub layer_count: u32,
 }
 
 impl ImageView {
+    /// A view of `range` of `image` in `format`, which must have the image's texel size;
+    /// `REMAINING_*` counts resolve against the image.
+    pub fn new(
+        image: Arc<Image>,
+        view_type: vk::ImageViewType,
+        format: vk::Format,
+        range: ViewRange,
+    ) -> VkResult<Self> {
+        let f = format::lookup(format.as_raw() as u32).ok_or_else(|| {
+            tracing::warn!("vkCreateImageView: format {format:?} is not supported");
+            vk::Result::ERROR_FORMAT_NOT_SUPPORTED
+        })?;
+        if f.texel_bytes() != image.format.texel_bytes() {
+            tracing::error!("vkCreateImageView: view format {format:?} has a different texel size than the image");
+            return Err(vk::Result::ERROR_FORMAT_NOT_SUPPORTED);
+        }
+        let rest = |count: u32, remaining: u32, base: u32, total: u32| {
+            if count == remaining {
+                total.saturating_sub(base)
+            } else {
+                count
+            }
+        };
+        let level_count = rest(range.level_count, vk::REMAINING_MIP_LEVELS, range.base_level, image.mip_levels);
+        let layer_count = rest(range.layer_count, vk::REMAINING_ARRAY_LAYERS, range.base_layer, image.array_layers);
+        let fits = |base: u32, n: u32, total: u32| n > 0 && base.checked_add(n).is_some_and(|end| end <= total);
+        if !fits(range.base_level, level_count, image.mip_levels)
+            || !fits(range.base_layer, layer_count, image.array_layers)
+        {
+            tracing::error!("vkCreateImageView: range {range:?} is outside the image");
+            return Err(vk::Result::ERROR_UNKNOWN);
+        }
+        Ok(ImageView {
+            image,
+            view_type,
+            format: f,
+            base_level: range.base_level,
+            level_count,
+            base_layer: range.base_layer,
+            layer_count,
+        })
+    }
+
+    /// Extent of the view's base level.
+    pub fn extent(&self) -> [u32; 3] {
+        self.image.level_extent(self.base_level)
+    }
+
+    /// The sampled-image (and input-attachment) record: the storage-image record of the
+    /// view plus its levels and the image's layers, so the texture unit finds every level
+    /// (`abi::gfx::image`).
+    pub fn sampled_record(&self) -> VkResult<[u8; desc::BYTES]> {
+        let mut rec = [0u8; desc::BYTES];
+        self.descriptor()?.write(&mut rec);
+        wr_u32(&mut rec, gfx::image::LEVELS, self.level_count);
+        wr_u32(&mut rec, gfx::image::IMAGE_LAYERS, self.image.array_layers);
+        wr_u32(&mut rec, gfx::image::BASE_LAYER, self.base_layer);
+        Ok(rec)
+    }
+
     /// The storage-image descriptor for this view.
     pub fn descriptor(&self) -> VkResult<ImageDesc> {
         let sub = self.image.subresource(self.base_level, self.base_layer);

@@ -1,4 +1,4 @@
-//! Transfer commands: buffer and image copies, fills, updates and colour clears. Each
+//! Transfer commands: buffer and image copies, blits, fills, updates and colour clears. Each
 //! translates Vulkan's regions into the runtime's and calls the command buffer
 //! (`vortex_runtime::cmd`), which records the DMA operations.
 
@@ -7,6 +7,7 @@ use crate::handle::nd;
 use crate::util::slice;
 use ash::vk;
 use std::ffi::c_void;
+use vortex_runtime::blit::BlitRegion;
 use vortex_runtime::buffer::Buffer;
 use vortex_runtime::cmd::{BufferCopy, BufferImageCopy, ImageCopy, SubresourceRange};
 use vortex_runtime::image::Image;
@@ -152,6 +153,41 @@ pub unsafe extern "system" fn cmd_clear_color_image(
             })
             .collect();
         cb.clear_color_image(&img, color, &ranges);
+        Ok(())
+    })
+}
+
+pub unsafe extern "system" fn cmd_blit_image(
+    h: vk::CommandBuffer,
+    src: vk::Image,
+    _sl: vk::ImageLayout,
+    dst: vk::Image,
+    _dl: vk::ImageLayout,
+    count: u32,
+    p: *const vk::ImageBlit,
+    filter: vk::Filter,
+) {
+    cmd("vkCmdBlitImage", h, |cb| {
+        if filter != vk::Filter::NEAREST && filter != vk::Filter::LINEAR {
+            tracing::error!("vkCmdBlitImage: filter {filter:?} is not supported");
+            return Err(vk::Result::ERROR_FORMAT_NOT_SUPPORTED);
+        }
+        // SAFETY: live handles and region array.
+        let (s, d) = unsafe { (nd::<_, Image>(src)?, nd::<_, Image>(dst)?) };
+        let corner = |o: &vk::Offset3D| [o.x, o.y, o.z];
+        let regions = unsafe { slice(p, count) }
+            .iter()
+            .map(|r| BlitRegion {
+                src_level: r.src_subresource.mip_level,
+                src_layer: r.src_subresource.base_array_layer,
+                dst_level: r.dst_subresource.mip_level,
+                dst_layer: r.dst_subresource.base_array_layer,
+                layers: r.src_subresource.layer_count,
+                src: [corner(&r.src_offsets[0]), corner(&r.src_offsets[1])],
+                dst: [corner(&r.dst_offsets[0]), corner(&r.dst_offsets[1])],
+            })
+            .collect();
+        cb.blit_image(&s, &d, regions, filter == vk::Filter::LINEAR);
         Ok(())
     })
 }

@@ -6,13 +6,16 @@
 //!
 //! One module per command family, each adding its `vkCmd*` methods to [`CommandBuffer`]:
 //! `bind` (pipelines, descriptor sets and push constants, per bind point), `compute`,
-//! `transfer`, `accel`, `query` and `sync`. A new family (draws, trace rays) is a new module.
+//! `graphics` (render pass instances, dynamic state, vertex buffers, draws), `transfer`,
+//! `accel`, `query` and `sync`. A new family (trace rays) is a new module.
 //! Errors while recording are sticky: the first one is kept and `vkEndCommandBuffer`
 //! reports it.
 
 mod accel;
 mod bind;
+mod blit;
 mod compute;
+pub mod graphics;
 mod query;
 mod sync;
 mod transfer;
@@ -48,6 +51,8 @@ struct Inner {
     bound: Bindings,
     /// Push constants: command-buffer state shared by every bind point.
     push: Vec<u8>,
+    /// The render pass instance, dynamic state and vertex/index buffers.
+    gfx: graphics::GfxState,
 }
 
 impl Inner {
@@ -60,6 +65,7 @@ impl Inner {
             finished: None,
             bound: Bindings::default(),
             push: vec![0; vortex_model::abi::kernel::kargs::PUSH_BYTES],
+            gfx: graphics::GfxState::default(),
         }
     }
 
