@@ -249,3 +249,268 @@ fn encode_vertex_binding(r: &mut [u8], f: &FixedState, k: u32, place: Option<&Ve
     wr_u32(r, vb::DIVISOR, desc.divisor);
     wr_u64(r, vb::SIZE, place.size);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::Memory;
+    use crate::pipeline::graphics::{DepthBias, DynamicSet, StencilFace, Targets as Formats, VertexBinding};
+    use ash::vk;
+    use std::sync::Arc;
+    use vortex_model::abi::format;
+    use vortex_model::abi::{rd_f32, rd_u32, rd_u64};
+    use vortex_model::mem::AddressSpace;
+
+    fn pipeline(fixed: FixedState) -> GraphicsPipeline {
+        let space = Arc::new(AddressSpace::new());
+        GraphicsPipeline {
+            fixed,
+            targets: Formats::default(),
+            vertex: Memory::allocate(&space, 64).unwrap(),
+            fragment: None,
+            vout_stride: 96,
+            fs_flags: flags::FS_DISCARDS,
+        }
+    }
+
+    fn place(addr: u64, format: u32) -> AttachmentPlace {
+        AttachmentPlace { addr, format, row_pitch: 256, stencil_addr: addr + 0x1000, stencil_pitch: 64 }
+    }
+
+    fn targets() -> Targets {
+        Targets {
+            area: Rect { x: 4, y: 2, width: 60, height: 30 },
+            size: [64, 32],
+            colors: vec![
+                Some(place(0x10_0000, format::R8G8B8A8_UNORM)),
+                None,
+                Some(place(0x20_0000, format::R32_UINT)),
+            ],
+            depth_stencil: Some(place(0x30_0000, 126)),
+            has_depth: true,
+            has_stencil: true,
+        }
+    }
+
+    fn no_vbs() -> [Option<VertexPlace>; rec::MAX_VB] {
+        [None; rec::MAX_VB]
+    }
+
+    fn fixed() -> FixedState {
+        let face = |k: u32| StencilFace {
+            fail_op: vk::StencilOp::from_raw(k as i32),
+            pass_op: vk::StencilOp::INVERT,
+            depth_fail_op: vk::StencilOp::DECREMENT_AND_WRAP,
+            compare: vk::CompareOp::LESS_OR_EQUAL,
+            compare_mask: 0xF0 + k,
+            write_mask: 0x0F + k,
+            reference: 7 + k,
+        };
+        FixedState {
+            bindings: vec![
+                VertexBinding { binding: 0, stride: 12, input_rate: vk::VertexInputRate::VERTEX, divisor: 1 },
+                VertexBinding { binding: 3, stride: 32, input_rate: vk::VertexInputRate::INSTANCE, divisor: 1 },
+            ],
+            topology: vk::PrimitiveTopology::TRIANGLE_FAN,
+            primitive_restart: true,
+            viewports: vec![Viewport { x: 1.0, y: 2.0, width: 60.0, height: -30.0, min_depth: 0.25, max_depth: 0.75 }],
+            scissors: vec![Rect { x: 0, y: 0, width: 32, height: 100 }],
+            depth_clamp: true,
+            cull_mode: vk::CullModeFlags::BACK,
+            front_face: vk::FrontFace::CLOCKWISE,
+            depth_bias_enable: true,
+            depth_bias: DepthBias { constant: 1.5, clamp: 0.125, slope: -2.0 },
+            line_width: 1.0,
+            sample_mask: 0x5,
+            depth_test: true,
+            depth_write: true,
+            depth_compare: vk::CompareOp::GREATER,
+            depth_bounds_test: true,
+            depth_bounds: [0.1, 0.9],
+            stencil_test: true,
+            stencil: [face(1), face(2)],
+            blend: vec![
+                BlendAttachment {
+                    enable: true,
+                    src_color: vk::BlendFactor::SRC_ALPHA,
+                    dst_color: vk::BlendFactor::ONE_MINUS_SRC_ALPHA,
+                    color_op: vk::BlendOp::SUBTRACT,
+                    src_alpha: vk::BlendFactor::CONSTANT_ALPHA,
+                    dst_alpha: vk::BlendFactor::DST_COLOR,
+                    alpha_op: vk::BlendOp::MAX,
+                    write_mask: vk::ColorComponentFlags::R | vk::ColorComponentFlags::A,
+                },
+                BlendAttachment::default(),
+                BlendAttachment { enable: true, ..Default::default() },
+            ],
+            blend_constants: [0.5, 0.25, 0.125, 1.0],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn static_state_lands_in_its_fields() {
+        let vbs = {
+            let mut v = no_vbs();
+            v[0] = Some(VertexPlace { addr: 0xA000, size: 120, stride: Some(99) });
+            v[3] = Some(VertexPlace { addr: 0xB000, size: 64, stride: None });
+            v[5] = Some(VertexPlace { addr: 0xC000, size: 64, stride: None });
+            v
+        };
+        let r = encode(&pipeline(fixed()), &DynamicValues::default(), &targets(), &vbs);
+        assert_eq!(rd_u32(&r, rec::TOPOLOGY), vk::PrimitiveTopology::TRIANGLE_FAN.as_raw() as u32);
+        let want = flags::PRIMITIVE_RESTART
+            | flags::DEPTH_CLAMP
+            | flags::DEPTH_BIAS
+            | flags::DEPTH_TEST
+            | flags::DEPTH_WRITE
+            | flags::DEPTH_BOUNDS
+            | flags::STENCIL_TEST
+            | flags::FS_DISCARDS;
+        assert_eq!(rd_u32(&r, rec::FLAGS), want, "clockwise front faces: no FRONT_CCW");
+        assert_eq!(rd_u32(&r, rec::CULL_MODE), vk::CullModeFlags::BACK.as_raw());
+        assert_eq!(rd_u32(&r, rec::POLYGON_MODE), 0);
+        let f = |off| rd_f32(&r, off);
+        assert_eq!(
+            [f(rec::DEPTH_BIAS_CONSTANT), f(rec::DEPTH_BIAS_CLAMP), f(rec::DEPTH_BIAS_SLOPE)],
+            [1.5, 0.125, -2.0]
+        );
+        assert_eq!(f(rec::LINE_WIDTH), 1.0);
+        let vp: Vec<f32> = (0..6).map(|k| f(rec::VIEWPORT + 4 * k)).collect();
+        assert_eq!(vp, [1.0, 2.0, 60.0, -30.0, 0.25, 0.75]);
+        // The scissor (0, 0, 32x100) clipped to the render area (4, 2, 60x30).
+        let sc: Vec<u32> = (0..4).map(|k| rd_u32(&r, rec::SCISSOR + 4 * k)).collect();
+        assert_eq!(sc, [4, 2, 28, 30]);
+        assert_eq!((rd_u32(&r, rec::SAMPLES), rd_u32(&r, rec::SAMPLE_MASK)), (1, 0x5));
+        assert_eq!(rd_u32(&r, rec::DEPTH_COMPARE), vk::CompareOp::GREATER.as_raw() as u32);
+        assert_eq!([f(rec::DEPTH_BOUNDS_MIN), f(rec::DEPTH_BOUNDS_MAX)], [0.1, 0.9]);
+        assert_eq!(rd_u32(&r, rec::VOUT_STRIDE), 96);
+        for (face, off) in [(1, rec::STENCIL_FRONT), (2, rec::STENCIL_BACK)] {
+            let s = |o| rd_u32(&r, off + o);
+            assert_eq!(s(stencil::FAIL_OP), face);
+            assert_eq!(s(stencil::PASS_OP), vk::StencilOp::INVERT.as_raw() as u32);
+            assert_eq!(s(stencil::DEPTH_FAIL_OP), vk::StencilOp::DECREMENT_AND_WRAP.as_raw() as u32);
+            assert_eq!(s(stencil::COMPARE), vk::CompareOp::LESS_OR_EQUAL.as_raw() as u32);
+            assert_eq!(
+                [s(stencil::COMPARE_MASK), s(stencil::WRITE_MASK), s(stencil::REFERENCE)],
+                [0xF0 + face, 0x0F + face, 7 + face]
+            );
+        }
+        let bc: Vec<f32> = (0..4).map(|k| f(rec::BLEND_CONSTANTS + 4 * k)).collect();
+        assert_eq!(bc, [0.5, 0.25, 0.125, 1.0]);
+        assert_eq!(rd_u32(&r, rec::COLOR_COUNT), 3);
+        assert_eq!((rd_u32(&r, rec::TARGET_WIDTH), rd_u32(&r, rec::TARGET_HEIGHT)), (64, 32));
+        let a = |loc: Option<usize>, o| {
+            let base = loc.map_or(rec::DEPTH, |l| rec::COLOR + l * att::BYTES);
+            if o == att::ADDR || o == att::STENCIL_ADDR {
+                rd_u64(&r, base + o)
+            } else {
+                rd_u32(&r, base + o) as u64
+            }
+        };
+        assert_eq!([a(None, att::ADDR), a(None, att::FORMAT), a(None, att::ROW_PITCH)], [0x30_0000, 126, 256]);
+        assert_eq!([a(None, att::STENCIL_ADDR), a(None, att::STENCIL_PITCH)], [0x30_1000, 64]);
+        assert_eq!([a(Some(0), att::ADDR), a(Some(0), att::FORMAT)], [0x10_0000, format::R8G8B8A8_UNORM as u64]);
+        assert_eq!(a(Some(0), att::BLEND_ENABLE), 1);
+        let blend0: Vec<u64> = [
+            att::SRC_COLOR,
+            att::DST_COLOR,
+            att::COLOR_OP,
+            att::SRC_ALPHA,
+            att::DST_ALPHA,
+            att::ALPHA_OP,
+            att::WRITE_MASK,
+        ]
+        .iter()
+        .map(|&o| a(Some(0), o))
+        .collect();
+        assert_eq!(blend0, [6, 7, 1, 12, 4, 4, 0b1001]);
+        assert_eq!(a(Some(1), att::FORMAT), 0, "an unused location has format 0");
+        assert_eq!(a(Some(2), att::FORMAT), format::R32_UINT as u64);
+        assert_eq!(a(Some(2), att::BLEND_ENABLE), 0, "integer formats never blend");
+        assert_eq!(a(Some(2), att::WRITE_MASK), 0xF);
+        let v = |k: usize, o| rd_u32(&r, rec::VB + k * vb::BYTES + o);
+        assert_eq!(rd_u64(&r, rec::VB + vb::ADDR), 0xA000);
+        assert_eq!([v(0, vb::STRIDE), v(0, vb::INPUT_RATE), v(0, vb::DIVISOR)], [12, 0, 1], "static stride wins");
+        assert_eq!(rd_u64(&r, rec::VB + vb::SIZE), 120);
+        assert_eq!([v(3, vb::STRIDE), v(3, vb::INPUT_RATE)], [32, 1]);
+        assert_eq!(rd_u64(&r, rec::VB + 5 * vb::BYTES + vb::ADDR), 0, "a binding the pipeline does not read");
+        assert_eq!(rd_u64(&r, rec::VB + 1 * vb::BYTES + vb::ADDR), 0);
+    }
+
+    #[test]
+    fn dynamic_state_overrides_only_what_is_declared_dynamic() {
+        let d = DynamicValues {
+            viewports: vec![Viewport { x: 9.0, y: 8.0, width: 7.0, height: 6.0, min_depth: 0.0, max_depth: 1.0 }],
+            scissors: vec![Rect { x: 10, y: 10, width: 5, height: 5 }],
+            line_width: 3.0,
+            depth_bias: DepthBias { constant: 4.0, clamp: 5.0, slope: 6.0 },
+            blend_constants: [1.0; 4],
+            depth_bounds: [0.3, 0.4],
+            stencil_compare_mask: [0x11, 0x22],
+            stencil_write_mask: [0x33, 0x44],
+            stencil_reference: [0x55, 0x66],
+            cull_mode: vk::CullModeFlags::FRONT_AND_BACK,
+            front_face: vk::FrontFace::COUNTER_CLOCKWISE,
+            topology: vk::PrimitiveTopology::LINE_STRIP,
+            depth_test: true,
+            depth_write: false,
+            depth_compare: vk::CompareOp::ALWAYS,
+            depth_bounds_test: false,
+            stencil_test: false,
+            stencil_ops: [crate::cmd::graphics::StencilOps {
+                fail: vk::StencilOp::ZERO,
+                pass: vk::StencilOp::REPLACE,
+                depth_fail: vk::StencilOp::INCREMENT_AND_CLAMP,
+                compare: vk::CompareOp::EQUAL,
+            }; 2],
+            rasterizer_discard: true,
+            depth_bias_enable: false,
+            primitive_restart: false,
+        };
+        let mut vbs = no_vbs();
+        vbs[0] = Some(VertexPlace { addr: 0xA000, size: 120, stride: Some(99) });
+        // Nothing dynamic: the dynamic values change nothing.
+        let base = encode(&pipeline(fixed()), &d, &targets(), &vbs);
+        assert_eq!(base, encode(&pipeline(fixed()), &DynamicValues::default(), &targets(), &vbs));
+        let mut set = DynamicSet::default();
+        for x in Dyn::ALL {
+            set = set.with(x);
+        }
+        let r = encode(&pipeline(FixedState { dynamic: set, ..fixed() }), &d, &targets(), &vbs);
+        assert_eq!(rd_u32(&r, rec::TOPOLOGY), vk::PrimitiveTopology::LINE_STRIP.as_raw() as u32);
+        let want =
+            flags::RASTERIZER_DISCARD | flags::DEPTH_CLAMP | flags::DEPTH_TEST | flags::FRONT_CCW | flags::FS_DISCARDS;
+        assert_eq!(rd_u32(&r, rec::FLAGS), want);
+        assert_eq!(rd_u32(&r, rec::CULL_MODE), vk::CullModeFlags::FRONT_AND_BACK.as_raw());
+        assert_eq!(rd_f32(&r, rec::LINE_WIDTH), 3.0);
+        assert_eq!(rd_f32(&r, rec::DEPTH_BIAS_SLOPE), 6.0);
+        assert_eq!(rd_f32(&r, rec::VIEWPORT), 9.0);
+        assert_eq!(rd_u32(&r, rec::SCISSOR + 8), 5);
+        assert_eq!(rd_f32(&r, rec::BLEND_CONSTANTS + 8), 1.0);
+        assert_eq!(rd_f32(&r, rec::DEPTH_BOUNDS_MAX), 0.4);
+        assert_eq!(rd_u32(&r, rec::DEPTH_COMPARE), vk::CompareOp::ALWAYS.as_raw() as u32);
+        let s = |off, o| rd_u32(&r, off + o);
+        assert_eq!(
+            [s(rec::STENCIL_BACK, stencil::COMPARE_MASK), s(rec::STENCIL_BACK, stencil::WRITE_MASK)],
+            [0x22, 0x44]
+        );
+        assert_eq!(s(rec::STENCIL_FRONT, stencil::REFERENCE), 0x55);
+        assert_eq!(s(rec::STENCIL_FRONT, stencil::PASS_OP), vk::StencilOp::REPLACE.as_raw() as u32);
+        assert_eq!(s(rec::STENCIL_BACK, stencil::COMPARE), vk::CompareOp::EQUAL.as_raw() as u32);
+        assert_eq!(rd_u32(&r, rec::VB + vb::STRIDE), 99, "vkCmdBindVertexBuffers2's stride");
+    }
+
+    #[test]
+    fn tests_without_their_attachment_always_pass() {
+        let t = Targets { depth_stencil: None, has_depth: false, has_stencil: false, ..targets() };
+        let r = encode(&pipeline(fixed()), &DynamicValues::default(), &t, &no_vbs());
+        let tests = flags::DEPTH_TEST | flags::DEPTH_WRITE | flags::DEPTH_BOUNDS | flags::STENCIL_TEST;
+        assert_eq!(rd_u32(&r, rec::FLAGS) & tests, 0);
+        assert_eq!(rd_u32(&r, rec::DEPTH + att::FORMAT), 0);
+        // Depth only: the stencil test goes, the depth tests stay.
+        let t = Targets { has_stencil: false, ..targets() };
+        let r = encode(&pipeline(fixed()), &DynamicValues::default(), &t, &no_vbs());
+        assert_eq!(rd_u32(&r, rec::FLAGS) & tests, flags::DEPTH_TEST | flags::DEPTH_WRITE | flags::DEPTH_BOUNDS);
+    }
+}
