@@ -161,6 +161,9 @@ impl StreamOp {
 #[derive(Default)]
 pub struct Recording {
     pub ops: Vec<StreamOp>,
+    /// Draws of a secondary buffer recorded inside a render pass it does not know the
+    /// attachments of: their state records are made when a primary executes it.
+    pub deferred: Vec<crate::cmd::graphics::DeferredState>,
     pub keep: Vec<Arc<dyn Any + Send + Sync>>,
     pub arena: Vec<Memory>,
 }

@@ -61,7 +61,10 @@ fn dispatch_is_dcr_writes_then_start_and_runs() {
         assert!(dcrs.iter().any(|d| d.0 == a), "{} is not written", dcr::name(a));
     }
     let get = |a| dcrs.iter().rev().find(|d| d.0 == a).unwrap().1;
-    assert_eq!(get(dcr::KMU_PC_LO) as u64 | (get(dcr::KMU_PC_HI) as u64) << 32, pipe.kernel_address());
+    assert_eq!(
+        get(dcr::KMU_PC_LO) as u64 | (get(dcr::KMU_PC_HI) as u64) << 32,
+        pipe.as_compute().unwrap().kernel_address()
+    );
     assert_eq!([get(dcr::KMU_GRID_DIM_X), get(dcr::KMU_GRID_DIM_Y), get(dcr::KMU_GRID_DIM_Z)], [3, 2, 1]);
     assert_eq!(get(dcr::KMU_BLOCK_SIZE), 32);
     assert_eq!(

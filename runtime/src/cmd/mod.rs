@@ -110,9 +110,17 @@ impl CommandBuffer {
     }
 
     pub fn begin(&self) {
+        self.begin_secondary(false);
+    }
+
+    /// Begins recording; a secondary buffer that continues a render pass
+    /// (`RENDER_PASS_CONTINUE`) may draw, its attachments known only when a primary executes
+    /// it.
+    pub fn begin_secondary(&self, render_pass_continue: bool) {
         let mut i = self.inner.lock();
         *i = Inner::new();
         i.state = CbState::Recording;
+        i.gfx.inherited = render_pass_continue;
     }
 
     pub fn end(&self) -> VkResult<()> {
@@ -158,8 +166,10 @@ impl CommandBuffer {
 
     /// vkCmdExecuteCommands: a secondary buffer's stream is replayed in place.
     pub fn execute(&self, secondary: Arc<Recording>) {
-        self.record("vkCmdExecuteCommands", |i, _| {
+        self.record("vkCmdExecuteCommands", |i, d| {
+            let at = i.rec.ops.len();
             i.rec.ops.extend(secondary.ops.iter().cloned());
+            graphics::resolve_deferred(i, d, at, &secondary.deferred)?;
             i.keep(secondary);
             Ok(())
         });

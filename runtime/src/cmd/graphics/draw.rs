@@ -88,16 +88,20 @@ fn record_draw(i: &mut Inner, dev: &Device, indexed: bool, what: Result<Direct, 
             return Ok(());
         }
     }
-    let Some(pass) = i.gfx.pass.as_ref() else {
-        tracing::error!("draw outside a render pass instance");
-        return Err(vk::Result::ERROR_UNKNOWN);
+    let targets = match (&i.gfx.pass, i.gfx.inherited) {
+        (Some(pass), _) => Some(Targets::of(pass)?),
+        // Made when a primary executes this secondary buffer.
+        (None, true) => None,
+        (None, false) => {
+            tracing::error!("draw outside a render pass instance");
+            return Err(vk::Result::ERROR_UNKNOWN);
+        }
     };
-    let targets = Targets::of(pass)?;
     let mut vbs = [None; vortex_model::abi::gfx::state::MAX_VB];
     for (k, b) in i.gfx.vertex.iter().enumerate() {
         vbs[k] = b.as_ref().map(VertexPlace::of).transpose()?;
     }
-    let record = state::encode(g, &i.gfx.dynamic, &targets, &vbs);
+    let record = state::encode(g, &i.gfx.dynamic, &targets.clone().unwrap_or_default(), &vbs);
     let kargs = kargs_block(state, &i.push, &p, [0; 3], [0; 3]);
     let sets: Vec<_> = state.sets.iter().flatten().cloned().collect();
     let (state_addr, kargs_addr) = (i.stash(dev, &record)?, i.stash(dev, &kargs)?);
@@ -132,9 +136,56 @@ fn record_draw(i: &mut Inner, dev: &Device, indexed: bool, what: Result<Direct, 
         }
         Err(c) => indirect_source(i, c, index.and_then(|(a, t)| Some((a, index_type::info(t)?.0))))?,
     };
+    if targets.is_none() {
+        let at = i.rec.ops.len()
+            + ops
+                .iter()
+                .position(|o| matches!(o, StreamOp::Dcr { addr: dcr::GFX_STATE_LO, .. }))
+                .expect("written above");
+        i.rec.deferred.push(DeferredState { at, pipeline: p.clone(), dynamic: i.gfx.dynamic.clone(), vbs });
+    }
     i.rec.ops.extend(ops);
     i.emit(StreamOp::Draw(Box::new(DrawJob { pipeline: p.name.as_str().into(), vout_stride: g.vout_stride, source })));
     keep_draw_objects(i, p, sets);
+    Ok(())
+}
+
+/// A draw recorded in a secondary buffer without its attachments: the stream position of
+/// its `GFX_STATE_LO` write and what its state record is made of.
+#[derive(Clone)]
+pub struct DeferredState {
+    at: usize,
+    pipeline: Arc<crate::pipeline::Pipeline>,
+    dynamic: super::DynamicValues,
+    vbs: [Option<VertexPlace>; vortex_model::abi::gfx::state::MAX_VB],
+}
+
+/// `vkCmdExecuteCommands`: the deferred draws of a secondary buffer, copied to the stream at
+/// `base`, get state records with the executing render pass instance's attachments.
+pub(in crate::cmd) fn resolve_deferred(
+    i: &mut Inner,
+    dev: &Device,
+    base: usize,
+    deferred: &[DeferredState],
+) -> VkResult<()> {
+    if deferred.is_empty() {
+        return Ok(());
+    }
+    let Some(pass) = i.gfx.pass.as_ref() else {
+        tracing::error!("vkCmdExecuteCommands: draws of a render-pass-continue buffer outside a render pass instance");
+        return Err(vk::Result::ERROR_UNKNOWN);
+    };
+    let targets = Targets::of(pass)?;
+    for d in deferred {
+        let g = d.pipeline.as_graphics().expect("deferred draws are graphics draws");
+        let addr = i.stash(dev, &state::encode(g, &d.dynamic, &targets, &d.vbs))?;
+        for (k, value) in [addr as u32, (addr >> 32) as u32].into_iter().enumerate() {
+            match &mut i.rec.ops[base + d.at + k] {
+                StreamOp::Dcr { addr: a, value: v } if *a == dcr::GFX_STATE_LO + k as u32 => *v = value,
+                _ => unreachable!("a deferred draw's GFX_STATE write is where it was recorded"),
+            }
+        }
+    }
     Ok(())
 }
 

@@ -15,7 +15,8 @@ mod dynamic;
 mod pass;
 pub mod state;
 
-pub use draw::DrawIndirect;
+pub(super) use draw::resolve_deferred;
+pub use draw::{DeferredState, DrawIndirect};
 pub use dynamic::{DynamicValues, StencilOps};
 pub use pass::{ClearAttachment, ClearRect, RenderingAttachment, RenderingInfo};
 
@@ -87,6 +88,8 @@ pub(crate) struct PassInstance {
 /// The graphics state of a command buffer.
 pub(super) struct GfxState {
     pass: Option<PassInstance>,
+    /// A secondary buffer continuing a render pass whose attachments it does not know.
+    pub inherited: bool,
     pub dynamic: DynamicValues,
     vertex: [Option<VertexBuffer>; rec::MAX_VB],
     index: Option<IndexBuffer>,
@@ -94,6 +97,12 @@ pub(super) struct GfxState {
 
 impl Default for GfxState {
     fn default() -> Self {
-        GfxState { pass: None, dynamic: DynamicValues::default(), vertex: std::array::from_fn(|_| None), index: None }
+        GfxState {
+            pass: None,
+            inherited: false,
+            dynamic: DynamicValues::default(),
+            vertex: std::array::from_fn(|_| None),
+            index: None,
+        }
     }
 }

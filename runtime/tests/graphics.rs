@@ -1,0 +1,431 @@
+//! Graphics commands on the runtime: render pass load-op clears (first use, render area,
+//! layers), `vkCmdClearAttachments`, dynamic rendering, a draw's stream and state record, the
+//! command processor's indirect counts, draws in secondary buffers, blits.
+
+use std::sync::Arc;
+use vortex_model::abi::gfx::{dcr, state as rec};
+use vortex_model::abi::{rd_u32, rd_u64};
+use vortex_model::device::Device as Model;
+use vortex_runtime::blit::BlitRegion;
+use vortex_runtime::buffer::Buffer;
+use vortex_runtime::cmd::graphics::{
+    ClearAttachment, ClearRect, ClearValue, DrawIndirect, RenderingAttachment, RenderingInfo, VertexBuffer,
+};
+use vortex_runtime::cmd::CommandBuffer;
+use vortex_runtime::device::{Device, Gpu};
+use vortex_runtime::image::{Image, ImageView, ViewRange};
+use vortex_runtime::memory::Memory;
+use vortex_runtime::pipeline::graphics::{
+    BlendAttachment, FixedState, GraphicsPipeline, Rect, Targets, VertexBinding, Viewport,
+};
+use vortex_runtime::pipeline::{BindPoint, Kind, Pipeline, PipelineLayout};
+use vortex_runtime::queue::Submission;
+use vortex_runtime::renderpass::{AttachmentDesc, Framebuffer, RenderPass, SubpassDesc};
+use vortex_runtime::stream::{DrawSource, Recording, Scratch, StreamOp};
+use vortex_runtime::vk;
+
+fn device() -> Arc<Device> {
+    Device::new(&Gpu::from_env().unwrap()).unwrap()
+}
+
+/// A 2D image with memory bound (zeroed), and a view of all its layers.
+fn image(d: &Device, format: vk::Format, [w, h]: [u32; 2], layers: u32) -> (Arc<Image>, Arc<ImageView>) {
+    let usage = vk::ImageUsageFlags::COLOR_ATTACHMENT | vk::ImageUsageFlags::TRANSFER_SRC;
+    let img = Arc::new(Image::new(vk::ImageType::TYPE_2D, format, [w, h, 1], 1, layers, usage).unwrap());
+    img.bind(Arc::new(Memory::allocate(&d.space, img.size).unwrap()), 0).unwrap();
+    let range = ViewRange { base_level: 0, level_count: 1, base_layer: 0, layer_count: layers };
+    let ty = if layers > 1 { vk::ImageViewType::TYPE_2D_ARRAY } else { vk::ImageViewType::TYPE_2D };
+    let view = Arc::new(ImageView::new(img.clone(), ty, format, range).unwrap());
+    (img, view)
+}
+
+fn bytes(d: &Device, img: &Image) -> Vec<u8> {
+    let mut out = vec![0; img.size as usize];
+    d.space.snapshot().read(img.address().unwrap(), &mut out).unwrap();
+    out
+}
+
+fn submit(d: &Device, rec: Arc<Recording>) {
+    d.queue.submit(Submission { waits: vec![], recordings: vec![rec], signals: vec![], fence: None }).unwrap();
+    d.wait_idle().unwrap();
+}
+
+fn finish(cb: &CommandBuffer) -> Arc<Recording> {
+    cb.end().unwrap();
+    cb.recording().unwrap()
+}
+
+fn attachment(format: vk::Format, load: vk::AttachmentLoadOp) -> AttachmentDesc {
+    AttachmentDesc {
+        format,
+        samples: vk::SampleCountFlags::TYPE_1,
+        load_op: load,
+        store_op: vk::AttachmentStoreOp::STORE,
+        stencil_load_op: vk::AttachmentLoadOp::DONT_CARE,
+        stencil_store_op: vk::AttachmentStoreOp::DONT_CARE,
+    }
+}
+
+fn patterns(rec: &Recording) -> usize {
+    rec.ops.iter().filter(|o| matches!(o, StreamOp::Pattern { .. })).count()
+}
+
+/// Whether texel (x, y) of `layer` of a `w` x `h` image of `tb`-byte texels is `want`.
+fn texel(data: &[u8], [w, h]: [u32; 2], tb: usize, layer: u32, x: u32, y: u32) -> &[u8] {
+    let at = ((layer * h + y) * w + x) as usize * tb;
+    &data[at..at + tb]
+}
+
+#[test]
+fn a_clear_load_happens_in_the_first_subpass_using_the_attachment_over_the_render_area() {
+    let d = device();
+    let (color, cv) = image(&d, vk::Format::R8G8B8A8_UNORM, [8, 6], 2);
+    let (kept, kv) = image(&d, vk::Format::R32_UINT, [8, 6], 2);
+    let pass = Arc::new(
+        RenderPass::new(
+            vec![
+                attachment(vk::Format::R8G8B8A8_UNORM, vk::AttachmentLoadOp::CLEAR),
+                attachment(vk::Format::R32_UINT, vk::AttachmentLoadOp::LOAD),
+            ],
+            vec![
+                SubpassDesc { colors: vec![1], ..Default::default() },
+                SubpassDesc { colors: vec![0], inputs: vec![1], ..Default::default() },
+            ],
+        )
+        .unwrap(),
+    );
+    let fb = Arc::new(Framebuffer::new(&pass, 8, 6, 2, 2, Some(vec![cv, kv])).unwrap());
+    let marker = vertex_buffer(&d);
+    let cb = CommandBuffer::new(d.clone(), vk::CommandBufferLevel::PRIMARY);
+    cb.begin();
+    let area = Rect { x: 2, y: 1, width: 4, height: 3 };
+    let red = ClearValue([1.0f32.to_bits(), 0, 0.5f32.to_bits(), 1.0f32.to_bits()]);
+    cb.begin_render_pass(pass, fb, None, area, vec![red, ClearValue([7; 4])]);
+    // A marker between the subpasses: the clear comes after it.
+    cb.update_buffer(&marker, 0, &[1, 2, 3, 4]);
+    cb.next_subpass();
+    cb.end_render_pass();
+    let rec = finish(&cb);
+    assert_eq!(patterns(&rec), 2 * 3, "one pattern per row of the area, per layer");
+    let mark = rec.ops.iter().position(|o| matches!(o, StreamOp::Write { .. })).unwrap();
+    assert!(rec.ops[..mark].iter().all(|o| !matches!(o, StreamOp::Pattern { .. })), "subpass 0 does not use it");
+    submit(&d, rec);
+    let c = bytes(&d, &color);
+    for layer in 0..2 {
+        for y in 0..6 {
+            for x in 0..8 {
+                let inside = (2..6).contains(&x) && (1..4).contains(&y);
+                let want: &[u8] = if inside { &[255, 0, 128, 255] } else { &[0; 4] };
+                assert_eq!(texel(&c, [8, 6], 4, layer, x, y), want, "layer {layer} ({x}, {y})");
+            }
+        }
+    }
+    assert!(bytes(&d, &kept).iter().all(|&b| b == 0), "a LOAD attachment is left alone");
+}
+
+#[test]
+fn clear_attachments_and_dynamic_rendering_clear_rectangles_of_layers() {
+    let d = device();
+    let (img, view) = image(&d, vk::Format::R32_UINT, [4, 4], 3);
+    let cb = CommandBuffer::new(d.clone(), vk::CommandBufferLevel::PRIMARY);
+    cb.begin();
+    let full = Rect { x: 0, y: 0, width: 4, height: 4 };
+    let color = |view: Option<Arc<ImageView>>, load, v: u32| RenderingAttachment {
+        view,
+        load_op: load,
+        clear: ClearValue([v; 4]),
+    };
+    let info = |load, resuming| RenderingInfo {
+        area: full,
+        layers: 3,
+        view_mask: 0,
+        colors: vec![color(None, vk::AttachmentLoadOp::CLEAR, 9), color(Some(view.clone()), load, 5)],
+        depth: None,
+        stencil: None,
+        resuming,
+    };
+    cb.begin_rendering(info(vk::AttachmentLoadOp::CLEAR, false));
+    // Location 1, the last two layers, two rectangles; location 0 has no view: skipped.
+    let value = ClearValue([0xAB; 4]);
+    let attachments = [
+        ClearAttachment { aspect: vk::ImageAspectFlags::COLOR, color_attachment: 1, value },
+        ClearAttachment { aspect: vk::ImageAspectFlags::COLOR, color_attachment: 0, value },
+    ];
+    let rects = [
+        ClearRect { rect: Rect { x: 1, y: 1, width: 2, height: 1 }, base_layer: 1, layer_count: 2 },
+        ClearRect { rect: Rect { x: 0, y: 3, width: 4, height: 1 }, base_layer: 2, layer_count: 1 },
+    ];
+    cb.clear_attachments(&attachments, &rects);
+    cb.end_rendering();
+    // A resumed instance loads nothing.
+    cb.begin_rendering(info(vk::AttachmentLoadOp::CLEAR, true));
+    cb.end_rendering();
+    submit(&d, finish(&cb));
+    let data = bytes(&d, &img);
+    let at = |layer, x, y| u32::from_le_bytes(texel(&data, [4, 4], 4, layer, x, y).try_into().unwrap());
+    for layer in 0..3 {
+        for y in 0..4 {
+            for x in 0..4 {
+                let first = layer >= 1 && y == 1 && (1..3).contains(&x);
+                let second = layer == 2 && y == 3;
+                let want = if first || second { 0xAB } else { 5 };
+                assert_eq!(at(layer, x, y), want, "layer {layer} ({x}, {y})");
+            }
+        }
+    }
+    // Outside an instance it is an error.
+    let cb = CommandBuffer::new(d.clone(), vk::CommandBufferLevel::PRIMARY);
+    cb.begin();
+    cb.clear_attachments(&attachments, &rects);
+    assert!(cb.end().is_err());
+}
+
+/// A graphics pipeline whose kernels are never run: what a draw records is the test.
+fn pipeline(d: &Device, fixed: FixedState) -> Arc<Pipeline> {
+    let g = GraphicsPipeline {
+        fixed,
+        targets: Targets { colors: vec![vk::Format::R8G8B8A8_UNORM], ..Default::default() },
+        vertex: Memory::allocate(&d.space, 64).unwrap(),
+        fragment: Some(Memory::allocate(&d.space, 64).unwrap()),
+        vout_stride: 80,
+        fs_flags: 0,
+    };
+    Arc::new(Pipeline {
+        layout: Arc::new(PipelineLayout::new(vec![], 0).unwrap()),
+        name: "draw".into(),
+        kind: Kind::Graphics(Box::new(g)),
+    })
+}
+
+fn fixed() -> FixedState {
+    FixedState {
+        bindings: vec![VertexBinding { binding: 1, stride: 16, input_rate: vk::VertexInputRate::VERTEX, divisor: 1 }],
+        viewports: vec![Viewport { x: 0.0, y: 0.0, width: 8.0, height: 8.0, min_depth: 0.0, max_depth: 1.0 }],
+        scissors: vec![Rect { x: 0, y: 0, width: 8, height: 8 }],
+        blend: vec![BlendAttachment::default()],
+        ..Default::default()
+    }
+}
+
+fn dcrs(ops: &[StreamOp]) -> impl Fn(u32) -> u32 + '_ {
+    move |a| {
+        ops.iter()
+            .rev()
+            .find_map(|o| match o {
+                StreamOp::Dcr { addr, value } if *addr == a => Some(*value),
+                _ => None,
+            })
+            .unwrap_or_else(|| panic!("{} is not written", vortex_model::abi::dcr::name(a)))
+    }
+}
+
+fn vertex_buffer(d: &Device) -> Arc<Buffer> {
+    let b = Arc::new(Buffer::new(256, vk::BufferUsageFlags::VERTEX_BUFFER | vk::BufferUsageFlags::INDEX_BUFFER));
+    b.bind(Arc::new(Memory::allocate(&d.space, 256).unwrap()), 0).unwrap();
+    b
+}
+
+#[test]
+fn a_draw_is_its_dcr_writes_then_the_pulse_with_a_resolved_state_record() {
+    let d = device();
+    let (img, view) = image(&d, vk::Format::R8G8B8A8_UNORM, [8, 8], 1);
+    let p = pipeline(&d, fixed());
+    let vb = vertex_buffer(&d);
+    let cb = CommandBuffer::new(d.clone(), vk::CommandBufferLevel::PRIMARY);
+    cb.begin();
+    cb.bind_pipeline(BindPoint::Graphics, p.clone());
+    let area = Rect { x: 0, y: 0, width: 8, height: 8 };
+    let attach =
+        RenderingAttachment { view: Some(view), load_op: vk::AttachmentLoadOp::LOAD, clear: ClearValue::default() };
+    cb.begin_rendering(RenderingInfo {
+        area,
+        layers: 1,
+        view_mask: 0,
+        colors: vec![attach],
+        depth: None,
+        stencil: None,
+        resuming: false,
+    });
+    cb.bind_vertex_buffers(1, vec![VertexBuffer { buffer: vb.clone(), offset: 32, size: None, stride: None }]);
+    cb.draw(3, 2, 5, 7);
+    cb.draw(0, 2, 0, 0);
+    cb.end_rendering();
+    let rec = finish(&cb);
+    let draws: Vec<_> = rec.ops.iter().filter(|o| matches!(o, StreamOp::Draw(_))).collect();
+    assert_eq!(draws.len(), 1, "an empty draw records nothing");
+    assert!(
+        matches!(rec.ops.last(), Some(StreamOp::Draw(j)) if matches!(j.source, DrawSource::Direct { vertices: 3, instances: 2 }) && j.vout_stride == 80)
+    );
+    let get = dcrs(&rec.ops);
+    let g = p.as_graphics().unwrap();
+    assert_eq!(get(dcr::GFX_VS_PC_LO) as u64 | (get(dcr::GFX_VS_PC_HI) as u64) << 32, g.vertex_address());
+    assert_eq!(get(dcr::GFX_FS_PC_LO) as u64 | (get(dcr::GFX_FS_PC_HI) as u64) << 32, g.fragment_address());
+    let counts = [dcr::GFX_VERTEX_COUNT, dcr::GFX_INSTANCE_COUNT, dcr::GFX_VERTEX_BASE, dcr::GFX_FIRST_INSTANCE];
+    assert_eq!(counts.map(&get), [3, 2, 5, 7]);
+    assert_eq!([get(dcr::GFX_INDEX_TYPE), get(dcr::GFX_INDEX_LO), get(dcr::GFX_DRAW_INDEX)], [0, 0, 0]);
+    assert!(get(dcr::GFX_PARAM_LO) != 0);
+    // The state record in the recording's memory names the view and the vertex buffer.
+    let state = get(dcr::GFX_STATE_LO) as u64 | (get(dcr::GFX_STATE_HI) as u64) << 32;
+    let mut r = vec![0; rec::BYTES];
+    d.space.snapshot().read(state, &mut r).unwrap();
+    assert_eq!(rd_u64(&r, rec::COLOR + rec::attachment::ADDR), img.address().unwrap());
+    assert_eq!(rd_u32(&r, rec::COLOR + rec::attachment::ROW_PITCH), 32);
+    assert_eq!(rd_u64(&r, rec::VB + rec::vb::BYTES + rec::vb::ADDR), vb.address() + 32);
+    assert_eq!(rd_u64(&r, rec::VB + rec::vb::BYTES + rec::vb::SIZE), 256 - 32);
+    assert_eq!([rd_u32(&r, rec::TARGET_WIDTH), rd_u32(&r, rec::VOUT_STRIDE)], [8, 80]);
+    drop(get);
+    // The device has no draw yet: playing it is a clear fault.
+    submit_expect_lost(&d, rec, "draws are not implemented");
+}
+
+fn submit_expect_lost(d: &Device, rec: Arc<Recording>, why: &str) {
+    d.queue.submit(Submission { waits: vec![], recordings: vec![rec], signals: vec![], fence: None }).unwrap();
+    assert_eq!(d.wait_idle(), Err(vk::Result::ERROR_DEVICE_LOST));
+    let reason = d.lost_reason().unwrap();
+    assert!(reason.contains(why), "{reason}");
+}
+
+#[test]
+fn indirect_draws_read_their_counts_when_played() {
+    let d = device();
+    let (_img, view) = image(&d, vk::Format::R8G8B8A8_UNORM, [8, 8], 1);
+    let p = pipeline(&d, fixed());
+    let args = vertex_buffer(&d);
+    // Count 2 in word 0; two indexed commands of 5 words at 8 and 28: the first has no
+    // instances (skipped), the second draws 6 indices from index 3, vertex offset -2,
+    // first instance 4.
+    let words: [u32; 12] = [2, 0, 9, 0, 0, 0, 0, 6, 1, 3, (-2i32) as u32, 4];
+    d.space.snapshot().write(args.address(), &words.iter().flat_map(|w| w.to_le_bytes()).collect::<Vec<_>>()).unwrap();
+    let index = vertex_buffer(&d);
+    let cb = CommandBuffer::new(d.clone(), vk::CommandBufferLevel::PRIMARY);
+    cb.begin();
+    cb.bind_pipeline(BindPoint::Graphics, p);
+    let attach =
+        RenderingAttachment { view: Some(view), load_op: vk::AttachmentLoadOp::LOAD, clear: ClearValue::default() };
+    let area = Rect { x: 0, y: 0, width: 8, height: 8 };
+    cb.begin_rendering(RenderingInfo {
+        area,
+        layers: 1,
+        view_mask: 0,
+        colors: vec![attach],
+        depth: None,
+        stencil: None,
+        resuming: false,
+    });
+    cb.bind_index_buffer(vortex_runtime::cmd::graphics::IndexBuffer {
+        buffer: index.clone(),
+        offset: 16,
+        index_type: 1,
+    });
+    let indirect =
+        DrawIndirect { buffer: args.clone(), offset: 8, count: 5, stride: 20, count_buffer: Some((args.clone(), 0)) };
+    cb.draw_indirect(true, indirect);
+    cb.end_rendering();
+    let rec = finish(&cb);
+    assert!(
+        rec.ops.iter().all(|o| !matches!(o, StreamOp::Dcr { addr: dcr::GFX_VERTEX_COUNT, .. })),
+        "counts are the command processor's"
+    );
+    assert_eq!(dcrs(&rec.ops)(dcr::GFX_INDEX_TYPE), 1);
+    // Played on a model: the first command is skipped, the second pulses (and faults: no
+    // draws in the model yet) with its counts in the DCRs.
+    let mut model = Model::with_memory(d.config.clone(), d.space.clone()).unwrap();
+    let mut reports = Vec::new();
+    let mut scratch = Scratch::default();
+    let fault = vortex_runtime::stream::play(&mut model, &rec.ops, &mut reports, &mut scratch).unwrap_err();
+    assert!(fault.detail.contains("draws are not implemented"), "{fault}");
+    let r = |a| model.dcrs().read(a);
+    assert_eq!(
+        [r(dcr::GFX_VERTEX_COUNT), r(dcr::GFX_INSTANCE_COUNT), r(dcr::GFX_VERTEX_BASE), r(dcr::GFX_FIRST_INSTANCE)],
+        [6, 1, (-2i32) as u32, 4]
+    );
+    assert_eq!(r(dcr::GFX_DRAW_INDEX), 1);
+    assert_eq!(r(dcr::GFX_INDEX_LO) as u64 | (r(dcr::GFX_INDEX_HI) as u64) << 32, index.address() + 16 + 3 * 2);
+    let vob = r(dcr::GFX_VOB_LO) as u64 | (r(dcr::GFX_VOB_HI) as u64) << 32;
+    let holds = d.space.snapshot().region(vob, 6 * 80).is_some();
+    assert!(holds, "the vertex output buffer holds the draw's slots");
+    // A count of zero draws nothing.
+    d.space.snapshot().write_u32(args.address(), 0).unwrap();
+    vortex_runtime::stream::play(&mut model, &rec.ops, &mut reports, &mut Scratch::default()).unwrap();
+}
+
+#[test]
+fn draws_in_a_secondary_buffer_take_the_executing_instance_s_attachments() {
+    let d = device();
+    let p = pipeline(&d, fixed());
+    let sec = CommandBuffer::new(d.clone(), vk::CommandBufferLevel::SECONDARY);
+    sec.begin_secondary(true);
+    sec.bind_pipeline(BindPoint::Graphics, p);
+    sec.draw(3, 1, 0, 0);
+    let sec = finish(&sec);
+    let mut states = Vec::new();
+    for _ in 0..2 {
+        let (img, view) = image(&d, vk::Format::R8G8B8A8_UNORM, [8, 8], 1);
+        let cb = CommandBuffer::new(d.clone(), vk::CommandBufferLevel::PRIMARY);
+        cb.begin();
+        let attach =
+            RenderingAttachment { view: Some(view), load_op: vk::AttachmentLoadOp::LOAD, clear: ClearValue::default() };
+        let area = Rect { x: 0, y: 0, width: 8, height: 8 };
+        cb.begin_rendering(RenderingInfo {
+            area,
+            layers: 1,
+            view_mask: 0,
+            colors: vec![attach],
+            depth: None,
+            stencil: None,
+            resuming: false,
+        });
+        cb.execute(sec.clone());
+        cb.end_rendering();
+        let rec = finish(&cb);
+        let get = dcrs(&rec.ops);
+        let state = get(dcr::GFX_STATE_LO) as u64 | (get(dcr::GFX_STATE_HI) as u64) << 32;
+        let mut r = vec![0; rec::BYTES];
+        d.space.snapshot().read(state, &mut r).unwrap();
+        assert_eq!(rd_u64(&r, rec::COLOR + rec::attachment::ADDR), img.address().unwrap());
+        states.push(state);
+    }
+    assert_ne!(states[0], states[1], "each executing primary has its own record");
+    // Outside a render pass instance the secondary's draws cannot execute.
+    let cb = CommandBuffer::new(d.clone(), vk::CommandBufferLevel::PRIMARY);
+    cb.begin();
+    cb.execute(sec);
+    assert!(cb.end().is_err());
+}
+
+#[test]
+fn blits_scale_filter_and_convert_when_played() {
+    let d = device();
+    let usage = vk::ImageUsageFlags::TRANSFER_SRC | vk::ImageUsageFlags::TRANSFER_DST;
+    let mk = |f, w, h| {
+        let img = Arc::new(Image::new(vk::ImageType::TYPE_2D, f, [w, h, 1], 1, 1, usage).unwrap());
+        img.bind(Arc::new(Memory::allocate(&d.space, img.size).unwrap()), 0).unwrap();
+        img
+    };
+    let src = mk(vk::Format::R8G8B8A8_UNORM, 2, 1);
+    let dst = mk(vk::Format::R32G32B32A32_SFLOAT, 4, 2);
+    d.space.snapshot().write(src.address().unwrap(), &[0, 0, 0, 255, 255, 255, 255, 255]).unwrap();
+    let cb = CommandBuffer::new(d.clone(), vk::CommandBufferLevel::PRIMARY);
+    cb.begin();
+    let region = BlitRegion {
+        src_level: 0,
+        src_layer: 0,
+        dst_level: 0,
+        dst_layer: 0,
+        layers: 1,
+        src: [[0, 0, 0], [2, 1, 1]],
+        dst: [[0, 0, 0], [4, 2, 1]],
+    };
+    cb.blit_image(&src, &dst, vec![region], true);
+    submit(&d, finish(&cb));
+    let out = bytes(&d, &dst);
+    let red = |x: usize, y: usize| f32::from_le_bytes(out[(y * 4 + x) * 16..][..4].try_into().unwrap());
+    for y in 0..2 {
+        assert_eq!([red(0, y), red(1, y), red(2, y), red(3, y)], [0.0, 0.25, 0.75, 1.0]);
+    }
+    // Integer to float is refused at record time.
+    let cb = CommandBuffer::new(d.clone(), vk::CommandBufferLevel::PRIMARY);
+    cb.begin();
+    cb.blit_image(&mk(vk::Format::R32_UINT, 2, 2), &dst, vec![region], false);
+    assert!(cb.end().is_err());
+}
