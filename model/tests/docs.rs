@@ -24,6 +24,8 @@ fn opcode_row(op: Op) -> String {
                 Width::Red => "red".into(),
                 Width::Window => "win".into(),
                 Width::Ray => "ray".into(),
+                Width::TexOperands => "tex".into(),
+                Width::Export => "exp".into(),
             };
             let mark = if s.full {
                 "!"

@@ -383,6 +383,28 @@ pub mod export {
     pub const SAMPLE_MASK: u8 = 9;
     /// `imm` flag: the fragment's last export.
     pub const DONE: u32 = 1;
+    /// Last target (`mod` values above it fault).
+    pub const LAST: u8 = SAMPLE_MASK;
+
+    /// Registers the export of target `m` reads (`EXP`'s `a` block): 4 for a colour location,
+    /// 1 for depth and sample mask; `None` for a target the output merger does not know.
+    pub const fn regs(m: u8) -> Option<u32> {
+        match m {
+            0..=7 => Some(4),
+            DEPTH | SAMPLE_MASK => Some(1),
+            _ => None,
+        }
+    }
+
+    /// Name of target `m` for the disassembler.
+    pub fn name(m: u8) -> Option<String> {
+        Some(match m {
+            0..=7 => format!("color{m}"),
+            DEPTH => "depth".into(),
+            SAMPLE_MASK => "sample_mask".into(),
+            _ => return None,
+        })
+    }
 }
 
 /// `TEX` (texture unit): `mod` is the [`op`], `a` the image descriptor's address (a register
@@ -407,6 +429,19 @@ pub mod tex {
         pub const QUERY_LEVELS: u8 = 4;
         /// The level the sample would use and its unclamped value (`OpImageQueryLod`).
         pub const QUERY_LOD: u8 = 5;
+
+        /// Name of op `m` for the disassembler.
+        pub const fn name(m: u8) -> Option<&'static str> {
+            Some(match m {
+                SAMPLE => "sample",
+                GATHER => "gather",
+                FETCH => "fetch",
+                QUERY_SIZE => "size",
+                QUERY_LEVELS => "levels",
+                QUERY_LOD => "lod",
+                _ => return None,
+            })
+        }
     }
     /// `imm` bits 0-1: dimension (`DIM_1D`, `DIM_2D`, `DIM_3D`, `DIM_CUBE`).
     pub const DIM_MASK: u32 = 3;
@@ -439,6 +474,29 @@ pub mod tex {
         }
     }
 
+    /// Registers of the operand block at `b` for op `m` with flags `imm`, in the order above:
+    /// samples and gathers take coordinates (plus the layer), the reference, the bias or LOD
+    /// and the gradients their flags ask for; fetches coordinates (plus the layer) and, with
+    /// `LOD_EXPLICIT`, the level; `QUERY_SIZE` the level with `LOD_EXPLICIT`; `QUERY_LEVELS`
+    /// nothing; `QUERY_LOD` the coordinates (no layer). An empty block is written `REG_NONE`.
+    /// `None` for an op the unit does not know.
+    pub const fn operand_regs(m: u8, imm: u32) -> Option<u32> {
+        let dims = dims(imm);
+        let layer = (imm & ARRAYED != 0) as u32;
+        let dref = (imm & DREF != 0) as u32;
+        let lod_mode = (imm >> LOD_SHIFT) & 3;
+        let lod = matches!(lod_mode, LOD_BIAS | LOD_EXPLICIT) as u32;
+        let grads = if lod_mode == LOD_GRAD { 2 * dims } else { 0 };
+        Some(match m {
+            op::SAMPLE | op::GATHER => dims + layer + dref + lod + grads,
+            op::FETCH => dims + layer + (lod_mode == LOD_EXPLICIT) as u32,
+            op::QUERY_SIZE => (lod_mode == LOD_EXPLICIT) as u32,
+            op::QUERY_LEVELS => 0,
+            op::QUERY_LOD => dims,
+            _ => return None,
+        })
+    }
+
     /// The constant offset of `imm`, sign-extended.
     pub const fn offset(imm: u32) -> [i32; 3] {
         const fn field(imm: u32, k: u32) -> i32 {
@@ -456,6 +514,17 @@ pub mod deriv {
     pub const COARSE_Y: u8 = 1;
     pub const FINE_X: u8 = 2;
     pub const FINE_Y: u8 = 3;
+
+    /// Name of kind `m` for the disassembler.
+    pub const fn name(m: u8) -> Option<&'static str> {
+        Some(match m {
+            COARSE_X => "coarse_x",
+            COARSE_Y => "coarse_y",
+            FINE_X => "fine_x",
+            FINE_Y => "fine_y",
+            _ => return None,
+        })
+    }
 }
 
 /// The sampler record (`kernel::desc::BYTES` long; a combined image/sampler descriptor is
@@ -582,5 +651,17 @@ mod tests {
         assert_eq!(index_type::info(index_type::U16), Some((2, 0xFFFF)));
         assert_eq!(topology(5), Some((3, Assembly::Fan)));
         assert_eq!(topology(6), None);
+        // A 2D-array sample with a reference and explicit gradients: x y layer dref dx dy dx dy.
+        let imm = tex::DIM_2D | tex::ARRAYED | tex::DREF | (tex::LOD_GRAD << tex::LOD_SHIFT);
+        assert_eq!(tex::operand_regs(tex::op::SAMPLE, imm), Some(8));
+        let lod = tex::DIM_2D | (tex::LOD_EXPLICIT << tex::LOD_SHIFT);
+        assert_eq!(tex::operand_regs(tex::op::FETCH, lod), Some(3));
+        assert_eq!(tex::operand_regs(tex::op::FETCH, tex::DIM_3D), Some(3));
+        assert_eq!(tex::operand_regs(tex::op::QUERY_SIZE, lod), Some(1));
+        assert_eq!(tex::operand_regs(tex::op::QUERY_LEVELS, lod), Some(0));
+        assert_eq!(tex::operand_regs(tex::op::QUERY_LOD, tex::DIM_CUBE | tex::ARRAYED), Some(3));
+        assert_eq!(tex::operand_regs(6, 0), None);
+        assert_eq!((export::regs(export::COLOR0 + 7), export::regs(export::DEPTH)), (Some(4), Some(1)));
+        assert_eq!(export::regs(export::LAST + 1), None);
     }
 }

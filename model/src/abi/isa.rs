@@ -49,7 +49,7 @@ pub enum OpClass {
     Sfu,
     /// Loads, stores, atomics (global, LMEM, private).
     Lsu,
-    /// Image load/store (texture-unit path).
+    /// Image load/store and sampling (texture-unit path).
     Tex,
     /// Ray-tracing unit ops.
     Rtu,
@@ -73,8 +73,10 @@ pub enum Unit {
     Sfu,
     /// Global, LMEM and private loads, stores and atomics.
     Lsu,
-    /// Image loads, stores and atomics.
+    /// Image loads, stores and atomics; sampling.
     Tex,
+    /// The output merger: a fragment's exports (`EXP`).
+    Om,
     /// Ray-query ops (the core's RTU front end).
     Rtu,
     /// Cross-lane ops.
@@ -83,6 +85,15 @@ pub enum Unit {
     Ctrl,
     /// CSR reads.
     Csr,
+}
+
+impl Op {
+    /// The ops whose effects helper lanes (fragment quad pixels outside the primitive, or
+    /// demoted) do not have: global stores and atomics, image stores and atomics, exports.
+    /// Everything else, loads included, runs on them.
+    pub const fn skips_helper_lanes(self) -> bool {
+        matches!(self, Op::Stg | Op::Atomg | Op::Ist | Op::Iatom | Op::Exp)
+    }
 }
 
 impl Unit {
@@ -120,6 +131,12 @@ pub enum Modifier {
     ExtBits,
     /// `GETW`'s slot count (0 reads one); decode checks it against the slot range.
     Count,
+    /// A texture-unit op (`super::gfx::tex::op`).
+    TexOp,
+    /// An output-merger export target (`super::gfx::export`).
+    Export,
+    /// A derivative kind (`super::gfx::deriv`).
+    Deriv,
 }
 
 impl Modifier {
@@ -137,15 +154,21 @@ impl Modifier {
             Modifier::ShflMode => ShflMode::from_u8(m).is_some(),
             Modifier::RedOp => RedOp::from_u8(m).is_some(),
             Modifier::ExtBits => m >= 1 && m < 32,
+            Modifier::TexOp => super::gfx::tex::op::name(m).is_some(),
+            Modifier::Export => super::gfx::export::regs(m).is_some(),
+            Modifier::Deriv => super::gfx::deriv::name(m).is_some(),
         }
     }
 
     /// What decode calls a value it refuses, for the kinds it checks: a bad memory size,
-    /// vote, shuffle mode or reduction makes the whole kernel invalid; the other kinds fault
-    /// only when the op executes.
+    /// vote, shuffle mode, reduction, texture op or export target makes the whole kernel
+    /// invalid (the register widths of the memory, texture and export ops depend on it); the
+    /// other kinds fault only when the op executes.
     pub const fn checked_at_decode(self) -> Option<&'static str> {
         match self {
             Modifier::MemSize => Some("memory size"),
+            Modifier::TexOp => Some("texture op"),
+            Modifier::Export => Some("export target"),
             Modifier::VoteOp => Some("vote"),
             Modifier::ShflMode => Some("shuffle mode"),
             Modifier::RedOp => Some("reduction"),
@@ -168,10 +191,17 @@ pub enum Width {
     Window,
     /// The TRACE ray ([`super::rtu::ray::REGS`]).
     Ray,
+    /// TEX's operand block, from its op (`mod`) and flags (`imm`)
+    /// ([`super::gfx::tex::operand_regs`]).
+    TexOperands,
+    /// EXP's data: 4 registers for a colour target (`mod`), 1 for depth and sample mask
+    /// ([`super::gfx::export::regs`]).
+    Export,
 }
 
 impl Width {
-    /// The registers the operand spans in `i`; `None` when `mod` is not a memory size.
+    /// The registers the operand spans in `i`; `None` when `mod` is not a memory size (texture
+    /// op, export target) the width depends on.
     pub fn of(self, i: &Instr) -> Option<u32> {
         Some(match self {
             Width::Fixed(n) => n as u32,
@@ -180,6 +210,8 @@ impl Width {
             Width::Red => 1 + (i.imm & RED_WIDE != 0) as u32,
             Width::Window => i.modifier.max(1) as u32,
             Width::Ray => super::rtu::ray::REGS,
+            Width::TexOperands => super::gfx::tex::operand_regs(i.modifier, i.imm)?,
+            Width::Export => super::gfx::export::regs(i.modifier)?,
         })
     }
 }
@@ -251,6 +283,8 @@ mod sig {
     pub const RED: Width = Width::Red;
     pub const WINDOW: Width = Width::Window;
     pub const RAY: Width = Width::Ray;
+    pub const TEXOPS: Width = Width::TexOperands;
+    pub const EXPW: Width = Width::Export;
 
     const fn spec(width: Width, write: bool, full: bool, optional: bool) -> OperandSpec {
         OperandSpec { width, write, full, optional }
@@ -338,6 +372,9 @@ opcodes! {
     Fence = 0x05, "fence", Ctrl, Ctrl, R, Any, {};
     /// Device trap: `imm` is a [`TrapCode`]; the dispatch faults.
     Trap = 0x06, "trap", Ctrl, Ctrl, R, Any, {};
+    /// The active lanes become helper lanes (`OpDemoteToHelperInvocation`): they go on
+    /// executing, but their stores, atomics and exports do nothing.
+    Demote = 0x07, "demote", Ctrl, Ctrl, R, Any, {};
 
     /// dst = a
     Mov = 0x10, "mov", Alu, Alu, R, Any, { dst: wr_all(W1), a: rd(W1) };
@@ -471,6 +508,13 @@ opcodes! {
     Ist = 0x81, "ist", Tex, Tex, R, Any, { a: rd(W2), b: rd(W3), c: rd(W4) };
     /// Image atomic: dst = old; texel op= c (d = comparator); `mod` is an [`AtomicOp`].
     Iatom = 0x82, "iatom", Tex, Tex, R, AtomicOp, { dst: wr_opt(W1), a: rd(W2), b: rd(W3), c: rd(W1), d: rd_opt(W1) };
+    /// Texture-unit op `mod` ([`super::gfx::tex::op`]): dst..dst+3 = the result, through the
+    /// image descriptor at a64 and the sampler record at c64, with the operand block at `b`
+    /// and the flags in `imm` ([`super::gfx::tex`]).
+    Tex = 0x83, "tex", Tex, Tex, R, TexOp, { dst: wr(W4), a: rd(W2), b: rd_opt(TEXOPS), c: rd_opt(W2) };
+    /// Export to the output merger: target `mod` ([`super::gfx::export`]) from `a..`, `imm`
+    /// [`super::gfx::export::DONE`] on the fragment's last export. Helper lanes export nothing.
+    Exp = 0x84, "exp", Lsu, Om, R, Export, { a: rd(EXPW) };
 
     /// dst = 1 on every active lane when the vote `mod` ([`VoteOp`]) over the active
     /// lanes' `a` holds (all non-zero, any non-zero, all equal), else 0.
@@ -486,6 +530,9 @@ opcodes! {
     /// [`RED_EXCLUSIVE`]), [`RED_WIDE`] for 64-bit operands (pairs), and the cluster size
     /// in bits 8-15 (0: the whole warp). Lanes combine in lane order.
     Red = 0x9B, "red", Warp, Warp, R, RedOp, { dst: wr(RED), a: rd(RED) };
+    /// dst = d(a)/dx or d(a)/dy within each 2x2 quad of lanes (`4q..4q+4`), coarse or fine by
+    /// `mod` ([`super::gfx::deriv`]).
+    Deriv = 0x9C, "deriv", Warp, Warp, R, Deriv, { dst: wr_all(W1), a: rd(W1) };
 
     /// 64-bit floating point on register pairs (raw IEEE binary64 bits, low word first).
     Dadd = 0xA0, "dadd", Fma, Fpu, R, Any, { dst: wr(W2), a: rd(W2), b: rd(W2) };
@@ -1012,7 +1059,7 @@ pub fn disasm(i: &Instr) -> String {
     let mut s = String::new();
     let m = i.op.mnemonic();
     let _ = match i.op {
-        Nop | Exit | Fence => write!(s, "{m}"),
+        Nop | Exit | Fence | Demote => write!(s, "{m}"),
         Jmp => write!(s, "{m} @{}", i.imm),
         Bra => write!(s, "{m} {}, @{}, @{}, reconv @{}", reg(i.a), i.imm, i.imm2, i.imm3),
         Bar => write!(s, "{m} mem={:#x}", i.modifier),
@@ -1107,6 +1154,24 @@ pub fn disasm(i: &Instr) -> String {
             reg(i.dst),
             reg(i.a)
         ),
+        Tex => write!(
+            s,
+            "{m}.{} {}, [{}], {}, [{}], #{:#x}",
+            super::gfx::tex::op::name(i.modifier).unwrap_or("?"),
+            reg(i.dst),
+            reg(i.a),
+            reg(i.b),
+            reg(i.c),
+            i.imm
+        ),
+        Exp => write!(
+            s,
+            "{m}.{} {}{}",
+            super::gfx::export::name(i.modifier).unwrap_or_else(|| "?".into()),
+            reg(i.a),
+            if i.imm & super::gfx::export::DONE != 0 { ", done" } else { "" }
+        ),
+        Deriv => write!(s, "{m}.{} {}, {}", super::gfx::deriv::name(i.modifier).unwrap_or("?"), reg(i.dst), reg(i.a)),
         Getw | Getwf => write!(
             s,
             "{m} {}, q{}, slot {}{}",

@@ -5,8 +5,9 @@
 //! encoding order): `K` is `W` (written by every active lane: the zeroing analysis may
 //! trust the write), `w` (written, not trusted) or `r` (read); `W` the width: `1`..`4`, `m`
 //! (the `mod` memory size), `x` (2 with `imm` bit 0, the 64-bit atomics), `e` (2 with
-//! `RED_WIDE`), `n` (the GETW count in `mod`), `y` (the TRACE ray); `?` marks a field that
-//! may be `REG_NONE`.
+//! `RED_WIDE`), `n` (the GETW count in `mod`), `y` (the TRACE ray), `t` (TEX's operand
+//! block), `o` (EXP's data: 4 for a colour target, else 1); `?` marks a field that may be
+//! `REG_NONE`.
 
 use super::decode::{full_write, operand_widths};
 use super::timed::KernelTiming;
@@ -21,6 +22,7 @@ const EXPECT: &[(Op, &str)] = &[
     (Op::Bar, ""),
     (Op::Fence, ""),
     (Op::Trap, ""),
+    (Op::Demote, ""),
     (Op::Mov, "dst:W1 a:r1"),
     (Op::Movi, "dst:W1"),
     (Op::Sel, "dst:W1 a:r1 b:r1 c:r1"),
@@ -105,10 +107,13 @@ const EXPECT: &[(Op, &str)] = &[
     (Op::Ild, "dst:w4 a:r2 b:r3"),
     (Op::Ist, "a:r2 b:r3 c:r4"),
     (Op::Iatom, "dst:w1? a:r2 b:r3 c:r1 d:r1?"),
+    (Op::Tex, "dst:w4 a:r2 b:rt? c:r2?"),
+    (Op::Exp, "a:ro"),
     (Op::Vote, "dst:w1 a:r1"),
     (Op::Ballot, "dst:w1 a:r1"),
     (Op::Shfl, "dst:w1 a:r1 b:r1"),
     (Op::Red, "dst:we a:re"),
+    (Op::Deriv, "dst:W1 a:r1"),
     (Op::Dadd, "dst:w2 a:r2 b:r2"),
     (Op::Dsub, "dst:w2 a:r2 b:r2"),
     (Op::Dmul, "dst:w2 a:r2 b:r2"),
@@ -176,7 +181,31 @@ fn width(w: char, i: &Instr) -> Option<u32> {
         'e' => 1 + (i.imm & RED_WIDE != 0) as u32,
         'n' => i.modifier.max(1) as u32,
         'y' => rtu::ray::REGS,
+        't' => tex_block(i.modifier, i.imm)?,
+        'o' => match i.modifier {
+            0..=7 => 4,
+            8 | 9 => 1,
+            _ => return None,
+        },
         _ => panic!("unknown width {w}"),
+    })
+}
+
+/// TEX's operand block by hand: coordinates (+ layer), reference, bias/LOD, gradients.
+fn tex_block(op: u8, imm: u32) -> Option<u32> {
+    let dims = match imm & 3 {
+        0 => 1,
+        1 => 2,
+        _ => 3,
+    };
+    let (layer, dref, lod) = ((imm >> 2) & 1, (imm >> 3) & 1, (imm >> 4) & 3);
+    Some(match op {
+        0 | 1 => dims + layer + dref + [0, 1, 1, 2 * dims][lod as usize],
+        2 => dims + layer + (lod == 2) as u32,
+        3 => (lod == 2) as u32,
+        4 => 0,
+        5 => dims,
+        _ => return None,
     })
 }
 
@@ -187,8 +216,8 @@ fn samples(op: Op) -> Vec<Instr> {
         return vec![Instr::bra(7, 1, 2, 3)];
     }
     let mut v = Vec::new();
-    for m in [0u8, 1, 3, 4, 5, 6, 7, 200] {
-        for imm in [0u32, 1, RED_WIDE, 5] {
+    for m in [0u8, 1, 3, 4, 5, 6, 7, 8, 9, 200] {
+        for imm in [0u32, 1, RED_WIDE, 5, 0x2E, 0x36] {
             for (dst, b, d) in [(1, 30, 50), (REG_NONE, 30, 50), (1, REG_NONE, REG_NONE), (REG_NONE, REG_NONE, 50)] {
                 v.push(Instr::r(op, m, dst, 20, b, 45, d, imm));
             }
@@ -253,6 +282,8 @@ fn decode_refuses_exactly_these_modifiers() {
         Vote => m > 2,
         Shfl => m > 3,
         Red => m > 12,
+        Tex => m > 5,
+        Exp => m > 9,
         Getw | Getwf => m as u32 > rtu::SLOT_COUNT,
         _ => false,
     };

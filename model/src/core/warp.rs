@@ -43,6 +43,10 @@ pub struct Warp {
     pub private: Vec<u8>,
     pub private_bytes: usize,
     pub state: WarpState,
+    /// Helper lanes (fragment warps): lanes that execute but whose stores, atomics and
+    /// exports do nothing (`Op::skips_helper_lanes`): quad pixels outside the primitive, and
+    /// lanes `DEMOTE` made helpers. 0 in every other warp.
+    pub helper: u32,
 }
 
 impl Warp {
@@ -55,6 +59,7 @@ impl Warp {
             private: Vec::new(),
             private_bytes: 0,
             state: WarpState::Done,
+            helper: 0,
         }
     }
 
@@ -92,6 +97,7 @@ impl Warp {
         self.private.resize(private_bytes * nt, 0);
         self.private_bytes = private_bytes;
         self.state = WarpState::Ready;
+        self.helper = 0;
     }
 
     /// The executing entry after popping finished ones, or `None` when the warp is done.

@@ -646,8 +646,8 @@ mod tests {
     fn removable_matches_expectations() {
         use Op::*;
         let effects = [
-            Nop, Exit, Jmp, Bra, Bar, Fence, Trap, Ldg, Stg, Ldl, Stl, Ldp, Stp, Atomg, Atoml, Ild, Ist, Iatom, Trace,
-            Wait, Cont, Getw, Getwf,
+            Nop, Exit, Jmp, Bra, Bar, Fence, Trap, Demote, Ldg, Stg, Ldl, Stl, Ldp, Stp, Atomg, Atoml, Ild, Ist, Iatom,
+            Tex, Exp, Trace, Wait, Cont, Getw, Getwf,
         ];
         let accepted = |op: Op, m: u8| match op {
             Icmp | Icmp64 => m <= 9,
@@ -657,6 +657,7 @@ mod tests {
             Vote => m <= 2,
             Shfl => m <= 3,
             Red => m <= 12,
+            Deriv => m <= 3,
             Ext => (1..=31).contains(&m),
             _ => true,
         };

@@ -1,5 +1,5 @@
-//! Control: exits, jumps, barriers, traps and fences (BRA runs inline in the issue loop);
-//! and CSR reads.
+//! Control: exits, jumps, barriers, traps, fences and demotion to helper lanes (BRA runs
+//! inline in the issue loop); and CSR reads.
 
 use super::{lane_fault, not_executed, ExecEnv, Next, Warp};
 use crate::abi::csr;
@@ -14,6 +14,10 @@ pub(super) fn execute(i: &Instr, w: &mut Warp, mask: u32) -> Result<Next, Fault>
         Op::Exit => {
             w.exit_lanes(mask);
             Ok(Next::Moved)
+        }
+        Op::Demote => {
+            w.helper |= mask;
+            Ok(Next::Step)
         }
         Op::Jmp => {
             w.stack.last_mut().expect("executing warp has a stack").pc = i.imm;

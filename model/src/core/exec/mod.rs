@@ -2,8 +2,8 @@
 //!
 //! [`execute`] runs the ops a ray-query kernel issues most inline, in the core's issue loop;
 //! every other op goes out of line to the module of the unit that executes it, the ISA
-//! table's [`Unit`] column: `alu`, `fpu`, `sfu`, `lsu`, `tex`, `warp_ops`, `ctrl` (and CSR
-//! reads), `rtu`. Adding an op is its table line plus its arm in its unit's module.
+//! table's [`Unit`] column: `alu`, `fpu`, `sfu`, `lsu`, `tex`, `om`, `warp_ops`, `ctrl` (and
+//! CSR reads), `rtu`. Adding an op is its table line plus its arm in its unit's module.
 //!
 //! Each handler loops over the active lanes of one contiguous register row per operand
 //! (`regs[r * NT + lane]`); decode-time validation guarantees every row is in range.
@@ -41,6 +41,7 @@ mod alu;
 mod ctrl;
 mod fpu;
 mod lsu;
+mod om;
 mod rtu;
 mod sfu;
 mod tex;
@@ -396,12 +397,15 @@ pub fn execute(i: &Instr, w: &mut Warp, mask: u32, env: &mut ExecEnv) -> Result<
 #[inline(never)]
 fn execute_rest(i: &Instr, w: &mut Warp, mask: u32, env: &mut ExecEnv) -> Result<Next, Fault> {
     let nt = env.nt;
+    // Helper lanes run everything but the ops with effects outside the warp.
+    let mask = if i.op.skips_helper_lanes() { mask & !w.helper } else { mask };
     match i.op.unit() {
         Unit::Alu => alu::execute(i, &mut w.regs, nt, mask)?,
         Unit::Fpu => fpu::execute(i, &mut w.regs, nt, mask)?,
         Unit::Sfu => sfu::execute(i, &mut w.regs, nt, mask)?,
         Unit::Lsu => lsu::execute(i, w, mask, env)?,
         Unit::Tex => tex::execute(i, &mut w.regs, nt, mask, env.mem)?,
+        Unit::Om => om::execute(i, w, mask, env)?,
         Unit::Warp => warp_ops::execute(i, &mut w.regs, nt, mask)?,
         Unit::Csr => ctrl::csr(i, w, mask, env),
         Unit::Ctrl => return ctrl::execute(i, w, mask),
@@ -521,6 +525,72 @@ mod tests {
                 assert!(!f.detail.contains("does not execute"), "{op:?}: {}", f.detail);
             }
         }
+    }
+
+    /// DERIV within quads, DEMOTE making helpers, and helper lanes skipping stores while
+    /// still running everything else.
+    #[test]
+    fn quads_and_helper_lanes() {
+        use crate::abi::gfx::deriv;
+        use crate::abi::isa::{MemSize, REG_NONE as N};
+        let cfg = DeviceConfig::default();
+        let space = crate::mem::AddressSpace::new();
+        let buf = space.allocate(4 * NT as u64).unwrap();
+        let mem = space.snapshot();
+        let launch = crate::dcr::DcrFile::default().launch();
+        let cta = CtaCtx::default();
+        let mut lmem = vec![0u8; 256];
+        let mut units = CoreUnits::new(&cfg);
+        let mut w = Warp::new();
+        w.launch(0, u32::MAX, 8, NT, 0);
+        // r1 = (lane % 4)^2 * (1 + lane / 4): per quad, pixels hold 0, 1, 4, 9 times q + 1.
+        for l in 0..NT {
+            w.regs[NT + l] = (((l % 4) * (l % 4) * (1 + l / 4)) as f32).to_bits();
+            // r2:r3 = the lane's word of the buffer; r4 = 7.
+            let a = buf.base + 4 * l as u64;
+            (w.regs[2 * NT + l], w.regs[3 * NT + l], w.regs[4 * NT + l]) = (a as u32, (a >> 32) as u32, 7);
+        }
+        let mut env = ExecEnv {
+            mem: &mem,
+            launch: &launch,
+            cta: &cta,
+            lmem: &mut lmem,
+            units: &mut units,
+            core_id: 0,
+            warp_id: 0,
+            num_warps: 1,
+            num_cores: 1,
+            nt: NT,
+        };
+        let mut run = |w: &mut Warp, i: Instr, mask: u32| {
+            execute(&i, w, mask, &mut env).unwrap();
+        };
+        let quad_of = |w: &Warp, r: usize, q: usize| -> [f32; 4] {
+            std::array::from_fn(|p| f32::from_bits(w.regs[r * NT + 4 * q + p]))
+        };
+        for (k, want) in [
+            (deriv::COARSE_X, [1.0, 1.0, 1.0, 1.0]),
+            (deriv::COARSE_Y, [4.0, 4.0, 4.0, 4.0]),
+            (deriv::FINE_X, [1.0, 1.0, 5.0, 5.0]),
+            (deriv::FINE_Y, [4.0, 8.0, 4.0, 8.0]),
+        ] {
+            run(&mut w, Instr::r(Op::Deriv, k, 5, 1, N, N, N, 0), u32::MAX);
+            for q in 0..NT / 4 {
+                assert_eq!(quad_of(&w, 5, q), want.map(|x| x * (q + 1) as f32), "kind {k} quad {q}");
+            }
+        }
+        // Lanes 1-3 of quad 0 are helpers; lane 4 demotes itself. A store then writes only the
+        // others, but the helpers' derivatives still use their values.
+        w.helper = 0b1110;
+        run(&mut w, Instr::r(Op::Demote, 0, N, N, N, N, N, 0), 1 << 4);
+        assert_eq!(w.helper, 0b1_1110);
+        run(&mut w, Instr::r(Op::Stg, MemSize::B32 as u8, N, 2, 4, N, N, 0), u32::MAX);
+        let words: Vec<u32> = (0..NT).map(|l| mem.read_u32(buf.base + 4 * l as u64).unwrap()).collect();
+        for (l, &v) in words.iter().enumerate() {
+            assert_eq!(v, if (1..=4).contains(&l) { 0 } else { 7 }, "lane {l}");
+        }
+        run(&mut w, Instr::r(Op::Deriv, deriv::FINE_Y, 5, 1, N, N, N, 0), 1);
+        assert_eq!(f32::from_bits(w.regs[5 * NT]), 4.0, "a helper's value feeds its quad's derivative");
     }
 
     #[test]

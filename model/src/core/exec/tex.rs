@@ -1,5 +1,6 @@
-//! The texture unit's path for storage images: image loads, stores and atomics through the
-//! image's descriptor in global memory.
+//! The texture unit: image loads, stores and atomics through the image's descriptor in global
+//! memory (the storage-image path), and `TEX` (sampling, fetches, queries; not yet
+//! implemented: it faults).
 
 use super::lsu::global_atomic32;
 use super::{illegal, lane_fault, mem_fault, not_executed, pair};
@@ -21,6 +22,9 @@ fn image_desc(mem: &MemoryMap, addr: u64, i: &Instr) -> Result<(ImageDesc, &'sta
 
 /// Executes image op `i` for the lanes in `mask`, lane by lane in lane order.
 pub(super) fn execute(i: &Instr, regs: &mut [u32], nt: usize, mask: u32, mem: &MemoryMap) -> Result<(), Fault> {
+    if i.op == Op::Tex {
+        return Err(illegal(i, "TEX is not implemented yet"));
+    }
     if !matches!(i.op, Op::Ild | Op::Ist | Op::Iatom) {
         return Err(not_executed(i));
     }

@@ -1,7 +1,7 @@
 //! Cross-lane ops: votes, ballots, shuffles, reductions and scans over the warp's active
-//! lanes, through the warp's own datapath.
+//! lanes, and derivatives within 2x2 quads, through the warp's own datapath.
 
-use super::{illegal, not_executed, pair, set_pair};
+use super::{illegal, not_executed, pair, set_pair, store_row};
 use crate::abi::isa::{self, Instr, Op, RedOp, ShflMode, VoteOp};
 use crate::abi::MAX_THREADS;
 use crate::fault::Fault;
@@ -132,6 +132,7 @@ pub(super) fn execute(i: &Instr, regs: &mut [u32], nt: usize, mask: u32) -> Resu
             }
         }
         Op::Red => red(i, regs, nt, mask)?,
+        Op::Deriv => deriv(i, regs, nt, mask)?,
         _ => return Err(not_executed(i)),
     }
     Ok(())
@@ -179,5 +180,35 @@ fn red(i: &Instr, regs: &mut [u32], nt: usize, mask: u32) -> Result<(), Fault> {
             regs[d as usize * nt + l] = out[l] as u32;
         }
     });
+    Ok(())
+}
+
+/// `DERIV`: the difference across the lane's 2x2 quad (lanes `4q..4q+4` are pixels (x, y),
+/// (x+1, y), (x, y+1), (x+1, y+1)). Coarse derivatives take the quad's first row or column
+/// for all four lanes, fine ones the lane's own row or column. Every lane of the quad is read
+/// whether it is active or not (helper lanes are active; a lane of a quad split by divergence
+/// still holds its last value, which is what "undefined" becomes here). A partner outside a
+/// warp narrower than a quad reads the lane itself (0).
+fn deriv(i: &Instr, regs: &mut [u32], nt: usize, mask: u32) -> Result<(), Fault> {
+    use crate::abi::gfx::deriv as kind;
+    let a = i.a as usize * nt;
+    let k = i.modifier;
+    if kind::name(k).is_none() {
+        return Err(illegal(i, "bad derivative kind"));
+    }
+    let mut out = [0u32; MAX_THREADS];
+    lanes!(mask, nt, |l| {
+        let (q, p) = (l & !3, l & 3);
+        // (from, to) pixels of the quad whose difference the lane gets.
+        let (from, to) = match k {
+            kind::COARSE_X => (0, 1),
+            kind::COARSE_Y => (0, 2),
+            kind::FINE_X => (p & 2, (p & 2) + 1),
+            _ => (p & 1, (p & 1) + 2),
+        };
+        let at = |px: usize| if q + px < nt { regs[a + q + px] } else { regs[a + l] };
+        out[l] = (f32::from_bits(at(to)) - f32::from_bits(at(from))).to_bits();
+    });
+    store_row(regs, i.dst, nt, mask, &out);
     Ok(())
 }
