@@ -619,12 +619,17 @@ pub fn image_format_properties(
     usage: vk::ImageUsageFlags,
     flags: vk::ImageCreateFlags,
 ) -> Result<vk::ImageFormatProperties, vk::Result> {
-    let supported_usage = vk::ImageUsageFlags::STORAGE
-        | vk::ImageUsageFlags::TRANSFER_SRC
-        | vk::ImageUsageFlags::TRANSFER_DST
-        | graphics::image_usage(graphics::GRAPHICS, graphics::SAMPLING);
-    if format::lookup(f.as_raw() as u32).is_none()
+    let storage = format::lookup(f.as_raw() as u32).is_some();
+    let mut supported_usage = graphics::image_usage(f, graphics::GRAPHICS, graphics::SAMPLING);
+    if storage {
+        supported_usage |=
+            vk::ImageUsageFlags::STORAGE | vk::ImageUsageFlags::TRANSFER_SRC | vk::ImageUsageFlags::TRANSFER_DST;
+    }
+    // Depth/stencil images are 2D.
+    let depth_stencil = format::find(f.as_raw() as u32).is_some_and(|x| x.depth().is_some() || x.has_stencil());
+    if supported_usage.is_empty()
         || !supported_usage.contains(usage)
+        || (depth_stencil && ty != vk::ImageType::TYPE_2D)
         || flags.intersects(vk::ImageCreateFlags::SPARSE_BINDING | vk::ImageCreateFlags::SPARSE_RESIDENCY)
     {
         return Err(vk::Result::ERROR_FORMAT_NOT_SUPPORTED);

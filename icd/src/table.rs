@@ -259,6 +259,7 @@ entries! {
     "vkCmdCopyImage" => transfer::cmd_copy_image as PFN_vkCmdCopyImage, Device;
     "vkCmdClearColorImage" => transfer::cmd_clear_color_image as PFN_vkCmdClearColorImage, Device;
     "vkCmdBlitImage" => transfer::cmd_blit_image as PFN_vkCmdBlitImage, Device;
+    "vkCmdClearDepthStencilImage" => transfer::cmd_clear_depth_stencil_image as PFN_vkCmdClearDepthStencilImage, Device;
     "vkCmdPipelineBarrier" => command::cmd_pipeline_barrier as PFN_vkCmdPipelineBarrier, Device;
     "vkCmdPipelineBarrier2" => command::cmd_pipeline_barrier2 as PFN_vkCmdPipelineBarrier2, Device;
     "vkCmdSetEvent" => command::cmd_set_event as PFN_vkCmdSetEvent, Device;

@@ -33,7 +33,13 @@ fn image(d: &Device, format: vk::Format, [w, h]: [u32; 2], layers: u32) -> (Arc<
     let usage = vk::ImageUsageFlags::COLOR_ATTACHMENT | vk::ImageUsageFlags::TRANSFER_SRC;
     let img = Arc::new(Image::new(vk::ImageType::TYPE_2D, format, [w, h, 1], 1, layers, usage).unwrap());
     img.bind(Arc::new(Memory::allocate(&d.space, img.size).unwrap()), 0).unwrap();
-    let range = ViewRange { base_level: 0, level_count: 1, base_layer: 0, layer_count: layers };
+    let range = ViewRange {
+        aspect: vk::ImageAspectFlags::COLOR,
+        base_level: 0,
+        level_count: 1,
+        base_layer: 0,
+        layer_count: layers,
+    };
     let ty = if layers > 1 { vk::ImageViewType::TYPE_2D_ARRAY } else { vk::ImageViewType::TYPE_2D };
     let view = Arc::new(ImageView::new(img.clone(), ty, format, range).unwrap());
     (img, view)
@@ -428,4 +434,60 @@ fn blits_scale_filter_and_convert_when_played() {
     cb.begin();
     cb.blit_image(&mk(vk::Format::R32_UINT, 2, 2), &dst, vec![region], false);
     assert!(cb.end().is_err());
+}
+
+#[test]
+fn depth_and_stencil_planes_clear_by_aspect() {
+    let d = device();
+    let usage = vk::ImageUsageFlags::DEPTH_STENCIL_ATTACHMENT;
+    let fmt = vk::Format::D32_SFLOAT_S8_UINT;
+    let img = Arc::new(Image::new(vk::ImageType::TYPE_2D, fmt, [4, 4, 1], 1, 1, usage).unwrap());
+    img.bind(Arc::new(Memory::allocate(&d.space, img.size).unwrap()), 0).unwrap();
+    let range = ViewRange {
+        aspect: vk::ImageAspectFlags::DEPTH | vk::ImageAspectFlags::STENCIL,
+        base_level: 0,
+        level_count: 1,
+        base_layer: 0,
+        layer_count: 1,
+    };
+    let view = Arc::new(ImageView::new(img.clone(), vk::ImageViewType::TYPE_2D, fmt, range).unwrap());
+    let mut att = attachment(fmt, vk::AttachmentLoadOp::CLEAR);
+    att.stencil_load_op = vk::AttachmentLoadOp::LOAD;
+    let pass = Arc::new(
+        RenderPass::new(vec![att], vec![SubpassDesc { depth_stencil: Some(0), ..Default::default() }]).unwrap(),
+    );
+    let fb = Arc::new(Framebuffer::new(&pass, 4, 4, 1, 1, Some(vec![view])).unwrap());
+    let cb = CommandBuffer::new(d.clone(), vk::CommandBufferLevel::PRIMARY);
+    cb.begin();
+    // The stencil plane first gets 0x33 everywhere (a transfer clear), then the pass clears
+    // depth only (its stencil is loaded), then a clear of the stencil aspect in one corner.
+    let all = vortex_runtime::cmd::SubresourceRange {
+        aspect: vk::ImageAspectFlags::STENCIL,
+        base_level: 0,
+        level_count: 1,
+        base_layer: 0,
+        layer_count: 1,
+    };
+    cb.clear_depth_stencil_image(&img, [0, 0x33, 0, 0], &[all]);
+    let value = ClearValue([0.25f32.to_bits(), 0x99, 0, 0]);
+    cb.begin_render_pass(pass, fb, None, Rect { x: 0, y: 0, width: 4, height: 4 }, vec![value]);
+    let corner = ClearAttachment {
+        aspect: vk::ImageAspectFlags::STENCIL,
+        color_attachment: 0,
+        value: ClearValue([0, 0x44, 0, 0]),
+    };
+    cb.clear_attachments(
+        &[corner],
+        &[ClearRect { rect: Rect { x: 0, y: 0, width: 2, height: 2 }, base_layer: 0, layer_count: 1 }],
+    );
+    cb.end_render_pass();
+    submit(&d, finish(&cb));
+    let data = bytes(&d, &img);
+    let depth: Vec<f32> = data[..64].chunks(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect();
+    assert!(depth.iter().all(|&z| z == 0.25), "{depth:?}");
+    let stencil = &data[64..80];
+    for (i, &s) in stencil.iter().enumerate() {
+        let (x, y) = (i % 4, i / 4);
+        assert_eq!(s, if x < 2 && y < 2 { 0x44 } else { 0x33 }, "stencil ({x}, {y})");
+    }
 }

@@ -8,7 +8,7 @@
 //! the switches as arguments so tests check the reports both ways.
 
 use ash::vk;
-use vortex_model::abi::format;
+use vortex_model::abi::format::{self, cap};
 use vortex_model::abi::gfx;
 use vortex_runtime::pipeline::graphics as gp;
 
@@ -196,20 +196,26 @@ pub fn limits(l: &mut vk::PhysicalDeviceLimits) {
     l.max_descriptor_set_input_attachments = big;
 }
 
-/// Image format features the graphics path adds for `f` (optimal and linear tiling alike).
+/// Image format features the graphics path adds for `f` (optimal and linear tiling alike):
+/// from the format's capabilities (`abi::format::cap`).
 pub fn image_features(f: vk::Format, graphics: bool, sampling: bool) -> vk::FormatFeatureFlags {
     use vk::FormatFeatureFlags as F;
     let mut out = F::empty();
-    let Some(fmt) = format::lookup(f.as_raw() as u32) else { return out };
+    let Some(fmt) = format::find(f.as_raw() as u32) else { return out };
     if graphics {
-        out |= F::COLOR_ATTACHMENT | F::BLIT_SRC | F::BLIT_DST;
-        if !fmt.is_integer() {
+        if fmt.has(cap::COLOR) {
+            out |= F::COLOR_ATTACHMENT | F::BLIT_SRC | F::BLIT_DST | F::TRANSFER_SRC | F::TRANSFER_DST;
+        }
+        if fmt.has(cap::BLEND) {
             out |= F::COLOR_ATTACHMENT_BLEND;
         }
+        if fmt.caps & (cap::DEPTH | cap::STENCIL) != 0 {
+            out |= F::DEPTH_STENCIL_ATTACHMENT | F::TRANSFER_SRC | F::TRANSFER_DST;
+        }
     }
-    if graphics && sampling {
+    if graphics && sampling && fmt.has(cap::SAMPLED) {
         out |= F::SAMPLED_IMAGE;
-        if !fmt.is_integer() {
+        if fmt.has(cap::FILTER) {
             out |= F::SAMPLED_IMAGE_FILTER_LINEAR;
         }
     }
@@ -225,14 +231,22 @@ pub fn buffer_features(f: vk::Format, graphics: bool) -> vk::FormatFeatureFlags 
     }
 }
 
-/// Image usages the graphics path adds.
-pub fn image_usage(graphics: bool, sampling: bool) -> vk::ImageUsageFlags {
-    let mut u = vk::ImageUsageFlags::empty();
+/// Image usages of format `f` the graphics path adds.
+pub fn image_usage(f: vk::Format, graphics: bool, sampling: bool) -> vk::ImageUsageFlags {
+    use vk::ImageUsageFlags as U;
+    let mut u = U::empty();
+    let Some(fmt) = format::find(f.as_raw() as u32) else { return u };
     if graphics {
-        u |= vk::ImageUsageFlags::COLOR_ATTACHMENT | vk::ImageUsageFlags::TRANSIENT_ATTACHMENT;
+        u |= U::TRANSFER_SRC | U::TRANSFER_DST | U::TRANSIENT_ATTACHMENT;
+        if fmt.has(cap::COLOR) {
+            u |= U::COLOR_ATTACHMENT;
+        }
+        if fmt.caps & (cap::DEPTH | cap::STENCIL) != 0 {
+            u |= U::DEPTH_STENCIL_ATTACHMENT;
+        }
     }
-    if graphics && sampling {
-        u |= vk::ImageUsageFlags::SAMPLED | vk::ImageUsageFlags::INPUT_ATTACHMENT;
+    if graphics && sampling && fmt.has(cap::SAMPLED) {
+        u |= U::SAMPLED | U::INPUT_ATTACHMENT;
     }
     u
 }
@@ -249,7 +263,7 @@ mod tests {
         assert_eq!(queue_flags(false), vk::QueueFlags::COMPUTE | vk::QueueFlags::TRANSFER);
         assert!(image_features(vk::Format::R8G8B8A8_UNORM, false, false).is_empty());
         assert!(buffer_features(vk::Format::R32G32B32_SFLOAT, false).is_empty());
-        assert!(image_usage(false, true).is_empty());
+        assert!(image_usage(vk::Format::R8G8B8A8_UNORM, false, true).is_empty());
     }
 
     #[test]
@@ -270,6 +284,16 @@ mod tests {
         assert!(r32ui.contains(F::COLOR_ATTACHMENT) && !r32ui.contains(F::COLOR_ATTACHMENT_BLEND));
         assert!(!r32ui.contains(F::SAMPLED_IMAGE_FILTER_LINEAR));
         assert_eq!(buffer_features(vk::Format::R32G32B32_SFLOAT, true), F::VERTEX_BUFFER);
+        let d24s8 = image_features(vk::Format::D24_UNORM_S8_UINT, true, true);
+        assert!(d24s8.contains(F::DEPTH_STENCIL_ATTACHMENT) && !d24s8.contains(F::COLOR_ATTACHMENT));
+        assert!(image_features(vk::Format::D16_UNORM, true, false).contains(F::DEPTH_STENCIL_ATTACHMENT));
+        let srgb = image_features(vk::Format::R8G8B8A8_SRGB, true, false);
+        assert!(srgb.contains(F::COLOR_ATTACHMENT_BLEND | F::BLIT_DST));
+        let u = image_usage(vk::Format::D32_SFLOAT, true, false);
+        assert!(
+            u.contains(vk::ImageUsageFlags::DEPTH_STENCIL_ATTACHMENT)
+                && !u.contains(vk::ImageUsageFlags::COLOR_ATTACHMENT)
+        );
         assert_eq!(queue_flags(true), vk::QueueFlags::GRAPHICS | vk::QueueFlags::COMPUTE | vk::QueueFlags::TRANSFER);
         let mut l = vk::PhysicalDeviceLimits::default();
         limits(&mut l);

@@ -354,7 +354,9 @@ pub unsafe extern "system" fn get_image_subresource_layout(
         // SAFETY: live image handle, valid input and output.
         if let Ok(img) = unsafe { nd::<_, Image>(i) } {
             let s = unsafe { &*p_sub };
-            let r = img.subresource(s.mip_level, s.array_layer);
+            let plane = vortex_runtime::image::planes(img.format, s.aspect_mask);
+            let plane = plane.first().copied().unwrap_or(vortex_model::abi::format::Aspect::Color);
+            let r = img.plane_subresource(plane, s.mip_level, s.array_layer);
             unsafe {
                 *p = vk::SubresourceLayout {
                     offset: r.offset,
@@ -381,6 +383,7 @@ pub unsafe extern "system" fn create_image_view(
         let image = unsafe { nd::<_, Image>(i.image)? };
         let r = i.subresource_range;
         let range = ViewRange {
+            aspect: r.aspect_mask,
             base_level: r.base_mip_level,
             level_count: r.level_count,
             base_layer: r.base_array_layer,

@@ -56,6 +56,7 @@ pub unsafe extern "system" fn cmd_update_buffer(
 
 fn region(r: &vk::BufferImageCopy) -> BufferImageCopy {
     BufferImageCopy {
+        aspect: r.image_subresource.aspect_mask,
         buffer_offset: r.buffer_offset,
         buffer_row_length: r.buffer_row_length,
         buffer_image_height: r.buffer_image_height,
@@ -116,6 +117,7 @@ pub unsafe extern "system" fn cmd_copy_image(
         let regions: Vec<_> = unsafe { slice(p, count) }
             .iter()
             .map(|r| ImageCopy {
+                aspect: r.src_subresource.aspect_mask,
                 src_level: r.src_subresource.mip_level,
                 src_layer: r.src_subresource.base_array_layer,
                 layer_count: r.src_subresource.layer_count,
@@ -143,16 +145,42 @@ pub unsafe extern "system" fn cmd_clear_color_image(
         // SAFETY: live image handle, clear value and range array.
         let img = unsafe { nd::<_, Image>(image)? };
         let color = unsafe { (*p_color).uint32 };
-        let ranges: Vec<_> = unsafe { slice(p_ranges, count) }
-            .iter()
-            .map(|r| SubresourceRange {
-                base_level: r.base_mip_level,
-                level_count: r.level_count,
-                base_layer: r.base_array_layer,
-                layer_count: r.layer_count,
-            })
-            .collect();
+        let ranges = unsafe { ranges(p_ranges, count) };
         cb.clear_color_image(&img, color, &ranges);
+        Ok(())
+    })
+}
+
+/// # Safety
+/// `p` must hold `count` ranges.
+unsafe fn ranges(p: *const vk::ImageSubresourceRange, count: u32) -> Vec<SubresourceRange> {
+    // SAFETY: per the contract.
+    unsafe { slice(p, count) }
+        .iter()
+        .map(|r| SubresourceRange {
+            aspect: r.aspect_mask,
+            base_level: r.base_mip_level,
+            level_count: r.level_count,
+            base_layer: r.base_array_layer,
+            layer_count: r.layer_count,
+        })
+        .collect()
+}
+
+pub unsafe extern "system" fn cmd_clear_depth_stencil_image(
+    h: vk::CommandBuffer,
+    image: vk::Image,
+    _layout: vk::ImageLayout,
+    p_value: *const vk::ClearDepthStencilValue,
+    count: u32,
+    p_ranges: *const vk::ImageSubresourceRange,
+) {
+    cmd("vkCmdClearDepthStencilImage", h, |cb| {
+        // SAFETY: live image handle, clear value and range array.
+        let img = unsafe { nd::<_, Image>(image)? };
+        let v = unsafe { *p_value };
+        let ranges = unsafe { ranges(p_ranges, count) };
+        cb.clear_depth_stencil_image(&img, [v.depth.to_bits(), v.stencil, 0, 0], &ranges);
         Ok(())
     })
 }

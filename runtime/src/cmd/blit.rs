@@ -12,7 +12,8 @@ impl CommandBuffer {
     pub fn blit_image(&self, src: &Arc<Image>, dst: &Arc<Image>, regions: Vec<BlitRegion>, linear: bool) {
         self.record("vkCmdBlitImage", |i, _| {
             let (sf, df) = (src.format, dst.format);
-            if sf.is_integer() != df.is_integer() || (linear && sf.is_integer()) {
+            let ds = |f: &vortex_model::abi::format::Format| f.depth().is_some() || f.has_stencil();
+            if sf.is_integer() != df.is_integer() || (linear && sf.is_integer()) || ds(sf) || ds(df) {
                 tracing::error!(
                     "vkCmdBlitImage: {} to {} with a {} filter",
                     sf.name,

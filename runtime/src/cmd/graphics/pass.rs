@@ -289,8 +289,8 @@ pub(crate) fn clear_view(
     }
     let count = if count == vk::REMAINING_ARRAY_LAYERS { view.layer_count.saturating_sub(first) } else { count };
     let base = img.address()?;
-    for plane in image::planes(img.vk_format, aspects) {
-        let texel = image::clear_texel(view, plane, value.0)?;
+    for plane in image::planes(view.format, aspects & view.aspect) {
+        let texel = image::clear_texel(view.format, plane, value.0);
         let tb = texel.len() as u64;
         for layer in first..first + count.min(view.layer_count.saturating_sub(first)) {
             let sub = img.plane_subresource(plane, view.base_level, view.base_layer + layer);

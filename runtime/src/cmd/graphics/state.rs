@@ -8,9 +8,10 @@
 
 use super::dynamic::DynamicValues;
 use super::{PassInstance, VertexBuffer};
-use crate::image::{self, ImageView, Plane};
+use crate::image::{self, ImageView};
 use crate::pipeline::graphics::{BlendAttachment, Dyn, FixedState, GraphicsPipeline, Rect, StencilFace, Viewport};
 use crate::VkResult;
+use vortex_model::abi::format::Aspect;
 use vortex_model::abi::gfx::state::{self as rec, attachment as att, flags, stencil, vb};
 use vortex_model::abi::{wr_f32, wr_u32, wr_u64};
 
@@ -29,14 +30,15 @@ impl AttachmentPlace {
     pub fn of(view: &ImageView) -> VkResult<AttachmentPlace> {
         let img = &view.image;
         let base = img.address()?;
-        let at = |p: Plane| {
+        let at = |p: Aspect| {
             let s = img.plane_subresource(p, view.base_level, view.base_layer);
             (base + s.offset, s.row_pitch as u32)
         };
-        let planes = image::planes(img.vk_format, ash::vk::ImageAspectFlags::from_raw(!0));
-        let main = planes.iter().copied().find(|p| *p != Plane::Stencil);
+        let planes = image::planes(img.format, image::aspects_of(img.format));
+        let main = planes.iter().copied().find(|p| *p != Aspect::Stencil);
         let (addr, row_pitch) = main.map_or((0, 0), at);
-        let (stencil_addr, stencil_pitch) = if planes.contains(&Plane::Stencil) { at(Plane::Stencil) } else { (0, 0) };
+        let (stencil_addr, stencil_pitch) =
+            if planes.contains(&Aspect::Stencil) { at(Aspect::Stencil) } else { (0, 0) };
         Ok(AttachmentPlace { addr, format: view.format.vk, row_pitch, stencil_addr, stencil_pitch })
     }
 }
@@ -211,7 +213,7 @@ fn encode_targets(r: &mut [u8], f: &FixedState, t: &Targets) {
         let a = &mut r[rec::COLOR + loc * att::BYTES..][..att::BYTES];
         encode_place(a, place);
         let blend = f.blend.get(loc).copied().unwrap_or_default();
-        let integer = vortex_model::abi::format::lookup(place.format).is_some_and(|x| x.is_integer());
+        let integer = vortex_model::abi::format::find(place.format).is_some_and(|x| x.is_integer());
         encode_blend(a, &BlendAttachment { enable: blend.enable && !integer, ..blend });
     }
 }
