@@ -502,13 +502,13 @@ fn blits(ctx: &Context) -> Check {
             // Linear: centres at (x + 0.5) / 2 - 0.5 in source texels, clamped at the edges.
             let (u, v) = ((x as f64 + 0.5) / 2.0 - 0.5, (y as f64 + 0.5) / 2.0 - 0.5);
             let (x0, y0, fu, fv) = (u.floor() as i64, v.floor() as i64, u - u.floor(), v - v.floor());
-            for c in 0..4 {
+            for (c, &got) in lv[i].iter().enumerate() {
                 let t = |x, y| src_at(x, y)[c] as f64 / 255.0;
                 let top = t(x0, y0) * (1.0 - fu) + t(x0 + 1, y0) * fu;
                 let bottom = t(x0, y0 + 1) * (1.0 - fu) + t(x0 + 1, y0 + 1) * fu;
                 let want = top * (1.0 - fv) + bottom * fv;
-                if (lv[i][c] as f64 - want).abs() > 2.0 / 255.0 {
-                    return Err(format!("linear ({x}, {y}) component {c}: {}, want {want}", lv[i][c]));
+                if (got as f64 - want).abs() > 2.0 / 255.0 {
+                    return Err(format!("linear ({x}, {y}) component {c}: {got}, want {want}"));
                 }
             }
         }

@@ -437,7 +437,7 @@ mod tests {
         assert_eq!(rd_u64(&r, rec::VB + vb::SIZE), 120);
         assert_eq!([v(3, vb::STRIDE), v(3, vb::INPUT_RATE)], [32, 1]);
         assert_eq!(rd_u64(&r, rec::VB + 5 * vb::BYTES + vb::ADDR), 0, "a binding the pipeline does not read");
-        assert_eq!(rd_u64(&r, rec::VB + 1 * vb::BYTES + vb::ADDR), 0);
+        assert_eq!(rd_u64(&r, rec::VB + vb::BYTES + vb::ADDR), 0, "binding 1 is not bound");
     }
 
     #[test]
