@@ -30,29 +30,54 @@ use crate::watchdog::Tally;
 /// modelled independently (a stalled cluster does not hold up the KMU for the others), which
 /// is what lets clusters run on separate host threads with no synchronisation and still
 /// give the same cycle counts on any number of threads.
-pub struct LaunchSource<'k> {
-    kmu: &'k Kmu,
-    next: u64,
-    stride: u64,
+///
+/// Or, for a draw's fragment warps, a list of CTAs for each of the cluster's cores: a CTA
+/// goes to its core, in list order.
+pub enum LaunchSource<'k> {
+    Kmu { kmu: &'k Kmu, next: u64, stride: u64 },
+    Lists { lists: &'k [Vec<CtaDesc>], next: Vec<usize> },
 }
 
 impl<'k> LaunchSource<'k> {
     pub fn new(kmu: &'k Kmu, first: u64, stride: u64) -> LaunchSource<'k> {
-        LaunchSource { kmu, next: first, stride: stride.max(1) }
+        LaunchSource::Kmu { kmu, next: first, stride: stride.max(1) }
+    }
+
+    /// CTAs for each of the cluster's cores, in order.
+    pub fn lists(lists: &'k [Vec<CtaDesc>]) -> LaunchSource<'k> {
+        LaunchSource::Lists { lists, next: vec![0; lists.len()] }
     }
 
     fn pull(&mut self) -> Option<Vec<CtaDesc>> {
-        if self.next < self.kmu.num_clusters() {
-            let m = self.kmu.cluster(self.next).collect();
-            self.next += self.stride;
-            Some(m)
-        } else {
-            None
+        match self {
+            LaunchSource::Kmu { kmu, next, stride } if *next < kmu.num_clusters() => {
+                let m = kmu.cluster(*next).collect();
+                *next += *stride;
+                Some(m)
+            }
+            _ => None,
+        }
+    }
+
+    /// The next CTA listed for `core`.
+    fn peek(&self, core: usize) -> Option<CtaDesc> {
+        match self {
+            LaunchSource::Lists { lists, next } => lists[core].get(next[core]).copied(),
+            LaunchSource::Kmu { .. } => None,
+        }
+    }
+
+    fn advance(&mut self, core: usize) {
+        if let LaunchSource::Lists { next, .. } = self {
+            next[core] += 1;
         }
     }
 
     fn exhausted(&self) -> bool {
-        self.next >= self.kmu.num_clusters()
+        match self {
+            LaunchSource::Kmu { kmu, next, .. } => *next >= kmu.num_clusters(),
+            LaunchSource::Lists { lists, next } => lists.iter().zip(next).all(|(l, &n)| n >= l.len()),
+        }
     }
 
     fn pending(&self) -> bool {
@@ -229,6 +254,9 @@ impl<'a> Cluster<'a> {
     /// One launch-fabric cycle: offers the current CTA to a ready core; returns the core
     /// that took it.
     fn launch(&mut self, ctx: &DispatchCtx) -> Option<usize> {
+        if matches!(self.source, LaunchSource::Lists { .. }) {
+            return self.launch_listed(ctx);
+        }
         let now = self.now;
         if self.arb.cur.is_none() {
             self.arb.cur = Some((self.source.pull()?, 0, None));
@@ -254,6 +282,26 @@ impl<'a> Cluster<'a> {
                 self.arb.rr = c + 1;
                 self.arb.cur = None;
             }
+            return Some(c);
+        }
+        None
+    }
+
+    /// [`Self::launch`] from per-core lists: one CTA a cycle, to the first core in
+    /// round-robin order whose next listed CTA its dispatcher takes.
+    fn launch_listed(&mut self, ctx: &DispatchCtx) -> Option<usize> {
+        let (now, n) = (self.now, self.cores.len());
+        for k in 0..n {
+            let c = (self.arb.rr + k) % n;
+            let Some(cta) = self.source.peek(c) else { continue };
+            let clk = &mut self.clocks[c];
+            if !clk.disp_ready(now) {
+                continue;
+            }
+            let Some(adm) = clk.disp.try_admit(&cta, 1) else { continue };
+            self.cores[c].launch_cta_timed(clk, ctx, &cta, adm, now);
+            self.source.advance(c);
+            self.arb.rr = c + 1;
             return Some(c);
         }
         None

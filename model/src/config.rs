@@ -287,6 +287,21 @@ impl Default for MemConfig {
     }
 }
 
+/// The graphics units (`docs/GRAPHICS.md`).
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct GfxConfig {
+    /// Screen tile side in pixels (a power of two, 2..=16): a tile's fragments run on core
+    /// `tile index mod cores`.
+    pub tile_size: u32,
+}
+
+impl Default for GfxConfig {
+    fn default() -> Self {
+        GfxConfig { tile_size: 16 }
+    }
+}
+
 /// How the timed model runs on the host.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -321,6 +336,7 @@ pub struct DeviceConfig {
     pub core: CoreConfig,
     pub mem: MemConfig,
     pub sim: SimConfig,
+    pub gfx: GfxConfig,
     /// The watchdog's idle rule: a dispatch that makes no progress (no warp retired, no CTA
     /// launched, no ray completed) for this long, milliseconds, is lost (0 = never;
     /// `watchdog.rs`).
@@ -353,6 +369,7 @@ impl Default for DeviceConfig {
             core: CoreConfig::default(),
             mem: MemConfig::default(),
             sim: SimConfig::default(),
+            gfx: GfxConfig::default(),
             watchdog_idle_ms: 20_000,
             watchdog_ms: 0,
             host_threads: 0,
@@ -449,6 +466,10 @@ impl DeviceConfig {
                 self.lmem_bytes,
                 crate::abi::dcr::LMEM_BLOCK
             ));
+        }
+        let t = self.gfx.tile_size;
+        if !(2..=16).contains(&t) || !t.is_power_of_two() {
+            return Err(format!("gfx.tile_size = {t} must be a power of two in 2..=16"));
         }
         let r = &self.rtu;
         if r.bvh_width == 0 {

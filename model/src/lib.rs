@@ -22,6 +22,7 @@ pub mod cta_dispatch;
 pub mod dcr;
 pub mod device;
 pub mod fault;
+pub mod gfx;
 pub mod kmu;
 pub mod mem;
 pub mod rtu;

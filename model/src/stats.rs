@@ -101,6 +101,9 @@ struct DispatchJson<'a> {
     wall_ms: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
     simulated_cycles_per_second: Option<f64>,
+    /// A draw's fixed-function counters.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    draw: Option<&'a crate::gfx::DrawStats>,
 }
 
 /// The traversal cores' timeline as parallel arrays, one entry per bucket, each a fraction
@@ -148,6 +151,29 @@ fn ratio(a: u64, b: u64) -> f64 {
 }
 
 impl TimedReport {
+    /// Appends a phase that ran after this one on the same machine (a draw's stages): cycles
+    /// add up, and so does every unit's counters, unit by unit.
+    pub fn then(&mut self, o: &TimedReport) {
+        fn zip<T: Clone>(a: &mut Vec<T>, b: &[T], add: impl Fn(&mut T, &T)) {
+            for (i, x) in b.iter().enumerate() {
+                match a.get_mut(i) {
+                    Some(y) => add(y, x),
+                    None => a.push(x.clone()),
+                }
+            }
+        }
+        self.cycles += o.cycles;
+        zip(&mut self.cores, &o.cores, CoreTimedStats::add);
+        zip(&mut self.rtus, &o.rtus, EngineStats::add);
+        zip(&mut self.rtcaches, &o.rtcaches, CacheStats::add);
+        zip(&mut self.l2, &o.l2, CacheStats::add);
+        if let Some(t) = &o.rtu_timeline {
+            self.rtu_timeline.get_or_insert_with(Default::default).add(t);
+        }
+        self.dram_reads += o.dram_reads;
+        self.dram_queue_cycles += o.dram_queue_cycles;
+    }
+
     pub fn rtu_totals(&self) -> EngineStats {
         let mut t = EngineStats::default();
         for r in &self.rtus {
@@ -261,6 +287,7 @@ impl DispatchReport {
                 .timed
                 .as_ref()
                 .map(|t| t.cycles as f64 / self.wall.as_secs_f64().max(1e-9)),
+            draw: self.draw.as_ref(),
         };
         serde_json::to_value(j).expect("counters serialise")
     }

@@ -111,6 +111,28 @@ pub struct CoreTimedStats {
     pub l1: CacheStats,
 }
 
+impl CoreTimedStats {
+    /// Adds the counters of a phase that ran after this one on the same core.
+    pub fn add(&mut self, o: &CoreTimedStats) {
+        self.cycles += o.cycles;
+        self.active_cycles += o.active_cycles;
+        self.issue_cycles += o.issue_cycles;
+        self.warp_cycles += o.warp_cycles;
+        self.stall_scoreboard += o.stall_scoreboard;
+        self.stall_trace_burst += o.stall_trace_burst;
+        self.stall_wait_hold += o.stall_wait_hold;
+        self.stall_lsu += o.stall_lsu;
+        self.stall_no_ready_warp += o.stall_no_ready_warp;
+        self.waits_parked += o.waits_parked;
+        self.parked_warp_cycles += o.parked_warp_cycles;
+        self.lmem_accesses += o.lmem_accesses;
+        self.lmem_conflict_cycles += o.lmem_conflict_cycles;
+        self.global_accesses += o.global_accesses;
+        self.global_lines += o.global_lines;
+        self.l1.add(&o.l1);
+    }
+}
+
 /// Why a core did not issue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Stall {
@@ -316,8 +338,16 @@ impl Core {
         at
     }
 
-    fn retire_warp_timed(&mut self, clk: &mut Clock, ctx: &DispatchCtx, kt: &KernelTiming, w: usize, now: u64) {
+    fn retire_warp_timed(
+        &mut self,
+        clk: &mut Clock,
+        ctx: &DispatchCtx,
+        kt: &KernelTiming,
+        w: usize,
+        now: u64,
+    ) -> Result<(), Fault> {
         self.record_work(w, ctx.launch);
+        self.merge_fragments(ctx, w)?;
         let slot = self.warps[w].cta_slot as usize;
         self.ctas[slot].live_warps -= 1;
         clk.disp.retire_warp(slot as u32, w as u32);
@@ -327,6 +357,7 @@ impl Core {
             clk.outgoing.push((now + 1, RtuMsg::Release { warp: w as u32 }));
         }
         self.release_barrier_timed(clk, kt, slot, now);
+        Ok(())
     }
 
     fn release_barrier_timed(&mut self, clk: &mut Clock, kt: &KernelTiming, slot: usize, now: u64) {
@@ -398,7 +429,7 @@ impl Core {
             }
             let Some(top) = self.warps[w].top() else {
                 self.warps[w].state = WarpState::Done;
-                self.retire_warp_timed(clk, ctx, kt, w, now);
+                self.retire_warp_timed(clk, ctx, kt, w, now)?;
                 continue;
             };
             let pc = top.pc as usize;
@@ -561,7 +592,7 @@ impl Core {
             }
             Ok(Next::Moved) => {
                 if self.warps[w].state == WarpState::Done {
-                    self.retire_warp_timed(clk, ctx, kt, w, now);
+                    self.retire_warp_timed(clk, ctx, kt, w, now)?;
                 }
             }
             Ok(Next::Block) => match self.warps[w].state {

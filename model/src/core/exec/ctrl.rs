@@ -2,8 +2,8 @@
 //! inline in the issue loop); and CSR reads.
 
 use super::{lane_fault, not_executed, ExecEnv, Next, Warp};
-use crate::abi::csr;
 use crate::abi::isa::{Instr, Op, TrapCode};
+use crate::abi::{csr, gfx};
 use crate::core::warp::WarpState;
 use crate::fault::{Fault, FaultKind};
 
@@ -62,6 +62,7 @@ pub(super) fn csr(i: &Instr, w: &mut Warp, mask: u32, env: &ExecEnv) {
 /// True for the CSRs whose value differs between the lanes of a warp.
 fn csr_per_lane(id: u32) -> bool {
     matches!(id, csr::LANE_ID | csr::CTA_THREAD_ID_X | csr::CTA_THREAD_ID_Y | csr::CTA_THREAD_ID_Z)
+        || (gfx::csr::BEGIN..=gfx::csr::END).contains(&id)
 }
 
 /// Reads the CSR `id` for `lane`.
@@ -95,6 +96,7 @@ fn csr_value(id: u32, lane: usize, w: &Warp, env: &ExecEnv) -> u32 {
         csr::CTA_ENTRY => ls.entry as u32,
         csr::PARAM_LO => ls.param as u32,
         csr::PARAM_HI => (ls.param >> 32) as u32,
+        gfx::csr::BEGIN..=gfx::csr::END => env.gfx.map_or(0, |g| g.csr(id, env.cta.block_idx, lane, env.nt, w.helper)),
         _ => 0,
     }
 }

@@ -64,11 +64,16 @@ pub enum Next {
 /// here plus its module in `exec`.
 pub struct CoreUnits {
     pub rtu: RtuUnit,
+    /// The core's port to the output merger (`EXP`).
+    pub om: crate::gfx::om::Port,
 }
 
 impl CoreUnits {
     pub fn new(cfg: &DeviceConfig) -> CoreUnits {
-        CoreUnits { rtu: RtuUnit::new(&cfg.rtu, cfg.num_warps as usize, cfg.num_threads as usize) }
+        CoreUnits {
+            rtu: RtuUnit::new(&cfg.rtu, cfg.num_warps as usize, cfg.num_threads as usize),
+            om: Default::default(),
+        }
     }
 }
 
@@ -84,6 +89,8 @@ pub struct ExecEnv<'a> {
     pub num_warps: u32,
     pub num_cores: u32,
     pub nt: usize,
+    /// The graphics stage the kernel runs as.
+    pub gfx: Option<crate::gfx::Stage<'a>>,
 }
 
 impl Core {
@@ -103,6 +110,7 @@ impl Core {
             num_warps: *num_warps,
             num_cores: ctx.num_cores,
             nt: *nt,
+            gfx: ctx.gfx,
         };
         (w, env)
     }
@@ -520,6 +528,7 @@ mod tests {
                 num_warps: 1,
                 num_cores: 1,
                 nt: NT,
+                gfx: None,
             };
             if let Err(f) = execute(&i, &mut w, u32::MAX, &mut env) {
                 assert!(!f.detail.contains("does not execute"), "{op:?}: {}", f.detail);
@@ -561,6 +570,7 @@ mod tests {
             num_warps: 1,
             num_cores: 1,
             nt: NT,
+            gfx: None,
         };
         let mut run = |w: &mut Warp, i: Instr, mask: u32| {
             execute(&i, w, mask, &mut env).unwrap();
