@@ -384,8 +384,6 @@ pub fn limits(gpu: &Gpu) -> vk::PhysicalDeviceLimits {
         max_sampler_lod_bias: 0.0,
         max_sampler_anisotropy: 1.0,
         max_viewports: 1,
-        max_viewport_dimensions: [4096, 4096],
-        viewport_bounds_range: [-8192.0, 8191.0],
         min_memory_map_alignment: 64,
         min_texel_buffer_offset_alignment: 16,
         min_uniform_buffer_offset_alignment: 16,

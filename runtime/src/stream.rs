@@ -296,7 +296,7 @@ pub fn play(
                 copy_query_results(&mem(), pool, *first, *count, *dst, *stride, *flags)?
             }
             StreamOp::SetEvent { event, value } => event.set(*value),
-            StreamOp::Draw(job) => draw::play(model, job, scratch, print)?,
+            StreamOp::Draw(job) => draw::play(model, job, scratch, reports, print)?,
             StreamOp::Blit(job) => crate::blit::run(&mem(), job)?,
         }
     }

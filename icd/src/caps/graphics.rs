@@ -103,8 +103,10 @@ pub fn features10(f: &mut vk::PhysicalDeviceFeatures, on: bool) {
     f.vertex_pipeline_stores_and_atomics = b(on);
     f.fragment_stores_and_atomics = b(on);
     f.shader_clip_distance = b(on);
+    f.wide_lines = b(on && gfx::limits::LINE_WIDTH_MAX > 1.0);
+    f.large_points = b(on && gfx::limits::POINT_SIZE_MAX > 1.0);
     // Not offered: geometry and tessellation stages, sample shading, dual-source blending,
-    // logic ops, wide lines, large points, alpha-to-one, several viewports, anisotropy.
+    // logic ops, alpha-to-one, several viewports, anisotropy.
 }
 
 pub fn fill_v12(f: &mut vk::PhysicalDeviceVulkan12Features, on: bool) {
@@ -182,16 +184,22 @@ pub fn limits(l: &mut vk::PhysicalDeviceLimits) {
     l.max_clip_distances = gfx::vout::MAX_CLIP_DISTANCES as u32;
     l.max_combined_clip_and_cull_distances = gfx::vout::MAX_CLIP_DISTANCES as u32;
     l.max_viewports = gp::MAX_VIEWPORTS;
-    l.sub_pixel_precision_bits = 8;
+    // Vulkan's minimum bounds for the largest viewport, inside the raster unit's guard band.
+    let vp = l.max_framebuffer_width.max(l.max_framebuffer_height);
+    l.max_viewport_dimensions = [vp, vp];
+    l.viewport_bounds_range = [-2.0 * vp as f32, 2.0 * vp as f32 - 1.0];
+    l.sub_pixel_precision_bits = gfx::limits::SUBPIXEL_BITS;
     l.sub_texel_precision_bits = 4;
     l.mipmap_precision_bits = 4;
     l.max_draw_indexed_index_value = u32::MAX;
     l.max_draw_indirect_count = u32::MAX;
     l.max_sampler_lod_bias = vortex_runtime::sampler::MAX_LOD_BIAS;
-    l.point_size_range = [1.0, 1.0];
-    l.line_width_range = [1.0, 1.0];
-    l.point_size_granularity = 1.0;
-    l.line_width_granularity = 1.0;
+    l.point_size_range = [gfx::limits::POINT_SIZE_MIN, gfx::limits::POINT_SIZE_MAX];
+    l.line_width_range = [gfx::limits::LINE_WIDTH_MIN, gfx::limits::LINE_WIDTH_MAX];
+    // Sizes and widths in steps of the sub-pixel grid.
+    l.point_size_granularity = 1.0 / (1 << gfx::limits::SUBPIXEL_BITS) as f32;
+    l.line_width_granularity = 1.0 / (1 << gfx::limits::SUBPIXEL_BITS) as f32;
+    l.strict_lines = vk::FALSE;
     l.max_per_stage_descriptor_input_attachments = big;
     l.max_descriptor_set_input_attachments = big;
 }
@@ -295,11 +303,24 @@ mod tests {
                 && !u.contains(vk::ImageUsageFlags::COLOR_ATTACHMENT)
         );
         assert_eq!(queue_flags(true), vk::QueueFlags::GRAPHICS | vk::QueueFlags::COMPUTE | vk::QueueFlags::TRANSFER);
-        let mut l = vk::PhysicalDeviceLimits::default();
+        let mut l = vk::PhysicalDeviceLimits {
+            max_framebuffer_width: 4096,
+            max_framebuffer_height: 4096,
+            ..Default::default()
+        };
         limits(&mut l);
+        assert_eq!((l.max_viewport_dimensions, l.viewport_bounds_range), ([4096, 4096], [-8192.0, 8191.0]));
         assert!(l.max_vertex_input_attributes >= 16 && l.max_vertex_input_bindings >= 16);
         assert!(l.max_vertex_input_attribute_offset >= 2047 && l.max_vertex_input_binding_stride >= 2048);
         assert!(l.max_vertex_output_components >= 64 && l.max_color_attachments >= 4);
         assert_eq!(l.sub_pixel_precision_bits, 8);
+        assert!(
+            -l.viewport_bounds_range[0] <= gfx::limits::GUARD_BAND
+                && l.viewport_bounds_range[1] <= gfx::limits::GUARD_BAND
+        );
+        assert!(
+            l.line_width_range[1] >= 8.0 && l.point_size_range[1] >= 64.0 - l.point_size_granularity,
+            "wide lines and large points"
+        );
     }
 }

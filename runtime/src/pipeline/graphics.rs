@@ -346,6 +346,8 @@ pub struct StageSource {
 pub struct StageInfo {
     /// Vertex: locations written (the vertex-output slot holds `gfx::vout::stride` of them).
     pub vout_locations: u32,
+    /// Vertex: `gl_ClipDistance` elements written.
+    pub clip_distances: u32,
     /// Fragment: the `state::flags` bits the kernel sets (`EARLY_TESTS`, `FS_*`).
     pub fs_flags: u32,
     /// Fragment: bit L when location L is exported.
@@ -359,6 +361,8 @@ pub struct GraphicsPipeline {
     pub fragment: Option<Memory>,
     /// Bytes per vertex-output slot (`state::VOUT_STRIDE`).
     pub vout_stride: u32,
+    /// Clip distances the vertex kernel writes (`state::CLIP_DISTANCES`).
+    pub clip_distances: u32,
     /// `state::flags` bits from the fragment kernel.
     pub fs_flags: u32,
 }
@@ -403,6 +407,7 @@ impl Pipeline {
         };
         let graphics = GraphicsPipeline {
             vout_stride: gfx::vout::stride(vs_info.vout_locations as usize) as u32,
+            clip_distances: vs_info.clip_distances,
             fs_flags: fs.as_ref().map_or(0, |(_, i)| i.fs_flags),
             fixed,
             targets,

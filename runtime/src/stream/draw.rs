@@ -10,7 +10,7 @@
 use crate::memory::Memory;
 use std::sync::Arc;
 use vortex_model::abi::gfx::dcr;
-use vortex_model::device::Device as Model;
+use vortex_model::device::{Device as Model, DispatchReport};
 use vortex_model::fault::{Fault, FaultKind};
 
 /// One draw (or indirect batch of draws) of a pipeline.
@@ -73,10 +73,19 @@ fn write(model: &mut Model, print: bool, addr: u32, value: u32) -> Result<(), Fa
     model.dcr_write(addr, value)
 }
 
-/// Plays a draw job: one pulse, or one per indirect command.
-pub(super) fn play(model: &mut Model, job: &DrawJob, scratch: &mut Scratch, print: bool) -> Result<(), Fault> {
+/// Plays a draw job: one pulse, or one per indirect command; each draw's report joins
+/// `reports`.
+pub(super) fn play(
+    model: &mut Model,
+    job: &DrawJob,
+    scratch: &mut Scratch,
+    reports: &mut Vec<DispatchReport>,
+    print: bool,
+) -> Result<(), Fault> {
     let d = match &job.source {
-        DrawSource::Direct { vertices, instances } => return pulse(model, job, *vertices, *instances, scratch, print),
+        DrawSource::Direct { vertices, instances } => {
+            return pulse(model, job, [*vertices, *instances], scratch, reports, print)
+        }
         DrawSource::Indirect(d) => *d,
     };
     let m = model.memory().snapshot();
@@ -107,7 +116,7 @@ pub(super) fn play(model: &mut Model, job: &DrawJob, scratch: &mut Scratch, prin
             write(model, print, addr, value)?;
         }
         if count > 0 && instances > 0 {
-            pulse(model, job, count, instances, scratch, print)?;
+            pulse(model, job, [count, instances], scratch, reports, print)?;
         }
     }
     Ok(())
@@ -117,9 +126,9 @@ pub(super) fn play(model: &mut Model, job: &DrawJob, scratch: &mut Scratch, prin
 fn pulse(
     model: &mut Model,
     job: &DrawJob,
-    vertices: u32,
-    instances: u32,
+    [vertices, instances]: [u32; 2],
     scratch: &mut Scratch,
+    reports: &mut Vec<DispatchReport>,
     print: bool,
 ) -> Result<(), Fault> {
     let bytes = vertices as u64 * instances as u64 * job.vout_stride as u64;
@@ -129,8 +138,9 @@ fn pulse(
     if print {
         eprintln!("vortex: DRAW '{}' {vertices} x {instances}", job.pipeline);
     }
-    Err(Fault::new(
-        FaultKind::BadLaunch,
-        format!("draw of '{}': draws are not implemented by this device model yet", job.pipeline),
-    ))
+    let mut r = model.draw()?;
+    r.kernel = job.pipeline.to_string();
+    tracing::debug!("draw '{}' {vertices} x {instances}: {} warp instructions", job.pipeline, r.totals.instructions);
+    reports.push(r);
+    Ok(())
 }

@@ -115,6 +115,7 @@ pub fn encode(
     wr_f32(&mut r, rec::DEPTH_BOUNDS_MIN, bounds[0]);
     wr_f32(&mut r, rec::DEPTH_BOUNDS_MAX, bounds[1]);
     wr_u32(&mut r, rec::VOUT_STRIDE, p.vout_stride);
+    wr_u32(&mut r, rec::CLIP_DISTANCES, p.clip_distances);
     for (face, off) in [rec::STENCIL_FRONT, rec::STENCIL_BACK].into_iter().enumerate() {
         encode_stencil(&mut r[off..off + stencil::BYTES], &stencil_face(f, d, face));
     }
@@ -271,6 +272,7 @@ mod tests {
             vertex: Memory::allocate(&space, 64).unwrap(),
             fragment: None,
             vout_stride: 96,
+            clip_distances: 3,
             fs_flags: flags::FS_DISCARDS,
         }
     }
@@ -386,7 +388,7 @@ mod tests {
         assert_eq!((rd_u32(&r, rec::SAMPLES), rd_u32(&r, rec::SAMPLE_MASK)), (1, 0x5));
         assert_eq!(rd_u32(&r, rec::DEPTH_COMPARE), vk::CompareOp::GREATER.as_raw() as u32);
         assert_eq!([f(rec::DEPTH_BOUNDS_MIN), f(rec::DEPTH_BOUNDS_MAX)], [0.1, 0.9]);
-        assert_eq!(rd_u32(&r, rec::VOUT_STRIDE), 96);
+        assert_eq!([rd_u32(&r, rec::VOUT_STRIDE), rd_u32(&r, rec::CLIP_DISTANCES)], [96, 3]);
         for (face, off) in [(1, rec::STENCIL_FRONT), (2, rec::STENCIL_BACK)] {
             let s = |o| rd_u32(&r, off + o);
             assert_eq!(s(stencil::FAIL_OP), face);
