@@ -590,3 +590,121 @@ fn depth_and_stencil_planes_clear_by_aspect() {
         assert_eq!(s, if x < 2 && y < 2 { 0x44 } else { 0x33 }, "stencil ({x}, {y})");
     }
 }
+
+/// A render pass whose subpass has one RGBA8 colour attachment and one depth/stencil one.
+fn color_depth_pass(ds: vk::Format) -> Arc<RenderPass> {
+    let mut z = attachment(ds, vk::AttachmentLoadOp::CLEAR);
+    z.stencil_load_op = vk::AttachmentLoadOp::CLEAR;
+    let atts = vec![attachment(vk::Format::R8G8B8A8_UNORM, vk::AttachmentLoadOp::LOAD), z];
+    Arc::new(
+        RenderPass::new(atts, vec![SubpassDesc { colors: vec![0], depth_stencil: Some(1), ..Default::default() }])
+            .unwrap(),
+    )
+}
+
+#[test]
+fn stencil_writes_blending_and_dynamic_state_reach_the_output_merger() {
+    let d = device();
+    let (img, view) = image(&d, vk::Format::R8G8B8A8_UNORM, [8, 8], 1);
+    let fmt = vk::Format::D24_UNORM_S8_UINT;
+    let usage = vk::ImageUsageFlags::DEPTH_STENCIL_ATTACHMENT;
+    let zimg = Arc::new(Image::new(vk::ImageType::TYPE_2D, fmt, [8, 8, 1], 1, 1, usage).unwrap());
+    zimg.bind(Arc::new(Memory::allocate(&d.space, zimg.size).unwrap()), 0).unwrap();
+    let all = vk::ImageAspectFlags::DEPTH | vk::ImageAspectFlags::STENCIL;
+    let range = ViewRange { aspect: all, base_level: 0, level_count: 1, base_layer: 0, layer_count: 1 };
+    let zview = Arc::new(ImageView::new(zimg.clone(), vk::ImageViewType::TYPE_2D, fmt, range).unwrap());
+    let pass = color_depth_pass(fmt);
+    let fb = Arc::new(Framebuffer::new(&pass, 8, 8, 1, 2, Some(vec![view, zview])).unwrap());
+    // Stencil: always pass, replace with the (dynamic) reference, on both faces (the quad's
+    // winding makes it back-facing with the default counter-clockwise front).
+    let face = vortex_runtime::pipeline::graphics::StencilFace {
+        fail_op: vk::StencilOp::KEEP,
+        pass_op: vk::StencilOp::REPLACE,
+        depth_fail_op: vk::StencilOp::KEEP,
+        compare: vk::CompareOp::ALWAYS,
+        compare_mask: 0xFF,
+        write_mask: 0xFF,
+        reference: 1,
+    };
+    // Blend: src * constant + dst * 1, constants dynamic.
+    let blend = BlendAttachment {
+        enable: true,
+        src_color: vk::BlendFactor::CONSTANT_COLOR,
+        dst_color: vk::BlendFactor::ONE,
+        src_alpha: vk::BlendFactor::ONE,
+        dst_alpha: vk::BlendFactor::ZERO,
+        ..Default::default()
+    };
+    use vortex_runtime::pipeline::graphics::{Dyn, DynamicSet};
+    let dynamic = DynamicSet::default().with(Dyn::StencilReference).with(Dyn::BlendConstants).with(Dyn::Scissor);
+    let f = FixedState { stencil_test: true, stencil: [face; 2], blend: vec![blend], dynamic, ..fixed() };
+    let p = pipeline(&d, f);
+    let vb = buffer(&d, &quad(0.0, 8.0, 0.5));
+    let cb = CommandBuffer::new(d.clone(), vk::CommandBufferLevel::PRIMARY);
+    cb.begin();
+    // The colour starts at (64, 0, 0, 255) everywhere; the draw adds red * 0.5.
+    let start = ClearValue([(64.0f32 / 255.0).to_bits(), 0, 0, 1.0f32.to_bits()]);
+    cb.clear_color_image(
+        &img,
+        start.0,
+        &[vortex_runtime::cmd::SubresourceRange {
+            aspect: vk::ImageAspectFlags::COLOR,
+            base_level: 0,
+            level_count: 1,
+            base_layer: 0,
+            layer_count: 1,
+        }],
+    );
+    cb.bind_pipeline(BindPoint::Graphics, p);
+    cb.push_constants(0, &[1.0f32, 0.0, 0.0, 1.0].iter().flat_map(|f| f.to_le_bytes()).collect::<Vec<_>>());
+    cb.begin_render_pass(
+        pass,
+        fb,
+        None,
+        Rect { x: 0, y: 0, width: 8, height: 8 },
+        vec![ClearValue::default(), ClearValue([1.0f32.to_bits(), 0, 0, 0])],
+    );
+    cb.bind_vertex_buffers(0, vec![VertexBuffer { buffer: vb, offset: 0, size: None, stride: None }]);
+    cb.set_dynamic("test", |v| {
+        v.stencil_reference = [0x5A, 0xA5];
+        v.blend_constants = [0.5, 0.0, 0.0, 0.0];
+        v.scissors = vec![Rect { x: 0, y: 0, width: 8, height: 4 }];
+    });
+    cb.draw(6, 1, 0, 0);
+    cb.end_render_pass();
+    submit(&d, finish(&cb));
+    let reds = reds(&d, &img);
+    let stencil = &bytes(&d, &zimg)[256..320];
+    let front = stencil[0];
+    assert!(front == 0x5A || front == 0xA5, "stencil {front:#x}: the dynamic reference of a face");
+    for i in 0..64 {
+        let drawn = i / 8 < 4;
+        assert_eq!(reds[i], if drawn { 64 + 128 } else { 64 }, "red at pixel {i}");
+        assert_eq!(stencil[i], if drawn { front } else { 0 }, "stencil at pixel {i}");
+    }
+}
+
+#[test]
+fn a_secondary_buffer_draws_into_the_executing_primary_s_attachments() {
+    let d = device();
+    let p = pipeline(&d, fixed());
+    let vb = buffer(&d, &quad(4.0, 8.0, 0.5));
+    let sec = CommandBuffer::new(d.clone(), vk::CommandBufferLevel::SECONDARY);
+    sec.begin_secondary(true);
+    sec.bind_pipeline(BindPoint::Graphics, p);
+    sec.push_constants(0, &[1.0f32, 0.0, 0.0, 1.0].iter().flat_map(|f| f.to_le_bytes()).collect::<Vec<_>>());
+    sec.bind_vertex_buffers(0, vec![VertexBuffer { buffer: vb, offset: 0, size: None, stride: None }]);
+    sec.draw(6, 1, 0, 0);
+    let sec = finish(&sec);
+    for _ in 0..2 {
+        let (img, view) = image(&d, vk::Format::R8G8B8A8_UNORM, [8, 8], 1);
+        let cb = CommandBuffer::new(d.clone(), vk::CommandBufferLevel::PRIMARY);
+        cb.begin();
+        cb.begin_rendering(rendering(view, None));
+        cb.execute(sec.clone());
+        cb.end_rendering();
+        submit(&d, finish(&cb));
+        let want: Vec<u8> = (0..64).map(|i| if i % 8 >= 4 { 255 } else { 0 }).collect();
+        assert_eq!(reds(&d, &img), want);
+    }
+}

@@ -13,7 +13,7 @@ use vortex_model::abi::gfx::{self, state};
 use vortex_transcode::shader::{self, Stage};
 
 /// Whether the raster unit draws polygons as lines and points (`fillModeNonSolid`).
-pub const FILL_MODE_NON_SOLID: bool = false;
+pub const FILL_MODE_NON_SOLID: bool = true;
 /// Sample counts the raster unit and the output merger support (`VkSampleCountFlags`).
 pub const SAMPLE_COUNTS: vk::SampleCountFlags = vk::SampleCountFlags::TYPE_1;
 /// Viewports and scissors a pipeline may use (`maxViewports`).
