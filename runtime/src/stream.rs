@@ -244,7 +244,8 @@ pub fn play(
             match op {
                 StreamOp::Dcr { addr, value } => eprintln!("vortex: DCR {:<18} = {value:#x}", dcr::name(*addr)),
                 StreamOp::Start { kernel } => eprintln!("vortex: START '{kernel}'"),
-                StreamOp::Draw(_) => {}
+                // A direct draw's line comes with its pulse (`draw`).
+                StreamOp::Draw(j) if matches!(j.source, DrawSource::Direct { .. }) => {}
                 other => eprintln!("vortex: {}", other.name()),
             }
         }
