@@ -27,7 +27,9 @@ fn conformance_c0_c1_c2_sample_and_c4_on_both_icds() {
     // C0 and C1 whole, then the C2 sample, then C4: three runner invocations.
     for (stages, extra) in [("C0,C1", vec![]), ("C2", vec!["--every".to_string(), every.clone()]), ("C4", vec![])] {
         let out = Command::new(exe)
-            .args(["--icd", &icds.join(","), "--stage", stages, "--quiet", "--output"])
+            // The timeout only catches hangs: lavapipe's watertightness cases take 30-80 s on a
+            // quiet 2-core machine and over 300 s when other builds share it.
+            .args(["--icd", &icds.join(","), "--stage", stages, "--timeout", "1200", "--quiet", "--output"])
             .arg(out_dir.join(stages.replace(',', "")))
             .args(&extra)
             .output()

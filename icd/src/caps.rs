@@ -40,6 +40,10 @@ pub const DEVICE_EXTENSIONS: &[(&str, u32)] = &[
     ("VK_KHR_8bit_storage", 1),
     ("VK_KHR_shader_float16_int8", 1),
     ("VK_KHR_shader_subgroup_extended_types", 1),
+    // Null descriptors only (robustBufferAccess2 and robustImageAccess2 are not offered). The
+    // KHR promotion uses the EXT's structures and structure-type numbers.
+    ("VK_EXT_robustness2", 1),
+    ("VK_KHR_robustness2", 1),
 ];
 
 /// Every device extension offered: the compute and ray-query ones, and the graphics path's
@@ -75,6 +79,8 @@ pub fn features10() -> vk::PhysicalDeviceFeatures {
         shader_uniform_buffer_array_dynamic_indexing: vk::TRUE,
         shader_storage_buffer_array_dynamic_indexing: vk::TRUE,
         shader_storage_image_array_dynamic_indexing: vk::TRUE,
+        // Buffers only: no sparse residency, no sparse images (`runtime::sparse`).
+        sparse_binding: vk::TRUE,
         ..Default::default()
     };
     graphics::features10(&mut f, graphics::GRAPHICS);
@@ -292,6 +298,15 @@ pub unsafe fn fill_features(chain: *mut c_void) {
         vk::StructureType::PHYSICAL_DEVICE_RAY_QUERY_FEATURES_KHR => {
             at!(p, vk::PhysicalDeviceRayQueryFeaturesKHR).ray_query = T
         }
+        vk::StructureType::PHYSICAL_DEVICE_ROBUSTNESS_2_FEATURES_EXT => {
+            // A null descriptor of any type: buffers read zero and drop writes, storage
+            // images and texel buffers likewise, acceleration structures miss. Out-of-bounds
+            // accesses still fault, so neither robust access feature is offered.
+            let f = at!(p, vk::PhysicalDeviceRobustness2FeaturesEXT);
+            f.robust_buffer_access2 = 0;
+            f.robust_image_access2 = 0;
+            f.null_descriptor = T;
+        }
         vk::StructureType::PHYSICAL_DEVICE_RAY_TRACING_MAINTENANCE_1_FEATURES_KHR => {
             let f = at!(p, vk::PhysicalDeviceRayTracingMaintenance1FeaturesKHR);
             f.ray_tracing_maintenance1 = T;
@@ -337,6 +352,15 @@ pub fn properties10(gpu: &Gpu) -> vk::PhysicalDeviceProperties {
         device_type: vk::PhysicalDeviceType::CPU,
         pipeline_cache_uuid: DEVICE_UUID,
         limits: limits(gpu),
+        // Sparse binding without residency: every residency property is false (an access to
+        // an unbound page is a device fault, not a zero read).
+        sparse_properties: vk::PhysicalDeviceSparseProperties {
+            residency_standard2_d_block_shape: 0,
+            residency_standard2_d_multisample_block_shape: 0,
+            residency_standard3_d_block_shape: 0,
+            residency_aligned_mip_size: 0,
+            residency_non_resident_strict: 0,
+        },
         ..Default::default()
     };
     let _ = c;
@@ -360,7 +384,7 @@ pub fn limits(gpu: &Gpu) -> vk::PhysicalDeviceLimits {
         max_memory_allocation_count: 1 << 20,
         max_sampler_allocation_count: 4000,
         buffer_image_granularity: 64,
-        sparse_address_space_size: 0,
+        sparse_address_space_size: vortex_model::mem::MAX_ALLOCATION,
         max_bound_descriptor_sets: kargs::MAX_SETS as u32,
         max_per_stage_descriptor_samplers: big,
         max_per_stage_descriptor_uniform_buffers: big,
@@ -570,6 +594,13 @@ pub unsafe fn fill_properties(gpu: &Gpu, chain: *mut c_void) {
             q.max_descriptor_set_update_after_bind_acceleration_structures = 1 << 20;
             q.min_acceleration_structure_scratch_offset_alignment = 128;
         }
+        vk::StructureType::PHYSICAL_DEVICE_ROBUSTNESS_2_PROPERTIES_EXT => {
+            // The granules robust accesses would be checked at (robustBufferAccess2 is not
+            // offered): the smallest values the specification allows for a word machine.
+            let q = at!(p, vk::PhysicalDeviceRobustness2PropertiesEXT);
+            q.robust_storage_buffer_access_size_alignment = 4;
+            q.robust_uniform_buffer_access_size_alignment = 16;
+        }
         _ => {
             // SAFETY: `p` is a writable structure of type `ty`.
             unsafe { graphics::fill_property(ty, p) };
@@ -661,10 +692,11 @@ pub fn memory_properties() -> vk::PhysicalDeviceMemoryProperties {
     m
 }
 
-/// One queue family: compute and transfer, and graphics once it is switched on.
+/// One queue family: compute, transfer and sparse binding, and graphics once it is switched
+/// on.
 pub fn queue_family() -> vk::QueueFamilyProperties {
     vk::QueueFamilyProperties {
-        queue_flags: graphics::queue_flags(graphics::GRAPHICS),
+        queue_flags: graphics::queue_flags(graphics::GRAPHICS) | vk::QueueFlags::SPARSE_BINDING,
         queue_count: 1,
         timestamp_valid_bits: 64,
         min_image_transfer_granularity: vk::Extent3D { width: 1, height: 1, depth: 1 },
@@ -716,6 +748,7 @@ pub unsafe fn unsupported_feature(chain: *const c_void) -> Option<String> {
         PHYSICAL_DEVICE_RAY_TRACING_MAINTENANCE_1_FEATURES_KHR => vk::PhysicalDeviceRayTracingMaintenance1FeaturesKHR,
         PHYSICAL_DEVICE_RAY_TRACING_POSITION_FETCH_FEATURES_KHR => vk::PhysicalDeviceRayTracingPositionFetchFeaturesKHR,
         PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT => vk::PhysicalDeviceShaderAtomicFloatFeaturesEXT,
+        PHYSICAL_DEVICE_ROBUSTNESS_2_FEATURES_EXT => vk::PhysicalDeviceRobustness2FeaturesEXT,
         PHYSICAL_DEVICE_DYNAMIC_RENDERING_FEATURES => vk::PhysicalDeviceDynamicRenderingFeatures,
         PHYSICAL_DEVICE_EXTENDED_DYNAMIC_STATE_FEATURES_EXT => vk::PhysicalDeviceExtendedDynamicStateFeaturesEXT,
         PHYSICAL_DEVICE_EXTENDED_DYNAMIC_STATE_2_FEATURES_EXT => vk::PhysicalDeviceExtendedDynamicState2FeaturesEXT,

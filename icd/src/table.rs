@@ -90,6 +90,7 @@ entries! {
     "vkGetDeviceQueue2" => device::get_device_queue2 as PFN_vkGetDeviceQueue2, Device;
     "vkQueueSubmit" => device::queue_submit as PFN_vkQueueSubmit, Device;
     "vkQueueWaitIdle" => device::queue_wait_idle as PFN_vkQueueWaitIdle, Device;
+    "vkQueueBindSparse" => sparse::queue_bind_sparse as PFN_vkQueueBindSparse, Device;
     "vkDeviceWaitIdle" => device::device_wait_idle as PFN_vkDeviceWaitIdle, Device;
 
     "vkAllocateMemory" => memory::allocate_memory as PFN_vkAllocateMemory, Device;
@@ -348,8 +349,7 @@ mod tests {
         "vkCmdResolveImage",
         // Indirect AS builds: accelerationStructureIndirectBuild is not offered.
         "vkCmdBuildAccelerationStructuresIndirectKHR",
-        // Sparse binding, YCbCr, descriptor update templates, device groups.
-        "vkQueueBindSparse",
+        // YCbCr, descriptor update templates, device groups.
         "vkCreateSamplerYcbcrConversion",
         "vkDestroySamplerYcbcrConversion",
         "vkCreateDescriptorUpdateTemplate",

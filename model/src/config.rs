@@ -266,6 +266,11 @@ pub struct MemConfig {
     pub dram_latency: u32,
     /// DRAM bytes per cycle per cluster channel.
     pub dram_bytes_per_cycle: u32,
+    /// Pages each LSU's and each traversal core's TLB holds (sparse resources only: see
+    /// `crate::tlb`).
+    pub tlb_entries: u32,
+    /// Cycles a TLB miss adds to its request (the page-table walk).
+    pub page_walk_latency: u32,
 }
 
 impl Default for MemConfig {
@@ -283,6 +288,8 @@ impl Default for MemConfig {
             l2_latency: 20,
             dram_latency: 100,
             dram_bytes_per_cycle: 16,
+            tlb_entries: 16,
+            page_walk_latency: 100,
         }
     }
 }
@@ -529,6 +536,9 @@ impl DeviceConfig {
         cache_rule("mem.l2", m.l2_size, m.l2_ways, m.l2_banks, m.l2_mshrs)?;
         if m.dram_bytes_per_cycle == 0 {
             return Err("mem.dram_bytes_per_cycle must be at least 1".into());
+        }
+        if m.tlb_entries == 0 || m.tlb_entries > 4096 {
+            return Err(format!("mem.tlb_entries = {} must be in 1..=4096", m.tlb_entries));
         }
         let c = &self.core;
         for (name, v) in [

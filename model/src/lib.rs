@@ -27,4 +27,5 @@ pub mod kmu;
 pub mod mem;
 pub mod rtu;
 pub mod stats;
+pub mod tlb;
 pub mod watchdog;

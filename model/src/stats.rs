@@ -10,6 +10,7 @@ use crate::core::timed::CoreTimedStats;
 use crate::device::DispatchReport;
 use crate::rtu::engine::EngineStats;
 use crate::rtu::timeline::Timeline;
+use crate::tlb::TlbStats;
 use serde::Serialize;
 
 /// What timed mode adds to a dispatch's report.
@@ -72,6 +73,9 @@ struct MemJson {
     l2: CacheStats,
     dram_reads: u64,
     dram_queue_cycles: u64,
+    /// Translations of sparse-resource lines: by the cores' LSUs, by the traversal cores.
+    lsu_tlb: TlbStats,
+    rtu_tlb: TlbStats,
 }
 
 #[derive(Serialize)]
@@ -198,6 +202,21 @@ impl TimedReport {
         t
     }
 
+    /// The LSUs' TLB counters, summed over cores.
+    pub fn lsu_tlb_totals(&self) -> TlbStats {
+        let mut t = TlbStats::default();
+        for c in &self.cores {
+            t.add(&c.tlb);
+        }
+        t
+    }
+
+    /// The traversal cores' TLB counters, summed.
+    pub fn rtu_tlb_totals(&self) -> TlbStats {
+        let t = self.rtu_totals();
+        TlbStats { lookups: t.tlb_lookups, misses: t.tlb_misses }
+    }
+
     pub fn l2_totals(&self) -> CacheStats {
         let mut t = CacheStats::default();
         for c in &self.l2 {
@@ -276,6 +295,8 @@ impl DispatchReport {
                 l2: t.l2_totals(),
                 dram_reads: t.dram_reads,
                 dram_queue_cycles: t.dram_queue_cycles,
+                lsu_tlb: t.lsu_tlb_totals(),
+                rtu_tlb: t.rtu_tlb_totals(),
             }),
             cores: self.timed.as_ref().map(|t| &t.cores[..]),
             rtu_timeline: self
@@ -332,6 +353,13 @@ impl DispatchReport {
                 100.0 * starved,
                 t.cycles as f64 / self.wall.as_secs_f64().max(1e-9) / 1e6
             );
+            let (lsu, rtu) = (t.lsu_tlb_totals(), t.rtu_tlb_totals());
+            if lsu.lookups + rtu.lookups > 0 {
+                s += &format!(
+                    ", TLB (sparse pages) LSU {} lookups / {} misses, RTU {} lookups / {} misses",
+                    lsu.lookups, lsu.misses, rtu.lookups, rtu.misses
+                );
+            }
         }
         s
     }

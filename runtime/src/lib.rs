@@ -25,6 +25,7 @@ pub mod query;
 pub mod queue;
 pub mod renderpass;
 pub mod sampler;
+pub mod sparse;
 pub mod stats;
 pub mod stream;
 pub mod sync;

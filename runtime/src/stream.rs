@@ -126,6 +126,8 @@ pub enum StreamOp {
     Draw(Box<DrawJob>),
     /// `vkCmdBlitImage` (`crate::blit`).
     Blit(Box<crate::blit::BlitJob>),
+    /// A `vkQueueBindSparse` batch: its pages are bound when the queue reaches it.
+    BindSparse(Arc<crate::sparse::BindBatch>),
 }
 
 impl StreamOp {
@@ -152,6 +154,7 @@ impl StreamOp {
                 DrawSource::Indirect(_) => "DRAW_INDIRECT",
             },
             StreamOp::Blit(_) => "BLIT",
+            StreamOp::BindSparse(_) => "SPARSE_BIND",
         }
     }
 }
@@ -299,6 +302,7 @@ pub fn play(
             StreamOp::SetEvent { event, value } => event.set(*value),
             StreamOp::Draw(job) => draw::play(model, job, scratch, reports, print)?,
             StreamOp::Blit(job) => crate::blit::run(&mem(), job)?,
+            StreamOp::BindSparse(batch) => batch.apply(model.memory())?,
         }
     }
     Ok(())
@@ -341,11 +345,14 @@ fn copy_query_results(
 ) -> Result<(), Fault> {
     let len = if count == 0 { 0 } else { (count as u64 - 1) * stride + 8 * (pool.values as u64 + 1) };
     let not_mapped = || unmapped(dst, len.max(1), format!("query results destination {dst:#x} is not mapped"));
-    let end = m.region(dst, 1).map(|r| r.base + r.len).ok_or_else(not_mapped)?;
-    let len = len.min(end - dst);
+    let mapped = m.mapped_len(dst);
+    if mapped == 0 {
+        return Err(not_mapped());
+    }
+    let len = len.min(mapped);
     // SAFETY: the destination buffer range is the command's alone.
-    let out = unsafe { vortex_transcode::accel::device_bytes_mut(m, dst, len) }.ok_or_else(not_mapped)?;
-    pool.copy_results(first, count, out, stride, flags);
+    let mut out = unsafe { vortex_transcode::accel::device_bytes_mut(m, dst, len) }.map_err(|_| not_mapped())?;
+    pool.copy_results(first, count, &mut out, stride, flags);
     Ok(())
 }
 
@@ -380,16 +387,21 @@ fn serialize_accel(m: &MemoryMap, src: &AccelStruct, dst: u64) -> Result<(), Fau
     let s = src.bound_address("serialization source").map_err(structure_fault)?;
     let size = vortex_transcode::accel::serial::properties(m, s).map_err(|e| AccelError::build("", e))?.serialized;
     // SAFETY: the destination range is the copy's alone (Vulkan valid usage).
-    let out = unsafe { vortex_transcode::accel::device_bytes_mut(m, dst, size) }
-        .ok_or_else(|| unmapped(dst, size, format!("serialization destination {dst:#x}+{size} is not mapped")))?;
-    Ok(crate::accel::serialize(m, src, out)?)
+    let mut out = unsafe { vortex_transcode::accel::device_bytes_mut(m, dst, size) }.map_err(|fault| {
+        Fault::new(
+            FaultKind::Memory(fault),
+            format!("serialization destination {dst:#x}+{size} is not mapped: {fault}"),
+        )
+    })?;
+    Ok(crate::accel::serialize(m, src, &mut out)?)
 }
 
 fn deserialize_accel(m: &MemoryMap, src: u64, dst: &AccelStruct) -> Result<(), Fault> {
     let head: [u8; vortex_transcode::accel::serial::HEADER_BYTES] = m.read_array(src)?;
     let size = vortex_transcode::accel::serial::checked_blob_size(&head, &crate::device::DRIVER_UUID, dst.size)
         .map_err(|e| AccelError::build(&format!("deserialization from {src:#x}"), e))?;
-    let blob = vortex_transcode::accel::InputMemory::view(m, src, size)
-        .ok_or_else(|| unmapped(src, size, format!("serialized structure at {src:#x}+{size} is not mapped")))?;
-    Ok(crate::accel::deserialize(m, blob, dst)?)
+    let blob = m.bytes(src, size).map_err(|fault| {
+        Fault::new(FaultKind::Memory(fault), format!("serialized structure at {src:#x}+{size} is not mapped: {fault}"))
+    })?;
+    Ok(crate::accel::deserialize(m, &blob, dst)?)
 }

@@ -6,6 +6,7 @@ use crate::util::slice;
 use ash::vk;
 use std::ffi::c_void;
 use std::sync::Arc;
+use vortex_model::abi::PAGE_BYTES;
 use vortex_runtime::buffer::{Buffer, BufferView, BUFFER_ALIGNMENT};
 use vortex_runtime::image::{Image, ImageView, ViewRange, IMAGE_ALIGNMENT};
 use vortex_runtime::memory::Memory;
@@ -86,15 +87,20 @@ pub unsafe extern "system" fn create_buffer(
     p_buffer: *mut vk::Buffer,
 ) -> vk::Result {
     guard_device_result("vkCreateBuffer", d, || {
-        device(d)?;
+        let dev = device(d)?;
         // SAFETY: valid create info.
         let info = unsafe { &*p_info };
-        if info.flags.intersects(vk::BufferCreateFlags::SPARSE_BINDING | vk::BufferCreateFlags::SPARSE_RESIDENCY) {
-            tracing::warn!("vkCreateBuffer: sparse buffers are not supported");
+        if info.flags.intersects(vk::BufferCreateFlags::SPARSE_RESIDENCY | vk::BufferCreateFlags::SPARSE_ALIASED) {
+            tracing::warn!("vkCreateBuffer: sparse residency and aliasing are not supported (sparse binding is)");
             return Err(vk::Result::ERROR_FEATURE_NOT_PRESENT);
         }
+        let buffer = if info.flags.contains(vk::BufferCreateFlags::SPARSE_BINDING) {
+            Buffer::new_sparse(&dev.rt.space, info.size, info.usage)?
+        } else {
+            Buffer::new(info.size, info.usage)
+        };
         // SAFETY: valid output pointer.
-        unsafe { *p_buffer = nd_new(Arc::new(Buffer::new(info.size, info.usage))) };
+        unsafe { *p_buffer = nd_new(Arc::new(buffer)) };
         Ok(vk::Result::SUCCESS)
     })
 }
@@ -132,11 +138,10 @@ pub unsafe extern "system" fn destroy_buffer_view(
 }
 
 fn buffer_requirements(b: &Buffer) -> vk::MemoryRequirements {
-    vk::MemoryRequirements {
-        size: b.size.div_ceil(BUFFER_ALIGNMENT) * BUFFER_ALIGNMENT,
-        alignment: BUFFER_ALIGNMENT,
-        memory_type_bits: 1,
-    }
+    // A sparse buffer is bound in pages: its alignment (and sparse block size) is a page and
+    // its size the whole pages its reservation spans.
+    let align = if b.reservation().is_some() { PAGE_BYTES } else { BUFFER_ALIGNMENT };
+    vk::MemoryRequirements { size: b.size.div_ceil(align) * align, alignment: align, memory_type_bits: 1 }
 }
 
 fn image_requirements(i: &Image) -> vk::MemoryRequirements {
@@ -323,6 +328,14 @@ pub unsafe extern "system" fn create_image(
         let i = unsafe { &*p_info };
         if i.samples != vk::SampleCountFlags::TYPE_1 {
             tracing::warn!("vkCreateImage: multisampled images are not supported");
+            return Err(vk::Result::ERROR_FEATURE_NOT_PRESENT);
+        }
+        let sparse = vk::ImageCreateFlags::SPARSE_BINDING
+            | vk::ImageCreateFlags::SPARSE_RESIDENCY
+            | vk::ImageCreateFlags::SPARSE_ALIASED;
+        if i.flags.intersects(sparse) {
+            // Sparse binding is for buffers: no image format reports sparse support.
+            tracing::warn!("vkCreateImage: sparse images are not supported");
             return Err(vk::Result::ERROR_FEATURE_NOT_PRESENT);
         }
         let img = Image::new(

@@ -20,5 +20,6 @@ pub mod pipeline;
 pub mod query;
 pub mod renderpass;
 pub mod sampler;
+pub mod sparse;
 pub mod sync;
 pub mod transfer;

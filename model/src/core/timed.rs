@@ -21,12 +21,15 @@ use super::exec::{self, Next};
 use super::warp::WarpState;
 use super::{Core, DispatchCtx};
 use crate::abi::isa::{Instr, MemSize, Op, OpClass, REG_NONE};
+use crate::abi::LINE_BYTES;
 use crate::cache::{line_of, Cache, CacheGeom, CacheStats, Dram};
 use crate::config::{CoreConfig, DeviceConfig, WaitMode};
 use crate::cta_dispatch::{Admitted, CtaDispatcher};
 use crate::fault::Fault;
 use crate::kmu::CtaDesc;
+use crate::mem::MemoryMap;
 use crate::rtu::RtuMsg;
+use crate::tlb::{Tlb, TlbStats};
 use serde::Serialize;
 
 /// Issue-time facts of one instruction, decoded once per kernel.
@@ -109,6 +112,8 @@ pub struct CoreTimedStats {
     pub global_accesses: u64,
     pub global_lines: u64,
     pub l1: CacheStats,
+    /// The LSU's translations of lines in sparse resources.
+    pub tlb: TlbStats,
 }
 
 impl CoreTimedStats {
@@ -169,6 +174,8 @@ pub struct Clock {
     /// Set when a warp retired or a CTA slot freed (the launch fabric may go on).
     pub(crate) dirty: bool,
     pub l1: Cache,
+    /// The LSU's TLB (sparse resources).
+    pub tlb: Tlb,
     pub stats: CoreTimedStats,
     /// The counters functional mode keeps too (instructions, CTAs, warps).
     pub counts: super::CoreStats,
@@ -196,6 +203,7 @@ impl Clock {
             parked: 0,
             last_tick: None,
             dirty: false,
+            tlb: Tlb::new(m.tlb_entries, m.page_walk_latency),
             l1: Cache::new(CacheGeom {
                 size: m.l1_size,
                 ways: m.l1_ways,
@@ -259,6 +267,7 @@ impl Clock {
         }
         self.last_tick = Some(end.max(1) - 1);
         self.stats.l1 = self.l1.stats.clone();
+        self.stats.tlb = self.tlb.stats.clone();
     }
 }
 
@@ -550,7 +559,7 @@ impl Core {
         } as u64;
         match instr.op {
             Op::Ldg | Op::Stg | Op::Atomg => {
-                lat = self.global_access(clk, now, below, w, &instr, mask);
+                lat = self.global_access(clk, now, below, ctx.mem, w, &instr, mask);
             }
             Op::Ldl | Op::Stl | Op::Atoml => {
                 let regs = &self.warps[w].regs;
@@ -636,8 +645,18 @@ impl Core {
     }
 
     /// Times a global load/store/atomic: the lanes' lines through the L1 (one line per bank
-    /// per cycle), stores written through, atomics performed at the L2.
-    fn global_access(&mut self, clk: &mut Clock, now: u64, below: &mut Below, w: usize, i: &Instr, mask: u32) -> u64 {
+    /// per cycle), stores written through, atomics performed at the L2; a line of a sparse
+    /// resource whose page misses the TLB arrives a page walk later.
+    fn global_access(
+        &mut self,
+        clk: &mut Clock,
+        now: u64,
+        below: &mut Below,
+        mem: &MemoryMap,
+        w: usize,
+        i: &Instr,
+        mask: u32,
+    ) -> u64 {
         let nt = self.nt;
         let regs = &self.warps[w].regs;
         let bytes = if i.op == Op::Atomg {
@@ -672,17 +691,18 @@ impl Core {
         let mut done = now + 1;
         for (k, &line) in lines[..n].iter().enumerate() {
             let t = now + k as u64 / per_cycle;
+            let walk = clk.tlb.translate(mem, line * LINE_BYTES as u64);
             match i.op {
                 Op::Ldg => {
                     let a = clk.l1.read_delayed(line, t, |t2| below.read(line, t2));
-                    done = done.max(a.ready);
+                    done = done.max(a.ready + walk);
                 }
                 Op::Stg => {
                     // Write-through, no allocate: the L2 takes the line; nobody waits for it.
                     below.read(line, t + l1_lat);
                 }
                 _ => {
-                    done = done.max(below.read(line, t + l1_lat));
+                    done = done.max(below.read(line, t + l1_lat) + walk);
                 }
             }
         }
