@@ -27,6 +27,6 @@ pub mod kmu;
 pub mod mem;
 pub mod rtu;
 pub mod stats;
-pub mod tlb;
 pub mod tex;
+pub mod tlb;
 pub mod watchdog;

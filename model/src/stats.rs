@@ -10,8 +10,8 @@ use crate::core::timed::CoreTimedStats;
 use crate::device::DispatchReport;
 use crate::rtu::engine::EngineStats;
 use crate::rtu::timeline::Timeline;
-use crate::tlb::TlbStats;
 use crate::tex::timed::TexStats;
+use crate::tlb::TlbStats;
 use serde::Serialize;
 
 /// What timed mode adds to a dispatch's report.

@@ -218,10 +218,12 @@ pub fn compile_kernel(
     spec: &Specialization,
     layout: &PipelineLayout,
     target: shader::Target,
+    vertex_input: Vec<shader::VertexAttribute>,
 ) -> VkResult<shader::CompiledKernel> {
     let opts = shader::CompileOptions {
         entry_point: entry.to_string(),
         target,
+        vertex_input,
         specialization: spec.iter().cloned().collect(),
         layout: resource_layout(layout),
         optimize: shader::optimize_from_env(),

@@ -32,8 +32,8 @@ use crate::fault::Fault;
 use crate::kmu::CtaDesc;
 use crate::mem::MemoryMap;
 use crate::rtu::RtuMsg;
-use crate::tlb::{Tlb, TlbStats};
 use crate::tex::timed::{TexStats, TexTiming};
+use crate::tlb::{Tlb, TlbStats};
 use serde::Serialize;
 
 /// Issue-time facts of one instruction, decoded once per kernel.

@@ -423,26 +423,56 @@ fn refuse<T>(why: &str) -> VkResult<T> {
     Err(vk::Result::ERROR_FEATURE_NOT_PRESENT)
 }
 
-/// Compiles one stage and loads its kernel.
+/// Compiles one stage and loads its kernel. The vertex stage fetches its attributes itself,
+/// so it is compiled against the pipeline's vertex input state.
 fn compile_stage(
     device: &Device,
     src: &StageSource,
     stage: Stage,
-    _fixed: &FixedState,
+    fixed: &FixedState,
     layout: &PipelineLayout,
 ) -> VkResult<(Memory, StageInfo)> {
     let target = shader::Target::stage(stage);
-    // The vertex stage's attribute fetch comes from `_fixed.attributes` once the compiler
-    // takes the vertex input state; until it compiles these stages it refuses them here.
-    let k = crate::stream::compile_kernel(&src.module.words, &src.entry, &src.spec, layout, target)?;
+    let vertex_input = match stage {
+        Stage::Vertex => fixed
+            .attributes
+            .iter()
+            .map(|a| shader::VertexAttribute {
+                location: a.location,
+                binding: a.binding,
+                format: a.format.as_raw() as u32,
+                offset: a.offset,
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    let k = crate::stream::compile_kernel(&src.module.words, &src.entry, &src.spec, layout, target, vertex_input)?;
     let info = stage_info(&k, stage)?;
     Ok((load_kernel(device, &k)?, info))
 }
 
 /// The draw-relevant facts of a compiled vertex or fragment kernel.
 fn stage_info(k: &shader::CompiledKernel, stage: Stage) -> VkResult<StageInfo> {
-    tracing::error!("'{}': the compiler reports no {stage} interface for this kernel", k.entry_name);
-    Err(vk::Result::ERROR_FEATURE_NOT_PRESENT)
+    let Some(g) = &k.graphics else {
+        tracing::error!("'{}': the compiler reports no {stage} interface for this kernel", k.entry_name);
+        return Err(vk::Result::ERROR_FEATURE_NOT_PRESENT);
+    };
+    use state::flags;
+    let fs_flags = [
+        (g.early_tests, flags::EARLY_TESTS),
+        (g.writes_depth, flags::FS_WRITES_DEPTH),
+        (g.discards, flags::FS_DISCARDS),
+        (g.side_effects, flags::FS_SIDE_EFFECTS),
+    ]
+    .into_iter()
+    .filter(|(on, _)| *on)
+    .fold(0, |acc, (_, b)| acc | b);
+    Ok(StageInfo {
+        vout_locations: g.vout_locations,
+        clip_distances: g.clip_distances,
+        fs_flags: if stage == Stage::Fragment { fs_flags } else { 0 },
+        color_outputs: g.color_outputs,
+    })
 }
 
 /// What the units cannot do is refused with the reason.
