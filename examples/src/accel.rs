@@ -112,7 +112,45 @@ pub struct AccelerationStructure {
     handle: vk::AccelerationStructureKHR,
     address: vk::DeviceAddress,
     // Dropped after `handle` is destroyed (fields drop after Drop::drop runs).
-    _storage: Buffer,
+    _storage: Storage,
+}
+
+/// Where a structure's storage buffer gets its memory.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum AsStorage {
+    /// One allocation bound to the buffer (`vkBindBufferMemory`).
+    #[default]
+    Memory,
+    /// A sparse buffer whose pages are bound one by one in reverse order to one allocation,
+    /// so no two adjacent pages are adjacent in memory (needs `sparseBinding`).
+    Sparse,
+}
+
+/// A structure's storage buffer and what backs it (the memory bound to a sparse one is
+/// kept to be freed with it).
+enum Storage {
+    Plain(Buffer),
+    Sparse(crate::sparse::SparseBuffer, #[allow(dead_code)] crate::sparse::Memory),
+}
+
+impl Storage {
+    fn new(ctx: &Context, size: u64, placement: AsStorage) -> Result<Storage> {
+        let usage = vk::BufferUsageFlags::ACCELERATION_STRUCTURE_STORAGE_KHR;
+        Ok(match placement {
+            AsStorage::Memory => Storage::Plain(Buffer::for_device_writes(ctx, size, usage)?),
+            AsStorage::Sparse => {
+                let (b, m) = crate::sparse::SparseBuffer::bound_in_reverse(ctx, size, usage)?;
+                Storage::Sparse(b, m)
+            }
+        })
+    }
+
+    fn handle(&self) -> vk::Buffer {
+        match self {
+            Storage::Plain(b) => b.handle(),
+            Storage::Sparse(b, _) => b.handle(),
+        }
+    }
 }
 
 impl AccelerationStructure {
@@ -127,6 +165,16 @@ impl AccelerationStructure {
         ctx: &Context,
         geometries: &[TriangleGeometry],
         flags: vk::BuildAccelerationStructureFlagsKHR,
+    ) -> Result<Self> {
+        Self::build_bottom_in(ctx, geometries, flags, AsStorage::Memory)
+    }
+
+    /// [`AccelerationStructure::build_bottom_with`] into storage placed as `placement` says.
+    pub fn build_bottom_in(
+        ctx: &Context,
+        geometries: &[TriangleGeometry],
+        flags: vk::BuildAccelerationStructureFlagsKHR,
+        placement: AsStorage,
     ) -> Result<Self> {
         let input = vk::BufferUsageFlags::ACCELERATION_STRUCTURE_BUILD_INPUT_READ_ONLY_KHR;
         // The input buffers only have to live until the build has run.
@@ -163,7 +211,7 @@ impl AccelerationStructure {
                 .push(vk::AccelerationStructureBuildRangeInfoKHR::default().primitive_count(g.triangle_count() as u32));
             inputs.extend([Some(vertices), index_address, transform].into_iter().flatten());
         }
-        build(ctx, vk::AccelerationStructureTypeKHR::BOTTOM_LEVEL, &vk_geometries, &ranges, flags)
+        build(ctx, vk::AccelerationStructureTypeKHR::BOTTOM_LEVEL, &vk_geometries, &ranges, flags, placement)
     }
 
     /// Builds a BLAS of procedural geometries; geometry index i is `geometries[i]`.
@@ -189,11 +237,28 @@ impl AccelerationStructure {
             ranges.push(vk::AccelerationStructureBuildRangeInfoKHR::default().primitive_count(g.boxes.len() as u32));
             inputs.push(boxes);
         }
-        build(ctx, vk::AccelerationStructureTypeKHR::BOTTOM_LEVEL, &vk_geometries, &ranges, Default::default())
+        build(
+            ctx,
+            vk::AccelerationStructureTypeKHR::BOTTOM_LEVEL,
+            &vk_geometries,
+            &ranges,
+            Default::default(),
+            AsStorage::Memory,
+        )
     }
 
     /// Builds a TLAS over `instances`; instance id i is `instances[i]`.
     pub fn build_top(ctx: &Context, blases: &[AccelerationStructure], instances: &[Instance]) -> Result<Self> {
+        Self::build_top_in(ctx, blases, instances, AsStorage::Memory)
+    }
+
+    /// [`AccelerationStructure::build_top`] into storage placed as `placement` says.
+    pub fn build_top_in(
+        ctx: &Context,
+        blases: &[AccelerationStructure],
+        instances: &[Instance],
+        placement: AsStorage,
+    ) -> Result<Self> {
         let records = instances
             .iter()
             .map(|inst| {
@@ -219,7 +284,7 @@ impl AccelerationStructure {
             .geometry_type(vk::GeometryTypeKHR::INSTANCES)
             .geometry(vk::AccelerationStructureGeometryDataKHR { instances: data });
         let range = vk::AccelerationStructureBuildRangeInfoKHR::default().primitive_count(records.len() as u32);
-        build(ctx, vk::AccelerationStructureTypeKHR::TOP_LEVEL, &[geometry], &[range], Default::default())
+        build(ctx, vk::AccelerationStructureTypeKHR::TOP_LEVEL, &[geometry], &[range], Default::default(), placement)
     }
 
     pub fn handle(&self) -> vk::AccelerationStructureKHR {
@@ -245,6 +310,7 @@ fn build(
     geometries: &[vk::AccelerationStructureGeometryKHR],
     ranges: &[vk::AccelerationStructureBuildRangeInfoKHR],
     flags: vk::BuildAccelerationStructureFlagsKHR,
+    placement: AsStorage,
 ) -> Result<AccelerationStructure> {
     let shared = ctx.shared.clone();
     let accel = &shared.accel;
@@ -265,11 +331,7 @@ fn build(
         )
     };
 
-    let storage = Buffer::for_device_writes(
-        ctx,
-        sizes.acceleration_structure_size,
-        vk::BufferUsageFlags::ACCELERATION_STRUCTURE_STORAGE_KHR,
-    )?;
+    let storage = Storage::new(ctx, sizes.acceleration_structure_size, placement)?;
     let create = vk::AccelerationStructureCreateInfoKHR::default()
         .buffer(storage.handle())
         .size(sizes.acceleration_structure_size)

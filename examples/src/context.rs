@@ -66,6 +66,7 @@ pub(crate) struct Shared {
     physical: vk::PhysicalDevice,
     pub(crate) info: DeviceInfo,
     queue: vk::Queue,
+    family: u32,
     command_pool: vk::CommandPool,
 }
 
@@ -159,6 +160,7 @@ impl Context {
             physical,
             info,
             queue,
+            family,
             command_pool,
         })
     }
@@ -251,6 +253,14 @@ impl Context {
     /// The queue every submission of this context goes to.
     pub fn queue(&self) -> vk::Queue {
         self.shared.queue
+    }
+
+    /// The queue's family and what it can do.
+    pub fn queue_family(&self) -> (u32, vk::QueueFlags) {
+        let s = &*self.shared;
+        // SAFETY: valid physical device.
+        let families = unsafe { s.instance.get_physical_device_queue_family_properties(s.physical) };
+        (s.family, families[s.family as usize].queue_flags)
     }
 
     /// The acceleration-structure entry points of this device.
@@ -370,6 +380,9 @@ fn optional_support(instance: &ash::Instance, physical: vk::PhysicalDevice) -> (
         if extensions.contains(&ash::ext::shader_atomic_float::NAME) {
             features2 = features2.push_next(&mut f.atomic_float);
         }
+        if extensions.contains(&ash::ext::robustness2::NAME) {
+            features2 = features2.push_next(&mut f.robustness2);
+        }
         // SAFETY: every structure in the chain belongs to a present extension or core 1.2
         // (check_suitable requires 1.2).
         unsafe { instance.get_physical_device_features2(physical, &mut features2) };
@@ -379,6 +392,7 @@ fn optional_support(instance: &ash::Instance, physical: vk::PhysicalDevice) -> (
     f.v12.p_next = std::ptr::null_mut();
     f.position_fetch.p_next = std::ptr::null_mut();
     f.atomic_float.p_next = std::ptr::null_mut();
+    f.robustness2.p_next = std::ptr::null_mut();
     let mut wanted = FeatureSet::default();
     for name in crate::features::OPTIONAL_FEATURES {
         wanted.set(name);
@@ -495,6 +509,9 @@ fn create_device(
     }
     if optional_extensions.contains(&ash::ext::shader_atomic_float::NAME) {
         create = create.push_next(&mut f.atomic_float);
+    }
+    if optional_extensions.contains(&ash::ext::robustness2::NAME) {
+        create = create.push_next(&mut f.robustness2);
     }
     if info.maintenance1 {
         create = create.push_next(&mut m1);

@@ -4,7 +4,9 @@
 //! plain strings and check them against [`crate::DeviceInfo::enabled`].
 //!
 //! Only features that do not change the behaviour of a program that does not use them are
-//! listed here: robustness features, for instance, are never enabled.
+//! listed here: robustness features, for instance, are never enabled (robustness2's
+//! `nullDescriptor` is: it only gives meaning to null descriptors, which are invalid without
+//! it).
 
 use ash::{ext, khr, vk};
 use std::ffi::CStr;
@@ -18,6 +20,8 @@ pub(crate) struct FeatureSet {
     pub v12: vk::PhysicalDeviceVulkan12Features<'static>,
     pub position_fetch: vk::PhysicalDeviceRayTracingPositionFetchFeaturesKHR<'static>,
     pub atomic_float: vk::PhysicalDeviceShaderAtomicFloatFeaturesEXT<'static>,
+    /// Only `nullDescriptor` of it is ever set (see the module note).
+    pub robustness2: vk::PhysicalDeviceRobustness2FeaturesEXT<'static>,
 }
 
 macro_rules! optional_features {
@@ -90,12 +94,14 @@ optional_features! {
     "shaderSharedFloat32AtomicAdd" => atomic_float.shader_shared_float32_atomic_add,
     "shaderImageFloat32Atomics" => atomic_float.shader_image_float32_atomics,
     "shaderImageFloat32AtomicAdd" => atomic_float.shader_image_float32_atomic_add,
+    "sparseBinding" => core.sparse_binding,
+    "nullDescriptor" => robustness2.null_descriptor,
 }
 
 /// Device extensions enabled when the device has them; each provides the features of one
 /// structure of [`FeatureSet`] (`None`: core).
-pub(crate) const OPTIONAL_EXTENSIONS: [&CStr; 2] =
-    [khr::ray_tracing_position_fetch::NAME, ext::shader_atomic_float::NAME];
+pub(crate) const OPTIONAL_EXTENSIONS: [&CStr; 3] =
+    [khr::ray_tracing_position_fetch::NAME, ext::shader_atomic_float::NAME, ext::robustness2::NAME];
 
 impl FeatureSet {
     /// The names of every optional feature that is set.

@@ -15,8 +15,9 @@ pub mod obj;
 pub mod pipeline;
 pub mod rawas;
 pub mod scene;
+pub mod sparse;
 
-pub use accel::{AabbGeometry, AccelerationStructure, Indices, Instance, TriangleGeometry};
+pub use accel::{AabbGeometry, AccelerationStructure, AsStorage, Indices, Instance, TriangleGeometry};
 pub use buffer::Buffer;
 pub use context::{Context, DeviceInfo};
 pub use error::{Error, Result, VkResultExt};

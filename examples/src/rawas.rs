@@ -37,11 +37,12 @@ impl Where {
 }
 
 /// An acceleration structure on a buffer of its own (host-visible, so host commands can
-/// write it).
+/// write it), or on a buffer the caller keeps (a sparse one, say).
 pub struct Accel {
     shared: Rc<Shared>,
     pub handle: vk::AccelerationStructureKHR,
-    pub buffer: Buffer,
+    /// Its own buffer (`None`: on the caller's).
+    _storage: Option<Buffer>,
     pub address: u64,
     pub size: u64,
     pub ty: vk::AccelerationStructureTypeKHR,
@@ -51,14 +52,28 @@ impl Accel {
     pub fn new(ctx: &Context, ty: vk::AccelerationStructureTypeKHR, size: u64) -> Result<Accel> {
         let usage = vk::BufferUsageFlags::ACCELERATION_STRUCTURE_STORAGE_KHR;
         let buffer = Buffer::new(ctx, size, usage)?;
-        let create = vk::AccelerationStructureCreateInfoKHR::default().buffer(buffer.handle()).size(size).ty(ty);
-        // SAFETY: the buffer is bound and large enough.
+        let mut a = Accel::on_buffer(ctx, ty, buffer.handle(), 0, size)?;
+        a._storage = Some(buffer);
+        Ok(a)
+    }
+
+    /// A structure of `size` bytes at `offset` (a multiple of 256) of `buffer`, which must
+    /// outlive it.
+    pub fn on_buffer(
+        ctx: &Context,
+        ty: vk::AccelerationStructureTypeKHR,
+        buffer: vk::Buffer,
+        offset: u64,
+        size: u64,
+    ) -> Result<Accel> {
+        let create = vk::AccelerationStructureCreateInfoKHR::default().buffer(buffer).offset(offset).size(size).ty(ty);
+        // SAFETY: the buffer is large enough (the caller's contract) and has storage usage.
         let handle = unsafe { ctx.accel().create_acceleration_structure(&create, None) }
             .vk("vkCreateAccelerationStructureKHR")?;
         let info = vk::AccelerationStructureDeviceAddressInfoKHR::default().acceleration_structure(handle);
         // SAFETY: a valid structure.
         let address = unsafe { ctx.accel().get_acceleration_structure_device_address(&info) };
-        Ok(Accel { shared: ctx.shared.clone(), handle, buffer, address, size, ty })
+        Ok(Accel { shared: ctx.shared.clone(), handle, _storage: None, address, size, ty })
     }
 
     /// What an instance stores to reference this BLAS: its device address for device

@@ -2,7 +2,7 @@
 //! The built-in ones are generated deterministically so every run (and every driver) sees
 //! exactly the same triangles.
 
-use crate::accel::{AccelerationStructure, Indices, Instance, TriangleGeometry};
+use crate::accel::{AccelerationStructure, AsStorage, Indices, Instance, TriangleGeometry};
 use crate::context::Context;
 use crate::math::Mat3x4;
 use crate::obj::{parse_obj, Mesh};
@@ -150,6 +150,11 @@ pub struct GpuScene {
 
 impl GpuScene {
     pub fn build(ctx: &Context, scene: &Scene) -> Result<GpuScene> {
+        Self::build_in(ctx, scene, AsStorage::Memory)
+    }
+
+    /// [`GpuScene::build`] with every structure's storage placed as `placement` says.
+    pub fn build_in(ctx: &Context, scene: &Scene, placement: AsStorage) -> Result<GpuScene> {
         let t0 = std::time::Instant::now();
         let blases = scene
             .meshes
@@ -161,7 +166,7 @@ impl GpuScene {
                     transform: None,
                     flags: vk::GeometryFlagsKHR::OPAQUE,
                 };
-                AccelerationStructure::build_bottom(ctx, &[g])
+                AccelerationStructure::build_bottom_in(ctx, &[g], Default::default(), placement)
             })
             .collect::<Result<Vec<_>>>()?;
         let instances: Vec<Instance> = scene
@@ -176,7 +181,7 @@ impl GpuScene {
                 sbt_offset: 0,
             })
             .collect();
-        let tlas = AccelerationStructure::build_top(ctx, &blases, &instances)?;
+        let tlas = AccelerationStructure::build_top_in(ctx, &blases, &instances, placement)?;
         Ok(GpuScene { blases, tlas, build_seconds: t0.elapsed().as_secs_f64() })
     }
 }

@@ -46,6 +46,8 @@ fn vulkaninfo_lists_the_vortex_device_and_its_extensions() {
         "VK_KHR_spirv_1_4",
         "VK_KHR_shader_float_controls",
         "VK_EXT_descriptor_indexing",
+        "VK_EXT_robustness2",
+        "VK_KHR_robustness2",
     ] {
         assert!(out.contains(ext), "{ext} not listed");
     }
@@ -61,10 +63,17 @@ fn vulkaninfo_lists_the_vortex_device_and_its_extensions() {
     let as_line = out.lines().find(|l| l.contains("maxPerStageDescriptorAccelerationStructures")).expect("AS limits");
     let n: u64 = as_line.rsplit('=').next().unwrap().trim().parse().unwrap();
     assert!(n >= 500, "{as_line}");
-    // One queue family, compute + transfer, no graphics.
+    // One queue family, compute + transfer + sparse binding, no graphics.
     let families: Vec<&str> = out.lines().filter(|l| l.contains("queueFlags")).collect();
     assert_eq!(families.len(), 1, "one queue family: {families:?}");
-    assert!(families[0].ends_with("= QUEUE_COMPUTE | QUEUE_TRANSFER"), "{families:?}");
+    assert!(families[0].ends_with("= QUEUE_COMPUTE | QUEUE_TRANSFER | QUEUE_SPARSE_BINDING"), "{families:?}");
+    // Sparse binding of buffers, without residency (an unbound page is a fault).
+    let flag =
+        |key: &str| out.lines().find(|l| l.trim_start().starts_with(key)).map(|l| l.trim_end().ends_with("true"));
+    assert_eq!(flag("sparseBinding "), Some(true));
+    for key in ["sparseResidencyBuffer ", "sparseResidencyImage2D ", "residencyNonResidentStrict "] {
+        assert_eq!(flag(key), Some(false), "{key}");
+    }
     // Our ICD logs its own errors with "ERROR"; vulkaninfo's own complaints about the
     // missing display are not ours.
     assert!(!err.contains(" ERROR "), "the ICD logged errors:\n{err}");

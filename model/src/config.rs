@@ -266,6 +266,11 @@ pub struct MemConfig {
     pub dram_latency: u32,
     /// DRAM bytes per cycle per cluster channel.
     pub dram_bytes_per_cycle: u32,
+    /// Pages each LSU's and each traversal core's TLB holds (sparse resources only: see
+    /// `crate::tlb`).
+    pub tlb_entries: u32,
+    /// Cycles a TLB miss adds to its request (the page-table walk).
+    pub page_walk_latency: u32,
 }
 
 impl Default for MemConfig {
@@ -283,6 +288,40 @@ impl Default for MemConfig {
             l2_latency: 20,
             dram_latency: 100,
             dram_bytes_per_cycle: 16,
+            tlb_entries: 16,
+            page_walk_latency: 100,
+        }
+    }
+}
+
+/// The graphics units (`docs/GRAPHICS.md`; timed mode: `docs/TIMING.md` §2).
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct GfxConfig {
+    /// Screen tile side in pixels (a power of two, 2..=16): a tile's fragments run on core
+    /// `tile index mod cores`.
+    pub tile_size: u32,
+    /// Raster unit: cycles between primitive setups (clip, project, cull, set up).
+    pub setup_cycles: u32,
+    /// Raster unit: cycles from a primitive's setup to its first quad.
+    pub raster_latency: u32,
+    /// Raster unit: quads it emits (tests early, bins) per cycle.
+    pub raster_quads_per_cycle: u32,
+    /// Output merger (per core): quads it merges per cycle, and cycles from a fragment
+    /// warp's retirement to its first merge.
+    pub om_quads_per_cycle: u32,
+    pub om_latency: u32,
+}
+
+impl Default for GfxConfig {
+    fn default() -> Self {
+        GfxConfig {
+            tile_size: 16,
+            setup_cycles: 1,
+            raster_latency: 8,
+            raster_quads_per_cycle: 4,
+            om_quads_per_cycle: 2,
+            om_latency: 4,
         }
     }
 }
@@ -354,6 +393,7 @@ pub struct DeviceConfig {
     pub mem: MemConfig,
     pub tex: TexConfig,
     pub sim: SimConfig,
+    pub gfx: GfxConfig,
     /// The watchdog's idle rule: a dispatch that makes no progress (no warp retired, no CTA
     /// launched, no ray completed) for this long, milliseconds, is lost (0 = never;
     /// `watchdog.rs`).
@@ -387,6 +427,7 @@ impl Default for DeviceConfig {
             mem: MemConfig::default(),
             tex: TexConfig::default(),
             sim: SimConfig::default(),
+            gfx: GfxConfig::default(),
             watchdog_idle_ms: 20_000,
             watchdog_ms: 0,
             host_threads: 0,
@@ -484,6 +525,13 @@ impl DeviceConfig {
                 crate::abi::dcr::LMEM_BLOCK
             ));
         }
+        let t = self.gfx.tile_size;
+        if !(2..=16).contains(&t) || !t.is_power_of_two() {
+            return Err(format!("gfx.tile_size = {t} must be a power of two in 2..=16"));
+        }
+        if self.gfx.raster_quads_per_cycle == 0 || self.gfx.om_quads_per_cycle == 0 {
+            return Err("gfx.raster_quads_per_cycle and gfx.om_quads_per_cycle must be at least 1".into());
+        }
         let r = &self.rtu;
         if r.bvh_width == 0 {
             return Err(
@@ -542,6 +590,9 @@ impl DeviceConfig {
         cache_rule("mem.l2", m.l2_size, m.l2_ways, m.l2_banks, m.l2_mshrs)?;
         if m.dram_bytes_per_cycle == 0 {
             return Err("mem.dram_bytes_per_cycle must be at least 1".into());
+        }
+        if m.tlb_entries == 0 || m.tlb_entries > 4096 {
+            return Err(format!("mem.tlb_entries = {} must be in 1..=4096", m.tlb_entries));
         }
         let t = &self.tex;
         cache_rule("tex.cache", t.cache_size, t.cache_ways, t.cache_banks, t.cache_mshrs)?;

@@ -11,6 +11,7 @@ use crate::device::DispatchReport;
 use crate::rtu::engine::EngineStats;
 use crate::rtu::timeline::Timeline;
 use crate::tex::timed::TexStats;
+use crate::tlb::TlbStats;
 use serde::Serialize;
 
 /// What timed mode adds to a dispatch's report.
@@ -85,6 +86,9 @@ struct MemJson {
     l2: CacheStats,
     dram_reads: u64,
     dram_queue_cycles: u64,
+    /// Translations of sparse-resource lines: by the cores' LSUs, by the traversal cores.
+    lsu_tlb: TlbStats,
+    rtu_tlb: TlbStats,
 }
 
 #[derive(Serialize)]
@@ -116,6 +120,9 @@ struct DispatchJson<'a> {
     wall_ms: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
     simulated_cycles_per_second: Option<f64>,
+    /// A draw's fixed-function counters.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    draw: Option<&'a crate::gfx::DrawStats>,
 }
 
 /// The traversal cores' timeline as parallel arrays, one entry per bucket, each a fraction
@@ -163,6 +170,29 @@ fn ratio(a: u64, b: u64) -> f64 {
 }
 
 impl TimedReport {
+    /// Appends a phase that ran after this one on the same machine (a draw's stages): cycles
+    /// add up, and so does every unit's counters, unit by unit.
+    pub fn then(&mut self, o: &TimedReport) {
+        fn zip<T: Clone>(a: &mut Vec<T>, b: &[T], add: impl Fn(&mut T, &T)) {
+            for (i, x) in b.iter().enumerate() {
+                match a.get_mut(i) {
+                    Some(y) => add(y, x),
+                    None => a.push(x.clone()),
+                }
+            }
+        }
+        self.cycles += o.cycles;
+        zip(&mut self.cores, &o.cores, CoreTimedStats::add);
+        zip(&mut self.rtus, &o.rtus, EngineStats::add);
+        zip(&mut self.rtcaches, &o.rtcaches, CacheStats::add);
+        zip(&mut self.l2, &o.l2, CacheStats::add);
+        if let Some(t) = &o.rtu_timeline {
+            self.rtu_timeline.get_or_insert_with(Default::default).add(t);
+        }
+        self.dram_reads += o.dram_reads;
+        self.dram_queue_cycles += o.dram_queue_cycles;
+    }
+
     pub fn rtu_totals(&self) -> EngineStats {
         let mut t = EngineStats::default();
         for r in &self.rtus {
@@ -187,12 +217,28 @@ impl TimedReport {
         t
     }
 
+    /// The LSUs' TLB counters, summed over cores.
+    pub fn lsu_tlb_totals(&self) -> TlbStats {
+        let mut t = TlbStats::default();
+        for c in &self.cores {
+            t.add(&c.tlb);
+        }
+        t
+    }
+
+    /// The texture units' counters, summed over cores.
     pub fn tex_totals(&self) -> TexStats {
         let mut t = TexStats::default();
         for c in &self.cores {
             t.add(&c.tex);
         }
         t
+    }
+
+    /// The traversal cores' TLB counters, summed.
+    pub fn rtu_tlb_totals(&self) -> TlbStats {
+        let t = self.rtu_totals();
+        TlbStats { lookups: t.tlb_lookups, misses: t.tlb_misses }
     }
 
     pub fn l2_totals(&self) -> CacheStats {
@@ -273,6 +319,8 @@ impl DispatchReport {
                 l2: t.l2_totals(),
                 dram_reads: t.dram_reads,
                 dram_queue_cycles: t.dram_queue_cycles,
+                lsu_tlb: t.lsu_tlb_totals(),
+                rtu_tlb: t.rtu_tlb_totals(),
             }),
             tex: self.timed.as_ref().map(|t| t.tex_totals()).filter(|t| t.requests > 0).map(|t| TexJson {
                 requests: t.requests,
@@ -293,6 +341,7 @@ impl DispatchReport {
                 .timed
                 .as_ref()
                 .map(|t| t.cycles as f64 / self.wall.as_secs_f64().max(1e-9)),
+            draw: self.draw.as_ref(),
         };
         serde_json::to_value(j).expect("counters serialise")
     }
@@ -337,6 +386,13 @@ impl DispatchReport {
                 100.0 * starved,
                 t.cycles as f64 / self.wall.as_secs_f64().max(1e-9) / 1e6
             );
+            let (lsu, rtu) = (t.lsu_tlb_totals(), t.rtu_tlb_totals());
+            if lsu.lookups + rtu.lookups > 0 {
+                s += &format!(
+                    ", TLB (sparse pages) LSU {} lookups / {} misses, RTU {} lookups / {} misses",
+                    lsu.lookups, lsu.misses, rtu.lookups, rtu.misses
+                );
+            }
             let tex = t.tex_totals();
             if tex.requests > 0 {
                 s += &format!(

@@ -620,3 +620,86 @@ fn cross_lane_ops_see_the_active_lanes() {
         assert_eq!(w(7), lane as u32, "inclusive max within clusters of 4");
     }
 }
+
+/// 16-byte loads and a 16-byte store that cross a page boundary between two bindings of a
+/// sparse resource read and write both memories, in both modes; a load reaching an unbound
+/// page faults with its address.
+#[test]
+fn sparse_pages_through_the_lsu() {
+    use vortex_model::abi::PAGE_BYTES as P;
+    use vortex_model::mem::MemFaultKind;
+    let mut h = Harness::new(DeviceConfig::default());
+    let space = h.dev.memory().clone();
+    let res = space.reserve(3 * P).unwrap();
+    let (a, b) = (space.allocate(P).unwrap(), space.allocate(P).unwrap());
+    // Page 0 is b, page 1 is a; page 2 is not bound. Byte k of the resource holds k % 251.
+    space.bind(res.base, 0, P, Some((&b, 0))).unwrap();
+    space.bind(res.base, P, P, Some((&a, 0))).unwrap();
+    let pattern: Vec<u8> = (0..2 * P).map(|k| (k % 251) as u8).collect();
+    space.snapshot().write(res.base, &pattern).unwrap();
+    assert_eq!(h.read(a.base, 4), pattern[P as usize..][..4], "page 1 is a's memory");
+    let out = h.alloc(&[0u8; 16 * 32]);
+    // Lane l loads 16 bytes at base + 4l (lanes 5..7 cross into page 1) and stores them at
+    // out + 16l.
+    let start = res.base + P - 32;
+    let mut params = start.to_le_bytes().to_vec();
+    params.extend_from_slice(&out.to_le_bytes());
+    let mut code = load_param(2, 0);
+    code.extend(load_param(10, 8));
+    code.extend(global_id(4));
+    code.extend(index_addr(6, 2, 4, 20));
+    code.push(r(Op::Ldg, MemSize::B128 as u8, 12, 6, N, N, 0));
+    code.extend(index_addr(6, 10, 4, 20));
+    code.extend(index_addr(6, 6, 4, 20));
+    code.extend(index_addr(6, 6, 4, 20));
+    code.extend(index_addr(6, 6, 4, 20));
+    code.push(r(Op::Stg, MemSize::B128 as u8, N, 6, 12, N, 0));
+    code.push(exit());
+    h.launch(header(32, [32, 1, 1]), &code, [1, 1, 1], &params).unwrap();
+    let got = h.read(out, 16 * 32);
+    for lane in 0..32 {
+        let from = (P - 32) as usize + 4 * lane;
+        assert_eq!(&got[16 * lane..][..16], &pattern[from..from + 16], "lane {lane}");
+    }
+    // One thread stores 16 bytes across the boundary.
+    let at = res.base + P - 8;
+    let mut store = load_param(2, 0);
+    store.extend((0..4).map(|k| r(Op::Movi, 0, 12 + k, N, N, N, 0x1111_1111 * (k as u32 + 1))));
+    store.push(r(Op::Stg, MemSize::B128 as u8, N, 2, 12, N, 0));
+    store.push(exit());
+    h.launch(header(24, [1, 1, 1]), &store, [1, 1, 1], &at.to_le_bytes()).unwrap();
+    assert_eq!(h.read(b.base + P - 8, 8), [0x11, 0x11, 0x11, 0x11, 0x22, 0x22, 0x22, 0x22]);
+    assert_eq!(h.read(a.base, 8), [0x33, 0x33, 0x33, 0x33, 0x44, 0x44, 0x44, 0x44]);
+    // Lanes whose 16 bytes reach page 2 fault, naming the page.
+    let mut params = (res.base + 2 * P - 32).to_le_bytes().to_vec();
+    params.extend_from_slice(&out.to_le_bytes());
+    let f = h.launch(header(32, [32, 1, 1]), &code, [1, 1, 1], &params).unwrap_err();
+    let FaultKind::Memory(m) = f.kind else { panic!("{f}") };
+    assert_eq!(m.kind, MemFaultKind::Unbound { page: res.base + 2 * P }, "{f}");
+    assert_eq!((f.lane, f.address()), (Some(5), Some(res.base + 2 * P - 12)), "{f}");
+}
+
+/// With robustness2's null descriptors on, a load, store or atomic in the null window below
+/// every mapping (where a null buffer descriptor points) reads zero and writes nothing;
+/// without them it faults.
+#[test]
+fn null_window_reads_zero_only_with_null_descriptors() {
+    let mut h = Harness::new(DeviceConfig::default());
+    let out = h.alloc(&[0xFFu8; 8]);
+    let mut params = 0x40u64.to_le_bytes().to_vec();
+    params.extend_from_slice(&out.to_le_bytes());
+    let mut code = load_param(2, 0);
+    code.extend(load_param(10, 8));
+    code.push(r(Op::Movi, 0, 13, N, N, N, 9));
+    code.push(r(Op::Stg, MemSize::B32 as u8, N, 2, 13, N, 0));
+    code.push(r(Op::Ldg, MemSize::B32 as u8, 12, 2, N, N, 0));
+    code.push(r(Op::Stg, MemSize::B32 as u8, N, 10, 12, N, 0));
+    code.push(r(Op::Atomg, AtomicOp::Add as u8, 12, 2, 13, N, 0));
+    code.push(r(Op::Stg, MemSize::B32 as u8, N, 10, 12, N, 4));
+    code.push(exit());
+    let f = h.launch(header(24, [1, 1, 1]), &code, [1, 1, 1], &params).unwrap_err();
+    assert_eq!(f.address(), Some(0x40), "{f}");
+    h.dev.memory().set_null_descriptor(true);
+    h.launch(header(24, [1, 1, 1]), &code, [1, 1, 1], &params).unwrap();
+    assert_eq!(h.read(out, 8), [0; 8], "the load and the atomic read zero");
+}

@@ -11,10 +11,11 @@ use crate::buffer::Buffer;
 use crate::device::Device;
 use crate::{vk, VkResult};
 use parking_lot::Mutex;
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{Arc, Weak};
 use vortex_model::fault::{Fault, FaultKind};
-use vortex_model::mem::{MemFault, MemFaultKind, MemoryMap};
+use vortex_model::mem::{DeviceBytesMut, MemFault, MemFaultKind, MemoryMap};
 use vortex_transcode::accel::{self, serial, BuildError, InputMemory};
 
 pub struct AccelStruct {
@@ -210,7 +211,7 @@ impl InputMemory for HostInput<'_> {
         if out.is_empty() {
             return Ok(());
         }
-        if self.mem.region(addr, out.len() as u64).is_some() {
+        if self.mem.is_device(addr) {
             return self.mem.read(addr, out);
         }
         if addr == 0 {
@@ -222,13 +223,17 @@ impl InputMemory for HostInput<'_> {
         Ok(())
     }
 
-    fn covers(&self, addr: u64, _len: u64) -> bool {
+    fn covers(&self, addr: u64, len: u64) -> bool {
+        if self.mem.is_device(addr) {
+            return self.mem.covers(addr, len);
+        }
         addr != 0
     }
 
     fn view(&self, addr: u64, len: u64) -> Option<&[u8]> {
-        if let Some(v) = self.mem.view(addr, len) {
-            return Some(v);
+        if self.mem.is_device(addr) {
+            // Device memory is lent in place when one region holds it (else read by copy).
+            return self.mem.view(addr, len);
         }
         if addr == 0 || usize::try_from(len).is_err() {
             return None;
@@ -268,18 +273,16 @@ pub fn host_build(device: &Device, job: &Build) -> VkResult<()> {
     let mem = device.space.snapshot();
     let n: u64 = req.geometries.iter().map(|g| g.range.primitive_count as u64).sum();
     let need = accel::scratch_bytes(n);
-    let scratch = match job.scratch {
+    let mut scratch = match job.scratch {
         0 => None,
-        a if mem.region(a, need).is_some() => {
-            // SAFETY: the application's scratch range is the build's alone.
-            unsafe { accel::device_bytes_mut(&mem, a, need) }
-        }
+        // SAFETY: the application's scratch range is the build's alone.
+        a if mem.is_device(a) => unsafe { accel::device_bytes_mut(&mem, a, need) }.ok(),
         // SAFETY: a host scratch address of at least the build scratch size the size query
         // reported (Vulkan valid usage), used by this build alone.
-        a => Some(unsafe { std::slice::from_raw_parts_mut(a as *mut u8, need as usize) }),
+        a => Some(DeviceBytesMut::host(unsafe { std::slice::from_raw_parts_mut(a as *mut u8, need as usize) })),
     };
     let input = HostInput { mem: &mem, registry: &device.accels };
-    match accel::build_from(&input, &mem, &req, &device.accel, scratch) {
+    match accel::build_from(&input, &mem, &req, &device.accel, scratch.as_deref_mut()) {
         Ok(s) => {
             tracing::debug!("host AS build at {:#x}: {} primitives, {} bytes", req.dst, s.prims, s.bytes);
             Ok(())
@@ -300,34 +303,34 @@ pub fn build_error_result(e: &BuildError) -> vk::Result {
 }
 
 /// A byte range of host or device memory a host command writes: device memory when the
-/// address is mapped there, else a host pointer the application vouches for.
+/// address lies there (`None` if the range is not all mapped), else a host pointer the
+/// application vouches for.
 ///
 /// # Safety
 /// `addr` must be valid for `len` writable bytes used by nothing else meanwhile.
-#[allow(clippy::mut_from_ref)]
-pub unsafe fn host_bytes_mut(mem: &MemoryMap, addr: u64, len: u64) -> Option<&mut [u8]> {
-    if mem.region(addr, len).is_some() {
+pub unsafe fn host_bytes_mut(mem: &MemoryMap, addr: u64, len: u64) -> Option<DeviceBytesMut<'_>> {
+    if mem.is_device(addr) {
         // SAFETY: per the contract.
-        return unsafe { accel::device_bytes_mut(mem, addr, len) };
+        return unsafe { accel::device_bytes_mut(mem, addr, len) }.ok();
     }
     if addr == 0 {
         return None;
     }
     // SAFETY: per the contract.
-    Some(unsafe { std::slice::from_raw_parts_mut(addr as *mut u8, len as usize) })
+    Some(DeviceBytesMut::host(unsafe { std::slice::from_raw_parts_mut(addr as *mut u8, len as usize) }))
 }
 
 /// A byte range of host or device memory a host command reads (see [`host_bytes_mut`]).
 ///
 /// # Safety
 /// `addr` must be valid for `len` readable bytes.
-pub unsafe fn host_bytes(mem: &MemoryMap, addr: u64, len: u64) -> Option<&[u8]> {
-    if let Some(v) = mem.view(addr, len) {
-        return Some(v);
+pub unsafe fn host_bytes(mem: &MemoryMap, addr: u64, len: u64) -> Option<Cow<'_, [u8]>> {
+    if mem.is_device(addr) {
+        return mem.bytes(addr, len).ok();
     }
     if addr == 0 {
         return None;
     }
     // SAFETY: per the contract.
-    Some(unsafe { std::slice::from_raw_parts(addr as *const u8, len as usize) })
+    Some(Cow::Borrowed(unsafe { std::slice::from_raw_parts(addr as *const u8, len as usize) }))
 }

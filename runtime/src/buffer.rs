@@ -1,9 +1,13 @@
-//! `VkBuffer`: a range of a memory object, known by its device address once bound.
+//! `VkBuffer`: a range of a memory object, known by its device address once bound; or a
+//! sparse buffer, whose addresses are its own from creation and whose pages are bound by
+//! `vkQueueBindSparse` (`crate::sparse`).
 
 use crate::memory::Memory;
+use crate::sparse::Reserved;
 use crate::{vk, VkResult};
 use parking_lot::RwLock;
 use std::sync::Arc;
+use vortex_model::mem::{AddressSpace, Reservation};
 
 /// Alignment the device wants for buffer memory (and reports as the storage/uniform offset
 /// alignment floor).
@@ -13,14 +17,31 @@ pub struct Buffer {
     pub size: u64,
     pub usage: vk::BufferUsageFlags,
     binding: RwLock<Option<(Arc<Memory>, u64)>>,
+    /// A sparse buffer's addresses.
+    sparse: Option<Reserved>,
 }
 
 impl Buffer {
     pub fn new(size: u64, usage: vk::BufferUsageFlags) -> Buffer {
-        Buffer { size, usage, binding: RwLock::new(None) }
+        Buffer { size, usage, binding: RwLock::new(None), sparse: None }
+    }
+
+    /// A sparse-binding buffer: its addresses are reserved now, nothing is bound.
+    pub fn new_sparse(space: &Arc<AddressSpace>, size: u64, usage: vk::BufferUsageFlags) -> VkResult<Buffer> {
+        let sparse = Some(Reserved::new(space, size)?);
+        Ok(Buffer { size, usage, binding: RwLock::new(None), sparse })
+    }
+
+    /// The reservation of a sparse buffer (`None`: an ordinary one).
+    pub fn reservation(&self) -> Option<Reservation> {
+        self.sparse.as_ref().map(|s| s.res)
     }
 
     pub fn bind(&self, memory: Arc<Memory>, offset: u64) -> VkResult<()> {
+        if self.sparse.is_some() {
+            tracing::error!("vkBindBufferMemory on a sparse buffer (its pages are bound with vkQueueBindSparse)");
+            return Err(vk::Result::ERROR_UNKNOWN);
+        }
         if offset.checked_add(self.size).is_none_or(|end| end > memory.size) {
             tracing::error!("vkBindBufferMemory: buffer of {} bytes at offset {offset} overruns the memory", self.size);
             return Err(vk::Result::ERROR_UNKNOWN);
@@ -29,8 +50,11 @@ impl Buffer {
         Ok(())
     }
 
-    /// Device address of the first byte, or 0 while unbound.
+    /// Device address of the first byte, or 0 while unbound (a sparse buffer's from creation).
     pub fn address(&self) -> u64 {
+        if let Some(s) = &self.sparse {
+            return s.res.base;
+        }
         self.binding.read().as_ref().map_or(0, |(m, o)| m.address(*o))
     }
 
@@ -40,6 +64,9 @@ impl Buffer {
 
     /// Device address of `offset`, checked to be bound.
     pub fn address_at(&self, offset: u64) -> VkResult<u64> {
+        if let Some(s) = &self.sparse {
+            return Ok(s.res.base + offset);
+        }
         match self.binding.read().as_ref() {
             Some((m, o)) => Ok(m.address(*o) + offset),
             None => {

@@ -29,7 +29,7 @@ impl Memory {
     /// Host pointer to byte `offset` (for vkMapMemory).
     pub fn host_ptr(&self, offset: u64) -> *mut u8 {
         // SAFETY: callers pass offset <= size (checked by the ICD against the allocation).
-        unsafe { self.region.backing.host_ptr().add(offset as usize) }
+        unsafe { self.region.host_ptr().add(offset as usize) }
     }
 }
 

@@ -6,6 +6,10 @@
 //! copies are jobs the command processor runs through the transcoder when it reaches them, so
 //! they read their inputs at execution time.
 
+mod draw;
+
+pub use draw::{DrawJob, DrawSource, IndirectDraws, Scratch};
+
 use crate::accel::{AccelError, AccelStruct};
 use crate::device::Device;
 use crate::memory::Memory;
@@ -118,6 +122,12 @@ pub enum StreamOp {
         event: Arc<crate::sync::Event>,
         value: bool,
     },
+    /// The draw pulse, after the draw's DCR writes (`draw`).
+    Draw(Box<DrawJob>),
+    /// `vkCmdBlitImage` (`crate::blit`).
+    Blit(Box<crate::blit::BlitJob>),
+    /// A `vkQueueBindSparse` batch: its pages are bound when the queue reaches it.
+    BindSparse(Arc<crate::sparse::BindBatch>),
 }
 
 impl StreamOp {
@@ -139,6 +149,12 @@ impl StreamOp {
             StreamOp::WriteQuery { .. } => "QUERY_WRITE",
             StreamOp::CopyQueryResults { .. } => "QUERY_COPY",
             StreamOp::SetEvent { .. } => "SET_EVENT",
+            StreamOp::Draw(d) => match d.source {
+                DrawSource::Direct { .. } => "DRAW",
+                DrawSource::Indirect(_) => "DRAW_INDIRECT",
+            },
+            StreamOp::Blit(_) => "BLIT",
+            StreamOp::BindSparse(_) => "SPARSE_BIND",
         }
     }
 }
@@ -148,6 +164,9 @@ impl StreamOp {
 #[derive(Default)]
 pub struct Recording {
     pub ops: Vec<StreamOp>,
+    /// Draws of a secondary buffer recorded inside a render pass it does not know the
+    /// attachments of: their state records are made when a primary executes it.
+    pub deferred: Vec<crate::cmd::graphics::DeferredState>,
     pub keep: Vec<Arc<dyn Any + Send + Sync>>,
     pub arena: Vec<Memory>,
 }
@@ -171,14 +190,9 @@ impl Recording {
     }
 }
 
-/// Compiles SPIR-V for this device: the pipeline layout becomes the resource layout the
-/// kernel reads its descriptors through.
-pub fn compile_kernel(
-    words: &[u32],
-    entry: &str,
-    spec: &Specialization,
-    layout: &PipelineLayout,
-) -> VkResult<shader::CompiledKernel> {
+/// The pipeline layout as the compiler sees it: every binding with its set, offset and
+/// first dynamic-offset index.
+pub fn resource_layout(layout: &PipelineLayout) -> shader::ResourceLayout {
     let mut bindings = Vec::new();
     for (set, l) in layout.sets.iter().enumerate() {
         let Some(l) = l else { continue };
@@ -193,29 +207,50 @@ pub fn compile_kernel(
             });
         }
     }
+    shader::ResourceLayout { bindings, push_constant_bytes: layout.push_bytes }
+}
+
+/// Compiles SPIR-V for this device: the pipeline layout becomes the resource layout the
+/// kernel reads its descriptors through.
+pub fn compile_kernel(
+    words: &[u32],
+    entry: &str,
+    spec: &Specialization,
+    layout: &PipelineLayout,
+    target: shader::Target,
+    vertex_input: Vec<shader::VertexAttribute>,
+) -> VkResult<shader::CompiledKernel> {
     let opts = shader::CompileOptions {
         entry_point: entry.to_string(),
-        // Compute pipelines are all this device builds.
-        target: shader::Target::COMPUTE,
+        target,
+        vertex_input,
         specialization: spec.iter().cloned().collect(),
-        layout: shader::ResourceLayout { bindings, push_constant_bytes: layout.push_bytes },
+        layout: resource_layout(layout),
         optimize: shader::optimize_from_env(),
     };
     shader::compile(words, &opts).map_err(|e| {
-        tracing::error!("cannot compile compute shader '{entry}': {e}");
+        tracing::error!("cannot compile {} shader '{entry}': {e}", target.stage);
         vk::Result::ERROR_UNKNOWN
     })
 }
 
-/// The command processor: plays one stream into the model. The first device fault stops
-/// the stream and is returned (the queue turns it into DEVICE_LOST).
-pub fn play(model: &mut Model, ops: &[StreamOp], reports: &mut Vec<DispatchReport>) -> Result<(), Fault> {
+/// The command processor: plays one stream into the model, with its scratch for draws. The
+/// first device fault stops the stream and is returned (the queue turns it into
+/// DEVICE_LOST).
+pub fn play(
+    model: &mut Model,
+    ops: &[StreamOp],
+    reports: &mut Vec<DispatchReport>,
+    scratch: &mut Scratch,
+) -> Result<(), Fault> {
     let print = std::env::var_os("VORTEX_ICD_PRINT_CMDS").is_some();
     for op in ops {
         if print {
             match op {
                 StreamOp::Dcr { addr, value } => eprintln!("vortex: DCR {:<18} = {value:#x}", dcr::name(*addr)),
                 StreamOp::Start { kernel } => eprintln!("vortex: START '{kernel}'"),
+                // A direct draw's line comes with its pulse (`draw`).
+                StreamOp::Draw(j) if matches!(j.source, DrawSource::Direct { .. }) => {}
                 other => eprintln!("vortex: {}", other.name()),
             }
         }
@@ -267,6 +302,9 @@ pub fn play(model: &mut Model, ops: &[StreamOp], reports: &mut Vec<DispatchRepor
                 copy_query_results(&mem(), pool, *first, *count, *dst, *stride, *flags)?
             }
             StreamOp::SetEvent { event, value } => event.set(*value),
+            StreamOp::Draw(job) => draw::play(model, job, scratch, reports, print)?,
+            StreamOp::Blit(job) => crate::blit::run(&mem(), job)?,
+            StreamOp::BindSparse(batch) => batch.apply(model.memory())?,
         }
     }
     Ok(())
@@ -309,11 +347,14 @@ fn copy_query_results(
 ) -> Result<(), Fault> {
     let len = if count == 0 { 0 } else { (count as u64 - 1) * stride + 8 * (pool.values as u64 + 1) };
     let not_mapped = || unmapped(dst, len.max(1), format!("query results destination {dst:#x} is not mapped"));
-    let end = m.region(dst, 1).map(|r| r.base + r.len).ok_or_else(not_mapped)?;
-    let len = len.min(end - dst);
+    let mapped = m.mapped_len(dst);
+    if mapped == 0 {
+        return Err(not_mapped());
+    }
+    let len = len.min(mapped);
     // SAFETY: the destination buffer range is the command's alone.
-    let out = unsafe { vortex_transcode::accel::device_bytes_mut(m, dst, len) }.ok_or_else(not_mapped)?;
-    pool.copy_results(first, count, out, stride, flags);
+    let mut out = unsafe { vortex_transcode::accel::device_bytes_mut(m, dst, len) }.map_err(|_| not_mapped())?;
+    pool.copy_results(first, count, &mut out, stride, flags);
     Ok(())
 }
 
@@ -348,16 +389,21 @@ fn serialize_accel(m: &MemoryMap, src: &AccelStruct, dst: u64) -> Result<(), Fau
     let s = src.bound_address("serialization source").map_err(structure_fault)?;
     let size = vortex_transcode::accel::serial::properties(m, s).map_err(|e| AccelError::build("", e))?.serialized;
     // SAFETY: the destination range is the copy's alone (Vulkan valid usage).
-    let out = unsafe { vortex_transcode::accel::device_bytes_mut(m, dst, size) }
-        .ok_or_else(|| unmapped(dst, size, format!("serialization destination {dst:#x}+{size} is not mapped")))?;
-    Ok(crate::accel::serialize(m, src, out)?)
+    let mut out = unsafe { vortex_transcode::accel::device_bytes_mut(m, dst, size) }.map_err(|fault| {
+        Fault::new(
+            FaultKind::Memory(fault),
+            format!("serialization destination {dst:#x}+{size} is not mapped: {fault}"),
+        )
+    })?;
+    Ok(crate::accel::serialize(m, src, &mut out)?)
 }
 
 fn deserialize_accel(m: &MemoryMap, src: u64, dst: &AccelStruct) -> Result<(), Fault> {
     let head: [u8; vortex_transcode::accel::serial::HEADER_BYTES] = m.read_array(src)?;
     let size = vortex_transcode::accel::serial::checked_blob_size(&head, &crate::device::DRIVER_UUID, dst.size)
         .map_err(|e| AccelError::build(&format!("deserialization from {src:#x}"), e))?;
-    let blob = vortex_transcode::accel::InputMemory::view(m, src, size)
-        .ok_or_else(|| unmapped(src, size, format!("serialized structure at {src:#x}+{size} is not mapped")))?;
-    Ok(crate::accel::deserialize(m, blob, dst)?)
+    let blob = m.bytes(src, size).map_err(|fault| {
+        Fault::new(FaultKind::Memory(fault), format!("serialized structure at {src:#x}+{size} is not mapped: {fault}"))
+    })?;
+    Ok(crate::accel::deserialize(m, &blob, dst)?)
 }

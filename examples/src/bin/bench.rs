@@ -8,13 +8,17 @@
 //! bench [--scenes bunny,spheres,million,random] [--icds vortex,lavapipe] [--samples N]
 //!       [--size WxH]
 //! ```
-//! An ICD name `vortex-timed` runs our driver in timed mode (`VORTEX_MODE=timed`).
+//! An ICD name `vortex-timed` runs our driver in timed mode (`VORTEX_MODE=timed`); a name
+//! ending in `-sparse` (`vortex-sparse`, `lavapipe-sparse`, `vortex-timed-sparse`) builds
+//! every acceleration structure into a sparse buffer whose pages are bound one by one in
+//! reverse order (`AsStorage::Sparse`), so `--icds vortex,vortex-sparse` puts the cost of
+//! translating sparse pages next to ordinary memory.
 
 use ash::vk;
 use std::process::{Command, ExitCode};
 use std::time::Instant;
 use vortex_examples::scene::{GpuScene, Scene};
-use vortex_examples::{Buffer, ComputePipeline, Context, Icd};
+use vortex_examples::{AsStorage, Buffer, ComputePipeline, Context, Icd};
 
 const BENCH: &[u8] = include_bytes!("../../shaders/bench.spv");
 const MODES: [&str; 3] = ["coherent", "incoherent", "any-hit"];
@@ -38,10 +42,15 @@ fn default_size(scene: &str) -> (u32, u32) {
 }
 
 /// The child: builds the scene and runs each workload once, printing one line per result.
-fn worker(icd: &Icd, scene_name: &str, size: (u32, u32), samples: u32) -> Result<(), String> {
+fn worker(icd: &Icd, scene_name: &str, size: (u32, u32), samples: u32, storage: AsStorage) -> Result<(), String> {
     let scene = Scene::builtin(scene_name).map_err(|e| e.to_string())?;
-    let ctx = Context::new(icd).map_err(|e| e.to_string())?;
-    let gpu = GpuScene::build(&ctx, &scene).map_err(|e| e.to_string())?;
+    let ctx = match storage {
+        AsStorage::Memory => Context::new(icd),
+        // Sparse buffers need sparseBinding, an optional feature.
+        AsStorage::Sparse => Context::with_optional_features(icd),
+    }
+    .map_err(|e| e.to_string())?;
+    let gpu = GpuScene::build_in(&ctx, &scene, storage).map_err(|e| e.to_string())?;
     println!("build {} {}", gpu.build_seconds, scene.unique_triangle_count());
     let (w, h) = size;
     let n = w as u64 * h as u64;
@@ -76,13 +85,14 @@ fn worker(icd: &Icd, scene_name: &str, size: (u32, u32), samples: u32) -> Result
 
 fn measure(icd: &str, scene: &str, size: (u32, u32), samples: u32) -> Result<Measured, String> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-    let (icd_arg, timed) = match icd.strip_suffix("-timed") {
-        Some(base) => (base, true),
-        None => (icd, false),
-    };
+    let (icd_arg, sparse) = icd.strip_suffix("-sparse").map_or((icd, false), |base| (base, true));
+    let (icd_arg, timed) = icd_arg.strip_suffix("-timed").map_or((icd_arg, false), |base| (base, true));
     let mut cmd = Command::new(exe);
     cmd.args(["--worker", "--icd", icd_arg, "--scenes", scene, "--samples", &samples.to_string()]);
     cmd.args(["--size", &format!("{}x{}", size.0, size.1)]);
+    if sparse {
+        cmd.arg("--sparse");
+    }
     if timed {
         cmd.env("VORTEX_MODE", "timed");
     }
@@ -115,6 +125,7 @@ fn main() -> ExitCode {
     let mut samples = 4u32;
     let mut size: Option<(u32, u32)> = None;
     let mut worker_icd: Option<Icd> = None;
+    let mut storage = AsStorage::Memory;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         let mut value = || args.next().unwrap_or_default();
@@ -132,6 +143,7 @@ fn main() -> ExitCode {
             }
             "--worker" => worker_icd = Some(Icd::Vortex),
             "--icd" => worker_icd = Some(Icd::parse(&value())),
+            "--sparse" => storage = AsStorage::Sparse,
             "-h" | "--help" => {
                 println!("usage: bench [--scenes bunny,spheres,million,random] [--icds vortex,lavapipe] [--samples N] [--size WxH]");
                 return ExitCode::SUCCESS;
@@ -144,7 +156,7 @@ fn main() -> ExitCode {
     }
     if let Some(icd) = worker_icd {
         let scene = scenes.split(',').next().unwrap_or("bunny").to_string();
-        return match worker(&icd, &scene, size.unwrap_or_else(|| default_size(&scene)), samples) {
+        return match worker(&icd, &scene, size.unwrap_or_else(|| default_size(&scene)), samples, storage) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("bench worker: {e}");

@@ -374,9 +374,9 @@ pub unsafe extern "system" fn copy_acceleration_structure_to_memory(
             let size = serial::properties(&mem, a).map_err(|e| e.to_string())?.serialized;
             // SAFETY: the application provides the serialization size of writable bytes at
             // the destination (Vulkan valid usage).
-            let out = unsafe { vortex_runtime::accel::host_bytes_mut(&mem, dst, size) }
-                .ok_or("the destination address is null")?;
-            vortex_runtime::accel::serialize(&mem, &src, out).map_err(|e| e.to_string())
+            let mut out = unsafe { vortex_runtime::accel::host_bytes_mut(&mem, dst, size) }
+                .ok_or("the destination address is null or not all mapped")?;
+            vortex_runtime::accel::serialize(&mem, &src, &mut out).map_err(|e| e.to_string())
         });
         run_or_defer(op, vec![u], worth)
     })
@@ -404,14 +404,14 @@ pub unsafe extern "system" fn copy_memory_to_acceleration_structure(
             // SAFETY: the application provides a serialized structure at the source: its
             // header, then as many bytes as the header's serialized size says.
             let head = unsafe { vortex_runtime::accel::host_bytes(&mem, src, serial::HEADER_BYTES as u64) }
-                .ok_or("the source address is null")?;
+                .ok_or("the source address is null or not all mapped")?;
             // The header is checked before its size is trusted: a garbage size must not
             // make the copy read past the application's blob.
-            let size = serial::checked_blob_size(head, &vortex_runtime::device::DRIVER_UUID, dst.size)
+            let size = serial::checked_blob_size(&head, &vortex_runtime::device::DRIVER_UUID, dst.size)
                 .map_err(|e| e.to_string())?;
-            let blob =
-                unsafe { vortex_runtime::accel::host_bytes(&mem, src, size) }.ok_or("the source address is null")?;
-            vortex_runtime::accel::deserialize(&mem, blob, &dst).map_err(|e| e.to_string())
+            let blob = unsafe { vortex_runtime::accel::host_bytes(&mem, src, size) }
+                .ok_or("the source address is null or not all mapped")?;
+            vortex_runtime::accel::deserialize(&mem, &blob, &dst).map_err(|e| e.to_string())
         });
         run_or_defer(op, vec![u], worth)
     })

@@ -60,7 +60,7 @@ pub unsafe extern "system" fn create_device(
         // SAFETY: enabled extension names are C strings.
         for &n in unsafe { slice(info.pp_enabled_extension_names, info.enabled_extension_count) } {
             let n = unsafe { cstr(n) };
-            if !caps::DEVICE_EXTENSIONS.iter().any(|(e, _)| *e == n) {
+            if !caps::device_extensions().iter().any(|(e, _)| *e == n) {
                 tracing::warn!("vkCreateDevice: extension {n} is not supported");
                 return Err(vk::Result::ERROR_EXTENSION_NOT_PRESENT);
             }
@@ -88,6 +88,16 @@ pub unsafe extern "system" fn create_device(
             return Err(vk::Result::ERROR_FEATURE_NOT_PRESENT);
         }
         let rt = vortex_runtime::device::Device::new(gpu)?;
+        // SAFETY: the create info's pNext chain.
+        let robustness2 = unsafe {
+            find_in::<vk::PhysicalDeviceRobustness2FeaturesEXT>(
+                info.p_next,
+                vk::StructureType::PHYSICAL_DEVICE_ROBUSTNESS_2_FEATURES_EXT,
+            )
+        };
+        if robustness2.is_some_and(|f| f.null_descriptor != 0) {
+            rt.space.set_null_descriptor(true);
+        }
         let queue: vk::Queue = dispatchable(Queue { rt: rt.clone() });
         // SAFETY: valid output pointer.
         unsafe { *p_device = dispatchable(Device { rt, queue, extensions }) };
@@ -147,7 +157,25 @@ pub unsafe extern "system" fn get_device_queue2(
     unsafe { get_device_queue(d, family, index, p_queue) }
 }
 
-fn queue<'a>(q: vk::Queue) -> Result<&'a Queue, vk::Result> {
+/// A batch's semaphores with their values: the timeline values chained to it, 0 for binary
+/// semaphores.
+///
+/// # Safety
+/// Every handle is a live semaphore.
+pub(super) unsafe fn semaphore_list(
+    handles: &[vk::Semaphore],
+    values: Option<&[u64]>,
+) -> Result<Vec<(Arc<Semaphore>, u64)>, vk::Result> {
+    let mut out = Vec::with_capacity(handles.len());
+    for (i, &h) in handles.iter().enumerate() {
+        // SAFETY: per the contract.
+        let s = unsafe { nd::<_, Semaphore>(h)? };
+        out.push((s, values.and_then(|v| v.get(i).copied()).unwrap_or(0)));
+    }
+    Ok(out)
+}
+
+pub(super) fn queue<'a>(q: vk::Queue) -> Result<&'a Queue, vk::Result> {
     // SAFETY: a live queue handle per the API contract.
     unsafe { disp::<_, Queue>(q) }
 }
@@ -180,18 +208,9 @@ pub unsafe extern "system" fn queue_submit(
             let sig_sems = unsafe { slice(s.p_signal_semaphores, s.signal_semaphore_count) };
             let wait_vals = tl.map(|t| unsafe { slice(t.p_wait_semaphore_values, t.wait_semaphore_value_count) });
             let sig_vals = tl.map(|t| unsafe { slice(t.p_signal_semaphore_values, t.signal_semaphore_value_count) });
-            let mut waits = Vec::new();
-            for (i, &h) in wait_sems.iter().enumerate() {
-                // SAFETY: live semaphore handle.
-                let s = unsafe { nd::<_, Semaphore>(h)? };
-                waits.push((s, wait_vals.and_then(|v| v.get(i).copied()).unwrap_or(0)));
-            }
-            let mut signals = Vec::new();
-            for (i, &h) in sig_sems.iter().enumerate() {
-                // SAFETY: live semaphore handle.
-                let s = unsafe { nd::<_, Semaphore>(h)? };
-                signals.push((s, sig_vals.and_then(|v| v.get(i).copied()).unwrap_or(0)));
-            }
+            // SAFETY: live semaphore handles.
+            let (waits, signals) =
+                unsafe { (semaphore_list(wait_sems, wait_vals)?, semaphore_list(sig_sems, sig_vals)?) };
             let mut recordings = Vec::new();
             // SAFETY: command buffer array of the submit info.
             for &cb in unsafe { slice(s.p_command_buffers, s.command_buffer_count) } {

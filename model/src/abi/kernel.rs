@@ -183,6 +183,20 @@ pub mod desc {
     pub const IMG_SLICE_PITCH: usize = 36;
     pub const IMG_LAYER_PITCH: usize = 40;
     pub const IMG_TEXEL_BYTES: usize = 44;
+
+    /// `VkDescriptorType` of a combined image sampler, whose descriptor is two records: the
+    /// image's (a sampled-image record, `gfx::image`), then the sampler's (`gfx::sampler`).
+    pub const COMBINED_IMAGE_SAMPLER: u32 = 1;
+
+    /// Records one descriptor of `VkDescriptorType` `ty` occupies: element `i` of a binding
+    /// starts at the binding's offset plus `i * records(ty) * BYTES`.
+    pub const fn records(ty: u32) -> u32 {
+        if ty == COMBINED_IMAGE_SAMPLER {
+            2
+        } else {
+            1
+        }
+    }
 }
 
 /// A storage-image descriptor, as the texture path reads it.

@@ -29,6 +29,11 @@ pub mod rtu;
 /// Bytes in one device memory line (RTCache line, BVH node granule for width 4).
 pub const LINE_BYTES: usize = 64;
 
+/// Bytes in one page of the device address space: the granule regions are placed on, the
+/// unit a sparse resource is bound in (the `VkMemoryRequirements::alignment` and sparse block
+/// size of a sparse buffer) and the unit the TLBs translate.
+pub const PAGE_BYTES: u64 = 64 * 1024;
+
 /// Largest warp the model supports: lane masks are `u32`.
 pub const MAX_THREADS: usize = 32;
 

@@ -24,13 +24,16 @@ use super::exec::{self, Next};
 use super::warp::WarpState;
 use super::{Core, DispatchCtx};
 use crate::abi::isa::{Instr, MemSize, Op, OpClass, REG_NONE};
+use crate::abi::LINE_BYTES;
 use crate::cache::{line_of, Cache, CacheGeom, CacheStats, Dram};
 use crate::config::{CoreConfig, DeviceConfig, WaitMode};
 use crate::cta_dispatch::{Admitted, CtaDispatcher};
 use crate::fault::Fault;
 use crate::kmu::CtaDesc;
+use crate::mem::MemoryMap;
 use crate::rtu::RtuMsg;
 use crate::tex::timed::{TexStats, TexTiming};
+use crate::tlb::{Tlb, TlbStats};
 use serde::Serialize;
 
 /// Issue-time facts of one instruction, decoded once per kernel.
@@ -113,8 +116,34 @@ pub struct CoreTimedStats {
     pub global_accesses: u64,
     pub global_lines: u64,
     pub l1: CacheStats,
+    /// The LSU's translations of lines in sparse resources.
+    pub tlb: TlbStats,
     /// The texture unit: requests, texels, lines, filter and queue cycles, its cache.
     pub tex: TexStats,
+}
+
+impl CoreTimedStats {
+    /// Adds the counters of a phase that ran after this one on the same core.
+    pub fn add(&mut self, o: &CoreTimedStats) {
+        self.cycles += o.cycles;
+        self.active_cycles += o.active_cycles;
+        self.issue_cycles += o.issue_cycles;
+        self.warp_cycles += o.warp_cycles;
+        self.stall_scoreboard += o.stall_scoreboard;
+        self.stall_trace_burst += o.stall_trace_burst;
+        self.stall_wait_hold += o.stall_wait_hold;
+        self.stall_lsu += o.stall_lsu;
+        self.stall_no_ready_warp += o.stall_no_ready_warp;
+        self.waits_parked += o.waits_parked;
+        self.parked_warp_cycles += o.parked_warp_cycles;
+        self.lmem_accesses += o.lmem_accesses;
+        self.lmem_conflict_cycles += o.lmem_conflict_cycles;
+        self.global_accesses += o.global_accesses;
+        self.global_lines += o.global_lines;
+        self.l1.add(&o.l1);
+        self.tlb.add(&o.tlb);
+        self.tex.add(&o.tex);
+    }
 }
 
 /// Why a core did not issue.
@@ -153,6 +182,8 @@ pub struct Clock {
     /// Set when a warp retired or a CTA slot freed (the launch fabric may go on).
     pub(crate) dirty: bool,
     pub l1: Cache,
+    /// The LSU's TLB (sparse resources).
+    pub tlb: Tlb,
     /// The texture unit's timing.
     pub tex: TexTiming,
     pub stats: CoreTimedStats,
@@ -182,6 +213,7 @@ impl Clock {
             parked: 0,
             last_tick: None,
             dirty: false,
+            tlb: Tlb::new(m.tlb_entries, m.page_walk_latency),
             l1: Cache::new(CacheGeom {
                 size: m.l1_size,
                 ways: m.l1_ways,
@@ -246,6 +278,7 @@ impl Clock {
         }
         self.last_tick = Some(end.max(1) - 1);
         self.stats.l1 = self.l1.stats.clone();
+        self.stats.tlb = self.tlb.stats.clone();
         self.stats.tex = self.tex.stats.clone();
     }
 }
@@ -328,8 +361,16 @@ impl Core {
         at
     }
 
-    fn retire_warp_timed(&mut self, clk: &mut Clock, ctx: &DispatchCtx, kt: &KernelTiming, w: usize, now: u64) {
+    fn retire_warp_timed(
+        &mut self,
+        clk: &mut Clock,
+        ctx: &DispatchCtx,
+        kt: &KernelTiming,
+        w: usize,
+        now: u64,
+    ) -> Result<(), Fault> {
         self.record_work(w, ctx.launch);
+        self.merge_fragments(ctx, w, now)?;
         let slot = self.warps[w].cta_slot as usize;
         self.ctas[slot].live_warps -= 1;
         clk.disp.retire_warp(slot as u32, w as u32);
@@ -339,6 +380,7 @@ impl Core {
             clk.outgoing.push((now + 1, RtuMsg::Release { warp: w as u32 }));
         }
         self.release_barrier_timed(clk, kt, slot, now);
+        Ok(())
     }
 
     fn release_barrier_timed(&mut self, clk: &mut Clock, kt: &KernelTiming, slot: usize, now: u64) {
@@ -410,7 +452,7 @@ impl Core {
             }
             let Some(top) = self.warps[w].top() else {
                 self.warps[w].state = WarpState::Done;
-                self.retire_warp_timed(clk, ctx, kt, w, now);
+                self.retire_warp_timed(clk, ctx, kt, w, now)?;
                 continue;
             };
             let pc = top.pc as usize;
@@ -531,7 +573,7 @@ impl Core {
         } as u64;
         match instr.op {
             Op::Ldg | Op::Stg | Op::Atomg => {
-                lat = self.global_access(clk, now, below, w, &instr, mask);
+                lat = self.global_access(clk, now, below, ctx.mem, w, &instr, mask);
             }
             Op::Ldl | Op::Stl | Op::Atoml => {
                 let regs = &self.warps[w].regs;
@@ -577,7 +619,7 @@ impl Core {
             }
             Ok(Next::Moved) => {
                 if self.warps[w].state == WarpState::Done {
-                    self.retire_warp_timed(clk, ctx, kt, w, now);
+                    self.retire_warp_timed(clk, ctx, kt, w, now)?;
                 }
             }
             Ok(Next::Block) => match self.warps[w].state {
@@ -621,8 +663,18 @@ impl Core {
     }
 
     /// Times a global load/store/atomic: the lanes' lines through the L1 (one line per bank
-    /// per cycle), stores written through, atomics performed at the L2.
-    fn global_access(&mut self, clk: &mut Clock, now: u64, below: &mut Below, w: usize, i: &Instr, mask: u32) -> u64 {
+    /// per cycle), stores written through, atomics performed at the L2; a line of a sparse
+    /// resource whose page misses the TLB arrives a page walk later.
+    fn global_access(
+        &mut self,
+        clk: &mut Clock,
+        now: u64,
+        below: &mut Below,
+        mem: &MemoryMap,
+        w: usize,
+        i: &Instr,
+        mask: u32,
+    ) -> u64 {
         let nt = self.nt;
         let regs = &self.warps[w].regs;
         let bytes = if i.op == Op::Atomg {
@@ -657,17 +709,18 @@ impl Core {
         let mut done = now + 1;
         for (k, &line) in lines[..n].iter().enumerate() {
             let t = now + k as u64 / per_cycle;
+            let walk = clk.tlb.translate(mem, line * LINE_BYTES as u64);
             match i.op {
                 Op::Ldg => {
                     let a = clk.l1.read_delayed(line, t, |t2| below.read(line, t2));
-                    done = done.max(a.ready);
+                    done = done.max(a.ready + walk);
                 }
                 Op::Stg => {
                     // Write-through, no allocate: the L2 takes the line; nobody waits for it.
                     below.read(line, t + l1_lat);
                 }
                 _ => {
-                    done = done.max(below.read(line, t + l1_lat));
+                    done = done.max(below.read(line, t + l1_lat) + walk);
                 }
             }
         }

@@ -27,6 +27,7 @@
 
 use super::walker::{MemSource, NodeSource, Outcome};
 use super::{RtuMsg, RtuStats, RtuUnit};
+use crate::abi::LINE_BYTES;
 use crate::cache::{line_of, Cache, Refused};
 use crate::config::DeviceConfig;
 use crate::config::RtuConfig;
@@ -34,6 +35,7 @@ use crate::fault::Fault;
 use crate::mem::{MemFault, MemoryMap};
 use crate::rtu::records::HeaderCache;
 use crate::rtu::timeline::{Activity, Timeline};
+use crate::tlb::Tlb;
 use serde::Serialize;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -67,6 +69,10 @@ pub struct EngineStats {
     pub line_requests: u64,
     /// Micro-steps that found the RTCache refusing (MSHRs full or bank busy) and retried.
     pub port_retries: u64,
+    /// Line requests into a sparse resource (each looked its page up in the TLB), and those
+    /// that missed and walked the page table.
+    pub tlb_lookups: u64,
+    pub tlb_misses: u64,
     /// Cycles the box / triangle / transform PEs accepted work.
     pub box_pe_cycles: u64,
     pub tri_pe_cycles: u64,
@@ -89,6 +95,8 @@ impl EngineStats {
         self.window_words += o.window_words;
         self.line_requests += o.line_requests;
         self.port_retries += o.port_retries;
+        self.tlb_lookups += o.tlb_lookups;
+        self.tlb_misses += o.tlb_misses;
         self.box_pe_cycles += o.box_pe_cycles;
         self.tri_pe_cycles += o.tri_pe_cycles;
         self.xform_pe_cycles += o.xform_pe_cycles;
@@ -333,6 +341,8 @@ pub struct RtuCore {
     /// Whether the last ticked cycle left a ray in hand (for the cycles skipped after it).
     ray_in_hand: bool,
     pub stats: EngineStats,
+    /// The TLB in front of the RTCache port (sparse resources).
+    tlb: Tlb,
     /// Structure headers decoded by this core's walks (the decode only: every header is
     /// still fetched through the RTCache).
     headers: HeaderCache,
@@ -395,6 +405,7 @@ impl RtuCore {
             last_tick: None,
             ray_in_hand: false,
             stats: EngineStats::default(),
+            tlb: Tlb::new(cfg.mem.tlb_entries, cfg.mem.page_walk_latency),
             headers: HeaderCache::default(),
             timeline: cfg.detailed_stats.then(Timeline::default),
         }
@@ -818,7 +829,7 @@ impl RtuCore {
     ) -> Result<bool, Fault> {
         match self.ctx[c].phase {
             Phase::Fetch => {
-                self.issue(c, now, rtcache, below);
+                self.issue(c, now, rtcache, below, mem);
                 Ok(true)
             }
             Phase::Run => {
@@ -829,8 +840,9 @@ impl RtuCore {
         }
     }
 
-    /// Sends the context's outstanding lines to the RTCache, as many as it has ports.
-    fn issue(&mut self, c: usize, now: u64, rtcache: &mut Cache, below: &mut dyn Below) {
+    /// Sends the context's outstanding lines to the RTCache, as many as it has ports. A line
+    /// of a sparse resource whose page misses the TLB lands a page walk later.
+    fn issue(&mut self, c: usize, now: u64, rtcache: &mut Cache, below: &mut dyn Below, mem: &MemoryMap) {
         let mut issued = 0;
         while self.ctx[c].sent < self.ctx[c].want.len() && issued < self.t.ports {
             let line = self.ctx[c].want[self.ctx[c].sent];
@@ -840,7 +852,8 @@ impl RtuCore {
                     self.ctx[c].sent += 1;
                     self.ctx[c].out_lines += 1;
                     issued += 1;
-                    self.line_event(a.ready, c);
+                    let walk = self.translate(mem, line);
+                    self.line_event(a.ready + walk, c);
                 }
                 Err(Refused::Mshr | Refused::Bank) => {
                     self.stats.port_retries += 1;
@@ -864,6 +877,14 @@ impl RtuCore {
             self.ctx[c].phase = Phase::Fetch;
             self.set_wake(c);
         }
+    }
+
+    /// The page-walk cycles `line`'s translation adds (none outside sparse resources).
+    fn translate(&mut self, mem: &MemoryMap, line: u64) -> u64 {
+        let walk = self.tlb.translate(mem, line * LINE_BYTES as u64);
+        self.stats.tlb_lookups = self.tlb.stats.lookups;
+        self.stats.tlb_misses = self.tlb.stats.misses;
+        walk
     }
 
     /// Runs the walker on the lines the context holds: one record, and the PE work it needs.
@@ -933,7 +954,7 @@ impl RtuCore {
                     self.event(done, c);
                 } else {
                     // No PE work: drive the memory port in the same micro-step.
-                    self.issue(c, now, rtcache, below);
+                    self.issue(c, now, rtcache, below, mem);
                 }
             }
             Outcome::Done | Outcome::Yield(_) => {

@@ -424,13 +424,7 @@ impl LineSet {
                 let mut data = [0u8; LINE_BYTES];
                 // The access itself is mapped; a line may run past its region's ends, and
                 // those bytes (never read) stay zero.
-                if let Some(r) = mem.region(addr, len as u64) {
-                    let lo = line.max(r.base);
-                    let hi = (line + lb).min(r.base + r.len);
-                    if lo < hi {
-                        let _ = mem.read(lo, &mut data[(lo - line) as usize..(hi - line) as usize]);
-                    }
-                }
+                mem.read_mapped(line, &mut data);
                 self.lines.push((line, data));
             }
             line += lb;

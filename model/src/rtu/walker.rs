@@ -35,7 +35,7 @@ use crate::abi::rd_u32;
 use crate::abi::rtu::{self as rtu_abi, span};
 use crate::config::RtuConfig;
 use crate::fault::{Fault, FaultKind};
-use crate::mem::{MemFault, MemFaultKind, MemoryMap, Region};
+use crate::mem::{MemFault, MemoryMap, Region};
 
 /// Where the walker's records come from.
 pub trait NodeSource {
@@ -55,7 +55,8 @@ pub trait NodeSource {
 }
 
 /// Functional-mode source: reads device memory in place, remembering the last two regions
-/// hit (a TLAS and the BLAS its instances name are usually two allocations).
+/// hit (a TLAS and the BLAS its instances name are usually two allocations). A record that
+/// crosses a page between two bindings of a sparse resource is copied out of them instead.
 pub struct MemSource<'a> {
     mem: &'a MemoryMap,
     hot: [Option<&'a Region>; 2],
@@ -64,45 +65,59 @@ pub struct MemSource<'a> {
     hot_base: u64,
     hot_len: u64,
     hot_host: *mut u8,
+    /// The last record no one region held.
+    pieced: Vec<u8>,
 }
 
 impl<'a> MemSource<'a> {
     pub fn new(mem: &'a MemoryMap) -> MemSource<'a> {
-        MemSource { mem, hot: [None; 2], hot_base: 0, hot_len: 0, hot_host: std::ptr::null_mut() }
+        MemSource { mem, hot: [None; 2], hot_base: 0, hot_len: 0, hot_host: std::ptr::null_mut(), pieced: Vec::new() }
     }
 
-    /// The region holding `[addr, addr+len)`, or the fault a read of it takes.
+    /// Host address of `[addr, addr+len)`, or the fault a read of it takes.
     #[inline]
-    fn region(&mut self, addr: u64, len: u64) -> Result<&'a Region, MemFault> {
+    fn host(&mut self, addr: u64, len: u64) -> Result<*const u8, MemFault> {
         if let Some(r) = self.hot[0].filter(|r| r.contains(addr, len)) {
-            return Ok(r);
+            return Ok(at(r, addr));
         }
         if let Some(r) = self.hot[1].filter(|r| r.contains(addr, len)) {
             self.set_hot([Some(r), self.hot[0]]);
-            return Ok(r);
+            return Ok(at(r, addr));
         }
-        self.find_region(addr, len)
+        self.find_host(addr, len)
     }
 
-    /// [`Self::region`] when neither recent region holds the bytes.
+    /// [`Self::host`] when neither recent region holds the bytes: another region, or (a
+    /// record crossing a page between two bindings of a sparse resource) a copy of its
+    /// pieces in `pieced`, valid until the next fetch.
     #[inline(never)]
-    fn find_region(&mut self, addr: u64, len: u64) -> Result<&'a Region, MemFault> {
-        let r = self.mem.region(addr, len).ok_or(MemFault { addr, size: len, kind: MemFaultKind::Unmapped })?;
+    fn find_host(&mut self, addr: u64, len: u64) -> Result<*const u8, MemFault> {
+        let Some(r) = self.mem.region(addr, len) else {
+            self.pieced.resize(len as usize, 0);
+            self.mem.read(addr, &mut self.pieced)?;
+            return Ok(self.pieced.as_ptr());
+        };
         self.set_hot([Some(r), self.hot[0]]);
-        Ok(r)
+        Ok(at(r, addr))
     }
 
     #[inline]
     fn set_hot(&mut self, hot: [Option<&'a Region>; 2]) {
         self.hot = hot;
         let r = hot[0].expect("a region was just hit");
-        (self.hot_base, self.hot_len, self.hot_host) = (r.base, r.len, r.backing.host_ptr());
+        (self.hot_base, self.hot_len, self.hot_host) = (r.base, r.len, r.host_ptr());
     }
 
-    /// Faults exactly as a fetch of `len` bytes at `addr` would, without reading them.
+    /// Faults exactly as a fetch of `len` bytes at `addr` would, without using them.
     pub fn check(&mut self, addr: u64, len: u64) -> Result<(), MemFault> {
-        self.region(addr, len).map(|_| ())
+        self.host(addr, len).map(|_| ())
     }
+}
+
+/// Host address of `addr` in `r`, which holds it.
+#[inline]
+fn at(r: &Region, addr: u64) -> *const u8 {
+    r.host_ptr().wrapping_add((addr - r.base) as usize)
 }
 
 impl NodeSource for MemSource<'_> {
@@ -115,12 +130,13 @@ impl NodeSource for MemSource<'_> {
             // address `hot_base`, `hot_len` and `hot_host` are.
             return Ok(Some(unsafe { std::slice::from_raw_parts(self.hot_host.add(off as usize), len) }));
         }
-        let r = self.region(addr, len as u64)?;
-        // SAFETY: `[addr, addr+len)` lies inside the region (checked above), whose backing
-        // the map snapshot keeps alive for `'a`; every byte value is a valid `u8`. A shader
-        // writing a structure while a query traces it is a data race the Vulkan program
-        // must not have (the same contract as the copying reads of `MemoryMap::read`).
-        Ok(Some(unsafe { std::slice::from_raw_parts(r.backing.host_ptr().add((addr - r.base) as usize), len) }))
+        let p = self.host(addr, len as u64)?;
+        // SAFETY: `p` is `addr`'s host address in a region holding all `len` bytes, whose
+        // backing the map snapshot keeps alive for `'a`, or in `pieced`, which only the next
+        // fetch (a `&mut self` call, after this slice's borrow ends) changes; every byte value
+        // is a valid `u8`. A shader writing a structure while a query traces it is a data race
+        // the Vulkan program must not have (the same contract as `MemoryMap::read`).
+        Ok(Some(unsafe { std::slice::from_raw_parts(p, len) }))
     }
 }
 
@@ -1272,6 +1288,34 @@ mod tests {
     use super::*;
     use crate::mem::AddressSpace;
 
+    /// A record crossing a page between two bindings of a sparse resource comes back whole
+    /// (copied out of both memories); one reaching an unbound page faults naming it; the
+    /// regions it remembers still answer in place afterwards.
+    #[test]
+    fn mem_source_pieces_records_across_sparse_bindings() {
+        use crate::abi::PAGE_BYTES as P;
+        let space = AddressSpace::new();
+        let res = space.reserve(3 * P).unwrap();
+        let (a, b) = (space.allocate(P).unwrap(), space.allocate(P).unwrap());
+        space.bind(res.base, 0, P, Some((&b, 0))).unwrap();
+        space.bind(res.base, P, P, Some((&a, 0))).unwrap();
+        let pattern: Vec<u8> = (0..2 * P).map(|k| (k * 7 % 256) as u8).collect();
+        space.snapshot().write(res.base, &pattern).unwrap();
+        let map = space.snapshot();
+        let mut src = MemSource::new(&map);
+        let inside = src.bytes(res.base + 64, 64).unwrap().unwrap().as_ptr();
+        assert_eq!(inside, b.host_ptr().wrapping_add(64) as *const u8, "in place");
+        for at in [P - 8, P - 63, P - 1] {
+            let got = src.bytes(res.base + at, 64).unwrap().unwrap().to_vec();
+            assert_eq!(got, pattern[at as usize..][..64], "record at {at:#x}");
+            src.check(res.base + at, 64).unwrap();
+        }
+        let f = src.bytes(res.base + 2 * P - 16, 64).unwrap_err();
+        assert_eq!(f.kind, crate::mem::MemFaultKind::Unbound { page: res.base + 2 * P });
+        assert!(src.check(res.base + 2 * P - 16, 64).is_err());
+        assert_eq!(src.bytes(res.base + 64, 64).unwrap().unwrap().as_ptr(), inside);
+    }
+
     /// The functional source answers exactly what the memory map does, wherever the bytes
     /// lie against the regions it remembers (inside, straddling an end, between regions).
     #[test]
@@ -1289,8 +1333,7 @@ mod tests {
                 _ => r.base + rng.next_u64() % r.len,
             };
             let len = (rng.next_u64() % 130) as usize;
-            let want =
-                map.region(addr, len as u64).map(|r| r.backing.host_ptr().wrapping_add((addr - r.base) as usize));
+            let want = map.region(addr, len as u64).map(|r| r.host_ptr().wrapping_add((addr - r.base) as usize));
             match src.bytes(addr, len) {
                 Ok(Some(b)) => {
                     assert_eq!((Some(b.as_ptr()), b.len()), (want.map(|p| p as *const u8), len), "{addr:#x}+{len}")

@@ -12,7 +12,7 @@ use super::{
 };
 use rayon::prelude::*;
 use vortex_model::abi::bvh::{self, header};
-use vortex_model::mem::{MemFault, MemoryMap};
+use vortex_model::mem::MemoryMap;
 
 /// Builds with inputs read through `input` (host memory for host builds) and `scratch`
 /// (used when large enough, else pooled host memory); the structure and referenced BLAS
@@ -400,10 +400,8 @@ fn write(
         return Err(BuildError::DoesNotFit { needed: total, available: req.dst_size });
     }
     // SAFETY: the destination range is the build's alone (Vulkan valid usage).
-    let out = unsafe { device_bytes_mut(mem, req.dst, total) }.ok_or_else(|| BuildError::Memory {
-        what: "acceleration structure destination".into(),
-        fault: MemFault { addr: req.dst, size: total, kind: vortex_model::mem::MemFaultKind::Unmapped },
-    })?;
+    let mut out = unsafe { device_bytes_mut(mem, req.dst, total) }
+        .map_err(|fault| BuildError::Memory { what: "acceleration structure destination".into(), fault })?;
     let (hb, rest) = out.split_at_mut(header::BYTES);
     let (recs, table) = rest.split_at_mut(records as usize);
     let mut stats = BuildStats { prims: active as u64, bytes: total, ..BuildStats::default() };

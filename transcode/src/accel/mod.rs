@@ -33,7 +33,7 @@ pub mod tree;
 use input::PrimRef;
 use tree::{BNode, Kind};
 use vortex_model::abi::bvh::{self, header};
-use vortex_model::mem::{MemFault, MemoryMap};
+use vortex_model::mem::{DeviceBytesMut, MemFault, MemoryMap};
 
 pub use input::{index_type, vertex_formats};
 
@@ -210,31 +210,26 @@ impl InputMemory for MemoryMap {
         MemoryMap::read(self, addr, out)
     }
     fn covers(&self, addr: u64, len: u64) -> bool {
-        self.region(addr, len).is_some()
+        MemoryMap::covers(self, addr, len)
     }
     fn view(&self, addr: u64, len: u64) -> Option<&[u8]> {
-        let p = self.host_ptr(addr, len).ok()?;
-        // SAFETY: `host_ptr` checked that the range lies in a backing this map keeps alive
-        // for its own lifetime. Device memory the build reads is not written during the
+        // In place when one region holds the range (a sparse resource's pages bound apart
+        // are read by copy instead). Device memory the build reads is not written during the
         // build (Vulkan valid usage: inputs, scratch and destination do not overlap).
-        Some(unsafe { std::slice::from_raw_parts(p, len as usize) })
+        MemoryMap::view(self, addr, len)
     }
 }
 
-/// Mutable device memory `[addr, addr+len)`, if mapped. (Device memory is shared: the
+/// Mutable device memory `[addr, addr+len)` (or the fault its access takes): in place, or (a sparse resource's
+/// pages bound apart) staged and written back when dropped. (Device memory is shared: the
 /// map hands out host pointers; exclusivity is the caller's obligation.)
 ///
 /// # Safety
-/// Nothing else may access the range while the slice lives (for builds: Vulkan's rule that
+/// Nothing else may access the range while the bytes live (for builds: Vulkan's rule that
 /// the destination and scratch of a build overlap nothing else the build touches).
-#[allow(clippy::mut_from_ref)]
-pub unsafe fn device_bytes_mut(mem: &MemoryMap, addr: u64, len: u64) -> Option<&mut [u8]> {
-    if len == 0 {
-        return Some(&mut []);
-    }
-    let p = mem.host_ptr(addr, len).ok()?;
-    // SAFETY: mapped and alive as long as `mem`; exclusivity per the contract.
-    Some(unsafe { std::slice::from_raw_parts_mut(p, len as usize) })
+pub unsafe fn device_bytes_mut(mem: &MemoryMap, addr: u64, len: u64) -> Result<DeviceBytesMut<'_>, MemFault> {
+    // SAFETY: forwarded contract.
+    unsafe { mem.bytes_mut(addr, len) }
 }
 
 /// `VkBuildAccelerationStructureFlagBitsKHR`.
@@ -392,8 +387,8 @@ pub fn build(mem: &MemoryMap, req: &BuildRequest, opts: &Options) -> Result<Buil
     let n: u64 = req.geometries.iter().map(|g| g.range.primitive_count as u64).sum();
     let need = scratch_bytes(n);
     // SAFETY: the application's scratch range is the build's alone (Vulkan valid usage).
-    let scratch = if req.scratch != 0 { unsafe { device_bytes_mut(mem, req.scratch, need) } } else { None };
-    build_from(mem, mem, req, opts, scratch)
+    let mut scratch = if req.scratch != 0 { unsafe { device_bytes_mut(mem, req.scratch, need) }.ok() } else { None };
+    build_from(mem, mem, req, opts, scratch.as_deref_mut())
 }
 
 pub use build::build_from;

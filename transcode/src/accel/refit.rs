@@ -13,7 +13,7 @@ use super::{device_bytes_mut, BuildError, BuildRequest, BuildStats, InputMemory,
 use parking_lot::Mutex;
 use vortex_model::abi::bvh::{self, header, inst, node, proc, tri};
 use vortex_model::abi::{rd_u32, wr_f32, wr_u32, wr_u64};
-use vortex_model::mem::{MemFault, MemFaultKind, MemoryMap};
+use vortex_model::mem::MemoryMap;
 
 /// Subtrees at least this many bytes are refitted in parallel.
 const PAR_BYTES: usize = 1 << 18;
@@ -53,10 +53,8 @@ pub fn update(
         mem.copy(req.dst, src, size).map_err(|fault| BuildError::Memory { what: "update copy".into(), fault })?;
     }
     // SAFETY: the destination range is the update's alone (Vulkan valid usage).
-    let out = unsafe { device_bytes_mut(mem, req.dst, size) }.ok_or_else(|| BuildError::Memory {
-        what: "update destination".into(),
-        fault: MemFault { addr: req.dst, size, kind: MemFaultKind::Unmapped },
-    })?;
+    let mut out = unsafe { device_bytes_mut(mem, req.dst, size) }
+        .map_err(|fault| BuildError::Memory { what: "update destination".into(), fault })?;
     let mut ctx = Ctx {
         input,
         width: h.width,
@@ -107,7 +105,7 @@ pub fn update(
         }
         out[end..].fill(0);
         for (i, a) in table.iter().enumerate() {
-            wr_u64(out, end + 8 * i, *a);
+            wr_u64(&mut out, end + 8 * i, *a);
         }
         nh.blas_count = table.len() as u32;
     }

@@ -23,7 +23,7 @@ use super::{device_bytes_mut, BuildError};
 use std::collections::HashMap;
 use vortex_model::abi::bvh::{self, header, inst};
 use vortex_model::abi::{rd_u64, wr_u64};
-use vortex_model::mem::{MemFault, MemFaultKind, MemoryMap};
+use vortex_model::mem::MemoryMap;
 
 /// Bytes of the serialized header before the handles.
 pub const HEADER_BYTES: usize = 56;
@@ -157,10 +157,8 @@ pub fn deserialize(
         return Err(bad(format!("its structure says {} bytes, its header {size}", h.size)));
     }
     // SAFETY: the destination structure is the copy's alone (Vulkan valid usage).
-    let out = unsafe { device_bytes_mut(mem, dst, size) }.ok_or_else(|| BuildError::Memory {
-        what: "deserialization destination".into(),
-        fault: MemFault { addr: dst, size, kind: MemFaultKind::Unmapped },
-    })?;
+    let mut out = unsafe { device_bytes_mut(mem, dst, size) }
+        .map_err(|fault| BuildError::Memory { what: "deserialization destination".into(), fault })?;
     out.copy_from_slice(image);
     if h.kind != bvh::KIND_TOP {
         return Ok(());
@@ -170,10 +168,10 @@ pub fn deserialize(
         return Err(bad(format!("{count} handles for a BLAS table of {}", h.blas_count)));
     }
     let map: HashMap<u64, u64> =
-        (0..count).map(|i| (rd_u64(out, table + 8 * i), rd_u64(blob, HEADER_BYTES + 8 * i))).collect();
-    relocate(out, &h, &map).map_err(bad)?;
+        (0..count).map(|i| (rd_u64(&out, table + 8 * i), rd_u64(blob, HEADER_BYTES + 8 * i))).collect();
+    relocate(&mut out, &h, &map).map_err(bad)?;
     for i in 0..count {
-        wr_u64(out, table + 8 * i, rd_u64(blob, HEADER_BYTES + 8 * i));
+        wr_u64(&mut out, table + 8 * i, rd_u64(blob, HEADER_BYTES + 8 * i));
     }
     Ok(())
 }

@@ -73,39 +73,35 @@ fn global(i: &Instr, regs: &mut [u32], nt: usize, mask: u32, mem: &MemoryMap) ->
         // leaves the last one.
         let r = match hot {
             Some(r) if r.contains(addr, bytes as u64) => r,
-            _ => {
-                let r = mem
-                    .region(addr, bytes as u64)
-                    .ok_or_else(|| mem_fault(MemFault { addr, size: bytes as u64, kind: MemFaultKind::Unmapped }, l))?;
-                hot = Some(r);
-                r
-            }
+            _ => match mem.region(addr, bytes as u64) {
+                Some(r) => {
+                    hot = Some(r);
+                    r
+                }
+                None => {
+                    let mut v = [0u32; 4];
+                    if i.op == Op::Stg {
+                        for k in 0..size.regs() {
+                            v[k] = regs[(vv + k) * nt + l];
+                        }
+                    }
+                    global_access_slow(mem, addr, size, i.op == Op::Ldg, &mut v).map_err(|m| mem_fault(m, l))?;
+                    if i.op == Op::Ldg {
+                        put_loaded(regs, nt, mask, lanes == mask, vv, l, size, &v);
+                    }
+                    continue;
+                }
+            },
         };
         // SAFETY: `[addr, addr+bytes)` lies inside the region's live backing (checked
         // by `contains`/`region`), so the pointer and the `bytes`-long slice stay in
         // bounds; every byte value is a valid `u8`. Lanes (and other cores) touching
         // the same bytes without atomics is a race the Vulkan program must not have.
-        let p = unsafe { r.backing.host_ptr().add((addr - r.base) as usize) };
+        let p = unsafe { r.host_ptr().add((addr - r.base) as usize) };
         let mut v = [0u32; 4];
         if i.op == Op::Ldg {
             load_bytes(unsafe { std::slice::from_raw_parts(p, bytes) }, 0, size, &mut v);
-            if lanes == mask {
-                for k in 0..size.regs() {
-                    regs[(vv + k) * nt + l] = v[k];
-                }
-            } else {
-                // The uniform load: every active lane gets the value.
-                for k in 0..size.regs() {
-                    let dst = &mut regs[(vv + k) * nt..][..nt];
-                    if mask == crate::cta_dispatch::full_mask(nt as u32) {
-                        dst.fill(v[k]);
-                    } else {
-                        lanes!(mask, nt, |m| {
-                            dst[m] = v[k];
-                        });
-                    }
-                }
-            }
+            put_loaded(regs, nt, mask, lanes == mask, vv, l, size, &v);
         } else {
             for k in 0..size.regs() {
                 v[k] = regs[(vv + k) * nt + l];
@@ -115,6 +111,67 @@ fn global(i: &Instr, regs: &mut [u32], nt: usize, mask: u32, mem: &MemoryMap) ->
         }
     }
     Ok(())
+}
+
+/// Writes a global load's value into lane `l`'s destination registers, or (a uniform load,
+/// `per_lane` false) into every active lane's.
+#[inline(always)]
+fn put_loaded(
+    regs: &mut [u32],
+    nt: usize,
+    mask: u32,
+    per_lane: bool,
+    vv: usize,
+    l: usize,
+    size: MemSize,
+    v: &[u32; 4],
+) {
+    if per_lane {
+        for k in 0..size.regs() {
+            regs[(vv + k) * nt + l] = v[k];
+        }
+        return;
+    }
+    for k in 0..size.regs() {
+        let dst = &mut regs[(vv + k) * nt..][..nt];
+        if mask == crate::cta_dispatch::full_mask(nt as u32) {
+            dst.fill(v[k]);
+        } else {
+            lanes!(mask, nt, |m| {
+                dst[m] = v[k];
+            });
+        }
+    }
+}
+
+/// A global load or store no single region holds: one that crosses a page between two
+/// bindings of a sparse resource (read or written piece by piece), one through a null buffer
+/// descriptor when robustness2's null descriptors are on (reads zero, the write is dropped),
+/// or one that faults.
+#[cold]
+#[inline(never)]
+fn global_access_slow(mem: &MemoryMap, addr: u64, size: MemSize, load: bool, v: &mut [u32; 4]) -> Result<(), MemFault> {
+    let n = size.bytes();
+    if null_window(mem, addr, n as u64) {
+        *v = [0; 4];
+        return Ok(());
+    }
+    let mut b = [0u8; 16];
+    if load {
+        mem.read(addr, &mut b[..n])?;
+        load_bytes(&b, 0, size, v);
+    } else {
+        store_bytes(&mut b, 0, size, v);
+        mem.write(addr, &b[..n])?;
+    }
+    Ok(())
+}
+
+/// True when robustness2's null descriptors are on and `[addr, addr+n)` lies in the null
+/// window below every mapping, where a null buffer descriptor's accesses land.
+#[cold]
+fn null_window(mem: &MemoryMap, addr: u64, n: u64) -> bool {
+    mem.null_descriptor() && addr.checked_add(n).is_some_and(|end| end <= crate::mem::VA_BASE)
 }
 
 /// `ATOMG`/`ATOML`, lane by lane in lane order.
@@ -243,7 +300,12 @@ macro_rules! atomics {
         }
 
         pub(super) fn $global(mem: &MemoryMap, addr: u64, op: AtomicOp, b: $u, c: $u) -> Result<$u, MemFault> {
-            let a = mem.$map(addr)?;
+            let a = match mem.$map(addr) {
+                Ok(a) => a,
+                // A null buffer descriptor's atomic is dropped and reads zero.
+                Err(_) if null_window(mem, addr, std::mem::size_of::<$u>() as u64) => return Ok(0),
+                Err(f) => return Err(f),
+            };
             let o = Ordering::AcqRel;
             Ok(match op {
                 AtomicOp::Add => a.fetch_add(b, o),

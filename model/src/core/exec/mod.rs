@@ -61,16 +61,26 @@ pub enum Next {
 }
 
 /// The units beside the register file that keep state across a warp's instructions, one
-/// set per core: the RTU front end and the texture unit. A new unit (node intersection) is
+/// set per core: the RTU front end, the output-merger port, fragment samples and the texture
+/// unit. A new unit (node intersection) is
 /// a field here plus its module in `exec`.
 pub struct CoreUnits {
     pub rtu: RtuUnit,
+    /// The core's port to the output merger (`EXP`).
+    pub om: crate::gfx::om::Port,
+    /// Fragment lanes' interpolated values, computed when first read.
+    pub samples: crate::gfx::frag::SampleCache,
     pub tex: TexUnit,
 }
 
 impl CoreUnits {
     pub fn new(cfg: &DeviceConfig) -> CoreUnits {
-        CoreUnits { rtu: RtuUnit::new(&cfg.rtu, cfg.num_warps as usize, cfg.num_threads as usize), tex: TexUnit::new() }
+        CoreUnits {
+            rtu: RtuUnit::new(&cfg.rtu, cfg.num_warps as usize, cfg.num_threads as usize),
+            om: Default::default(),
+            samples: Default::default(),
+            tex: TexUnit::new(),
+        }
     }
 }
 
@@ -86,6 +96,8 @@ pub struct ExecEnv<'a> {
     pub num_warps: u32,
     pub num_cores: u32,
     pub nt: usize,
+    /// The graphics stage the kernel runs as.
+    pub gfx: Option<crate::gfx::Stage<'a>>,
 }
 
 impl Core {
@@ -105,6 +117,7 @@ impl Core {
             num_warps: *num_warps,
             num_cores: ctx.num_cores,
             nt: *nt,
+            gfx: ctx.gfx,
         };
         (w, env)
     }
@@ -522,6 +535,7 @@ mod tests {
                 num_warps: 1,
                 num_cores: 1,
                 nt: NT,
+                gfx: None,
             };
             if let Err(f) = execute(&i, &mut w, u32::MAX, &mut env) {
                 assert!(!f.detail.contains("does not execute"), "{op:?}: {}", f.detail);
@@ -563,6 +577,7 @@ mod tests {
             num_warps: 1,
             num_cores: 1,
             nt: NT,
+            gfx: None,
         };
         let mut run = |w: &mut Warp, i: Instr, mask: u32| {
             execute(&i, w, mask, &mut env).unwrap();

@@ -15,9 +15,20 @@ use crate::tex::{Error as TexError, TexUnit};
 fn image_desc(mem: &MemoryMap, addr: u64, i: &Instr) -> Result<(ImageDesc, &'static format::Format), Fault> {
     let raw: [u8; desc::BYTES] = mem.read_array(addr)?;
     let d = ImageDesc::parse(&raw);
-    let fmt = format::lookup(d.format).ok_or_else(|| {
-        illegal(i, &format!("image descriptor at {addr:#x} has format {} which is not a storage format", d.format))
-    })?;
+    let fmt = match format::lookup(d.format) {
+        Some(f) => f,
+        // A null descriptor (robustness2): a view of no texels, so every access misses it
+        // (loads read zero, stores and atomics are dropped); R32_UINT lets atomics through.
+        None if d == ImageDesc::default() && mem.null_descriptor() => {
+            format::lookup(format::R32_UINT).expect("R32_UINT is a storage format")
+        }
+        None => {
+            return Err(illegal(
+                i,
+                &format!("image descriptor at {addr:#x} has format {} which is not a storage format", d.format),
+            ))
+        }
+    };
     Ok((d, fmt))
 }
 

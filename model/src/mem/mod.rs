@@ -7,10 +7,23 @@
 //! instead of reading someone else's data, and every region is followed by an unmapped
 //! guard gap so a run past its end faults too.
 //!
+//! A sparse resource owns a *reservation* ([`sparse`]): a page-aligned range of addresses
+//! with nothing behind it until pages are bound. Binding maps a run of its pages onto a range
+//! of some allocation's host memory: one more region, whose host address points into that
+//! allocation. So the map stays one sorted list of regions, and an ordinary allocation is
+//! found exactly as before; only an access that leaves its region (a page boundary between two
+//! bindings) takes the slower path of [`span`], which walks the adjacent regions.
+//!
 //! Every device access goes through [`MemoryMap`], which translates and bounds-checks it; an
 //! access outside any region is a [`MemFault`], never a host crash. A dispatch works on an
 //! immutable snapshot of the map (`Arc<MemoryMap>`), which also keeps every backing alive
 //! until the dispatch ends, even if the application frees the memory meanwhile.
+
+mod span;
+pub mod sparse;
+
+pub use span::DeviceBytesMut;
+pub use sparse::Reservation;
 
 use parking_lot::{Mutex, RwLock};
 use std::alloc::Layout;
@@ -19,9 +32,11 @@ use std::sync::atomic::{AtomicU32, AtomicU64};
 use std::sync::Arc;
 
 /// First device address handed out (keeps small integers and null far from any region).
+/// Below it lies the null window: with robustness2's null descriptors, what a shader reads
+/// there through a null buffer descriptor is zero (see [`MemoryMap::null_descriptor`]).
 pub const VA_BASE: u64 = 0x0000_0001_0000_0000;
-/// Region alignment and guard gap.
-pub const VA_GRANULE: u64 = 64 * 1024;
+/// Region alignment and guard gap: one page.
+pub const VA_GRANULE: u64 = crate::abi::PAGE_BYTES;
 /// Largest single allocation.
 pub const MAX_ALLOCATION: u64 = 1 << 40;
 
@@ -30,6 +45,8 @@ pub const MAX_ALLOCATION: u64 = 1 << 40;
 pub enum MemFaultKind {
     /// No region covers the whole access.
     Unmapped,
+    /// The access reaches `page`, a page of a sparse resource with no memory bound.
+    Unbound { page: u64 },
     /// An atomic or wide access at an address not aligned to its size.
     Misaligned,
 }
@@ -48,6 +65,11 @@ impl std::fmt::Display for MemFault {
             MemFaultKind::Unmapped => {
                 write!(f, "{}-byte access at unmapped device address {:#x}", self.size, self.addr)
             }
+            MemFaultKind::Unbound { page } => write!(
+                f,
+                "{}-byte access at device address {:#x}: page {page:#x} of a sparse resource has no memory bound",
+                self.size, self.addr
+            ),
             MemFaultKind::Misaligned => {
                 write!(f, "{}-byte access at misaligned device address {:#x}", self.size, self.addr)
             }
@@ -112,25 +134,63 @@ impl Drop for Backing {
     }
 }
 
-/// One mapped range of device addresses.
+/// One mapped range of device addresses: an allocation, or a run of a sparse resource's
+/// pages bound to a range of one.
 #[derive(Clone)]
 pub struct Region {
     pub base: u64,
     pub len: u64,
-    pub backing: Arc<Backing>,
+    /// Host address of `base`: inside `backing` (at the bound offset, for a sparse binding).
+    host: NonNull<u8>,
+    /// Keeps the host memory alive (and names the allocation a sparse binding came from).
+    backing: Arc<Backing>,
 }
 
+// SAFETY: `host` points into `backing`, which the region keeps alive and which is itself Send
+// and Sync (see `Backing`); the pointer is only a precomputed offset into it.
+unsafe impl Send for Region {}
+unsafe impl Sync for Region {}
+
 impl Region {
+    /// A whole allocation.
+    fn whole(base: u64, backing: Arc<Backing>) -> Region {
+        Region { base, len: backing.len() as u64, host: backing.ptr, backing }
+    }
+
     #[inline]
     pub fn contains(&self, addr: u64, size: u64) -> bool {
         addr >= self.base && addr.checked_add(size).is_some_and(|end| end <= self.base + self.len)
+    }
+
+    /// Host address of the region's first byte.
+    #[inline]
+    pub fn host_ptr(&self) -> *mut u8 {
+        self.host.as_ptr()
+    }
+
+    pub fn end(&self) -> u64 {
+        self.base + self.len
+    }
+
+    /// `[from, to)` of this region (`base <= from <= to <= end`), as a region of its own.
+    fn part(&self, from: u64, to: u64) -> Region {
+        debug_assert!(self.base <= from && from <= to && to <= self.end());
+        // SAFETY: `from - base <= len`, so the pointer stays inside the backing (or one past
+        // the region's end, for an empty part).
+        let host = unsafe { NonNull::new_unchecked(self.host.as_ptr().add((from - self.base) as usize)) };
+        Region { base: from, len: to - from, host, backing: self.backing.clone() }
     }
 }
 
 /// An immutable view of the address space.
 #[derive(Clone, Default)]
 pub struct MemoryMap {
+    /// Sorted by base, never overlapping.
     regions: Vec<Region>,
+    /// Sparse resources' address ranges, sorted by base.
+    reservations: Vec<Reservation>,
+    /// robustness2's `nullDescriptor` is enabled on the device.
+    null_descriptor: bool,
 }
 
 impl MemoryMap {
@@ -145,42 +205,81 @@ impl MemoryMap {
         r.contains(addr, size).then_some(r)
     }
 
-    /// Host pointer for `[addr, addr+size)`, checked.
+    /// Host pointer for `[addr, addr+size)` when one region holds all of it.
     #[inline]
     pub fn host_ptr(&self, addr: u64, size: u64) -> Result<*mut u8, MemFault> {
         match self.region(addr, size) {
-            // SAFETY: the range lies inside the backing (checked by `region`).
-            Some(r) => Ok(unsafe { r.backing.host_ptr().add((addr - r.base) as usize) }),
-            None => Err(MemFault { addr, size, kind: MemFaultKind::Unmapped }),
+            // SAFETY: the range lies inside the region's backing (checked by `region`).
+            Some(r) => Ok(unsafe { r.host_ptr().add((addr - r.base) as usize) }),
+            None => Err(self.fault(addr, size)),
         }
     }
 
+    /// True if every byte of `[addr, addr+len)` is mapped, in one region or in several
+    /// adjacent ones (pages of a sparse resource bound to different memory).
+    pub fn covers(&self, addr: u64, len: u64) -> bool {
+        self.region(addr, len).is_some() || self.gap(addr, len).is_none()
+    }
+
+    /// True if `addr` lies in device memory or in a sparse resource's addresses, bound or
+    /// not: an address host commands must treat as a device address, never as a host pointer.
+    pub fn is_device(&self, addr: u64) -> bool {
+        self.region(addr, 1).is_some() || self.reservation(addr).is_some()
+    }
+
     pub fn read(&self, addr: u64, out: &mut [u8]) -> Result<(), MemFault> {
-        let p = self.host_ptr(addr, out.len() as u64)?;
-        // SAFETY: `p` covers out.len() bytes of a live backing; `out` is a distinct host
-        // buffer, so the ranges cannot overlap.
-        unsafe { std::ptr::copy_nonoverlapping(p, out.as_mut_ptr(), out.len()) };
-        Ok(())
+        match self.region(addr, out.len() as u64) {
+            Some(r) => {
+                // SAFETY: `region` checked that `out.len()` bytes at `addr` lie in a live
+                // backing; `out` is a distinct host buffer, so the ranges cannot overlap.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        r.host_ptr().add((addr - r.base) as usize),
+                        out.as_mut_ptr(),
+                        out.len(),
+                    )
+                };
+                Ok(())
+            }
+            None => self.read_span(addr, out),
+        }
     }
 
     pub fn write(&self, addr: u64, data: &[u8]) -> Result<(), MemFault> {
-        let p = self.host_ptr(addr, data.len() as u64)?;
-        // SAFETY: as in `read`; `data` is a host buffer distinct from device memory.
-        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), p, data.len()) };
-        Ok(())
+        match self.region(addr, data.len() as u64) {
+            Some(r) => {
+                // SAFETY: as in `read`; `data` is a host buffer distinct from device memory.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(data.as_ptr(), r.host_ptr().add((addr - r.base) as usize), data.len())
+                };
+                Ok(())
+            }
+            None => self.write_span(addr, data),
+        }
     }
 
     /// Copies within device memory (ranges may overlap).
     pub fn copy(&self, dst: u64, src: u64, len: u64) -> Result<(), MemFault> {
-        let s = self.host_ptr(src, len)?;
-        let d = self.host_ptr(dst, len)?;
-        // SAFETY: both ranges are checked; `copy` tolerates overlap.
-        unsafe { std::ptr::copy(s, d, len as usize) };
-        Ok(())
+        match (self.region(src, len), self.region(dst, len)) {
+            (Some(s), Some(d)) => {
+                // SAFETY: both ranges are checked; `copy` tolerates overlap.
+                unsafe {
+                    std::ptr::copy(
+                        s.host_ptr().add((src - s.base) as usize),
+                        d.host_ptr().add((dst - d.base) as usize),
+                        len as usize,
+                    )
+                };
+                Ok(())
+            }
+            _ => self.copy_span(dst, src, len),
+        }
     }
 
     pub fn fill(&self, dst: u64, len: u64, word: u32) -> Result<(), MemFault> {
-        let d = self.host_ptr(dst, len)?;
+        let Some(r) = self.region(dst, len) else { return self.fill_span(dst, len, word) };
+        // SAFETY: the range is checked.
+        let d = unsafe { r.host_ptr().add((dst - r.base) as usize) };
         let bytes = word.to_le_bytes();
         for i in 0..len as usize {
             // SAFETY: i < len, inside the checked range.
@@ -191,36 +290,38 @@ impl MemoryMap {
 
     #[inline]
     pub fn read_u32(&self, addr: u64) -> Result<u32, MemFault> {
-        let p = self.host_ptr(addr, 4)?;
-        // SAFETY: 4 checked bytes; unaligned read is allowed.
-        Ok(u32::from_le(unsafe { (p as *const u32).read_unaligned() }))
+        match self.region(addr, 4) {
+            // SAFETY: 4 checked bytes; unaligned read is allowed.
+            Some(r) => {
+                Ok(u32::from_le(unsafe { (r.host_ptr().add((addr - r.base) as usize) as *const u32).read_unaligned() }))
+            }
+            None => self.read_array(addr).map(u32::from_le_bytes),
+        }
     }
 
     #[inline]
     pub fn read_u64(&self, addr: u64) -> Result<u64, MemFault> {
-        let p = self.host_ptr(addr, 8)?;
-        // SAFETY: 8 checked bytes; unaligned read is allowed.
-        Ok(u64::from_le(unsafe { (p as *const u64).read_unaligned() }))
+        match self.region(addr, 8) {
+            // SAFETY: 8 checked bytes; unaligned read is allowed.
+            Some(r) => {
+                Ok(u64::from_le(unsafe { (r.host_ptr().add((addr - r.base) as usize) as *const u64).read_unaligned() }))
+            }
+            None => self.read_array(addr).map(u64::from_le_bytes),
+        }
     }
 
     #[inline]
     pub fn write_u32(&self, addr: u64, v: u32) -> Result<(), MemFault> {
-        let p = self.host_ptr(addr, 4)?;
-        // SAFETY: 4 checked bytes; unaligned write is allowed.
-        unsafe { (p as *mut u32).write_unaligned(v.to_le()) };
-        Ok(())
+        self.write(addr, &v.to_le_bytes())
     }
 
     #[inline]
     pub fn write_u64(&self, addr: u64, v: u64) -> Result<(), MemFault> {
-        let p = self.host_ptr(addr, 8)?;
-        // SAFETY: 8 checked bytes; unaligned write is allowed.
-        unsafe { (p as *mut u64).write_unaligned(v.to_le()) };
-        Ok(())
+        self.write(addr, &v.to_le_bytes())
     }
 
     /// The 32-bit word at `addr` as an atomic (device atomics are real host atomics, so
-    /// concurrent cores see each other's updates).
+    /// concurrent cores see each other's updates). An aligned word never crosses a page.
     pub fn atomic_u32(&self, addr: u64) -> Result<&AtomicU32, MemFault> {
         if !addr.is_multiple_of(4) {
             return Err(MemFault { addr, size: 4, kind: MemFaultKind::Misaligned });
@@ -246,8 +347,44 @@ impl MemoryMap {
         Ok(b)
     }
 
+    /// Copies whatever of `[addr, addr+out.len())` is mapped into `out`, leaving the bytes of
+    /// unmapped addresses as they are (the ray log's lines, which may run past a region).
+    pub fn read_mapped(&self, addr: u64, out: &mut [u8]) {
+        let end = addr.saturating_add(out.len() as u64);
+        let first = self.regions.partition_point(|r| r.end() <= addr);
+        for r in self.regions[first..].iter().take_while(|r| r.base < end) {
+            let (lo, hi) = (addr.max(r.base), end.min(r.end()));
+            let dst = &mut out[(lo - addr) as usize..(hi - addr) as usize];
+            // SAFETY: `[lo, hi)` lies inside the region.
+            unsafe {
+                std::ptr::copy_nonoverlapping(r.host_ptr().add((lo - r.base) as usize), dst.as_mut_ptr(), dst.len())
+            };
+        }
+    }
+
     pub fn regions(&self) -> &[Region] {
         &self.regions
+    }
+
+    /// With robustness2's `nullDescriptor` enabled, a shader's access through a null buffer
+    /// descriptor (an address in the null window below [`VA_BASE`]) reads zero and drops its
+    /// write, and a null image descriptor reads zero; without it such an access faults.
+    #[inline]
+    pub fn null_descriptor(&self) -> bool {
+        self.null_descriptor
+    }
+
+    /// The fault an access of `[addr, addr+size)` takes: where the first missing byte lies
+    /// in a sparse resource, the page it needs.
+    #[cold]
+    #[inline(never)]
+    pub fn fault(&self, addr: u64, size: u64) -> MemFault {
+        let missing = self.gap(addr, size).unwrap_or(addr);
+        let kind = match self.reservation(missing) {
+            Some(_) => MemFaultKind::Unbound { page: missing / VA_GRANULE * VA_GRANULE },
+            None => MemFaultKind::Unmapped,
+        };
+        MemFault { addr, size, kind }
     }
 }
 
@@ -268,25 +405,31 @@ impl AddressSpace {
         AddressSpace { map: RwLock::new(Arc::new(MemoryMap::default())), next_va: Mutex::new(VA_BASE) }
     }
 
+    /// The next `size` bytes of fresh addresses, page aligned, followed by a guard page.
+    fn take_addresses(&self, size: u64) -> u64 {
+        let mut next = self.next_va.lock();
+        let base = *next;
+        *next = base + size.div_ceil(VA_GRANULE) * VA_GRANULE + VA_GRANULE;
+        base
+    }
+
+    /// Replaces the map with `f` applied to a copy of it (dispatches keep their snapshot).
+    fn update<T>(&self, f: impl FnOnce(&mut MemoryMap) -> T) -> T {
+        let mut map = self.map.write();
+        let mut next = MemoryMap::clone(&map);
+        let out = f(&mut next);
+        *map = Arc::new(next);
+        out
+    }
+
     /// Maps a new zeroed region of `size` bytes. `None` if the host cannot back it.
     pub fn allocate(&self, size: u64) -> Option<Region> {
         if size == 0 || size > MAX_ALLOCATION {
             return None;
         }
         let backing = Arc::new(Backing::new(usize::try_from(size).ok()?)?);
-        let base = {
-            let mut next = self.next_va.lock();
-            let base = *next;
-            let span = size.div_ceil(VA_GRANULE) * VA_GRANULE;
-            *next = base + span + VA_GRANULE;
-            base
-        };
-        let region = Region { base, len: size, backing };
-        let mut map = self.map.write();
-        let mut regions = map.regions.clone();
-        let at = regions.partition_point(|r| r.base < base);
-        regions.insert(at, region.clone());
-        *map = Arc::new(MemoryMap { regions });
+        let region = Region::whole(self.take_addresses(size), backing);
+        self.update(|m| m.insert(region.clone()));
         Some(region)
     }
 
@@ -304,26 +447,32 @@ impl AddressSpace {
                 .and_then(Backing::new)
                 .ok_or_else(|| format!("cannot back {size} bytes of host memory"))?,
         );
-        let region = Region { base, len: size, backing };
-        let mut map = self.map.write();
-        if map.regions.iter().any(|r| r.base < end && base < r.base + r.len) {
-            return Err(format!("{base:#x}..{end:#x} overlaps a mapped region"));
-        }
-        let mut regions = map.regions.clone();
-        let at = regions.partition_point(|r| r.base < base);
-        regions.insert(at, region.clone());
-        *map = Arc::new(MemoryMap { regions });
+        let region = Region::whole(base, backing);
+        self.update(|m| {
+            if m.regions.iter().any(|r| r.base < end && base < r.end()) {
+                return Err(format!("{base:#x}..{end:#x} overlaps a mapped region"));
+            }
+            m.insert(region.clone());
+            Ok(())
+        })?;
         let mut next = self.next_va.lock();
         *next = (*next).max((end.div_ceil(VA_GRANULE) + 1).saturating_mul(VA_GRANULE));
         Ok(region)
     }
 
-    /// Unmaps the region at `base`. Snapshots taken earlier keep the backing alive.
+    /// Unmaps the region at `base`, and every sparse page bound to its memory (Vulkan lets
+    /// memory be freed while bound to a sparse resource, which must then not be used).
+    /// Snapshots taken earlier keep the backing alive.
     pub fn free(&self, base: u64) {
-        let mut map = self.map.write();
-        let mut regions = map.regions.clone();
-        regions.retain(|r| r.base != base);
-        *map = Arc::new(MemoryMap { regions });
+        self.update(|m| {
+            let Some(gone) = m.regions.iter().find(|r| r.base == base).map(|r| r.backing.clone()) else { return };
+            m.regions.retain(|r| !Arc::ptr_eq(&r.backing, &gone));
+        });
+    }
+
+    /// Turns robustness2's null descriptors on (see [`MemoryMap::null_descriptor`]).
+    pub fn set_null_descriptor(&self, on: bool) {
+        self.update(|m| m.null_descriptor = on);
     }
 
     /// The current map.
@@ -331,9 +480,17 @@ impl AddressSpace {
         self.map.read().clone()
     }
 
-    /// Bytes currently mapped.
+    /// Bytes currently mapped (sparse pages count once per binding).
     pub fn mapped_bytes(&self) -> u64 {
         self.map.read().regions.iter().map(|r| r.len).sum()
+    }
+}
+
+impl MemoryMap {
+    /// Adds a region that overlaps none.
+    fn insert(&mut self, region: Region) {
+        let at = self.regions.partition_point(|r| r.base < region.base);
+        self.regions.insert(at, region);
     }
 }
 
@@ -354,12 +511,15 @@ mod tests {
         // One byte past the end faults.
         let f = m.read_u32(a.base + 97).unwrap_err();
         assert_eq!(f.kind, MemFaultKind::Unmapped);
+        assert_eq!((f.addr, f.size), (a.base + 97, 4));
         assert!(m.read_u32(0).is_err());
         assert!(m.read_u32(u64::MAX - 1).is_err());
         // Mapped pointer aliases device memory.
         // SAFETY: in-bounds write through the host mapping of a live region.
-        unsafe { b.backing.host_ptr().add(8).cast::<u32>().write_unaligned(77) };
+        unsafe { b.host_ptr().add(8).cast::<u32>().write_unaligned(77) };
         assert_eq!(m.read_u32(b.base + 8).unwrap(), 77);
+        assert!(!m.covers(a.base + 90, 20) && m.covers(a.base, 100));
+        assert!(m.is_device(a.base + 99) && !m.is_device(a.base + 100));
     }
 
     #[test]
@@ -383,5 +543,16 @@ mod tests {
         assert_eq!(m.atomic_u32(a.base + 2).unwrap_err().kind, MemFaultKind::Misaligned);
         m.atomic_u32(a.base + 4).unwrap().fetch_add(5, Ordering::Relaxed);
         assert_eq!(m.read_u32(a.base + 4).unwrap(), 5);
+    }
+
+    #[test]
+    fn read_mapped_keeps_what_is_not_mapped() {
+        let space = AddressSpace::new();
+        let a = space.allocate(100).unwrap();
+        let m = space.snapshot();
+        m.fill(a.base, 100, 0x0101_0101).unwrap();
+        let mut line = [0xEEu8; 64];
+        m.read_mapped(a.base + 64, &mut line);
+        assert!(line[..36].iter().all(|&b| b == 1) && line[36..].iter().all(|&b| b == 0xEE));
     }
 }
