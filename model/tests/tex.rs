@@ -42,7 +42,9 @@ fn assert_close(got: [f32; 4], want: [f32; 4], what: &str) {
 
 /// A 2x2 R32_SFLOAT texture holding 1, 2 (top row) and 3, 4.
 fn two_by_two(t: &Tex) -> u64 {
-    t.image(&spec(fmt::R32_SFLOAT, harness::TYPE_2D, [2, 2, 1], 1, 1), |_, _, x, y, _| [f((1 + x + 2 * y) as f32), 0, 0, 0])
+    t.image(&spec(fmt::R32_SFLOAT, harness::TYPE_2D, [2, 2, 1], 1, 1), |_, _, x, y, _| {
+        [f((1 + x + 2 * y) as f32), 0, 0, 0]
+    })
 }
 
 #[test]
@@ -89,7 +91,8 @@ fn srgb_texels_are_linear_before_filtering() {
 }
 
 /// An 8x8 RGBA32F texture of 4 levels, each one colour.
-const LEVEL_COLOURS: [[f32; 4]; 4] = [[1.0, 0.0, 0.0, 1.0], [0.0, 1.0, 0.0, 1.0], [0.0, 0.0, 1.0, 1.0], [1.0, 1.0, 1.0, 1.0]];
+const LEVEL_COLOURS: [[f32; 4]; 4] =
+    [[1.0, 0.0, 0.0, 1.0], [0.0, 1.0, 0.0, 1.0], [0.0, 0.0, 1.0, 1.0], [1.0, 1.0, 1.0, 1.0]];
 
 fn mip_chain(t: &Tex) -> u64 {
     t.image(&spec(fmt::R32G32B32A32_SFLOAT, harness::TYPE_2D, [8, 8, 1], 1, 4), |level, _, _, _, _| {
@@ -126,7 +129,8 @@ fn implicit_lod_from_quad_derivatives_picks_the_level() {
     // Nearest mipmapping: a step of 2^k texels per pixel reads level k (k = 3 and beyond: the
     // last level); 2^1.4 rounds to level 1, 2^1.6 to level 2.
     let near = t.sampler(&SamplerSpec::default());
-    let steps = [(1.0, 1.0), (2.0, 0.5), (0.25, 4.0), (8.0, 8.0), (64.0, 1.0), (2f32.powf(1.4), 1.0), (2f32.powf(1.6), 1.0)];
+    let steps =
+        [(1.0, 1.0), (2.0, 0.5), (0.25, 4.0), (8.0, 8.0), (64.0, 1.0), (2f32.powf(1.4), 1.0), (2f32.powf(1.6), 1.0)];
     let out = t.run(op::SAMPLE, implicit, img, near, &quad_lanes(&steps, &[]));
     let want = [0, 1, 2, 3, 3, 1, 2];
     for (q, &lvl) in want.iter().enumerate() {
@@ -164,12 +168,23 @@ fn bias_explicit_lod_gradients_and_lod_clamps() {
     let lanes: Vec<Vec<u32>> = [0.0, 1.0, 2.4, 2.6, 9.0].iter().map(|&l| vec![f(0.5), f(0.5), f(l)]).collect();
     let out = t.run(op::SAMPLE, explicit, img, near, &lanes);
     assert_eq!(out.iter().map(|&o| fv(o)).collect::<Vec<_>>(), vec![c[0], c[1], c[2], c[3], c[3]]);
-    let out = t.run(op::SAMPLE, explicit, img, biased, &[vec![f(0.5), f(0.5), f(1.0)]]);
-    assert_eq!(fv(out[0]), c[2], "1 + 0.5 rounds up to level 2");
+    // λ = 1.25 + 0.5 = 1.75 reads level 2 under either rounding the spec allows; the tie
+    // at 1 + 0.5 takes the preferred ⌈d + 0.5⌉ - 1, level 1.
+    let out = t.run(op::SAMPLE, explicit, img, biased, &[vec![f(0.5), f(0.5), f(1.25)], vec![f(0.5), f(0.5), f(1.0)]]);
+    assert_eq!(fv(out[0]), c[2], "1.25 + 0.5 rounds to level 2");
+    assert_eq!(fv(out[1]), c[1], "1 + 0.5 rounds half down to level 1");
     // Gradients: dx = 2 texels in s, dy = 4 texels in t: ρ = 4, level 2.
     let grad = imm(tex::DIM_2D, false, false, tex::LOD_GRAD, [0; 3], 0);
-    let g = |dx: [f32; 2], dy: [f32; 2]| vec![f(0.5), f(0.5), f(dx[0] / 8.0), f(dx[1] / 8.0), f(dy[0] / 8.0), f(dy[1] / 8.0)];
-    let out = t.run(op::SAMPLE, grad, img, near, &[g([2.0, 0.0], [0.0, 4.0]), g([3.0, 4.0], [0.0, 0.0]), g([0.0; 2], [0.0; 2])]);
+    let g = |dx: [f32; 2], dy: [f32; 2]| {
+        vec![f(0.5), f(0.5), f(dx[0] / 8.0), f(dx[1] / 8.0), f(dy[0] / 8.0), f(dy[1] / 8.0)]
+    };
+    let out = t.run(
+        op::SAMPLE,
+        grad,
+        img,
+        near,
+        &[g([2.0, 0.0], [0.0, 4.0]), g([3.0, 4.0], [0.0, 0.0]), g([0.0; 2], [0.0; 2])],
+    );
     // |(3, 4)| = 5: λ = 2.32, level 2; zero gradients: magnified, level 0.
     assert_eq!((fv(out[0]), fv(out[1]), fv(out[2])), (c[2], c[2], c[0]));
     // minLod and maxLod clamp λ.
@@ -187,18 +202,21 @@ fn magnification_and_minification_filters_follow_lambda() {
     });
     let smp = t.sampler(&SamplerSpec { mag: NEAREST, min: LINEAR, ..Default::default() });
     let explicit = imm(tex::DIM_2D, false, false, tex::LOD_EXPLICIT, [0; 3], 0);
-    // At (0.5, 0.5): magnified (λ 0) nearest is texel (2, 2) = 10; minified at λ 1 linear
-    // on level 1 is the average of its four texels, 10 + 1.5.
+    // At (0.5, 0.5): magnified (λ 0) nearest is texel (2, 2) = 2 + 4 * 2 = 10; minified at
+    // λ 1 linear on level 1 (u = v = 1: α = β = 1/2) is the average of its four texels
+    // 10, 11, 14, 15 = 12.5 (nearest there would be texel (1, 1) = 15).
     let out = t.run(op::SAMPLE, explicit, img, smp, &[vec![f(0.5), f(0.5), f(0.0)], vec![f(0.5), f(0.5), f(1.0)]]);
     assert_eq!(fv(out[0])[0], 10.0);
-    assert_eq!(fv(out[1])[0], 11.5);
+    assert_eq!(fv(out[1])[0], 12.5);
 }
 
 #[test]
 fn address_modes_outside_zero_one() {
     let mut t = dev();
     // 4x4, texel (x, y) holds x + 10 y.
-    let img = t.image(&spec(fmt::R32_SFLOAT, harness::TYPE_2D, [4, 4, 1], 1, 1), |_, _, x, y, _| [f((x + 10 * y) as f32), 0, 0, 0]);
+    let img = t.image(&spec(fmt::R32_SFLOAT, harness::TYPE_2D, [4, 4, 1], 1, 1), |_, _, x, y, _| {
+        [f((x + 10 * y) as f32), 0, 0, 0]
+    });
     // s = (i + 0.5) / 4 for i = -5, -4, -1, 4, 5, 8; t = 0.375 (row 1).
     let is = [-5, -4, -1, 4, 5, 8];
     let lanes: Vec<Vec<u32>> = is.iter().map(|&i| vec![f((i as f32 + 0.5) / 4.0), f(0.375), f(0.0)]).collect();
@@ -210,7 +228,8 @@ fn address_modes_outside_zero_one() {
         (CLAMP_TO_BORDER, [-1; 6]),
     ];
     for (mode, want) in table {
-        let smp = t.sampler(&SamplerSpec { address: [mode, CLAMP_TO_EDGE, CLAMP_TO_EDGE], border: 4, ..Default::default() });
+        let smp =
+            t.sampler(&SamplerSpec { address: [mode, CLAMP_TO_EDGE, CLAMP_TO_EDGE], border: 4, ..Default::default() });
         let out = t.run(op::SAMPLE, imm(tex::DIM_2D, false, false, LOD0, [0; 3], 0), img, smp, &lanes);
         for (k, &w) in want.iter().enumerate() {
             // Border: opaque white's R, then (R, 0, 0, 1).
@@ -220,7 +239,13 @@ fn address_modes_outside_zero_one() {
     }
     // Mirrored repeat in v too, with a constant offset of -1 texel in x.
     let smp = t.sampler(&SamplerSpec { address: [REPEAT, MIRRORED_REPEAT, REPEAT], ..Default::default() });
-    let out = t.run(op::SAMPLE, imm(tex::DIM_2D, false, false, LOD0, [-1, 0, 0], 0), img, smp, &[vec![f(0.125), f(1.125), f(0.0)]]);
+    let out = t.run(
+        op::SAMPLE,
+        imm(tex::DIM_2D, false, false, LOD0, [-1, 0, 0], 0),
+        img,
+        smp,
+        &[vec![f(0.125), f(1.125), f(0.0)]],
+    );
     // u = 0.5 - 1 -> i = -1 -> 3; v = 4.5 -> j = 4 -> mirrored 3.
     assert_eq!(fv(out[0])[0], 33.0);
 }
@@ -260,9 +285,14 @@ fn depth_compare_ops_and_filtered_results() {
     let depths = [0.25f32, 0.5, 0.75, 1.0];
     let dref = imm(tex::DIM_2D, false, true, LOD0, [0; 3], 0);
     for format in [fmt::D32_SFLOAT, fmt::D16_UNORM] {
-        let img = t.image(&spec(format, harness::TYPE_2D, [2, 2, 1], 1, 1), |_, _, x, y, _| [f(depths[(x + 2 * y) as usize]), 0, 0, 0]);
-        // Texel (1, 0) = 0.5 against references below, at and above it.
-        let lanes: Vec<Vec<u32>> = [0.25f32, 0.5, 0.75].iter().map(|&r| vec![f(0.75), f(0.25), f(r), f(0.0)]).collect();
+        let img = t.image(&spec(format, harness::TYPE_2D, [2, 2, 1], 1, 1), |_, _, x, y, _| {
+            [f(depths[(x + 2 * y) as usize]), 0, 0, 0]
+        });
+        // Texel (1, 0) against references below, at and above it. D_tex is the value the
+        // format holds: D16 stores 0.5 as round(0.5 * 65535) / 65535 = 32768 / 65535, and a
+        // reference of 0.5 is below that.
+        let at = if format == fmt::D16_UNORM { (0.5f32 * 65535.0).round() / 65535.0 } else { 0.5 };
+        let lanes: Vec<Vec<u32>> = [0.25f32, at, 0.75].iter().map(|&r| vec![f(0.75), f(0.25), f(r), f(0.0)]).collect();
         let table = [
             (0, [0.0, 0.0, 0.0]),
             (1, [1.0, 0.0, 0.0]),
@@ -289,7 +319,13 @@ fn depth_compare_ops_and_filtered_results() {
         let out = t.run(op::SAMPLE, dref, img, smp, &[vec![f(0.75), f(0.75), f(1.5), f(0.0)]]);
         assert_eq!(fv(out[0])[0], if format == fmt::D16_UNORM { 1.0 } else { 0.0 }, "format {format}");
         // Depth sampled without a comparison reads as (D, 0, 0, 1).
-        let out = t.run(op::SAMPLE, imm(tex::DIM_2D, false, false, LOD0, [0; 3], 0), img, smp, &[vec![f(0.75), f(0.75), f(0.0)]]);
+        let out = t.run(
+            op::SAMPLE,
+            imm(tex::DIM_2D, false, false, LOD0, [0; 3], 0),
+            img,
+            smp,
+            &[vec![f(0.75), f(0.75), f(0.0)]],
+        );
         assert_eq!(fv(out[0]), [1.0, 0.0, 0.0, 1.0]);
     }
 }
@@ -308,7 +344,8 @@ fn cube_faces_for_the_axis_directions_and_face_orientation() {
     let img = cube(&t, 1);
     let smp = t.sampler(&SamplerSpec::default());
     let im = imm(tex::DIM_CUBE, false, false, LOD0, [0; 3], 0);
-    let axes: [[f32; 3]; 6] = [[1.0, 0.0, 0.0], [-1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, -1.0, 0.0], [0.0, 0.0, 1.0], [0.0, 0.0, -1.0]];
+    let axes: [[f32; 3]; 6] =
+        [[1.0, 0.0, 0.0], [-1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, -1.0, 0.0], [0.0, 0.0, 1.0], [0.0, 0.0, -1.0]];
     // Each axis hits its face's centre: u = v = 1, texel (1, 1).
     let lanes: Vec<Vec<u32>> = axes.iter().map(|d| vec![f(d[0]), f(d[1]), f(d[2]), f(0.0)]).collect();
     let out = t.run(op::SAMPLE, im, img, smp, &lanes);
@@ -329,7 +366,13 @@ fn cube_faces_for_the_axis_directions_and_face_orientation() {
     assert_eq!((fv(out[0])[0] as u32 / 10, fv(out[1])[0] as u32 / 10), (5, 3));
     // A cube array: layer 1 is the second cube (faces 6..12).
     let arr = cube(&t, 2);
-    let out = t.run(op::SAMPLE, imm(tex::DIM_CUBE, true, false, LOD0, [0; 3], 0), arr, smp, &[vec![f(0.0), f(0.0), f(-1.0), f(1.0), f(0.0)]]);
+    let out = t.run(
+        op::SAMPLE,
+        imm(tex::DIM_CUBE, true, false, LOD0, [0; 3], 0),
+        arr,
+        smp,
+        &[vec![f(0.0), f(0.0), f(-1.0), f(1.0), f(0.0)]],
+    );
     assert_eq!(fv(out[0])[0], (10 * 11 + 3) as f32);
 }
 
@@ -343,7 +386,8 @@ fn cube_linear_filtering_crosses_edges_and_averages_corners() {
     // at 3/8 each, and across the right edge -Z's column 0, rows 0 and 1 (50, 52) at 1/8.
     // At s = t = 0.875: (1, 1) = 3 at 9/16, -Z (0, 1) = 52 and across the bottom edge -Y's
     // (1, 1) = 33 at 3/16 each, and the corner, the average of those three, at 1/16.
-    let out = t.run(op::SAMPLE, im, img, lin, &[vec![f(1.0), f(0.0), f(-0.75), 0], vec![f(1.0), f(-0.75), f(-0.75), 0]]);
+    let out =
+        t.run(op::SAMPLE, im, img, lin, &[vec![f(1.0), f(0.0), f(-0.75), 0], vec![f(1.0), f(-0.75), f(-0.75), 0]]);
     assert_close(fv(out[0]), [0.375 * 4.0 + 0.125 * 102.0, 0.0, 0.0, 1.0], "edge");
     let corner = (3.0 + 52.0 + 33.0) / 3.0;
     assert_close(fv(out[1]), [0.5625 * 3.0 + 0.1875 * (52.0 + 33.0) + 0.0625 * corner, 0.0, 0.0, 1.0], "corner");
@@ -373,7 +417,8 @@ fn gathers_components_offsets_and_comparisons() {
     });
     let cmp = t.sampler(&SamplerSpec { compare: Some(6), min_lod: 1.0, ..Default::default() });
     // GREATER_OR_EQUAL with 0.5: texels 0.25, 0.5 (top), 0.75, 1.0 (bottom).
-    let out = t.run(op::GATHER, imm(tex::DIM_2D, false, true, 0, [0; 3], 3), depth, cmp, &[vec![f(0.5), f(0.5), f(0.5)]]);
+    let out =
+        t.run(op::GATHER, imm(tex::DIM_2D, false, true, 0, [0; 3], 3), depth, cmp, &[vec![f(0.5), f(0.5), f(0.5)]]);
     assert_eq!(fv(out[0]), [0.0, 0.0, 1.0, 1.0]);
 }
 
@@ -404,7 +449,8 @@ fn fetches_and_size_level_queries() {
     let out = t.run(op::FETCH, fetch, view, 0, &[vec![1, 0, 0, 1], vec![0, 0, 1, 2]]);
     assert_eq!((out[0][0], out[1][0]), (100 + 10 + 1, 200 + 20));
     // A constant offset moves the fetch.
-    let out = t.run(op::FETCH, imm(tex::DIM_2D, true, false, tex::LOD_EXPLICIT, [1, 2, 0], 0), img, 0, &[vec![0, 0, 0, 0]]);
+    let out =
+        t.run(op::FETCH, imm(tex::DIM_2D, true, false, tex::LOD_EXPLICIT, [1, 2, 0], 0), img, 0, &[vec![0, 0, 0, 0]]);
     assert_eq!(out[0][0], 1 + 8);
     // Sizes per level, with layers; levels.
     let size = imm(tex::DIM_2D, true, false, tex::LOD_EXPLICIT, [0; 3], 0);
@@ -414,14 +460,23 @@ fn fetches_and_size_level_queries() {
     assert_eq!(out[0][0], 3);
     // A 3D image halves its depth per level; a cube array counts cubes.
     let vol = t.image(&spec(fmt::R8_UNORM, harness::TYPE_3D, [8, 4, 2], 1, 3), |_, _, _, _, _| [0; 4]);
-    let out = t.run(op::QUERY_SIZE, imm(tex::DIM_3D, false, false, tex::LOD_EXPLICIT, [0; 3], 0), vol, 0, &[vec![1], vec![2]]);
+    let out = t.run(
+        op::QUERY_SIZE,
+        imm(tex::DIM_3D, false, false, tex::LOD_EXPLICIT, [0; 3], 0),
+        vol,
+        0,
+        &[vec![1], vec![2]],
+    );
     assert_eq!(out, vec![[4, 2, 1, 0], [2, 1, 1, 0]]);
     let arr = cube(&t, 2);
     let out = t.run(op::QUERY_SIZE, imm(tex::DIM_CUBE, true, false, 0, [0; 3], 0), arr, 0, &[vec![]]);
     assert_eq!(out[0], [2, 2, 2, 0]);
     // A 3D fetch from level 1.
-    let vol = t.image(&spec(fmt::R32_UINT, harness::TYPE_3D, [4, 4, 4], 1, 2), |l, _, x, y, z| [100 * l + x + 4 * y + 16 * z, 0, 0, 0]);
-    let out = t.run(op::FETCH, imm(tex::DIM_3D, false, false, tex::LOD_EXPLICIT, [0; 3], 0), vol, 0, &[vec![1, 1, 1, 1]]);
+    let vol = t.image(&spec(fmt::R32_UINT, harness::TYPE_3D, [4, 4, 4], 1, 2), |l, _, x, y, z| {
+        [100 * l + x + 4 * y + 16 * z, 0, 0, 0]
+    });
+    let out =
+        t.run(op::FETCH, imm(tex::DIM_3D, false, false, tex::LOD_EXPLICIT, [0; 3], 0), vol, 0, &[vec![1, 1, 1, 1]]);
     assert_eq!(out[0][0], 100 + 1 + 4 + 16);
 }
 
@@ -451,9 +506,12 @@ fn lod_queries_report_the_level_and_lambda() {
 #[test]
 fn unnormalized_coordinates_address_texels_directly() {
     let mut t = dev();
-    let img = t.image(&spec(fmt::R32_SFLOAT, harness::TYPE_2D, [4, 4, 1], 1, 1), |_, _, x, y, _| [f((x + 10 * y) as f32), 0, 0, 0]);
+    let img = t.image(&spec(fmt::R32_SFLOAT, harness::TYPE_2D, [4, 4, 1], 1, 1), |_, _, x, y, _| {
+        [f((x + 10 * y) as f32), 0, 0, 0]
+    });
     let near = t.sampler(&SamplerSpec { unnormalized: true, max_lod: 0.0, ..Default::default() });
-    let lin = t.sampler(&SamplerSpec { unnormalized: true, mag: LINEAR, min: LINEAR, max_lod: 0.0, ..Default::default() });
+    let lin =
+        t.sampler(&SamplerSpec { unnormalized: true, mag: LINEAR, min: LINEAR, max_lod: 0.0, ..Default::default() });
     let im = imm(tex::DIM_2D, false, false, LOD0, [0; 3], 0);
     let out = t.run(op::SAMPLE, im, img, near, &[vec![f(2.5), f(1.5), f(0.0)], vec![f(7.0), f(-3.0), f(0.0)]]);
     assert_eq!((fv(out[0])[0], fv(out[1])[0]), (12.0, 3.0));
@@ -472,9 +530,15 @@ fn bad_operands_fault() {
     let mut bad = [0u8; 64];
     bad[8..12].copy_from_slice(&5u32.to_le_bytes());
     let bad = t.alloc(&bad);
-    let e = t.try_run(op::FETCH, imm(tex::DIM_2D, false, false, 0, [0; 3], 0), bad, 0, &[vec![0, 0]]).err().expect("an unknown format");
+    let e = t
+        .try_run(op::FETCH, imm(tex::DIM_2D, false, false, 0, [0; 3], 0), bad, 0, &[vec![0, 0]])
+        .err()
+        .expect("an unknown format");
     assert_eq!(e.kind, FaultKind::IllegalInstruction);
-    let e = t.try_run(op::FETCH, imm(tex::DIM_2D, false, false, 0, [0; 3], 0), 0x10, 0, &[vec![0, 0]]).err().expect("an unmapped descriptor");
+    let e = t
+        .try_run(op::FETCH, imm(tex::DIM_2D, false, false, 0, [0; 3], 0), 0x10, 0, &[vec![0, 0]])
+        .err()
+        .expect("an unmapped descriptor");
     assert!(matches!(e.kind, FaultKind::Memory(_)), "{e:?}");
 }
 
@@ -578,9 +642,8 @@ mod reference {
         let base = match lod {
             Lod::Explicit(l) => *l,
             Lod::Grad(dx, dy) => {
-                let len = |d: &[f64; 3]| {
-                    (0..img.dims).map(|a| (d[a] * img.extent[a] as f64).powi(2)).sum::<f64>().sqrt()
-                };
+                let len =
+                    |d: &[f64; 3]| (0..img.dims).map(|a| (d[a] * img.extent[a] as f64).powi(2)).sum::<f64>().sqrt();
                 len(dx).max(len(dy)).log2()
             }
         };
@@ -661,7 +724,11 @@ fn random_round(t: &mut Tex, rng: &mut Rng, round: usize) -> usize {
     for level in 0..levels {
         let e = extent.map(|x| (x >> level).max(1));
         let n = (e[0] * e[1] * e[2]) as usize;
-        texels.push((0..layers).map(|_| (0..n).map(|_| [0; 4].map(|_: i32| rng.unit())).collect::<Vec<_>>()).collect::<Vec<_>>());
+        texels.push(
+            (0..layers)
+                .map(|_| (0..n).map(|_| [0; 4].map(|_: i32| rng.unit())).collect::<Vec<_>>())
+                .collect::<Vec<_>>(),
+        );
     }
     let img_spec = spec(fmt::R32G32B32A32_SFLOAT, view, extent, layers, levels);
     let img = t.image(&img_spec, |level, layer, x, y, z| {
@@ -764,7 +831,13 @@ fn functional_and_timed_results_are_identical() {
     for mode in [Mode::Functional, Mode::Timed] {
         let mut t = Tex::new(DeviceConfig { mode, ..DeviceConfig::default() });
         let img = mip_chain(&t);
-        let lin = t.sampler(&SamplerSpec { mag: LINEAR, min: LINEAR, mip: LINEAR, address: [REPEAT; 3], ..Default::default() });
+        let lin = t.sampler(&SamplerSpec {
+            mag: LINEAR,
+            min: LINEAR,
+            mip: LINEAR,
+            address: [REPEAT; 3],
+            ..Default::default()
+        });
         let steps: Vec<(f32, f32)> = (0..64).map(|k| (0.5 + k as f32 * 0.11, 1.0 + k as f32 * 0.05)).collect();
         let lanes = quad_lanes(&steps, &[]);
         let (out, rep) = t.try_run(op::SAMPLE, imm(tex::DIM_2D, false, false, 0, [0; 3], 0), img, lin, &lanes).unwrap();

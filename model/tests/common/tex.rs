@@ -3,12 +3,12 @@
 //! buffer and its four results stored to another.
 
 use vortex_model::abi::csr;
+use vortex_model::abi::dcr::Launch;
 use vortex_model::abi::format::{self, view_type as vt};
 use vortex_model::abi::gfx::{sampler as rec, tex};
 use vortex_model::abi::isa::{Instr, MemSize, Op, REG_NONE as N};
 use vortex_model::abi::kernel::{build_image, desc, kargs, ImageDesc, KernelHeader, SampledDesc};
 use vortex_model::abi::{wr_f32, wr_u32};
-use vortex_model::abi::dcr::Launch;
 use vortex_model::config::DeviceConfig;
 use vortex_model::device::{Device, DispatchReport};
 use vortex_model::fault::Fault;
@@ -204,7 +204,8 @@ impl Tex {
         let mut k = vec![0u8; kargs::BYTES];
         k[kargs::PUSH..kargs::PUSH + params.len()].copy_from_slice(&params);
         let param = self.alloc(&k);
-        let launch = Launch { pc, param, grid: [groups as u32, 1, 1], block: [32, 1, 1], lmem_bytes: 0, cluster: [1, 1, 1] };
+        let launch =
+            Launch { pc, param, grid: [groups as u32, 1, 1], block: [32, 1, 1], lmem_bytes: 0, cluster: [1, 1, 1] };
         for (a, v) in launch.kmu_writes(self.dev.config().num_threads) {
             self.dev.dcr_write(a, v).unwrap();
         }
