@@ -273,7 +273,7 @@ fn border_colours_by_format() {
         let img = t.image(&spec(format, harness::TYPE_2D, [2, 2, 1], 1, 1), |_, _, _, _, _| [7, 7, 7, 7]);
         let custom = [f(0.25), f(0.5), f(0.75), f(2.0)];
         let smp = t.sampler(&SamplerSpec { address: [CLAMP_TO_BORDER; 3], border, custom, ..Default::default() });
-        let out = t.run(op::SAMPLE, im, img, smp, &[outside.clone()]);
+        let out = t.run(op::SAMPLE, im, img, smp, std::slice::from_ref(&outside));
         assert_eq!(out[0], want, "format {format} border {border}");
     }
 }
@@ -349,8 +349,8 @@ fn cube_faces_for_the_axis_directions_and_face_orientation() {
     // Each axis hits its face's centre: u = v = 1, texel (1, 1).
     let lanes: Vec<Vec<u32>> = axes.iter().map(|d| vec![f(d[0]), f(d[1]), f(d[2]), f(0.0)]).collect();
     let out = t.run(op::SAMPLE, im, img, smp, &lanes);
-    for face in 0..6 {
-        assert_eq!(fv(out[face])[0], (10 * face + 3) as f32, "axis of face {face}");
+    for (face, o) in out.iter().enumerate() {
+        assert_eq!(fv(*o)[0], (10 * face + 3) as f32, "axis of face {face}");
     }
     // Directions to (s_face, t_face) = (0.75, 0.25) on each face, from the spec's table:
     // texel (1, 0).
@@ -358,8 +358,8 @@ fn cube_faces_for_the_axis_directions_and_face_orientation() {
         [[1.0, 0.5, -0.5], [-1.0, 0.5, 0.5], [0.5, 1.0, -0.5], [0.5, -1.0, 0.5], [0.5, 0.5, 1.0], [-0.5, 0.5, -1.0]];
     let lanes: Vec<Vec<u32>> = tilted.iter().map(|d| vec![f(d[0]), f(d[1]), f(d[2]), f(0.0)]).collect();
     let out = t.run(op::SAMPLE, im, img, smp, &lanes);
-    for face in 0..6 {
-        assert_eq!(fv(out[face])[0], (10 * face + 1) as f32, "tilted direction of face {face}");
+    for (face, o) in out.iter().enumerate() {
+        assert_eq!(fv(*o)[0], (10 * face + 1) as f32, "tilted direction of face {face}");
     }
     // Ties: |x| = |y| = |z| picks z, |x| = |y| picks y.
     let out = t.run(op::SAMPLE, im, img, smp, &[vec![f(1.0), f(1.0), f(-1.0), 0], vec![f(-1.0), f(-1.0), f(0.5), 0]]);
@@ -403,13 +403,15 @@ fn gathers_components_offsets_and_comparisons() {
     let smp = t.sampler(&SamplerSpec { address: [REPEAT; 3], ..Default::default() });
     let centre = vec![f(0.5), f(0.5)];
     for comp in 0..4u32 {
-        let out = t.run(op::GATHER, imm(tex::DIM_2D, false, false, 0, [0; 3], comp), img, smp, &[centre.clone()]);
+        let out =
+            t.run(op::GATHER, imm(tex::DIM_2D, false, false, 0, [0; 3], comp), img, smp, std::slice::from_ref(&centre));
         // (i0, j1), (i1, j1), (i1, j0), (i0, j0) = texels 2, 3, 1, 0.
         let c = 10.0 * comp as f32;
         assert_eq!(fv(out[0]), [2.0 + c, 3.0 + c, 1.0 + c, c], "component {comp}");
     }
     // An offset of +1 in x wraps: i0 = 1, i1 = 0.
-    let out = t.run(op::GATHER, imm(tex::DIM_2D, false, false, 0, [1, 0, 0], 0), img, smp, &[centre.clone()]);
+    let out =
+        t.run(op::GATHER, imm(tex::DIM_2D, false, false, 0, [1, 0, 0], 0), img, smp, std::slice::from_ref(&centre));
     assert_eq!(fv(out[0]), [3.0, 2.0, 0.0, 1.0]);
     // Gathers read the base level whatever the sampler's LOD range.
     let depth = t.image(&spec(fmt::D32_SFLOAT, harness::TYPE_2D, [2, 2, 1], 1, 2), |level, _, x, y, _| {
@@ -524,7 +526,7 @@ fn bad_operands_fault() {
     let mut t = dev();
     let img = two_by_two(&t);
     let im = imm(tex::DIM_2D, false, false, LOD0, [0; 3], 0);
-    let e = t.try_run(op::SAMPLE, im, img, 0, &[vec![0, 0, 0]]).err().expect("a sample without a sampler");
+    let e = t.try_run(op::SAMPLE, im, img, 0, &[vec![0, 0, 0]]).expect_err("a sample without a sampler");
     assert_eq!(e.kind, FaultKind::IllegalInstruction);
     assert!(e.detail.contains("sampler"), "{}", e.detail);
     let mut bad = [0u8; 64];
@@ -532,13 +534,11 @@ fn bad_operands_fault() {
     let bad = t.alloc(&bad);
     let e = t
         .try_run(op::FETCH, imm(tex::DIM_2D, false, false, 0, [0; 3], 0), bad, 0, &[vec![0, 0]])
-        .err()
-        .expect("an unknown format");
+        .expect_err("an unknown format");
     assert_eq!(e.kind, FaultKind::IllegalInstruction);
     let e = t
         .try_run(op::FETCH, imm(tex::DIM_2D, false, false, 0, [0; 3], 0), 0x10, 0, &[vec![0, 0]])
-        .err()
-        .expect("an unmapped descriptor");
+        .expect_err("an unmapped descriptor");
     assert!(matches!(e.kind, FaultKind::Memory(_)), "{e:?}");
 }
 
