@@ -1,0 +1,504 @@
+//! Draws of compiled GLSL vertex + fragment pipelines, end to end through the loader, read
+//! back and checked on the host against hand-solved expectations:
+//!
+//! - a triangle whose vertices are fetched from a vertex buffer (two attributes, two
+//!   formats), with a colour varying interpolated across it, into a colour attachment; the
+//!   fragment shader also counts its invocations with a storage-buffer atomic, which must
+//!   equal the covered pixels (none of the pixel centres lies on an edge, so coverage is
+//!   exact);
+//! - two overlapping indexed quads at different depths, drawn far one last, with a depth
+//!   test and a push-constant colour: the near one must win where they overlap.
+//!
+//! The GLSL is compiled at run time with glslangValidator (Debian: glslang-tools), as the
+//! conformance suite does. It runs unchanged on any ICD; lavapipe passing it is what makes it
+//! a test of ours. Usage: draw_check [--icd vortex|lavapipe|PATH]   (exit 0: all passed,
+//! 1: a check failed, 2: could not run)
+
+use ash::vk;
+use std::path::PathBuf;
+use std::process::Command;
+use vortex_examples::{checks, memory_barrier, Buffer, Context, VkResultExt};
+
+type Check = Result<(), String>;
+
+fn err(e: impl std::fmt::Display) -> String {
+    e.to_string()
+}
+
+const W: u32 = 32;
+const H: u32 = 32;
+
+/// SPIR-V words of a GLSL shader of `stage` (`vert`, `frag`).
+fn spirv(stage: &str, source: &str) -> Result<Vec<u32>, String> {
+    let dir = std::env::temp_dir().join(format!("draw_check-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(err)?;
+    let src: PathBuf = dir.join(format!("shader.{stage}"));
+    let out = dir.join(format!("{stage}.spv"));
+    std::fs::write(&src, source).map_err(err)?;
+    let run = Command::new("glslangValidator")
+        .args(["--target-env", "vulkan1.2", "-V"])
+        .arg(&src)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .map_err(|e| format!("glslangValidator (Debian: glslang-tools): {e}"))?;
+    if !run.status.success() {
+        return Err(format!("glslangValidator: {}", String::from_utf8_lossy(&run.stdout)));
+    }
+    let bytes = std::fs::read(&out).map_err(err)?;
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
+}
+
+/// Every object a check creates, destroyed on drop (null handles are ignored).
+struct Objects<'a> {
+    d: &'a ash::Device,
+    images: Vec<(vk::Image, vk::ImageView, vk::DeviceMemory)>,
+    modules: Vec<vk::ShaderModule>,
+    pass: vk::RenderPass,
+    framebuffer: vk::Framebuffer,
+    set_layout: vk::DescriptorSetLayout,
+    pool: vk::DescriptorPool,
+    layout: vk::PipelineLayout,
+    pipeline: vk::Pipeline,
+}
+
+impl<'a> Objects<'a> {
+    fn new(d: &'a ash::Device) -> Self {
+        Objects {
+            d,
+            images: vec![],
+            modules: vec![],
+            pass: vk::RenderPass::null(),
+            framebuffer: vk::Framebuffer::null(),
+            set_layout: vk::DescriptorSetLayout::null(),
+            pool: vk::DescriptorPool::null(),
+            layout: vk::PipelineLayout::null(),
+            pipeline: vk::Pipeline::null(),
+        }
+    }
+
+    /// A `W` x `H` attachment image with its memory and view.
+    fn image(&mut self, ctx: &Context, format: vk::Format, aspect: vk::ImageAspectFlags) -> Result<vk::Image, String> {
+        let d = self.d;
+        let usage = if aspect == vk::ImageAspectFlags::COLOR {
+            vk::ImageUsageFlags::COLOR_ATTACHMENT
+        } else {
+            vk::ImageUsageFlags::DEPTH_STENCIL_ATTACHMENT
+        };
+        let info = vk::ImageCreateInfo::default()
+            .image_type(vk::ImageType::TYPE_2D)
+            .format(format)
+            .extent(vk::Extent3D { width: W, height: H, depth: 1 })
+            .mip_levels(1)
+            .array_layers(1)
+            .samples(vk::SampleCountFlags::TYPE_1)
+            .tiling(vk::ImageTiling::OPTIMAL)
+            .usage(usage | vk::ImageUsageFlags::TRANSFER_SRC)
+            .initial_layout(vk::ImageLayout::UNDEFINED);
+        // SAFETY (this block): a valid device and create infos; Drop destroys the objects.
+        let image = unsafe {
+            let image = d.create_image(&info, None).vk("vkCreateImage").map_err(err)?;
+            self.images.push((image, vk::ImageView::null(), vk::DeviceMemory::null()));
+            let slot = self.images.len() - 1;
+            let req = d.get_image_memory_requirements(image);
+            let ty = ctx.memory_type(req.memory_type_bits).ok_or("no memory type for the image")?;
+            let alloc = vk::MemoryAllocateInfo::default().allocation_size(req.size).memory_type_index(ty);
+            self.images[slot].2 = d.allocate_memory(&alloc, None).vk("vkAllocateMemory").map_err(err)?;
+            d.bind_image_memory(image, self.images[slot].2, 0).vk("vkBindImageMemory").map_err(err)?;
+            let view = vk::ImageViewCreateInfo::default()
+                .image(image)
+                .view_type(vk::ImageViewType::TYPE_2D)
+                .format(format)
+                .subresource_range(range(aspect));
+            self.images[slot].1 = d.create_image_view(&view, None).vk("vkCreateImageView").map_err(err)?;
+            image
+        };
+        Ok(image)
+    }
+
+    fn module(&mut self, stage: &str, source: &str) -> Result<vk::ShaderModule, String> {
+        let words = spirv(stage, source)?;
+        let info = vk::ShaderModuleCreateInfo::default().code(&words);
+        // SAFETY: valid SPIR-V words; Drop destroys the module.
+        let m = unsafe { self.d.create_shader_module(&info, None) }.vk("vkCreateShaderModule").map_err(err)?;
+        self.modules.push(m);
+        Ok(m)
+    }
+}
+
+impl Drop for Objects<'_> {
+    fn drop(&mut self) {
+        let d = self.d;
+        // SAFETY: no submission is pending (submit_once waits); null handles are ignored.
+        unsafe {
+            d.destroy_pipeline(self.pipeline, None);
+            d.destroy_pipeline_layout(self.layout, None);
+            d.destroy_descriptor_pool(self.pool, None);
+            d.destroy_descriptor_set_layout(self.set_layout, None);
+            d.destroy_framebuffer(self.framebuffer, None);
+            d.destroy_render_pass(self.pass, None);
+            for &m in &self.modules {
+                d.destroy_shader_module(m, None);
+            }
+            for &(i, v, m) in &self.images {
+                d.destroy_image_view(v, None);
+                d.destroy_image(i, None);
+                d.free_memory(m, None);
+            }
+        }
+    }
+}
+
+fn range(aspect: vk::ImageAspectFlags) -> vk::ImageSubresourceRange {
+    vk::ImageSubresourceRange { aspect_mask: aspect, base_mip_level: 0, level_count: 1, base_array_layer: 0, layer_count: 1 }
+}
+
+/// A render pass clearing a colour attachment (and a D32 depth one when `depth`), and its
+/// framebuffer over the objects' images.
+fn pass_and_framebuffer(o: &mut Objects, depth: bool) -> Check {
+    let att = |format| {
+        vk::AttachmentDescription::default()
+            .format(format)
+            .samples(vk::SampleCountFlags::TYPE_1)
+            .load_op(vk::AttachmentLoadOp::CLEAR)
+            .store_op(vk::AttachmentStoreOp::STORE)
+            .stencil_load_op(vk::AttachmentLoadOp::DONT_CARE)
+            .stencil_store_op(vk::AttachmentStoreOp::DONT_CARE)
+            .initial_layout(vk::ImageLayout::UNDEFINED)
+            .final_layout(vk::ImageLayout::GENERAL)
+    };
+    let mut atts = vec![att(vk::Format::R8G8B8A8_UNORM)];
+    if depth {
+        atts.push(att(vk::Format::D32_SFLOAT));
+    }
+    let cref = [vk::AttachmentReference { attachment: 0, layout: vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL }];
+    let zref = vk::AttachmentReference { attachment: 1, layout: vk::ImageLayout::DEPTH_STENCIL_ATTACHMENT_OPTIMAL };
+    let mut sub = vk::SubpassDescription::default()
+        .pipeline_bind_point(vk::PipelineBindPoint::GRAPHICS)
+        .color_attachments(&cref);
+    if depth {
+        sub = sub.depth_stencil_attachment(&zref);
+    }
+    // Draw results reach the transfer that reads them back.
+    let dep = vk::SubpassDependency::default()
+        .src_subpass(0)
+        .dst_subpass(vk::SUBPASS_EXTERNAL)
+        .src_stage_mask(vk::PipelineStageFlags::ALL_GRAPHICS)
+        .dst_stage_mask(vk::PipelineStageFlags::TRANSFER)
+        .src_access_mask(vk::AccessFlags::MEMORY_WRITE)
+        .dst_access_mask(vk::AccessFlags::TRANSFER_READ);
+    let subs = [sub];
+    let deps = [dep];
+    let info = vk::RenderPassCreateInfo::default().attachments(&atts).subpasses(&subs).dependencies(&deps);
+    // SAFETY: valid create infos; Drop destroys the objects.
+    o.pass = unsafe { o.d.create_render_pass(&info, None) }.vk("vkCreateRenderPass").map_err(err)?;
+    let views: Vec<_> = o.images.iter().map(|i| i.1).collect();
+    let fb = vk::FramebufferCreateInfo::default().render_pass(o.pass).attachments(&views).width(W).height(H).layers(1);
+    // SAFETY: as above.
+    o.framebuffer = unsafe { o.d.create_framebuffer(&fb, None) }.vk("vkCreateFramebuffer").map_err(err)?;
+    Ok(())
+}
+
+/// What a pipeline of these checks varies.
+struct PipelineDesc<'a> {
+    vs: vk::ShaderModule,
+    fs: vk::ShaderModule,
+    bindings: &'a [vk::VertexInputBindingDescription],
+    attributes: &'a [vk::VertexInputAttributeDescription],
+    depth: bool,
+    push_bytes: u32,
+}
+
+fn pipeline(o: &mut Objects, p: &PipelineDesc) -> Check {
+    let d = o.d;
+    let layouts = [o.set_layout];
+    let push = [vk::PushConstantRange { stage_flags: vk::ShaderStageFlags::FRAGMENT, offset: 0, size: p.push_bytes }];
+    let mut li = vk::PipelineLayoutCreateInfo::default();
+    if o.set_layout != vk::DescriptorSetLayout::null() {
+        li = li.set_layouts(&layouts);
+    }
+    if p.push_bytes > 0 {
+        li = li.push_constant_ranges(&push);
+    }
+    // SAFETY: valid create info; Drop destroys the layout.
+    o.layout = unsafe { d.create_pipeline_layout(&li, None) }.vk("vkCreatePipelineLayout").map_err(err)?;
+    let stages = [
+        vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::VERTEX).module(p.vs).name(c"main"),
+        vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::FRAGMENT).module(p.fs).name(c"main"),
+    ];
+    let vi = vk::PipelineVertexInputStateCreateInfo::default()
+        .vertex_binding_descriptions(p.bindings)
+        .vertex_attribute_descriptions(p.attributes);
+    let ia = vk::PipelineInputAssemblyStateCreateInfo::default().topology(vk::PrimitiveTopology::TRIANGLE_LIST);
+    let viewports = [vk::Viewport { x: 0.0, y: 0.0, width: W as f32, height: H as f32, min_depth: 0.0, max_depth: 1.0 }];
+    let scissors = [vk::Rect2D { offset: vk::Offset2D::default(), extent: vk::Extent2D { width: W, height: H } }];
+    let vp = vk::PipelineViewportStateCreateInfo::default().viewports(&viewports).scissors(&scissors);
+    let rs = vk::PipelineRasterizationStateCreateInfo::default()
+        .polygon_mode(vk::PolygonMode::FILL)
+        .cull_mode(vk::CullModeFlags::NONE)
+        .line_width(1.0);
+    let ms = vk::PipelineMultisampleStateCreateInfo::default().rasterization_samples(vk::SampleCountFlags::TYPE_1);
+    let ds = vk::PipelineDepthStencilStateCreateInfo::default()
+        .depth_test_enable(p.depth)
+        .depth_write_enable(p.depth)
+        .depth_compare_op(vk::CompareOp::LESS);
+    let blend = [vk::PipelineColorBlendAttachmentState::default().color_write_mask(vk::ColorComponentFlags::RGBA)];
+    let cb = vk::PipelineColorBlendStateCreateInfo::default().attachments(&blend);
+    let info = vk::GraphicsPipelineCreateInfo::default()
+        .stages(&stages)
+        .vertex_input_state(&vi)
+        .input_assembly_state(&ia)
+        .viewport_state(&vp)
+        .rasterization_state(&rs)
+        .multisample_state(&ms)
+        .depth_stencil_state(&ds)
+        .color_blend_state(&cb)
+        .layout(o.layout)
+        .render_pass(o.pass)
+        .subpass(0);
+    // SAFETY: valid create infos; Drop destroys the pipeline.
+    let made = unsafe { d.create_graphics_pipelines(vk::PipelineCache::null(), &[info], None) };
+    o.pipeline = made.map_err(|(_, r)| format!("vkCreateGraphicsPipelines: {r:?}"))?[0];
+    Ok(())
+}
+
+/// Begins the render pass with the colour cleared to `clear` (depth to 1).
+fn begin(o: &Objects, cmd: vk::CommandBuffer, clear: [f32; 4]) {
+    let values = [
+        vk::ClearValue { color: vk::ClearColorValue { float32: clear } },
+        vk::ClearValue { depth_stencil: vk::ClearDepthStencilValue { depth: 1.0, stencil: 0 } },
+    ];
+    let n = o.images.len();
+    let info = vk::RenderPassBeginInfo::default()
+        .render_pass(o.pass)
+        .framebuffer(o.framebuffer)
+        .render_area(vk::Rect2D { offset: vk::Offset2D::default(), extent: vk::Extent2D { width: W, height: H } })
+        .clear_values(&values[..n]);
+    // SAFETY: cmd is recording; the objects belong to this device.
+    unsafe {
+        o.d.cmd_begin_render_pass(cmd, &info, vk::SubpassContents::INLINE);
+        o.d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::GRAPHICS, o.pipeline);
+    }
+}
+
+/// Ends the render pass and copies the colour attachment into `out` (RGBA8, tightly packed).
+fn end_and_read(o: &Objects, cmd: vk::CommandBuffer, out: &Buffer) {
+    let region = vk::BufferImageCopy::default()
+        .image_subresource(vk::ImageSubresourceLayers {
+            aspect_mask: vk::ImageAspectFlags::COLOR,
+            mip_level: 0,
+            base_array_layer: 0,
+            layer_count: 1,
+        })
+        .image_extent(vk::Extent3D { width: W, height: H, depth: 1 });
+    // SAFETY: cmd is recording inside the render pass begun by `begin`.
+    unsafe {
+        o.d.cmd_end_render_pass(cmd);
+        o.d.cmd_copy_image_to_buffer(cmd, o.images[0].0, vk::ImageLayout::GENERAL, out.handle(), &[region]);
+        memory_barrier(o.d, cmd, vk::PipelineStageFlags::TRANSFER, vk::PipelineStageFlags::HOST);
+    }
+}
+
+const TRIANGLE_VS: &str = r#"#version 450
+layout(location = 0) in vec2 pos;
+layout(location = 1) in vec4 color;
+layout(location = 0) out vec4 v_color;
+void main() {
+    v_color = color;
+    gl_Position = vec4(pos, 0.0, 1.0);
+}
+"#;
+
+const TRIANGLE_FS: &str = r#"#version 450
+layout(location = 0) in vec4 v_color;
+layout(location = 0) out vec4 o_color;
+layout(set = 0, binding = 0) buffer Counter { uint fragments; };
+void main() {
+    atomicAdd(fragments, 1u);
+    o_color = v_color;
+}
+"#;
+
+/// Pixel corners of the triangle: (0, 0), (32, 0), (0, 31). The hypotenuse
+/// 31 x + 32 y = 992 never passes through a pixel centre.
+const TRI: [[f32; 2]; 3] = [[0.0, 0.0], [32.0, 0.0], [0.0, 31.0]];
+
+/// A triangle with per-vertex colours (R32G32_SFLOAT positions, R8G8B8A8_UNORM colours in
+/// one interleaved binding) into a cleared attachment; a fragment-shader atomic counts the
+/// fragments.
+fn triangle(ctx: &Context) -> Check {
+    let d = ctx.device();
+    let mut o = Objects::new(d);
+    o.image(ctx, vk::Format::R8G8B8A8_UNORM, vk::ImageAspectFlags::COLOR)?;
+    pass_and_framebuffer(&mut o, false)?;
+    let (vs, fs) = (o.module("vert", TRIANGLE_VS)?, o.module("frag", TRIANGLE_FS)?);
+    let binding = [vk::DescriptorSetLayoutBinding::default()
+        .binding(0)
+        .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+        .descriptor_count(1)
+        .stage_flags(vk::ShaderStageFlags::FRAGMENT)];
+    let sli = vk::DescriptorSetLayoutCreateInfo::default().bindings(&binding);
+    // SAFETY: valid create info; Drop destroys it.
+    o.set_layout = unsafe { d.create_descriptor_set_layout(&sli, None) }.vk("vkCreateDescriptorSetLayout").map_err(err)?;
+    let colors: [[u8; 4]; 3] = [[255, 0, 0, 255], [0, 255, 0, 255], [0, 0, 255, 255]];
+    let mut verts = Vec::new();
+    for (p, c) in TRI.iter().zip(colors) {
+        let ndc = [p[0] / W as f32 * 2.0 - 1.0, p[1] / H as f32 * 2.0 - 1.0];
+        verts.extend_from_slice(&ndc[0].to_le_bytes());
+        verts.extend_from_slice(&ndc[1].to_le_bytes());
+        verts.extend_from_slice(&c);
+    }
+    let bindings = [vk::VertexInputBindingDescription { binding: 0, stride: 12, input_rate: vk::VertexInputRate::VERTEX }];
+    let attributes = [
+        vk::VertexInputAttributeDescription { location: 0, binding: 0, format: vk::Format::R32G32_SFLOAT, offset: 0 },
+        vk::VertexInputAttributeDescription { location: 1, binding: 0, format: vk::Format::R8G8B8A8_UNORM, offset: 8 },
+    ];
+    pipeline(&mut o, &PipelineDesc { vs, fs, bindings: &bindings, attributes: &attributes, depth: false, push_bytes: 0 })?;
+    let vb = Buffer::with_data(ctx, &verts, vk::BufferUsageFlags::VERTEX_BUFFER).map_err(err)?;
+    let counter = Buffer::with_data(ctx, &[0u32; 4], vk::BufferUsageFlags::STORAGE_BUFFER).map_err(err)?;
+    let out = Buffer::new(ctx, (W * H * 4) as u64, vk::BufferUsageFlags::TRANSFER_DST).map_err(err)?;
+    let sizes = [vk::DescriptorPoolSize { ty: vk::DescriptorType::STORAGE_BUFFER, descriptor_count: 1 }];
+    let pi = vk::DescriptorPoolCreateInfo::default().max_sets(1).pool_sizes(&sizes);
+    // SAFETY: valid create infos; Drop destroys the pool (and its set).
+    let set = unsafe {
+        o.pool = d.create_descriptor_pool(&pi, None).vk("vkCreateDescriptorPool").map_err(err)?;
+        let layouts = [o.set_layout];
+        let ai = vk::DescriptorSetAllocateInfo::default().descriptor_pool(o.pool).set_layouts(&layouts);
+        let set = d.allocate_descriptor_sets(&ai).vk("vkAllocateDescriptorSets").map_err(err)?[0];
+        let bi = [vk::DescriptorBufferInfo { buffer: counter.handle(), offset: 0, range: vk::WHOLE_SIZE }];
+        let w = vk::WriteDescriptorSet::default()
+            .dst_set(set)
+            .dst_binding(0)
+            .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+            .buffer_info(&bi);
+        d.update_descriptor_sets(&[w], &[]);
+        set
+    };
+    ctx.submit_once(|cmd| {
+        begin(&o, cmd, [0.0, 0.0, 0.0, 0.0]);
+        // SAFETY: cmd is recording inside the render pass; the objects belong to this device.
+        unsafe {
+            d.cmd_bind_descriptor_sets(cmd, vk::PipelineBindPoint::GRAPHICS, o.layout, 0, &[set], &[]);
+            d.cmd_bind_vertex_buffers(cmd, 0, &[vb.handle()], &[0]);
+            d.cmd_draw(cmd, 3, 1, 0, 0);
+        }
+        end_and_read(&o, cmd, &out);
+        memory_barrier(d, cmd, vk::PipelineStageFlags::ALL_COMMANDS, vk::PipelineStageFlags::HOST);
+    })
+    .map_err(err)?;
+    let px = out.read::<[u8; 4]>();
+    let mut covered = 0;
+    for y in 0..H {
+        for x in 0..W {
+            let (cx, cy) = (x as f64 + 0.5, y as f64 + 0.5);
+            let got = px[(y * W + x) as usize];
+            if 31.0 * cx + 32.0 * cy > 992.0 {
+                if got != [0; 4] {
+                    return Err(format!("pixel ({x}, {y}) outside the triangle is {got:?}"));
+                }
+                continue;
+            }
+            covered += 1;
+            // Barycentrics: weight of vertex 1 is x / 32, of vertex 2 y / 31.
+            let (b1, b2) = (cx / 32.0, cy / 31.0);
+            let want = [1.0 - b1 - b2, b1, b2, 1.0].map(|v| v * 255.0);
+            for c in 0..4 {
+                if (got[c] as f64 - want[c]).abs() > 1.5 {
+                    return Err(format!("pixel ({x}, {y}): {got:?}, want about {want:?}"));
+                }
+            }
+        }
+    }
+    let fragments = counter.read::<u32>()[0];
+    if fragments != covered {
+        return Err(format!("{fragments} fragment invocations counted, {covered} pixels covered"));
+    }
+    Ok(())
+}
+
+const QUAD_VS: &str = r#"#version 450
+layout(location = 0) in vec3 pos;
+void main() {
+    gl_Position = vec4(pos, 1.0);
+}
+"#;
+
+const QUAD_FS: &str = r#"#version 450
+layout(location = 0) out vec4 o_color;
+layout(push_constant) uniform Push { vec4 color; };
+void main() {
+    o_color = color;
+}
+"#;
+
+/// Two indexed quads (R32G32B32_SFLOAT positions, 16-bit indices): pixels [8, 24) x [8, 24)
+/// at depth 0.25 first, then [0, 16) x [0, 16) at depth 0.75; depth test LESS.
+fn depth_tested_quads(ctx: &Context) -> Check {
+    let d = ctx.device();
+    let mut o = Objects::new(d);
+    o.image(ctx, vk::Format::R8G8B8A8_UNORM, vk::ImageAspectFlags::COLOR)?;
+    o.image(ctx, vk::Format::D32_SFLOAT, vk::ImageAspectFlags::DEPTH)?;
+    pass_and_framebuffer(&mut o, true)?;
+    let (vs, fs) = (o.module("vert", QUAD_VS)?, o.module("frag", QUAD_FS)?);
+    let bindings = [vk::VertexInputBindingDescription { binding: 0, stride: 12, input_rate: vk::VertexInputRate::VERTEX }];
+    let attributes =
+        [vk::VertexInputAttributeDescription { location: 0, binding: 0, format: vk::Format::R32G32B32_SFLOAT, offset: 0 }];
+    pipeline(&mut o, &PipelineDesc { vs, fs, bindings: &bindings, attributes: &attributes, depth: true, push_bytes: 16 })?;
+    let ndc = |p: u32, size: u32| p as f32 / size as f32 * 2.0 - 1.0;
+    let mut verts: Vec<f32> = Vec::new();
+    for (x0, y0, x1, y1, z) in [(8, 8, 24, 24, 0.25f32), (0, 0, 16, 16, 0.75)] {
+        for (x, y) in [(x0, y0), (x1, y0), (x0, y1), (x1, y1)] {
+            verts.extend([ndc(x, W), ndc(y, H), z]);
+        }
+    }
+    let indices: [u16; 12] = [0, 1, 2, 2, 1, 3, 4, 5, 6, 6, 5, 7];
+    let vb = Buffer::with_data(ctx, &verts, vk::BufferUsageFlags::VERTEX_BUFFER).map_err(err)?;
+    let ib = Buffer::with_data(ctx, &indices, vk::BufferUsageFlags::INDEX_BUFFER).map_err(err)?;
+    let out = Buffer::new(ctx, (W * H * 4) as u64, vk::BufferUsageFlags::TRANSFER_DST).map_err(err)?;
+    let (near, far) = ([0.0f32, 1.0, 0.0, 1.0], [1.0f32, 0.0, 0.0, 1.0]);
+    ctx.submit_once(|cmd| {
+        begin(&o, cmd, [0.0, 0.0, 1.0, 1.0]);
+        // SAFETY: cmd is recording inside the render pass; the objects belong to this device.
+        unsafe {
+            d.cmd_bind_vertex_buffers(cmd, 0, &[vb.handle()], &[0]);
+            d.cmd_bind_index_buffer(cmd, ib.handle(), 0, vk::IndexType::UINT16);
+            for (first, color) in [(0, near), (6, far)] {
+                let bytes: Vec<u8> = color.iter().flat_map(|c| c.to_le_bytes()).collect();
+                d.cmd_push_constants(cmd, o.layout, vk::ShaderStageFlags::FRAGMENT, 0, &bytes);
+                d.cmd_draw_indexed(cmd, 6, 1, first, 0, 0);
+            }
+        }
+        end_and_read(&o, cmd, &out);
+    })
+    .map_err(err)?;
+    let px = out.read::<[u8; 4]>();
+    let inside = |x: u32, y: u32, lo: u32, hi: u32| (lo..hi).contains(&x) && (lo..hi).contains(&y);
+    for y in 0..H {
+        for x in 0..W {
+            let want = if inside(x, y, 8, 24) {
+                [0, 255, 0, 255]
+            } else if inside(x, y, 0, 16) {
+                [255, 0, 0, 255]
+            } else {
+                [0, 0, 255, 255]
+            };
+            let got = px[(y * W + x) as usize];
+            if got != want {
+                return Err(format!("pixel ({x}, {y}): {got:?}, want {want:?}"));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn main() {
+    let icd = checks::icd_from_args("draw_check");
+    let ctx = checks::context_or_exit("draw_check", &icd);
+    println!("device: {} ({})", ctx.info().name, ctx.info().driver_name);
+    let list: [checks::Check<'_, ()>; 2] = [
+        ("triangle: vertex fetch, interpolated colour, fragment atomics", &triangle),
+        ("indexed quads: depth test, push constants", &depth_tested_quads),
+    ];
+    checks::run_checks_and_exit(&ctx, "draw", &list, || 0);
+}
