@@ -7,7 +7,9 @@
 //!   equal the covered pixels (none of the pixel centres lies on an edge, so coverage is
 //!   exact);
 //! - two overlapping indexed quads at different depths, drawn far one last, with a depth
-//!   test and a push-constant colour: the near one must win where they overlap.
+//!   test and a push-constant colour: the near one must win where they overlap;
+//! - a full-screen triangle without vertex input sampling a 4 x 4 texture through a combined
+//!   image sampler (linear) and through a sampled image with a separate sampler (nearest).
 //!
 //! The GLSL is compiled at run time with glslangValidator (Debian: glslang-tools), as the
 //! conformance suite does. It runs unchanged on any ICD; lavapipe passing it is what makes it
@@ -61,6 +63,7 @@ struct Objects<'a> {
     pool: vk::DescriptorPool,
     layout: vk::PipelineLayout,
     pipeline: vk::Pipeline,
+    samplers: Vec<vk::Sampler>,
 }
 
 impl<'a> Objects<'a> {
@@ -75,26 +78,39 @@ impl<'a> Objects<'a> {
             pool: vk::DescriptorPool::null(),
             layout: vk::PipelineLayout::null(),
             pipeline: vk::Pipeline::null(),
+            samplers: vec![],
         }
     }
 
     /// A `W` x `H` attachment image with its memory and view.
     fn image(&mut self, ctx: &Context, format: vk::Format, aspect: vk::ImageAspectFlags) -> Result<vk::Image, String> {
-        let d = self.d;
         let usage = if aspect == vk::ImageAspectFlags::COLOR {
             vk::ImageUsageFlags::COLOR_ATTACHMENT
         } else {
             vk::ImageUsageFlags::DEPTH_STENCIL_ATTACHMENT
         };
+        self.image_of(ctx, format, aspect, [W, H], usage | vk::ImageUsageFlags::TRANSFER_SRC)
+    }
+
+    /// A `w` x `h` image of `usage` with its memory and view.
+    fn image_of(
+        &mut self,
+        ctx: &Context,
+        format: vk::Format,
+        aspect: vk::ImageAspectFlags,
+        [w, h]: [u32; 2],
+        usage: vk::ImageUsageFlags,
+    ) -> Result<vk::Image, String> {
+        let d = self.d;
         let info = vk::ImageCreateInfo::default()
             .image_type(vk::ImageType::TYPE_2D)
             .format(format)
-            .extent(vk::Extent3D { width: W, height: H, depth: 1 })
+            .extent(vk::Extent3D { width: w, height: h, depth: 1 })
             .mip_levels(1)
             .array_layers(1)
             .samples(vk::SampleCountFlags::TYPE_1)
             .tiling(vk::ImageTiling::OPTIMAL)
-            .usage(usage | vk::ImageUsageFlags::TRANSFER_SRC)
+            .usage(usage)
             .initial_layout(vk::ImageLayout::UNDEFINED);
         // SAFETY (this block): a valid device and create infos; Drop destroys the objects.
         let image = unsafe {
@@ -138,6 +154,9 @@ impl Drop for Objects<'_> {
             d.destroy_descriptor_set_layout(self.set_layout, None);
             d.destroy_framebuffer(self.framebuffer, None);
             d.destroy_render_pass(self.pass, None);
+            for &s in &self.samplers {
+                d.destroy_sampler(s, None);
+            }
             for &m in &self.modules {
                 d.destroy_shader_module(m, None);
             }
@@ -151,7 +170,13 @@ impl Drop for Objects<'_> {
 }
 
 fn range(aspect: vk::ImageAspectFlags) -> vk::ImageSubresourceRange {
-    vk::ImageSubresourceRange { aspect_mask: aspect, base_mip_level: 0, level_count: 1, base_array_layer: 0, layer_count: 1 }
+    vk::ImageSubresourceRange {
+        aspect_mask: aspect,
+        base_mip_level: 0,
+        level_count: 1,
+        base_array_layer: 0,
+        layer_count: 1,
+    }
 }
 
 /// A render pass clearing a colour attachment (and a D32 depth one when `depth`), and its
@@ -174,9 +199,8 @@ fn pass_and_framebuffer(o: &mut Objects, depth: bool) -> Check {
     }
     let cref = [vk::AttachmentReference { attachment: 0, layout: vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL }];
     let zref = vk::AttachmentReference { attachment: 1, layout: vk::ImageLayout::DEPTH_STENCIL_ATTACHMENT_OPTIMAL };
-    let mut sub = vk::SubpassDescription::default()
-        .pipeline_bind_point(vk::PipelineBindPoint::GRAPHICS)
-        .color_attachments(&cref);
+    let mut sub =
+        vk::SubpassDescription::default().pipeline_bind_point(vk::PipelineBindPoint::GRAPHICS).color_attachments(&cref);
     if depth {
         sub = sub.depth_stencil_attachment(&zref);
     }
@@ -231,7 +255,8 @@ fn pipeline(o: &mut Objects, p: &PipelineDesc) -> Check {
         .vertex_binding_descriptions(p.bindings)
         .vertex_attribute_descriptions(p.attributes);
     let ia = vk::PipelineInputAssemblyStateCreateInfo::default().topology(vk::PrimitiveTopology::TRIANGLE_LIST);
-    let viewports = [vk::Viewport { x: 0.0, y: 0.0, width: W as f32, height: H as f32, min_depth: 0.0, max_depth: 1.0 }];
+    let viewports =
+        [vk::Viewport { x: 0.0, y: 0.0, width: W as f32, height: H as f32, min_depth: 0.0, max_depth: 1.0 }];
     let scissors = [vk::Rect2D { offset: vk::Offset2D::default(), extent: vk::Extent2D { width: W, height: H } }];
     let vp = vk::PipelineViewportStateCreateInfo::default().viewports(&viewports).scissors(&scissors);
     let rs = vk::PipelineRasterizationStateCreateInfo::default()
@@ -340,7 +365,8 @@ fn triangle(ctx: &Context) -> Check {
         .stage_flags(vk::ShaderStageFlags::FRAGMENT)];
     let sli = vk::DescriptorSetLayoutCreateInfo::default().bindings(&binding);
     // SAFETY: valid create info; Drop destroys it.
-    o.set_layout = unsafe { d.create_descriptor_set_layout(&sli, None) }.vk("vkCreateDescriptorSetLayout").map_err(err)?;
+    o.set_layout =
+        unsafe { d.create_descriptor_set_layout(&sli, None) }.vk("vkCreateDescriptorSetLayout").map_err(err)?;
     let colors: [[u8; 4]; 3] = [[255, 0, 0, 255], [0, 255, 0, 255], [0, 0, 255, 255]];
     let mut verts = Vec::new();
     for (p, c) in TRI.iter().zip(colors) {
@@ -349,12 +375,16 @@ fn triangle(ctx: &Context) -> Check {
         verts.extend_from_slice(&ndc[1].to_le_bytes());
         verts.extend_from_slice(&c);
     }
-    let bindings = [vk::VertexInputBindingDescription { binding: 0, stride: 12, input_rate: vk::VertexInputRate::VERTEX }];
+    let bindings =
+        [vk::VertexInputBindingDescription { binding: 0, stride: 12, input_rate: vk::VertexInputRate::VERTEX }];
     let attributes = [
         vk::VertexInputAttributeDescription { location: 0, binding: 0, format: vk::Format::R32G32_SFLOAT, offset: 0 },
         vk::VertexInputAttributeDescription { location: 1, binding: 0, format: vk::Format::R8G8B8A8_UNORM, offset: 8 },
     ];
-    pipeline(&mut o, &PipelineDesc { vs, fs, bindings: &bindings, attributes: &attributes, depth: false, push_bytes: 0 })?;
+    pipeline(
+        &mut o,
+        &PipelineDesc { vs, fs, bindings: &bindings, attributes: &attributes, depth: false, push_bytes: 0 },
+    )?;
     let vb = Buffer::with_data(ctx, &verts, vk::BufferUsageFlags::VERTEX_BUFFER).map_err(err)?;
     let counter = Buffer::with_data(ctx, &[0u32; 4], vk::BufferUsageFlags::STORAGE_BUFFER).map_err(err)?;
     let out = Buffer::new(ctx, (W * H * 4) as u64, vk::BufferUsageFlags::TRANSFER_DST).map_err(err)?;
@@ -441,10 +471,18 @@ fn depth_tested_quads(ctx: &Context) -> Check {
     o.image(ctx, vk::Format::D32_SFLOAT, vk::ImageAspectFlags::DEPTH)?;
     pass_and_framebuffer(&mut o, true)?;
     let (vs, fs) = (o.module("vert", QUAD_VS)?, o.module("frag", QUAD_FS)?);
-    let bindings = [vk::VertexInputBindingDescription { binding: 0, stride: 12, input_rate: vk::VertexInputRate::VERTEX }];
-    let attributes =
-        [vk::VertexInputAttributeDescription { location: 0, binding: 0, format: vk::Format::R32G32B32_SFLOAT, offset: 0 }];
-    pipeline(&mut o, &PipelineDesc { vs, fs, bindings: &bindings, attributes: &attributes, depth: true, push_bytes: 16 })?;
+    let bindings =
+        [vk::VertexInputBindingDescription { binding: 0, stride: 12, input_rate: vk::VertexInputRate::VERTEX }];
+    let attributes = [vk::VertexInputAttributeDescription {
+        location: 0,
+        binding: 0,
+        format: vk::Format::R32G32B32_SFLOAT,
+        offset: 0,
+    }];
+    pipeline(
+        &mut o,
+        &PipelineDesc { vs, fs, bindings: &bindings, attributes: &attributes, depth: true, push_bytes: 16 },
+    )?;
     let ndc = |p: u32, size: u32| p as f32 / size as f32 * 2.0 - 1.0;
     let mut verts: Vec<f32> = Vec::new();
     for (x0, y0, x1, y1, z) in [(8, 8, 24, 24, 0.25f32), (0, 0, 16, 16, 0.75)] {
@@ -492,13 +530,176 @@ fn depth_tested_quads(ctx: &Context) -> Check {
     Ok(())
 }
 
+const FULLSCREEN_VS: &str = r#"#version 450
+void main() {
+    vec2 p = vec2(float((gl_VertexIndex & 1) * 4 - 1), float((gl_VertexIndex & 2) * 2 - 1));
+    gl_Position = vec4(p, 0.0, 1.0);
+}
+"#;
+
+const SAMPLING_FS: &str = r#"#version 450
+layout(set = 0, binding = 0) uniform sampler2D linear_tex;
+layout(set = 0, binding = 1) uniform texture2D tex;
+layout(set = 0, binding = 2) uniform sampler nearest;
+layout(location = 0) out vec4 o_color;
+void main() {
+    vec2 uv = gl_FragCoord.xy / 32.0;
+    if (gl_FragCoord.x < 16.0) {
+        o_color = texture(linear_tex, uv);
+    } else {
+        o_color = texture(sampler2D(tex, nearest), uv);
+    }
+}
+"#;
+
+/// Texel (i, j) of the 4 x 4 RGBA8 texture.
+fn texel(i: i64, j: i64) -> [u8; 4] {
+    let (i, j) = (i.clamp(0, 3) as u8, j.clamp(0, 3) as u8);
+    [i * 60, j * 60, (i + j) * 30, 255 - 20 * i]
+}
+
+/// A full-screen triangle (no vertex input) sampling a 4 x 4 texture: the left half through a
+/// combined image sampler (linear, clamp to edge), the right half through a sampled image and
+/// a separate sampler (nearest).
+fn sampling(ctx: &Context) -> Check {
+    let d = ctx.device();
+    let mut o = Objects::new(d);
+    o.image(ctx, vk::Format::R8G8B8A8_UNORM, vk::ImageAspectFlags::COLOR)?;
+    pass_and_framebuffer(&mut o, false)?;
+    let usage = vk::ImageUsageFlags::SAMPLED | vk::ImageUsageFlags::TRANSFER_DST;
+    let tex = o.image_of(ctx, vk::Format::R8G8B8A8_UNORM, vk::ImageAspectFlags::COLOR, [4, 4], usage)?;
+    let tex_view = o.images[1].1;
+    let (vs, fs) = (o.module("vert", FULLSCREEN_VS)?, o.module("frag", SAMPLING_FS)?);
+    for filter in [vk::Filter::LINEAR, vk::Filter::NEAREST] {
+        let edge = vk::SamplerAddressMode::CLAMP_TO_EDGE;
+        let si = vk::SamplerCreateInfo::default()
+            .mag_filter(filter)
+            .min_filter(filter)
+            .mipmap_mode(vk::SamplerMipmapMode::NEAREST)
+            .address_mode_u(edge)
+            .address_mode_v(edge)
+            .address_mode_w(edge)
+            .max_lod(0.0);
+        // SAFETY: valid create info; Drop destroys the sampler.
+        o.samplers.push(unsafe { d.create_sampler(&si, None) }.vk("vkCreateSampler").map_err(err)?);
+    }
+    let kinds =
+        [vk::DescriptorType::COMBINED_IMAGE_SAMPLER, vk::DescriptorType::SAMPLED_IMAGE, vk::DescriptorType::SAMPLER];
+    let bindings: Vec<_> = kinds
+        .iter()
+        .enumerate()
+        .map(|(i, &ty)| {
+            vk::DescriptorSetLayoutBinding::default()
+                .binding(i as u32)
+                .descriptor_type(ty)
+                .descriptor_count(1)
+                .stage_flags(vk::ShaderStageFlags::FRAGMENT)
+        })
+        .collect();
+    let sli = vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings);
+    // SAFETY: valid create info; Drop destroys it.
+    o.set_layout =
+        unsafe { d.create_descriptor_set_layout(&sli, None) }.vk("vkCreateDescriptorSetLayout").map_err(err)?;
+    pipeline(&mut o, &PipelineDesc { vs, fs, bindings: &[], attributes: &[], depth: false, push_bytes: 0 })?;
+    let sizes = kinds.map(|ty| vk::DescriptorPoolSize { ty, descriptor_count: 1 });
+    let pi = vk::DescriptorPoolCreateInfo::default().max_sets(1).pool_sizes(&sizes);
+    // SAFETY: valid create infos; Drop destroys the pool (and its set).
+    let set = unsafe {
+        o.pool = d.create_descriptor_pool(&pi, None).vk("vkCreateDescriptorPool").map_err(err)?;
+        let layouts = [o.set_layout];
+        let ai = vk::DescriptorSetAllocateInfo::default().descriptor_pool(o.pool).set_layouts(&layouts);
+        let set = d.allocate_descriptor_sets(&ai).vk("vkAllocateDescriptorSets").map_err(err)?[0];
+        let layout = vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL;
+        let image = |sampler| [vk::DescriptorImageInfo { sampler, image_view: tex_view, image_layout: layout }];
+        let (combined, sampled) = (image(o.samplers[0]), image(vk::Sampler::null()));
+        let nearest = [vk::DescriptorImageInfo {
+            sampler: o.samplers[1],
+            image_view: vk::ImageView::null(),
+            image_layout: layout,
+        }];
+        let writes = [(0, &combined), (1, &sampled), (2, &nearest)].map(|(b, info)| {
+            vk::WriteDescriptorSet::default()
+                .dst_set(set)
+                .dst_binding(b)
+                .descriptor_type(kinds[b as usize])
+                .image_info(info)
+        });
+        d.update_descriptor_sets(&writes, &[]);
+        set
+    };
+    let texels: Vec<[u8; 4]> = (0..16).map(|k| texel(k % 4, k / 4)).collect();
+    let up = Buffer::with_data(ctx, &texels, vk::BufferUsageFlags::TRANSFER_SRC).map_err(err)?;
+    let out = Buffer::new(ctx, (W * H * 4) as u64, vk::BufferUsageFlags::TRANSFER_DST).map_err(err)?;
+    ctx.submit_once(|cmd| {
+        let to = |old, new, src: vk::AccessFlags, dst: vk::AccessFlags| {
+            vk::ImageMemoryBarrier::default()
+                .old_layout(old)
+                .new_layout(new)
+                .src_access_mask(src)
+                .dst_access_mask(dst)
+                .image(tex)
+                .subresource_range(range(vk::ImageAspectFlags::COLOR))
+        };
+        let region = vk::BufferImageCopy::default()
+            .image_subresource(vk::ImageSubresourceLayers {
+                aspect_mask: vk::ImageAspectFlags::COLOR,
+                mip_level: 0,
+                base_array_layer: 0,
+                layer_count: 1,
+            })
+            .image_extent(vk::Extent3D { width: 4, height: 4, depth: 1 });
+        use vk::{AccessFlags as A, ImageLayout as L, PipelineStageFlags as S};
+        // SAFETY: cmd is recording; the objects belong to this device.
+        unsafe {
+            let none = vk::DependencyFlags::empty();
+            let upload = to(L::UNDEFINED, L::TRANSFER_DST_OPTIMAL, A::empty(), A::TRANSFER_WRITE);
+            d.cmd_pipeline_barrier(cmd, S::TOP_OF_PIPE, S::TRANSFER, none, &[], &[], &[upload]);
+            d.cmd_copy_buffer_to_image(cmd, up.handle(), tex, L::TRANSFER_DST_OPTIMAL, &[region]);
+            let read = to(L::TRANSFER_DST_OPTIMAL, L::SHADER_READ_ONLY_OPTIMAL, A::TRANSFER_WRITE, A::SHADER_READ);
+            d.cmd_pipeline_barrier(cmd, S::TRANSFER, S::FRAGMENT_SHADER, none, &[], &[], &[read]);
+        }
+        begin(&o, cmd, [0.0; 4]);
+        // SAFETY: cmd is recording inside the render pass; the objects belong to this device.
+        unsafe {
+            d.cmd_bind_descriptor_sets(cmd, vk::PipelineBindPoint::GRAPHICS, o.layout, 0, &[set], &[]);
+            d.cmd_draw(cmd, 3, 1, 0, 0);
+        }
+        end_and_read(&o, cmd, &out);
+    })
+    .map_err(err)?;
+    let px = out.read::<[u8; 4]>();
+    for y in 0..H as i64 {
+        for x in 0..W as i64 {
+            let got = px[(y * W as i64 + x) as usize];
+            // Texel space: the pixel centre over 8 pixels a texel.
+            let (u, v) = ((x as f64 + 0.5) / 8.0, (y as f64 + 0.5) / 8.0);
+            let want: [f64; 4] = if x < 16 {
+                let (u, v) = (u - 0.5, v - 0.5);
+                let (i, j, fu, fv) = (u.floor() as i64, v.floor() as i64, u - u.floor(), v - v.floor());
+                std::array::from_fn(|c| {
+                    let t = |i, j| texel(i, j)[c] as f64;
+                    let top = t(i, j) * (1.0 - fu) + t(i + 1, j) * fu;
+                    (top * (1.0 - fv) + (t(i, j + 1) * (1.0 - fu) + t(i + 1, j + 1) * fu) * fv).round()
+                })
+            } else {
+                texel(u.floor() as i64, v.floor() as i64).map(f64::from)
+            };
+            if (0..4).any(|c| (got[c] as f64 - want[c]).abs() > 2.0) {
+                return Err(format!("pixel ({x}, {y}): {got:?}, want about {want:?}"));
+            }
+        }
+    }
+    Ok(())
+}
+
 fn main() {
     let icd = checks::icd_from_args("draw_check");
     let ctx = checks::context_or_exit("draw_check", &icd);
     println!("device: {} ({})", ctx.info().name, ctx.info().driver_name);
-    let list: [checks::Check<'_, ()>; 2] = [
+    let list: [checks::Check<'_, ()>; 3] = [
         ("triangle: vertex fetch, interpolated colour, fragment atomics", &triangle),
         ("indexed quads: depth test, push constants", &depth_tested_quads),
+        ("sampling: combined image sampler (linear), sampled image + sampler (nearest)", &sampling),
     ];
     checks::run_checks_and_exit(&ctx, "draw", &list, || 0);
 }
