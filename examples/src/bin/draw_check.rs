@@ -8,8 +8,9 @@
 //!   exact);
 //! - two overlapping indexed quads at different depths, drawn far one last, with a depth
 //!   test and a push-constant colour: the near one must win where they overlap;
-//! - a full-screen triangle without vertex input sampling a 4 x 4 texture through a combined
-//!   image sampler (linear) and through a sampled image with a separate sampler (nearest).
+//! - a full-screen triangle without vertex input sampling a 4 x 4 texture, linear or nearest
+//!   by column pair, through an array of combined image samplers and through a sampled image
+//!   with an array of separate samplers, indexed non-uniformly.
 //!
 //! The GLSL is compiled at run time with glslangValidator (Debian: glslang-tools), as the
 //! conformance suite does. It runs unchanged on any ICD; lavapipe passing it is what makes it
@@ -538,16 +539,20 @@ void main() {
 "#;
 
 const SAMPLING_FS: &str = r#"#version 450
-layout(set = 0, binding = 0) uniform sampler2D linear_tex;
+#extension GL_EXT_nonuniform_qualifier : require
+layout(set = 0, binding = 0) uniform sampler2D combined[2];
 layout(set = 0, binding = 1) uniform texture2D tex;
-layout(set = 0, binding = 2) uniform sampler nearest;
+layout(set = 0, binding = 2) uniform sampler samplers[2];
+layout(push_constant) uniform Push { int pick; };
 layout(location = 0) out vec4 o_color;
 void main() {
     vec2 uv = gl_FragCoord.xy / 32.0;
-    if (gl_FragCoord.x < 16.0) {
-        o_color = texture(linear_tex, uv);
+    // Column pairs alternate: 0 linear, 1 nearest (per quad, so within every warp).
+    int k = (int(gl_FragCoord.x) / 2) & 1;
+    if (gl_FragCoord.y < 16.0) {
+        o_color = texture(combined[nonuniformEXT(k)], uv);
     } else {
-        o_color = texture(sampler2D(tex, nearest), uv);
+        o_color = texture(sampler2D(tex, samplers[nonuniformEXT(pick ^ k)]), uv);
     }
 }
 "#;
@@ -558,9 +563,10 @@ fn texel(i: i64, j: i64) -> [u8; 4] {
     [i * 60, j * 60, (i + j) * 30, 255 - 20 * i]
 }
 
-/// A full-screen triangle (no vertex input) sampling a 4 x 4 texture: the left half through a
-/// combined image sampler (linear, clamp to edge), the right half through a sampled image and
-/// a separate sampler (nearest).
+/// A full-screen triangle (no vertex input) sampling a 4 x 4 texture, linear or nearest
+/// (clamp to edge) by column pair: the top half through an array of two combined image
+/// samplers, the bottom half through a sampled image and an array of two samplers, each
+/// picked by a non-uniform index (and a push constant).
 fn sampling(ctx: &Context) -> Check {
     let d = ctx.device();
     let mut o = Objects::new(d);
@@ -585,6 +591,7 @@ fn sampling(ctx: &Context) -> Check {
     }
     let kinds =
         [vk::DescriptorType::COMBINED_IMAGE_SAMPLER, vk::DescriptorType::SAMPLED_IMAGE, vk::DescriptorType::SAMPLER];
+    let counts = [2, 1, 2];
     let bindings: Vec<_> = kinds
         .iter()
         .enumerate()
@@ -592,7 +599,7 @@ fn sampling(ctx: &Context) -> Check {
             vk::DescriptorSetLayoutBinding::default()
                 .binding(i as u32)
                 .descriptor_type(ty)
-                .descriptor_count(1)
+                .descriptor_count(counts[i])
                 .stage_flags(vk::ShaderStageFlags::FRAGMENT)
         })
         .collect();
@@ -600,8 +607,8 @@ fn sampling(ctx: &Context) -> Check {
     // SAFETY: valid create info; Drop destroys it.
     o.set_layout =
         unsafe { d.create_descriptor_set_layout(&sli, None) }.vk("vkCreateDescriptorSetLayout").map_err(err)?;
-    pipeline(&mut o, &PipelineDesc { vs, fs, bindings: &[], attributes: &[], depth: false, push_bytes: 0 })?;
-    let sizes = kinds.map(|ty| vk::DescriptorPoolSize { ty, descriptor_count: 1 });
+    pipeline(&mut o, &PipelineDesc { vs, fs, bindings: &[], attributes: &[], depth: false, push_bytes: 4 })?;
+    let sizes = [0, 1, 2].map(|i| vk::DescriptorPoolSize { ty: kinds[i], descriptor_count: counts[i] });
     let pi = vk::DescriptorPoolCreateInfo::default().max_sets(1).pool_sizes(&sizes);
     // SAFETY: valid create infos; Drop destroys the pool (and its set).
     let set = unsafe {
@@ -610,14 +617,13 @@ fn sampling(ctx: &Context) -> Check {
         let ai = vk::DescriptorSetAllocateInfo::default().descriptor_pool(o.pool).set_layouts(&layouts);
         let set = d.allocate_descriptor_sets(&ai).vk("vkAllocateDescriptorSets").map_err(err)?[0];
         let layout = vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL;
-        let image = |sampler| [vk::DescriptorImageInfo { sampler, image_view: tex_view, image_layout: layout }];
-        let (combined, sampled) = (image(o.samplers[0]), image(vk::Sampler::null()));
-        let nearest = [vk::DescriptorImageInfo {
-            sampler: o.samplers[1],
-            image_view: vk::ImageView::null(),
-            image_layout: layout,
-        }];
-        let writes = [(0, &combined), (1, &sampled), (2, &nearest)].map(|(b, info)| {
+        let image = |sampler, image_view| vk::DescriptorImageInfo { sampler, image_view, image_layout: layout };
+        let (linear, nearest, none) = (o.samplers[0], o.samplers[1], vk::ImageView::null());
+        let combined = [image(linear, tex_view), image(nearest, tex_view)];
+        let sampled = [image(vk::Sampler::null(), tex_view)];
+        // Picked by `pick ^ k` with pick 1: element 1 for the linear columns.
+        let samplers = [image(nearest, none), image(linear, none)];
+        let writes = [(0, &combined[..]), (1, &sampled[..]), (2, &samplers[..])].map(|(b, info)| {
             vk::WriteDescriptorSet::default()
                 .dst_set(set)
                 .dst_binding(b)
@@ -662,6 +668,7 @@ fn sampling(ctx: &Context) -> Check {
         // SAFETY: cmd is recording inside the render pass; the objects belong to this device.
         unsafe {
             d.cmd_bind_descriptor_sets(cmd, vk::PipelineBindPoint::GRAPHICS, o.layout, 0, &[set], &[]);
+            d.cmd_push_constants(cmd, o.layout, vk::ShaderStageFlags::FRAGMENT, 0, &1i32.to_le_bytes());
             d.cmd_draw(cmd, 3, 1, 0, 0);
         }
         end_and_read(&o, cmd, &out);
@@ -673,7 +680,7 @@ fn sampling(ctx: &Context) -> Check {
             let got = px[(y * W as i64 + x) as usize];
             // Texel space: the pixel centre over 8 pixels a texel.
             let (u, v) = ((x as f64 + 0.5) / 8.0, (y as f64 + 0.5) / 8.0);
-            let want: [f64; 4] = if x < 16 {
+            let want: [f64; 4] = if (x / 2) & 1 == 0 {
                 let (u, v) = (u - 0.5, v - 0.5);
                 let (i, j, fu, fv) = (u.floor() as i64, v.floor() as i64, u - u.floor(), v - v.floor());
                 std::array::from_fn(|c| {
@@ -699,7 +706,7 @@ fn main() {
     let list: [checks::Check<'_, ()>; 3] = [
         ("triangle: vertex fetch, interpolated colour, fragment atomics", &triangle),
         ("indexed quads: depth test, push constants", &depth_tested_quads),
-        ("sampling: combined image sampler (linear), sampled image + sampler (nearest)", &sampling),
+        ("sampling: combined image sampler and sampler arrays, non-uniform indices", &sampling),
     ];
     checks::run_checks_and_exit(&ctx, "draw", &list, || 0);
 }
