@@ -7,7 +7,8 @@
 //!   equal the covered pixels (none of the pixel centres lies on an edge, so coverage is
 //!   exact);
 //! - two overlapping indexed quads at different depths, drawn far one last, with a depth
-//!   test and a push-constant colour: the near one must win where they overlap;
+//!   test and a push-constant colour: the near one must win where they overlap; occlusion
+//!   queries count the samples that passed (and none for a third quad hidden behind);
 //! - a full-screen triangle without vertex input sampling a 4 x 4 texture, linear or nearest
 //!   by column pair, through an array of combined image samplers and through a sampled image
 //!   with an array of separate samplers, indexed non-uniformly.
@@ -65,6 +66,7 @@ struct Objects<'a> {
     layout: vk::PipelineLayout,
     pipeline: vk::Pipeline,
     samplers: Vec<vk::Sampler>,
+    queries: vk::QueryPool,
 }
 
 impl<'a> Objects<'a> {
@@ -80,6 +82,7 @@ impl<'a> Objects<'a> {
             layout: vk::PipelineLayout::null(),
             pipeline: vk::Pipeline::null(),
             samplers: vec![],
+            queries: vk::QueryPool::null(),
         }
     }
 
@@ -155,6 +158,7 @@ impl Drop for Objects<'_> {
             d.destroy_descriptor_set_layout(self.set_layout, None);
             d.destroy_framebuffer(self.framebuffer, None);
             d.destroy_render_pass(self.pass, None);
+            d.destroy_query_pool(self.queries, None);
             for &s in &self.samplers {
                 d.destroy_sampler(s, None);
             }
@@ -464,7 +468,8 @@ void main() {
 "#;
 
 /// Two indexed quads (R32G32B32_SFLOAT positions, 16-bit indices): pixels [8, 24) x [8, 24)
-/// at depth 0.25 first, then [0, 16) x [0, 16) at depth 0.75; depth test LESS.
+/// at depth 0.25 first, then [0, 16) x [0, 16) at depth 0.75; depth test LESS; occlusion
+/// queries around them and around a third quad hidden behind the first.
 fn depth_tested_quads(ctx: &Context) -> Check {
     let d = ctx.device();
     let mut o = Objects::new(d);
@@ -486,7 +491,8 @@ fn depth_tested_quads(ctx: &Context) -> Check {
     )?;
     let ndc = |p: u32, size: u32| p as f32 / size as f32 * 2.0 - 1.0;
     let mut verts: Vec<f32> = Vec::new();
-    for (x0, y0, x1, y1, z) in [(8, 8, 24, 24, 0.25f32), (0, 0, 16, 16, 0.75)] {
+    // The third quad lies behind the first: it passes no sample.
+    for (x0, y0, x1, y1, z) in [(8, 8, 24, 24, 0.25f32), (0, 0, 16, 16, 0.75), (10, 10, 20, 20, 0.9)] {
         for (x, y) in [(x0, y0), (x1, y0), (x0, y1), (x1, y1)] {
             verts.extend([ndc(x, W), ndc(y, H), z]);
         }
@@ -496,21 +502,42 @@ fn depth_tested_quads(ctx: &Context) -> Check {
     let ib = Buffer::with_data(ctx, &indices, vk::BufferUsageFlags::INDEX_BUFFER).map_err(err)?;
     let out = Buffer::new(ctx, (W * H * 4) as u64, vk::BufferUsageFlags::TRANSFER_DST).map_err(err)?;
     let (near, far) = ([0.0f32, 1.0, 0.0, 1.0], [1.0f32, 0.0, 0.0, 1.0]);
+    let qi = vk::QueryPoolCreateInfo::default().query_type(vk::QueryType::OCCLUSION).query_count(2);
+    // SAFETY: valid create info; Drop destroys the pool.
+    o.queries = unsafe { d.create_query_pool(&qi, None) }.vk("vkCreateQueryPool").map_err(err)?;
     ctx.submit_once(|cmd| {
+        // SAFETY: cmd is recording outside a render pass.
+        unsafe { d.cmd_reset_query_pool(cmd, o.queries, 0, 2) };
         begin(&o, cmd, [0.0, 0.0, 1.0, 1.0]);
         // SAFETY: cmd is recording inside the render pass; the objects belong to this device.
         unsafe {
             d.cmd_bind_vertex_buffers(cmd, 0, &[vb.handle()], &[0]);
             d.cmd_bind_index_buffer(cmd, ib.handle(), 0, vk::IndexType::UINT16);
+            // Query 0 around the two visible quads, query 1 around the hidden one (its
+            // vertices through the vertex offset).
+            d.cmd_begin_query(cmd, o.queries, 0, vk::QueryControlFlags::empty());
             for (first, color) in [(0, near), (6, far)] {
                 let bytes: Vec<u8> = color.iter().flat_map(|c| c.to_le_bytes()).collect();
                 d.cmd_push_constants(cmd, o.layout, vk::ShaderStageFlags::FRAGMENT, 0, &bytes);
                 d.cmd_draw_indexed(cmd, 6, 1, first, 0, 0);
             }
+            d.cmd_end_query(cmd, o.queries, 0);
+            d.cmd_begin_query(cmd, o.queries, 1, vk::QueryControlFlags::empty());
+            d.cmd_draw_indexed(cmd, 6, 1, 0, 8, 0);
+            d.cmd_end_query(cmd, o.queries, 1);
         }
         end_and_read(&o, cmd, &out);
     })
     .map_err(err)?;
+    let mut samples = [0u64; 2];
+    let flags = vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WAIT;
+    // SAFETY: two 64-bit results into a two-element array.
+    unsafe { d.get_query_pool_results(o.queries, 0, &mut samples, flags) }.vk("vkGetQueryPoolResults").map_err(err)?;
+    // Both drivers count exactly (a non-precise query may report any non-zero count): the
+    // near quad's 256 pixels and the far one's 256 less the 64 the near one hides.
+    if samples != [256 + 192, 0] {
+        return Err(format!("occlusion queries counted {samples:?} samples, want [448, 0]"));
+    }
     let px = out.read::<[u8; 4]>();
     let inside = |x: u32, y: u32, lo: u32, hi: u32| (lo..hi).contains(&x) && (lo..hi).contains(&y);
     for y in 0..H {
@@ -705,7 +732,7 @@ fn main() {
     println!("device: {} ({})", ctx.info().name, ctx.info().driver_name);
     let list: [checks::Check<'_, ()>; 3] = [
         ("triangle: vertex fetch, interpolated colour, fragment atomics", &triangle),
-        ("indexed quads: depth test, push constants", &depth_tested_quads),
+        ("indexed quads: depth test, push constants, occlusion queries", &depth_tested_quads),
         ("sampling: combined image sampler and sampler arrays, non-uniform indices", &sampling),
     ];
     checks::run_checks_and_exit(&ctx, "draw", &list, || 0);
