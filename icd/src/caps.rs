@@ -79,6 +79,8 @@ pub fn features10() -> vk::PhysicalDeviceFeatures {
         shader_uniform_buffer_array_dynamic_indexing: vk::TRUE,
         shader_storage_buffer_array_dynamic_indexing: vk::TRUE,
         shader_storage_image_array_dynamic_indexing: vk::TRUE,
+        // Like the non-uniform indexing of Vulkan 1.2's features (examples' draw_check).
+        shader_sampled_image_array_dynamic_indexing: graphics::SAMPLING as vk::Bool32,
         // Buffers only: no sparse residency, no sparse images (`runtime::sparse`).
         sparse_binding: vk::TRUE,
         ..Default::default()
