@@ -13,6 +13,7 @@ pub mod image;
 pub mod math;
 pub mod obj;
 pub mod pipeline;
+pub mod raster;
 pub mod rawas;
 pub mod scene;
 pub mod sparse;
