@@ -14,6 +14,7 @@ pub mod math;
 pub mod obj;
 pub mod pipeline;
 pub mod raster;
+pub mod raster_scene;
 pub mod rawas;
 pub mod scene;
 pub mod sparse;
