@@ -5,7 +5,8 @@
 //! - a triangle fan over the whole target and a jittered grid of triangles with shared edges
 //!   and sub-pixel vertices (some exactly on pixel centres) each write every pixel exactly
 //!   once (counted with atomics in the fragment shader);
-//! - clipping against the near and far planes (depth written where the plane keeps it);
+//! - clipping against the near and far planes (depth written where the plane keeps it),
+//!   and of a triangle crossing w = 0 in perspective against a host solution;
 //! - the depth test and writes, the stencil test and its operations;
 //! - every blend factor and blend op of the core spec on an 8-bit unorm target;
 //! - every vertex format the device offers, converted as the vertex shader sees it;
@@ -272,6 +273,95 @@ type RectDraw = (usize, [f32; 4], [f32; 4], f32, u32);
 type Planes = (Vec<u8>, Vec<f32>, Vec<u8>);
 /// Fragment counts, the derivative shader's results and the colour of a target.
 type DerivRun = (Vec<u32>, Vec<[f32; 4]>, Vec<u8>);
+
+/// Where a triangle given in clip space covers NDC point (x, y), solved on the host: the
+/// triangle's point that projects there (barycentrics b with sum b (pos - (x, y) w) = 0 in
+/// x and y), kept if inside the triangle, in front of the eye (w > 0) and between the near
+/// and far planes (0 <= z <= w). Returns its depth z / w.
+fn clip_space_cover(tri: &[[f64; 4]; 3], x: f64, y: f64) -> Option<f64> {
+    let row = |k: usize, s: f64| [0, 1, 2].map(|i| tri[i][k] - s * tri[i][3]);
+    let m = [row(0, x), row(1, y), [1.0; 3]];
+    let det = |m: [[f64; 3]; 3]| {
+        m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1]) - m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0])
+            + m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0])
+    };
+    let d = det(m);
+    if d.abs() < 1e-12 {
+        return None;
+    }
+    // Cramer's rule with the right-hand side (0, 0, 1).
+    let b: [f64; 3] = std::array::from_fn(|c| {
+        let mut mc = m;
+        for (r, v) in [0.0, 0.0, 1.0].into_iter().enumerate() {
+            mc[r][c] = v;
+        }
+        det(mc) / d
+    });
+    let w: f64 = (0..3).map(|i| b[i] * tri[i][3]).sum();
+    let z: f64 = (0..3).map(|i| b[i] * tri[i][2]).sum();
+    (b.iter().all(|&v| v >= 0.0) && w > 0.0 && z >= 0.0 && z <= w).then_some(z / w)
+}
+
+/// A triangle with a vertex behind the eye (w < 0), so it crosses w = 0 and the near plane:
+/// clipping must keep exactly the part in front, never its projection wrapped through
+/// infinity. Compared pixel by pixel with [`clip_space_cover`] wherever the answer is the
+/// same 1/32 pixel around the centre (closer calls depend on the sub-pixel grid).
+fn perspective_near_clipping(ctx: &Context) -> Result<String, String> {
+    let size = [48u32, 32];
+    let target = Target::new(ctx, size, &[RGBA8], Some(vk::Format::D32_SFLOAT)).map_err(err)?;
+    let bindings = [storage(0)];
+    let desc = GraphicsDesc {
+        vertex: VS,
+        fragment: Some(COUNT_FS),
+        bindings: &bindings,
+        push_constant_bytes: 48,
+        vertex_bindings: &POS_BINDING,
+        vertex_attributes: &POS_ATTRIBUTE,
+        depth_compare: Some(vk::CompareOp::ALWAYS),
+        ..Default::default()
+    };
+    let pipe = GraphicsPipeline::new(ctx, &target, &desc).map_err(err)?;
+    let n = (size[0] * size[1]) as usize;
+    let counts = Buffer::new(ctx, n as u64 * 4, vk::BufferUsageFlags::STORAGE_BUFFER).map_err(err)?;
+    pipe.bind_storage_buffer(0, &counts);
+    let tri: [[f32; 4]; 3] = [[0.5, -2.0, -1.2, -1.0], [-1.5, 1.5, 1.0, 2.0], [1.5, 1.2, 1.4, 1.6]];
+    let vb = vertices(ctx, &tri)?;
+    ctx.submit_once(|cmd| {
+        target.begin(cmd, vk::ClearColorValue::default(), 1.0, 0);
+        pipe.draw(ctx, cmd, &push([1.0; 4], [0.0; 4], size), &[&vb], 3, 1);
+        target.end(cmd);
+    })
+    .map_err(err)?;
+    let counts = counts.read::<u32>();
+    let depth = target.depth.as_ref().unwrap().read(ctx, vk::ImageAspectFlags::DEPTH).map_err(err)?;
+    let depth: &[f32] = bytemuck::cast_slice(&depth);
+    let tri64 = tri.map(|v| v.map(f64::from));
+    let (mut checked, mut covered) = (0, 0);
+    for i in 0..n {
+        let (px, py) = ((i as u32 % size[0]) as f64 + 0.5, (i as u32 / size[0]) as f64 + 0.5);
+        let at = |dx: f64, dy: f64| {
+            clip_space_cover(&tri64, (px + dx) / size[0] as f64 * 2.0 - 1.0, (py + dy) / size[1] as f64 * 2.0 - 1.0)
+        };
+        let centre = at(0.0, 0.0);
+        let e = 1.0 / 32.0;
+        if [at(e, 0.0), at(-e, 0.0), at(0.0, e), at(0.0, -e)].iter().any(|a| a.is_some() != centre.is_some()) {
+            continue;
+        }
+        checked += 1;
+        covered += centre.is_some() as u32;
+        let ok = match centre {
+            Some(z) => counts[i] == 1 && (depth[i] as f64 - z).abs() < 1e-3,
+            None => counts[i] == 0 && depth[i] == 1.0,
+        };
+        if !ok {
+            return Err(format!("pixel ({px}, {py}): {} fragments, depth {} (want {:?})", counts[i], depth[i], centre));
+        }
+    }
+    if checked < n * 9 / 10 || covered < 100 {
+        return Err(format!("only {checked} of {n} pixels clear-cut, {covered} covered: a bad check"));
+    }
+    Ok(format!("{covered} of {checked} clear-cut pixels covered"))
+}
 
 /// Runs `draws` into a `size` target with depth/stencil `ds` cleared to 1.0 / 0; returns
 /// colour, depth, stencil.
@@ -568,6 +658,7 @@ fn main() {
         ("fan_covers_every_pixel_once", &|c| fan_covers_once(c).map(|_| None)),
         ("grid_shared_edges_subpixel", &|c| grid_shared_edges(c).map(|_| None)),
         ("near_far_clipping", &|c| near_far_clipping(c).map(|_| None)),
+        ("perspective_near_clipping", &|c| perspective_near_clipping(c).map(Some)),
         ("depth_test", &|c| depth_test(c).map(|_| None)),
         ("stencil_test", &|c| stencil_test(c).map(|_| None)),
         ("blend_factors_and_ops", &|c| blend::every_factor_and_op(c).map(Some)),
