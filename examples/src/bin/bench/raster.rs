@@ -1,4 +1,5 @@
-//! The raster workloads: fill rate (full-target quads of a one-line fragment shader), draws
+//! The raster workloads: fill rate (full-target quads of a one-line fragment shader, added
+//! up by blending so that no driver may drop the hidden layers), draws
 //! per second (small triangles, one draw each) and a frame of the default scene drawn
 //! through the vertex + fragment pipeline with a shadow ray per fragment (ray queries in
 //! the fragment shader, as in Sascha Willems' ray-query shadow sample). Each driver runs
@@ -35,8 +36,19 @@ fn push(color: [f32; 4]) -> Vec<u8> {
     color.iter().chain(&[0.0; 4]).flat_map(|f| f.to_le_bytes()).chain([0u8; 16]).collect()
 }
 
-/// A flat-colour pipeline over positions in clip space (binding 0, vec4).
-fn flat_pipeline(ctx: &Context, target: &Target) -> Result<GraphicsPipeline, String> {
+/// A flat-colour pipeline over positions in clip space (binding 0, vec4), adding its colour
+/// to the target's with `additive`.
+fn flat_pipeline(ctx: &Context, target: &Target, additive: bool) -> Result<GraphicsPipeline, String> {
+    let add = vk::PipelineColorBlendAttachmentState {
+        blend_enable: vk::TRUE,
+        src_color_blend_factor: vk::BlendFactor::ONE,
+        dst_color_blend_factor: vk::BlendFactor::ONE,
+        color_blend_op: vk::BlendOp::ADD,
+        src_alpha_blend_factor: vk::BlendFactor::ONE,
+        dst_alpha_blend_factor: vk::BlendFactor::ONE,
+        alpha_blend_op: vk::BlendOp::ADD,
+        color_write_mask: vk::ColorComponentFlags::RGBA,
+    };
     let vb = [vk::VertexInputBindingDescription { binding: 0, stride: 16, input_rate: vk::VertexInputRate::VERTEX }];
     let attr = [vk::VertexInputAttributeDescription {
         location: 0,
@@ -50,6 +62,7 @@ fn flat_pipeline(ctx: &Context, target: &Target) -> Result<GraphicsPipeline, Str
         push_constant_bytes: 48,
         vertex_bindings: &vb,
         vertex_attributes: &attr,
+        blend: additive.then_some(add),
         ..Default::default()
     };
     GraphicsPipeline::new(ctx, target, &desc).map_err(err)
@@ -70,7 +83,8 @@ fn timed_draws(
     let t = Instant::now();
     ctx.submit_once(|cmd| {
         target.begin(cmd, vk::ClearColorValue::default(), 1.0, 0);
-        pipe.bind(ctx, cmd, &push([0.25, 0.5, 0.75, 1.0]), &[vb]);
+        // Multiples of 1/255: sums of them are exact in RGBA8 on every driver.
+        pipe.bind(ctx, cmd, &push([3.0, 5.0, 7.0, 1.0].map(|c| c / 255.0)), &[vb]);
         for i in 0..draws {
             // SAFETY: recording inside the target's render pass.
             unsafe { d.cmd_draw(cmd, vertices, 1, (i % per_draw) * vertices, 0) };
@@ -81,10 +95,10 @@ fn timed_draws(
     Ok(t.elapsed().as_secs_f64())
 }
 
-/// Fill rate: `FILL_LAYERS` full-target quads, the second of two submissions timed.
+/// Fill rate: `FILL_LAYERS` full-target quads added up, the second of two submissions timed.
 fn fill(ctx: &Context, size: [u32; 2]) -> Result<(f64, u64, u64), String> {
     let target = Target::new(ctx, size, &[vk::Format::R8G8B8A8_UNORM], None).map_err(err)?;
-    let pipe = flat_pipeline(ctx, &target)?;
+    let pipe = flat_pipeline(ctx, &target, true)?;
     let quad: [[f32; 4]; 6] = [
         [-1.0, -1.0, 0.5, 1.0],
         [1.0, -1.0, 0.5, 1.0],
@@ -103,7 +117,7 @@ fn fill(ctx: &Context, size: [u32; 2]) -> Result<(f64, u64, u64), String> {
 /// Draw rate: `DRAWS` draws of one small triangle each, spread over the target.
 fn draws(ctx: &Context, size: [u32; 2]) -> Result<(f64, u64, u64), String> {
     let target = Target::new(ctx, size, &[vk::Format::R8G8B8A8_UNORM], None).map_err(err)?;
-    let pipe = flat_pipeline(ctx, &target)?;
+    let pipe = flat_pipeline(ctx, &target, false)?;
     // 64 triangles of about 8x8 pixels on a grid; draw i uses triangle i mod 64.
     let mut tris = Vec::new();
     for k in 0..64 {
