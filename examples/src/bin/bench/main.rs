@@ -254,7 +254,7 @@ fn raster_table(icds: &[&str], size: [u32; 2]) -> bool {
             Some(f) => {
                 let r = |k: usize| raster::rate(f, k) / raster::rate(&m, k);
                 println!(
-                    "{:<24} {:<14} {:>13.2}x {:>11.2}x {:>11.2}x",
+                    "{:<24} {:<14} {:>13.3}x {:>11.3}x {:>11.2}x",
                     "",
                     format!("{}/{}", icds[0], icd),
                     r(0),
