@@ -4,12 +4,16 @@
 //! ```text
 //! render [--icd vortex|lavapipe|PATH] [--scene bunny|spheres|million|random | --obj FILE]
 //!        [--subdivide N] [--copies N] [--width W] [--height H] [--spp N] [--out FILE.png]
-//!        [--compare ICD] [--quiet]
+//!        [--raster] [--compare ICD] [--quiet]
 //! ```
 //!
 //! With `VORTEX_STATS=FILE` (on Vortex RT) it also writes `OUT.heat.png`, the RTU work per
 //! ray of every pixel with a legend, and in timed mode (`VORTEX_MODE=timed`)
 //! `OUT.timeline.svg`, the traversal cores' activity over the render.
+//!
+//! `--raster` draws the scene through a vertex + fragment pipeline instead (depth-tested,
+//! the shadow and ambient-occlusion rays traced by ray queries in the fragment shader, the
+//! ground textured with a mipmapped checker).
 //!
 //! `--compare ICD` renders the same image on a second driver (in a child process: the loader
 //! picks its driver per process) and reports the fraction of differing pixels and the PSNR.
@@ -20,12 +24,13 @@ mod stats;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use vortex_examples::scene::{Scene, SceneOptions};
+use vortex_examples::raster_scene::RasterScene;
+use vortex_examples::scene::{GpuScene, Scene, SceneOptions};
 use vortex_examples::{Context, Icd};
 
 const USAGE: &str = "usage: render [--icd vortex|lavapipe|PATH] [--scene bunny|spheres|million|random | --obj FILE]
               [--subdivide N] [--copies N] [--width W] [--height H] [--spp N] [--out FILE.png]
-              [--compare ICD] [--quiet]
+              [--raster] [--compare ICD] [--quiet]
   --icd        the Vulkan driver to render on (default: vortex)
   --scene      a built-in scene (default: bunny); --obj renders an OBJ file on a ground plane
   --subdivide  split the main mesh's triangles in four, N times (bunny: 3,676 x 4^N)
@@ -33,6 +38,8 @@ const USAGE: &str = "usage: render [--icd vortex|lavapipe|PATH] [--scene bunny|s
                e.g. --subdivide 4 or --copies 300 puts over a million triangles in the scene
   --spp        ambient-occlusion rays per pixel (default 4)
   --out        the PNG to write (default: render.png)
+  --raster     draw the scene with a vertex + fragment pipeline (ray-query shadows and
+               AO in the fragment shader, a textured ground) instead of primary rays
   --compare    also render on this driver and report differing pixels and PSNR
 environment:
   VORTEX_STATS=FILE  (Vortex RT) also write OUT.heat.png, RTU work per ray with a legend,
@@ -50,6 +57,7 @@ pub struct Options {
     pub out: PathBuf,
     pub compare: Option<String>,
     pub quiet: bool,
+    pub raster: bool,
 }
 
 fn parse(mut args: impl Iterator<Item = String>) -> Result<Option<Options>, String> {
@@ -64,6 +72,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Option<Options>, Stri
         out: PathBuf::from("render.png"),
         compare: None,
         quiet: false,
+        raster: false,
     };
     while let Some(a) = args.next() {
         let mut value = || args.next().ok_or(format!("{a} needs a value"));
@@ -81,6 +90,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Option<Options>, Stri
             "--out" => o.out = PathBuf::from(value()?),
             "--compare" => o.compare = Some(value()?),
             "--quiet" => o.quiet = true,
+            "--raster" => o.raster = true,
             _ => return Err(format!("unexpected argument {a:?}")),
         }
     }
@@ -113,6 +123,9 @@ fn run(o: &Options) -> Result<(), String> {
             scene.unique_triangle_count()
         );
     }
+    if o.raster {
+        return raster(&ctx, &scene, o);
+    }
     let r = gpu::render(&ctx, &scene, o).map_err(|e| e.to_string())?;
     compare::write_png(&o.out, o.width, o.height, &r.pixels)?;
     if !o.quiet {
@@ -138,6 +151,33 @@ fn run(o: &Options) -> Result<(), String> {
         } else if !o.quiet {
             println!("VORTEX_STATS ignored: {} does not write it", ctx.info().name);
         }
+    }
+    if let Some(other) = &o.compare {
+        compare::against(o, other)?;
+    }
+    Ok(())
+}
+
+/// The scene drawn through the raster pipeline (`--raster`).
+fn raster(ctx: &Context, scene: &Scene, o: &Options) -> Result<(), String> {
+    let gpu = GpuScene::build(ctx, scene).map_err(|e| e.to_string())?;
+    let r = RasterScene::new(ctx, scene, &gpu, [o.width, o.height], o.spp).map_err(|e| e.to_string())?;
+    let t = std::time::Instant::now();
+    r.draw(ctx).map_err(|e| e.to_string())?;
+    let seconds = t.elapsed().as_secs_f64();
+    compare::write_png(&o.out, o.width, o.height, &r.pixels(ctx).map_err(|e| e.to_string())?)?;
+    if !o.quiet {
+        println!(
+            "drew {}x{} ({} draws, {} AO spp, shadows and AO by ray queries in the fragment shader) in {seconds:.3} s",
+            o.width,
+            o.height,
+            scene.placements.len(),
+            o.spp
+        );
+        println!("wrote {}", o.out.display());
+    }
+    if std::env::var_os("VORTEX_STATS").is_some_and(|p| !p.is_empty()) && !o.quiet {
+        println!("VORTEX_STATS: the heatmap and timeline are drawn for ray-traced renders only");
     }
     if let Some(other) = &o.compare {
         compare::against(o, other)?;
