@@ -608,7 +608,7 @@ void main() {
     // Column pairs alternate: 0 linear, 1 nearest (per quad, so within every warp).
     int k = (int(gl_FragCoord.x) / 2) & 1;
     if (gl_FragCoord.y < 16.0) {
-        o_color = texture(combined[nonuniformEXT(k)], uv);
+        o_color = textureOffset(combined[nonuniformEXT(k)], uv, ivec2(1, -1));
     } else {
         o_color = texture(sampler2D(tex, samplers[nonuniformEXT(pick ^ k)]), uv);
     }
@@ -623,8 +623,8 @@ fn texel(i: i64, j: i64) -> [u8; 4] {
 
 /// A full-screen triangle (no vertex input) sampling a 4 x 4 texture, linear or nearest
 /// (clamp to edge) by column pair: the top half through an array of two combined image
-/// samplers, the bottom half through a sampled image and an array of two samplers, each
-/// picked by a non-uniform index (and a push constant).
+/// samplers with a texel offset, the bottom half through a sampled image and an array of two
+/// samplers, each picked by a non-uniform index (and a push constant).
 fn sampling(ctx: &Context) -> Check {
     let d = ctx.device();
     let mut o = Objects::new(d);
@@ -738,16 +738,18 @@ fn sampling(ctx: &Context) -> Check {
             let got = px[(y * W as i64 + x) as usize];
             // Texel space: the pixel centre over 8 pixels a texel.
             let (u, v) = ((x as f64 + 0.5) / 8.0, (y as f64 + 0.5) / 8.0);
+            // The top half samples with the texel offset (1, -1), before clamping.
+            let (di, dj) = if y < 16 { (1, -1) } else { (0, 0) };
             let want: [f64; 4] = if (x / 2) & 1 == 0 {
                 let (u, v) = (u - 0.5, v - 0.5);
                 let (i, j, fu, fv) = (u.floor() as i64, v.floor() as i64, u - u.floor(), v - v.floor());
                 std::array::from_fn(|c| {
-                    let t = |i, j| texel(i, j)[c] as f64;
+                    let t = |i: i64, j: i64| texel(i + di, j + dj)[c] as f64;
                     let top = t(i, j) * (1.0 - fu) + t(i + 1, j) * fu;
                     (top * (1.0 - fv) + (t(i, j + 1) * (1.0 - fu) + t(i + 1, j + 1) * fu) * fv).round()
                 })
             } else {
-                texel(u.floor() as i64, v.floor() as i64).map(f64::from)
+                texel(u.floor() as i64 + di, v.floor() as i64 + dj).map(f64::from)
             };
             if (0..4).any(|c| (got[c] as f64 - want[c]).abs() > 2.0) {
                 return Err(format!("pixel ({x}, {y}): {got:?}, want about {want:?}"));
