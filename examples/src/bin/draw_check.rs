@@ -11,7 +11,9 @@
 //!   queries count the samples that passed (and none for a third quad hidden behind);
 //! - a full-screen triangle without vertex input sampling a 4 x 4 texture, linear or nearest
 //!   by column pair, through an array of combined image samplers and through a sampled image
-//!   with an array of separate samplers, indexed non-uniformly.
+//!   with an array of separate samplers, indexed non-uniformly;
+//! - large points (`gl_PointSize`) and a wide line, their exact pixels;
+//! - two subpasses, the second reading the first's attachment as an input attachment.
 //!
 //! The GLSL is compiled at run time with glslangValidator (Debian: glslang-tools), as the
 //! conformance suite does. It runs unchanged on any ICD; lavapipe passing it is what makes it
@@ -64,7 +66,7 @@ struct Objects<'a> {
     set_layout: vk::DescriptorSetLayout,
     pool: vk::DescriptorPool,
     layout: vk::PipelineLayout,
-    pipeline: vk::Pipeline,
+    pipelines: Vec<vk::Pipeline>,
     samplers: Vec<vk::Sampler>,
     queries: vk::QueryPool,
 }
@@ -80,7 +82,7 @@ impl<'a> Objects<'a> {
             set_layout: vk::DescriptorSetLayout::null(),
             pool: vk::DescriptorPool::null(),
             layout: vk::PipelineLayout::null(),
-            pipeline: vk::Pipeline::null(),
+            pipelines: vec![],
             samplers: vec![],
             queries: vk::QueryPool::null(),
         }
@@ -152,7 +154,9 @@ impl Drop for Objects<'_> {
         let d = self.d;
         // SAFETY: no submission is pending (submit_once waits); null handles are ignored.
         unsafe {
-            d.destroy_pipeline(self.pipeline, None);
+            for &p in &self.pipelines {
+                d.destroy_pipeline(p, None);
+            }
             d.destroy_pipeline_layout(self.layout, None);
             d.destroy_descriptor_pool(self.pool, None);
             d.destroy_descriptor_set_layout(self.set_layout, None);
@@ -237,8 +241,30 @@ struct PipelineDesc<'a> {
     attributes: &'a [vk::VertexInputAttributeDescription],
     depth: bool,
     push_bytes: u32,
+    topology: vk::PrimitiveTopology,
+    line_width: f32,
+    subpass: u32,
 }
 
+impl<'a> PipelineDesc<'a> {
+    /// Triangle lists without vertex input, depth test or push constants, in subpass 0.
+    fn new(vs: vk::ShaderModule, fs: vk::ShaderModule) -> Self {
+        PipelineDesc {
+            vs,
+            fs,
+            bindings: &[],
+            attributes: &[],
+            depth: false,
+            push_bytes: 0,
+            topology: vk::PrimitiveTopology::TRIANGLE_LIST,
+            line_width: 1.0,
+            subpass: 0,
+        }
+    }
+}
+
+/// Makes a pipeline (and the objects' pipeline layout, the first time); `begin` binds the
+/// first one made.
 fn pipeline(o: &mut Objects, p: &PipelineDesc) -> Check {
     let d = o.d;
     let layouts = [o.set_layout];
@@ -250,8 +276,10 @@ fn pipeline(o: &mut Objects, p: &PipelineDesc) -> Check {
     if p.push_bytes > 0 {
         li = li.push_constant_ranges(&push);
     }
-    // SAFETY: valid create info; Drop destroys the layout.
-    o.layout = unsafe { d.create_pipeline_layout(&li, None) }.vk("vkCreatePipelineLayout").map_err(err)?;
+    if o.layout == vk::PipelineLayout::null() {
+        // SAFETY: valid create info; Drop destroys the layout.
+        o.layout = unsafe { d.create_pipeline_layout(&li, None) }.vk("vkCreatePipelineLayout").map_err(err)?;
+    }
     let stages = [
         vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::VERTEX).module(p.vs).name(c"main"),
         vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::FRAGMENT).module(p.fs).name(c"main"),
@@ -259,7 +287,7 @@ fn pipeline(o: &mut Objects, p: &PipelineDesc) -> Check {
     let vi = vk::PipelineVertexInputStateCreateInfo::default()
         .vertex_binding_descriptions(p.bindings)
         .vertex_attribute_descriptions(p.attributes);
-    let ia = vk::PipelineInputAssemblyStateCreateInfo::default().topology(vk::PrimitiveTopology::TRIANGLE_LIST);
+    let ia = vk::PipelineInputAssemblyStateCreateInfo::default().topology(p.topology);
     let viewports =
         [vk::Viewport { x: 0.0, y: 0.0, width: W as f32, height: H as f32, min_depth: 0.0, max_depth: 1.0 }];
     let scissors = [vk::Rect2D { offset: vk::Offset2D::default(), extent: vk::Extent2D { width: W, height: H } }];
@@ -267,7 +295,7 @@ fn pipeline(o: &mut Objects, p: &PipelineDesc) -> Check {
     let rs = vk::PipelineRasterizationStateCreateInfo::default()
         .polygon_mode(vk::PolygonMode::FILL)
         .cull_mode(vk::CullModeFlags::NONE)
-        .line_width(1.0);
+        .line_width(p.line_width);
     let ms = vk::PipelineMultisampleStateCreateInfo::default().rasterization_samples(vk::SampleCountFlags::TYPE_1);
     let ds = vk::PipelineDepthStencilStateCreateInfo::default()
         .depth_test_enable(p.depth)
@@ -286,10 +314,10 @@ fn pipeline(o: &mut Objects, p: &PipelineDesc) -> Check {
         .color_blend_state(&cb)
         .layout(o.layout)
         .render_pass(o.pass)
-        .subpass(0);
+        .subpass(p.subpass);
     // SAFETY: valid create infos; Drop destroys the pipeline.
     let made = unsafe { d.create_graphics_pipelines(vk::PipelineCache::null(), &[info], None) };
-    o.pipeline = made.map_err(|(_, r)| format!("vkCreateGraphicsPipelines: {r:?}"))?[0];
+    o.pipelines.push(made.map_err(|(_, r)| format!("vkCreateGraphicsPipelines: {r:?}"))?[0]);
     Ok(())
 }
 
@@ -308,7 +336,7 @@ fn begin(o: &Objects, cmd: vk::CommandBuffer, clear: [f32; 4]) {
     // SAFETY: cmd is recording; the objects belong to this device.
     unsafe {
         o.d.cmd_begin_render_pass(cmd, &info, vk::SubpassContents::INLINE);
-        o.d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::GRAPHICS, o.pipeline);
+        o.d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::GRAPHICS, o.pipelines[0]);
     }
 }
 
@@ -386,10 +414,7 @@ fn triangle(ctx: &Context) -> Check {
         vk::VertexInputAttributeDescription { location: 0, binding: 0, format: vk::Format::R32G32_SFLOAT, offset: 0 },
         vk::VertexInputAttributeDescription { location: 1, binding: 0, format: vk::Format::R8G8B8A8_UNORM, offset: 8 },
     ];
-    pipeline(
-        &mut o,
-        &PipelineDesc { vs, fs, bindings: &bindings, attributes: &attributes, depth: false, push_bytes: 0 },
-    )?;
+    pipeline(&mut o, &PipelineDesc { bindings: &bindings, attributes: &attributes, ..PipelineDesc::new(vs, fs) })?;
     let vb = Buffer::with_data(ctx, &verts, vk::BufferUsageFlags::VERTEX_BUFFER).map_err(err)?;
     let counter = Buffer::with_data(ctx, &[0u32; 4], vk::BufferUsageFlags::STORAGE_BUFFER).map_err(err)?;
     let out = Buffer::new(ctx, (W * H * 4) as u64, vk::BufferUsageFlags::TRANSFER_DST).map_err(err)?;
@@ -487,7 +512,13 @@ fn depth_tested_quads(ctx: &Context) -> Check {
     }];
     pipeline(
         &mut o,
-        &PipelineDesc { vs, fs, bindings: &bindings, attributes: &attributes, depth: true, push_bytes: 16 },
+        &PipelineDesc {
+            bindings: &bindings,
+            attributes: &attributes,
+            depth: true,
+            push_bytes: 16,
+            ..PipelineDesc::new(vs, fs)
+        },
     )?;
     let ndc = |p: u32, size: u32| p as f32 / size as f32 * 2.0 - 1.0;
     let mut verts: Vec<f32> = Vec::new();
@@ -577,7 +608,7 @@ void main() {
     // Column pairs alternate: 0 linear, 1 nearest (per quad, so within every warp).
     int k = (int(gl_FragCoord.x) / 2) & 1;
     if (gl_FragCoord.y < 16.0) {
-        o_color = texture(combined[nonuniformEXT(k)], uv);
+        o_color = textureOffset(combined[nonuniformEXT(k)], uv, ivec2(1, -1));
     } else {
         o_color = texture(sampler2D(tex, samplers[nonuniformEXT(pick ^ k)]), uv);
     }
@@ -592,8 +623,8 @@ fn texel(i: i64, j: i64) -> [u8; 4] {
 
 /// A full-screen triangle (no vertex input) sampling a 4 x 4 texture, linear or nearest
 /// (clamp to edge) by column pair: the top half through an array of two combined image
-/// samplers, the bottom half through a sampled image and an array of two samplers, each
-/// picked by a non-uniform index (and a push constant).
+/// samplers with a texel offset, the bottom half through a sampled image and an array of two
+/// samplers, each picked by a non-uniform index (and a push constant).
 fn sampling(ctx: &Context) -> Check {
     let d = ctx.device();
     let mut o = Objects::new(d);
@@ -634,7 +665,7 @@ fn sampling(ctx: &Context) -> Check {
     // SAFETY: valid create info; Drop destroys it.
     o.set_layout =
         unsafe { d.create_descriptor_set_layout(&sli, None) }.vk("vkCreateDescriptorSetLayout").map_err(err)?;
-    pipeline(&mut o, &PipelineDesc { vs, fs, bindings: &[], attributes: &[], depth: false, push_bytes: 4 })?;
+    pipeline(&mut o, &PipelineDesc { push_bytes: 4, ..PipelineDesc::new(vs, fs) })?;
     let sizes = [0, 1, 2].map(|i| vk::DescriptorPoolSize { ty: kinds[i], descriptor_count: counts[i] });
     let pi = vk::DescriptorPoolCreateInfo::default().max_sets(1).pool_sizes(&sizes);
     // SAFETY: valid create infos; Drop destroys the pool (and its set).
@@ -707,19 +738,239 @@ fn sampling(ctx: &Context) -> Check {
             let got = px[(y * W as i64 + x) as usize];
             // Texel space: the pixel centre over 8 pixels a texel.
             let (u, v) = ((x as f64 + 0.5) / 8.0, (y as f64 + 0.5) / 8.0);
+            // The top half samples with the texel offset (1, -1), before clamping.
+            let (di, dj) = if y < 16 { (1, -1) } else { (0, 0) };
             let want: [f64; 4] = if (x / 2) & 1 == 0 {
                 let (u, v) = (u - 0.5, v - 0.5);
                 let (i, j, fu, fv) = (u.floor() as i64, v.floor() as i64, u - u.floor(), v - v.floor());
                 std::array::from_fn(|c| {
-                    let t = |i, j| texel(i, j)[c] as f64;
+                    let t = |i: i64, j: i64| texel(i + di, j + dj)[c] as f64;
                     let top = t(i, j) * (1.0 - fu) + t(i + 1, j) * fu;
                     (top * (1.0 - fv) + (t(i, j + 1) * (1.0 - fu) + t(i + 1, j + 1) * fu) * fv).round()
                 })
             } else {
-                texel(u.floor() as i64, v.floor() as i64).map(f64::from)
+                texel(u.floor() as i64 + di, v.floor() as i64 + dj).map(f64::from)
             };
             if (0..4).any(|c| (got[c] as f64 - want[c]).abs() > 2.0) {
                 return Err(format!("pixel ({x}, {y}): {got:?}, want about {want:?}"));
+            }
+        }
+    }
+    Ok(())
+}
+
+const POINTS_LINES_VS: &str = r#"#version 450
+layout(location = 0) in vec2 pos;
+void main() {
+    gl_PointSize = 4.0;
+    gl_Position = vec4(pos, 0.0, 1.0);
+}
+"#;
+
+const WHITE_FS: &str = r#"#version 450
+layout(location = 0) out vec4 o_color;
+void main() {
+    o_color = vec4(1.0);
+}
+"#;
+
+/// Large points and wide lines: two points of size 4 on pixel corners (8, 8) and (24, 8),
+/// each covering 4 x 4 pixels, and a line 3 pixels wide from (2, 20.5) to (30, 20.5),
+/// covering x in [2, 30) and y in [19, 22). No pixel centre lies on an edge.
+fn points_and_lines(ctx: &Context) -> Check {
+    let d = ctx.device();
+    let mut o = Objects::new(d);
+    o.image(ctx, vk::Format::R8G8B8A8_UNORM, vk::ImageAspectFlags::COLOR)?;
+    pass_and_framebuffer(&mut o, false)?;
+    let (vs, fs) = (o.module("vert", POINTS_LINES_VS)?, o.module("frag", WHITE_FS)?);
+    let bindings =
+        [vk::VertexInputBindingDescription { binding: 0, stride: 8, input_rate: vk::VertexInputRate::VERTEX }];
+    let attributes =
+        [vk::VertexInputAttributeDescription { location: 0, binding: 0, format: vk::Format::R32G32_SFLOAT, offset: 0 }];
+    let base = PipelineDesc { bindings: &bindings, attributes: &attributes, ..PipelineDesc::new(vs, fs) };
+    pipeline(&mut o, &PipelineDesc { topology: vk::PrimitiveTopology::POINT_LIST, ..base })?;
+    let base = PipelineDesc { bindings: &bindings, attributes: &attributes, ..PipelineDesc::new(vs, fs) };
+    pipeline(&mut o, &PipelineDesc { topology: vk::PrimitiveTopology::LINE_LIST, line_width: 3.0, ..base })?;
+    let ndc = |x: f32, y: f32| [x / W as f32 * 2.0 - 1.0, y / H as f32 * 2.0 - 1.0];
+    let verts: Vec<[f32; 2]> = vec![ndc(8.0, 8.0), ndc(24.0, 8.0), ndc(2.0, 20.5), ndc(30.0, 20.5)];
+    let vb = Buffer::with_data(ctx, &verts, vk::BufferUsageFlags::VERTEX_BUFFER).map_err(err)?;
+    let out = Buffer::new(ctx, (W * H * 4) as u64, vk::BufferUsageFlags::TRANSFER_DST).map_err(err)?;
+    ctx.submit_once(|cmd| {
+        begin(&o, cmd, [0.0; 4]);
+        // SAFETY: cmd is recording inside the render pass; the objects belong to this device.
+        unsafe {
+            d.cmd_bind_vertex_buffers(cmd, 0, &[vb.handle()], &[0]);
+            d.cmd_draw(cmd, 2, 1, 0, 0);
+            d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::GRAPHICS, o.pipelines[1]);
+            d.cmd_draw(cmd, 2, 1, 2, 0);
+        }
+        end_and_read(&o, cmd, &out);
+    })
+    .map_err(err)?;
+    let px = out.read::<[u8; 4]>();
+    let within = |v: u32, lo: u32, hi: u32| (lo..hi).contains(&v);
+    for y in 0..H {
+        for x in 0..W {
+            let point = within(y, 6, 10) && (within(x, 6, 10) || within(x, 22, 26));
+            let line = within(y, 19, 22) && within(x, 2, 30);
+            let want = if point || line { [255; 4] } else { [0; 4] };
+            let got = px[(y * W + x) as usize];
+            if got != want {
+                return Err(format!("pixel ({x}, {y}): {got:?}, want {want:?}"));
+            }
+        }
+    }
+    Ok(())
+}
+
+const HALF_FS: &str = r#"#version 450
+layout(location = 0) out vec4 o_color;
+void main() {
+    o_color = vec4(1.0, 0.0, 0.0, 1.0);
+}
+"#;
+
+const INPUT_FS: &str = r#"#version 450
+layout(input_attachment_index = 0, set = 0, binding = 0) uniform subpassInput previous;
+layout(location = 0) out vec4 o_color;
+void main() {
+    o_color = subpassLoad(previous).bgra;
+}
+"#;
+
+/// Two subpasses: the first draws red over attachment A and clears its left half to green
+/// (`vkCmdClearAttachments`), the second reads A as an input attachment and writes it,
+/// swizzled, to attachment B.
+fn input_attachments(ctx: &Context) -> Check {
+    let d = ctx.device();
+    let mut o = Objects::new(d);
+    let rgba8 = vk::Format::R8G8B8A8_UNORM;
+    let usage = vk::ImageUsageFlags::COLOR_ATTACHMENT | vk::ImageUsageFlags::TRANSFER_SRC;
+    o.image_of(ctx, rgba8, vk::ImageAspectFlags::COLOR, [W, H], usage)?;
+    o.image_of(ctx, rgba8, vk::ImageAspectFlags::COLOR, [W, H], usage | vk::ImageUsageFlags::INPUT_ATTACHMENT)?;
+    let att = vk::AttachmentDescription::default()
+        .format(rgba8)
+        .samples(vk::SampleCountFlags::TYPE_1)
+        .load_op(vk::AttachmentLoadOp::CLEAR)
+        .store_op(vk::AttachmentStoreOp::STORE)
+        .stencil_load_op(vk::AttachmentLoadOp::DONT_CARE)
+        .stencil_store_op(vk::AttachmentStoreOp::DONT_CARE)
+        .initial_layout(vk::ImageLayout::UNDEFINED)
+        .final_layout(vk::ImageLayout::GENERAL);
+    // Attachment 0 is B (read back by end_and_read), attachment 1 is A.
+    let atts = [att, att];
+    let a_out = [vk::AttachmentReference { attachment: 1, layout: vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL }];
+    let a_in = [vk::AttachmentReference { attachment: 1, layout: vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL }];
+    let b_out = [vk::AttachmentReference { attachment: 0, layout: vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL }];
+    let graphics = vk::PipelineBindPoint::GRAPHICS;
+    let subs = [
+        vk::SubpassDescription::default().pipeline_bind_point(graphics).color_attachments(&a_out),
+        vk::SubpassDescription::default()
+            .pipeline_bind_point(graphics)
+            .input_attachments(&a_in)
+            .color_attachments(&b_out),
+    ];
+    let deps = [
+        vk::SubpassDependency::default()
+            .src_subpass(0)
+            .dst_subpass(1)
+            .src_stage_mask(vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT)
+            .dst_stage_mask(vk::PipelineStageFlags::FRAGMENT_SHADER)
+            .src_access_mask(vk::AccessFlags::COLOR_ATTACHMENT_WRITE)
+            .dst_access_mask(vk::AccessFlags::INPUT_ATTACHMENT_READ)
+            .dependency_flags(vk::DependencyFlags::BY_REGION),
+        vk::SubpassDependency::default()
+            .src_subpass(1)
+            .dst_subpass(vk::SUBPASS_EXTERNAL)
+            .src_stage_mask(vk::PipelineStageFlags::ALL_GRAPHICS)
+            .dst_stage_mask(vk::PipelineStageFlags::TRANSFER)
+            .src_access_mask(vk::AccessFlags::MEMORY_WRITE)
+            .dst_access_mask(vk::AccessFlags::TRANSFER_READ),
+    ];
+    let info = vk::RenderPassCreateInfo::default().attachments(&atts).subpasses(&subs).dependencies(&deps);
+    // SAFETY: valid create infos; Drop destroys the objects.
+    o.pass = unsafe { d.create_render_pass(&info, None) }.vk("vkCreateRenderPass").map_err(err)?;
+    let views = [o.images[0].1, o.images[1].1];
+    let fb = vk::FramebufferCreateInfo::default().render_pass(o.pass).attachments(&views).width(W).height(H).layers(1);
+    // SAFETY: as above.
+    o.framebuffer = unsafe { d.create_framebuffer(&fb, None) }.vk("vkCreateFramebuffer").map_err(err)?;
+    let binding = [vk::DescriptorSetLayoutBinding::default()
+        .binding(0)
+        .descriptor_type(vk::DescriptorType::INPUT_ATTACHMENT)
+        .descriptor_count(1)
+        .stage_flags(vk::ShaderStageFlags::FRAGMENT)];
+    let sli = vk::DescriptorSetLayoutCreateInfo::default().bindings(&binding);
+    // SAFETY: valid create info; Drop destroys it.
+    o.set_layout =
+        unsafe { d.create_descriptor_set_layout(&sli, None) }.vk("vkCreateDescriptorSetLayout").map_err(err)?;
+    let (vs, half, read) = (o.module("vert", FULLSCREEN_VS)?, o.module("frag", HALF_FS)?, o.module("frag", INPUT_FS)?);
+    pipeline(&mut o, &PipelineDesc::new(vs, half))?;
+    pipeline(&mut o, &PipelineDesc { subpass: 1, ..PipelineDesc::new(vs, read) })?;
+    let sizes = [vk::DescriptorPoolSize { ty: vk::DescriptorType::INPUT_ATTACHMENT, descriptor_count: 1 }];
+    let pi = vk::DescriptorPoolCreateInfo::default().max_sets(1).pool_sizes(&sizes);
+    // SAFETY: valid create infos; Drop destroys the pool (and its set).
+    let set = unsafe {
+        o.pool = d.create_descriptor_pool(&pi, None).vk("vkCreateDescriptorPool").map_err(err)?;
+        let layouts = [o.set_layout];
+        let ai = vk::DescriptorSetAllocateInfo::default().descriptor_pool(o.pool).set_layouts(&layouts);
+        let set = d.allocate_descriptor_sets(&ai).vk("vkAllocateDescriptorSets").map_err(err)?[0];
+        let ii = [vk::DescriptorImageInfo {
+            sampler: vk::Sampler::null(),
+            image_view: o.images[1].1,
+            image_layout: vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL,
+        }];
+        let w = vk::WriteDescriptorSet::default()
+            .dst_set(set)
+            .dst_binding(0)
+            .descriptor_type(vk::DescriptorType::INPUT_ATTACHMENT)
+            .image_info(&ii);
+        d.update_descriptor_sets(&[w], &[]);
+        set
+    };
+    let out = Buffer::new(ctx, (W * H * 4) as u64, vk::BufferUsageFlags::TRANSFER_DST).map_err(err)?;
+    ctx.submit_once(|cmd| {
+        let values = [
+            vk::ClearValue { color: vk::ClearColorValue { float32: [0.0; 4] } },
+            vk::ClearValue { color: vk::ClearColorValue { float32: [0.2, 0.4, 0.6, 1.0] } },
+        ];
+        let info = vk::RenderPassBeginInfo::default()
+            .render_pass(o.pass)
+            .framebuffer(o.framebuffer)
+            .render_area(vk::Rect2D { offset: vk::Offset2D::default(), extent: vk::Extent2D { width: W, height: H } })
+            .clear_values(&values);
+        // Subpass 0: red everywhere, then green over the left half by a clear rectangle.
+        let left = vk::ClearRect {
+            rect: vk::Rect2D { offset: vk::Offset2D::default(), extent: vk::Extent2D { width: W / 2, height: H } },
+            base_array_layer: 0,
+            layer_count: 1,
+        };
+        let green = vk::ClearAttachment {
+            aspect_mask: vk::ImageAspectFlags::COLOR,
+            color_attachment: 0,
+            clear_value: vk::ClearValue { color: vk::ClearColorValue { float32: [0.0, 1.0, 0.0, 1.0] } },
+        };
+        // SAFETY: cmd is recording; the objects belong to this device.
+        unsafe {
+            d.cmd_begin_render_pass(cmd, &info, vk::SubpassContents::INLINE);
+            d.cmd_bind_pipeline(cmd, graphics, o.pipelines[0]);
+            d.cmd_draw(cmd, 3, 1, 0, 0);
+            d.cmd_clear_attachments(cmd, &[green], &[left]);
+            d.cmd_next_subpass(cmd, vk::SubpassContents::INLINE);
+            d.cmd_bind_pipeline(cmd, graphics, o.pipelines[1]);
+            d.cmd_bind_descriptor_sets(cmd, graphics, o.layout, 0, &[set], &[]);
+            d.cmd_draw(cmd, 3, 1, 0, 0);
+        }
+        end_and_read(&o, cmd, &out);
+    })
+    .map_err(err)?;
+    let px = out.read::<[u8; 4]>();
+    for y in 0..H {
+        for x in 0..W {
+            // A's green and red, read as .bgra.
+            let want = if x < W / 2 { [0, 255, 0, 255] } else { [0, 0, 255, 255] };
+            let got = px[(y * W + x) as usize];
+            if got != want {
+                return Err(format!("pixel ({x}, {y}): {got:?}, want {want:?}"));
             }
         }
     }
@@ -730,10 +981,12 @@ fn main() {
     let icd = checks::icd_from_args("draw_check");
     let ctx = checks::context_or_exit("draw_check", &icd);
     println!("device: {} ({})", ctx.info().name, ctx.info().driver_name);
-    let list: [checks::Check<'_, ()>; 3] = [
+    let list: [checks::Check<'_, ()>; 5] = [
         ("triangle: vertex fetch, interpolated colour, fragment atomics", &triangle),
         ("indexed quads: depth test, push constants, occlusion queries", &depth_tested_quads),
         ("sampling: combined image sampler and sampler arrays, non-uniform indices", &sampling),
+        ("large points and wide lines", &points_and_lines),
+        ("input attachments across subpasses", &input_attachments),
     ];
     checks::run_checks_and_exit(&ctx, "draw", &list, || 0);
 }
