@@ -20,6 +20,7 @@ pub mod device;
 pub mod image;
 pub mod memory;
 pub mod pipeline;
+pub mod present;
 pub mod query;
 pub mod queue;
 pub mod sparse;
