@@ -19,4 +19,4 @@ mod x11;
 
 pub use engine::REFRESH;
 pub use surface::{Platform, Surface};
-pub use swapchain::{Acquired, PresentRequest, Swapchain, SwapchainInfo};
+pub use swapchain::{submission, Acquired, PresentRequest, Swapchain, SwapchainInfo};

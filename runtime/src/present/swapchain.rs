@@ -8,11 +8,13 @@ use super::x11::Target;
 use crate::device::Device;
 use crate::image::Image;
 use crate::memory::Memory;
-use crate::sync::deadline;
+use crate::queue::Submission;
+use crate::stream::{Recording, StreamOp};
+use crate::sync::{deadline, Semaphore};
 use crate::{vk, VkResult};
 use parking_lot::{Condvar, Mutex};
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use vortex_model::mem::AddressSpace;
 
@@ -254,11 +256,13 @@ impl Swapchain {
 
     /// `vkQueuePresentKHR` for one swapchain (checked with `check_presentable`): the request
     /// the queue plays, and this swapchain's result. A present that is out of date or lost
-    /// still goes through the queue (its waits happen) and gives the image back unshown.
+    /// still goes through the queue (its waits happen) and gives the image back unshown. A
+    /// retired swapchain's acquired images can still be presented (shown if the window still
+    /// has their size).
     pub fn present(self: &Arc<Self>, index: u32) -> (Arc<PresentRequest>, vk::Result) {
         let sh = &self.shared;
-        let gone = Shared::gone(&sh.state.lock());
-        let status = gone.and_then(|_| sh.surface_status());
+        let lost = sh.state.lock().lost;
+        let status = if lost { Err(vk::Result::ERROR_SURFACE_LOST_KHR) } else { sh.surface_status() };
         let mut s = sh.state.lock();
         s.slots[index as usize] = Slot::Presenting;
         let seq = s.next_seq;
@@ -268,7 +272,12 @@ impl Swapchain {
             Ok(true) => vk::Result::SUBOPTIMAL_KHR,
             Err(e) => e,
         };
-        let req = PresentRequest { swapchain: self.clone(), frame: Frame { index, seq }, show: status.is_ok() };
+        let req = PresentRequest {
+            swapchain: self.clone(),
+            frame: Frame { index, seq },
+            show: status.is_ok(),
+            reached: AtomicBool::new(false),
+        };
         (Arc::new(req), result)
     }
 }
@@ -295,16 +304,38 @@ pub struct PresentRequest {
     frame: Frame,
     /// False for a present that was out of date or lost when made.
     show: bool,
+    reached: AtomicBool,
 }
 
 impl PresentRequest {
     /// The queue has reached the present: hand the frame to the engine (or give the image
     /// back if it is not to be shown, or the swapchain has been destroyed).
     pub fn reached(&self) {
+        if self.reached.swap(true, Ordering::AcqRel) {
+            return;
+        }
         let sc = &self.swapchain;
         let sent = self.show && sc.engine.lock().as_ref().is_some_and(|e| e.tx.send(Msg::Frame(self.frame)).is_ok());
         if !sent {
             sc.shared.release(self.frame.index);
         }
     }
+}
+
+impl Drop for PresentRequest {
+    /// A present the queue never played (the device was lost first) gives its image back,
+    /// so no acquire waits for it forever.
+    fn drop(&mut self) {
+        if !self.reached.load(Ordering::Acquire) {
+            self.swapchain.shared.release(self.frame.index);
+        }
+    }
+}
+
+/// A `vkQueuePresentKHR` as a queue submission: its semaphore waits, then a `PRESENT` for
+/// each swapchain, in the queue's order with everything submitted before it.
+pub fn submission(waits: Vec<(Arc<Semaphore>, u64)>, requests: Vec<Arc<PresentRequest>>) -> Submission {
+    let ops = requests.into_iter().map(StreamOp::Present).collect();
+    let rec = Recording { ops, ..Recording::default() };
+    Submission { waits, recordings: vec![Arc::new(rec)], signals: vec![], fence: None }
 }

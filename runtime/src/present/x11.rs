@@ -244,11 +244,6 @@ impl Target {
         Ok(Target { gc, layout, extent, shm, staging })
     }
 
-    /// Whether frames go through shared memory.
-    pub fn uses_shm(&self) -> bool {
-        self.shm.is_some()
-    }
-
     /// Shows one frame: `pixels` are the image's rows (`pitch` bytes apart, RGBA or BGRA).
     pub fn show(&mut self, win: &X11Window, pixels: &[u8], pitch: usize, bgra: bool) -> VkResult<()> {
         let [w, h] = self.extent;
