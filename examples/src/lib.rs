@@ -16,6 +16,7 @@ pub mod pipeline;
 pub mod rawas;
 pub mod scene;
 pub mod sparse;
+pub mod wsi;
 
 pub use accel::{AabbGeometry, AccelerationStructure, AsStorage, Indices, Instance, TriangleGeometry};
 pub use buffer::Buffer;

@@ -63,9 +63,10 @@ impl Presenter {
         let mode = self.shared.info.mode;
         let mut queued: VecDeque<Frame> = VecDeque::new();
         loop {
-            let msg = match (queued.is_empty(), self.next_refresh()) {
-                (true, _) => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
-                (false, at) => rx.recv_timeout(at.saturating_duration_since(Instant::now())),
+            let msg = if queued.is_empty() {
+                rx.recv().map_err(|_| RecvTimeoutError::Disconnected)
+            } else {
+                rx.recv_timeout(self.until_refresh(Instant::now()))
             };
             match msg {
                 Ok(Msg::Frame(f)) if mode == vk::PresentModeKHR::IMMEDIATE => self.show(f),
@@ -80,7 +81,7 @@ impl Presenter {
                 Ok(Msg::Stop) | Err(RecvTimeoutError::Disconnected) => break,
                 Err(RecvTimeoutError::Timeout) => {}
             }
-            if !queued.is_empty() && Instant::now() >= self.next_refresh() {
+            if !queued.is_empty() && self.until_refresh(Instant::now()).is_zero() {
                 let f = queued.pop_front().expect("not empty");
                 self.show(f);
             }
@@ -95,8 +96,9 @@ impl Presenter {
         }
     }
 
-    fn next_refresh(&self) -> Instant {
-        self.last.map_or_else(Instant::now, |t| t + REFRESH)
+    /// How long until the next refresh may show a frame (zero: now).
+    fn until_refresh(&self, now: Instant) -> Duration {
+        self.last.map_or(Duration::ZERO, |t| (t + REFRESH).saturating_duration_since(now))
     }
 
     /// Shows one frame (on the window, in the dump) and gives its image back.

@@ -40,14 +40,13 @@ pub enum Platform {
 
 pub struct Surface {
     pub platform: Platform,
-    /// The serial of the swapchain presenting to it now (created last and not retired), 0
-    /// for none.
-    pub(super) owner: Mutex<u64>,
+    /// The serial of the swapchain presenting to it now (created last and not retired).
+    pub(super) owner: Mutex<Option<u64>>,
 }
 
 impl Surface {
     pub fn headless() -> Surface {
-        Surface { platform: Platform::Headless, owner: Mutex::new(0) }
+        Surface { platform: Platform::Headless, owner: Mutex::new(None) }
     }
 
     /// # Safety
@@ -68,7 +67,7 @@ impl Surface {
         if let Err(e) = &w {
             tracing::error!("X11 surface: {e}; it cannot be presented to");
         }
-        Surface { platform: Platform::X11(w), owner: Mutex::new(0) }
+        Surface { platform: Platform::X11(w), owner: Mutex::new(None) }
     }
 
     /// The window, or SURFACE_LOST if the surface has none it can use.

@@ -133,8 +133,8 @@ impl Swapchain {
         old: Option<&Swapchain>,
     ) -> VkResult<Arc<Swapchain>> {
         let owner_ok = {
-            let owner = surface.owner.lock();
-            *owner == 0 || Some(*owner) == old.map(|o| o.shared.serial)
+            let owner = *surface.owner.lock();
+            owner.is_none() || owner == old.map(|o| o.shared.serial)
         };
         if let Some(o) = old {
             o.retire();
@@ -170,7 +170,7 @@ impl Swapchain {
             tracing::error!("vkCreateSwapchainKHR: cannot start the presentation thread: {e}");
             vk::Result::ERROR_INITIALIZATION_FAILED
         })?;
-        *surface.owner.lock() = shared.serial;
+        *surface.owner.lock() = Some(shared.serial);
         Ok(Arc::new(Swapchain { shared, engine: Mutex::new(Some(engine)) }))
     }
 
@@ -181,8 +181,8 @@ impl Swapchain {
         sh.state.lock().retired = true;
         sh.given_back.notify_all();
         let mut owner = sh.surface.owner.lock();
-        if *owner == sh.serial {
-            *owner = 0;
+        if *owner == Some(sh.serial) {
+            *owner = None;
         }
     }
 
