@@ -4,8 +4,11 @@
 //! ```text
 //! render [--icd vortex|lavapipe|PATH] [--scene bunny|spheres|million|random | --obj FILE]
 //!        [--subdivide N] [--copies N] [--width W] [--height H] [--spp N] [--out FILE.png]
-//!        [--compare ICD] [--quiet]
+//!        [--compare ICD] [--quiet] [--window [--hold SECONDS]]
 //! ```
+//!
+//! `--window` also shows the image in an X11 window (`$DISPLAY`) as it is rendered, through a
+//! swapchain on the same driver, and keeps it there for `--hold` seconds (default 10).
 //!
 //! With `VORTEX_STATS=FILE` (on Vortex RT) it also writes `OUT.heat.png`, the RTU work per
 //! ray of every pixel with a legend, and in timed mode (`VORTEX_MODE=timed`)
@@ -17,6 +20,7 @@
 mod compare;
 mod gpu;
 mod stats;
+mod window;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -25,7 +29,7 @@ use vortex_examples::{Context, Icd};
 
 const USAGE: &str = "usage: render [--icd vortex|lavapipe|PATH] [--scene bunny|spheres|million|random | --obj FILE]
               [--subdivide N] [--copies N] [--width W] [--height H] [--spp N] [--out FILE.png]
-              [--compare ICD] [--quiet]
+              [--compare ICD] [--quiet] [--window [--hold SECONDS]]
   --icd        the Vulkan driver to render on (default: vortex)
   --scene      a built-in scene (default: bunny); --obj renders an OBJ file on a ground plane
   --subdivide  split the main mesh's triangles in four, N times (bunny: 3,676 x 4^N)
@@ -34,6 +38,8 @@ const USAGE: &str = "usage: render [--icd vortex|lavapipe|PATH] [--scene bunny|s
   --spp        ambient-occlusion rays per pixel (default 4)
   --out        the PNG to write (default: render.png)
   --compare    also render on this driver and report differing pixels and PSNR
+  --window     also show the image in a window ($DISPLAY) as it is rendered, through a
+               swapchain, and keep it there for --hold seconds (default 10)
 environment:
   VORTEX_STATS=FILE  (Vortex RT) also write OUT.heat.png, RTU work per ray with a legend,
                      and with VORTEX_MODE=timed OUT.timeline.svg, RTU activity over time
@@ -50,6 +56,8 @@ pub struct Options {
     pub out: PathBuf,
     pub compare: Option<String>,
     pub quiet: bool,
+    /// Seconds to keep the finished image in a window (`--window`), or none.
+    pub window: Option<f64>,
 }
 
 fn parse(mut args: impl Iterator<Item = String>) -> Result<Option<Options>, String> {
@@ -64,6 +72,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Option<Options>, Stri
         out: PathBuf::from("render.png"),
         compare: None,
         quiet: false,
+        window: None,
     };
     while let Some(a) = args.next() {
         let mut value = || args.next().ok_or(format!("{a} needs a value"));
@@ -81,6 +90,11 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Option<Options>, Stri
             "--out" => o.out = PathBuf::from(value()?),
             "--compare" => o.compare = Some(value()?),
             "--quiet" => o.quiet = true,
+            "--window" => o.window = Some(o.window.unwrap_or(10.0)),
+            "--hold" => {
+                let v = value()?;
+                o.window = Some(v.parse::<f64>().ok().filter(|s| *s >= 0.0).ok_or(format!("--hold: {v:?} is not seconds"))?);
+            }
             _ => return Err(format!("unexpected argument {a:?}")),
         }
     }
@@ -102,6 +116,12 @@ fn run(o: &Options) -> Result<(), String> {
         None => Scene::builtin_with(&o.scene, &o.shape),
     }
     .map_err(|e| e.to_string())?;
+    // The window's device is made first: both set the loader's environment before it
+    // starts threads.
+    let mut viewer = match o.window {
+        Some(_) => Some(window::Viewer::open(&o.icd, o.width, o.height).map_err(|e| format!("--window: {e}"))?),
+        None => None,
+    };
     let ctx = Context::new(&o.icd).map_err(|e| e.to_string())?;
     if !o.quiet {
         println!("device: {}", ctx.info().name);
@@ -113,7 +133,7 @@ fn run(o: &Options) -> Result<(), String> {
             scene.unique_triangle_count()
         );
     }
-    let r = gpu::render(&ctx, &scene, o).map_err(|e| e.to_string())?;
+    let r = gpu::render(&ctx, &scene, o, viewer.as_mut()).map_err(|e| e.to_string())?;
     compare::write_png(&o.out, o.width, o.height, &r.pixels)?;
     if !o.quiet {
         println!(
@@ -141,6 +161,9 @@ fn run(o: &Options) -> Result<(), String> {
     }
     if let Some(other) = &o.compare {
         compare::against(o, other)?;
+    }
+    if let (Some(v), Some(seconds)) = (viewer.as_mut(), o.window) {
+        v.hold(&r.pixels, seconds).map_err(|e| format!("--window: {e}"))?;
     }
     Ok(())
 }
