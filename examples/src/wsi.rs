@@ -45,8 +45,14 @@ impl Window {
         conn.create_window(0, window, root, 0, 0, width, height, 0, class, 0, &aux)
             .map_err(|e| x11_error("CreateWindow", e))?;
         let title = title.as_bytes();
-        conn.change_property8(xproto::PropMode::REPLACE, window, xproto::AtomEnum::WM_NAME, xproto::AtomEnum::STRING, title)
-            .map_err(|e| x11_error("ChangeProperty", e))?;
+        conn.change_property8(
+            xproto::PropMode::REPLACE,
+            window,
+            xproto::AtomEnum::WM_NAME,
+            xproto::AtomEnum::STRING,
+            title,
+        )
+        .map_err(|e| x11_error("ChangeProperty", e))?;
         conn.map_window(window).map_err(|e| x11_error("MapWindow", e))?;
         let w = Window { conn, window, visual };
         w.size()?;
@@ -152,8 +158,10 @@ impl Presenter {
         }
         let layers = if validate { vec![VALIDATION_LAYER.as_ptr()] } else { vec![] };
         let app = vk::ApplicationInfo::default().application_name(c"swapchain").api_version(vk::API_VERSION_1_2);
-        let info =
-            vk::InstanceCreateInfo::default().application_info(&app).enabled_extension_names(&exts).enabled_layer_names(&layers);
+        let info = vk::InstanceCreateInfo::default()
+            .application_info(&app)
+            .enabled_extension_names(&exts)
+            .enabled_layer_names(&layers);
         // SAFETY: valid create info.
         let instance = unsafe { entry.create_instance(&info, None) }.vk("vkCreateInstance")?;
         let messenger = validate.then(|| messenger(&entry, &instance)).transpose()?;
@@ -225,7 +233,10 @@ impl Drop for Presenter {
     }
 }
 
-fn messenger(entry: &ash::Entry, instance: &ash::Instance) -> Result<(ext::debug_utils::Instance, vk::DebugUtilsMessengerEXT)> {
+fn messenger(
+    entry: &ash::Entry,
+    instance: &ash::Instance,
+) -> Result<(ext::debug_utils::Instance, vk::DebugUtilsMessengerEXT)> {
     let f = ext::debug_utils::Instance::new(entry, instance);
     let info = vk::DebugUtilsMessengerCreateInfoEXT::default()
         .message_severity(vk::DebugUtilsMessageSeverityFlagsEXT::ERROR | vk::DebugUtilsMessageSeverityFlagsEXT::WARNING)
@@ -258,13 +269,19 @@ pub fn create_surface(entry: &ash::Entry, instance: &ash::Instance, target: &Tar
 }
 
 /// The first device with a queue family that can present to `surface`.
-fn pick(instance: &ash::Instance, f: &khr::surface::Instance, surface: vk::SurfaceKHR) -> Result<(vk::PhysicalDevice, u32)> {
+fn pick(
+    instance: &ash::Instance,
+    f: &khr::surface::Instance,
+    surface: vk::SurfaceKHR,
+) -> Result<(vk::PhysicalDevice, u32)> {
     // SAFETY: plain queries on live handles.
     unsafe {
         for pd in instance.enumerate_physical_devices().vk("vkEnumeratePhysicalDevices")? {
             let n = instance.get_physical_device_queue_family_properties(pd).len() as u32;
             for family in 0..n {
-                if f.get_physical_device_surface_support(pd, family, surface).vk("vkGetPhysicalDeviceSurfaceSupportKHR")? {
+                if f.get_physical_device_surface_support(pd, family, surface)
+                    .vk("vkGetPhysicalDeviceSurfaceSupportKHR")?
+                {
                     return Ok((pd, family));
                 }
             }
@@ -322,7 +339,9 @@ impl Swapchain {
         let rendered = images
             .iter()
             // SAFETY: plain creation.
-            .map(|_| unsafe { p.device.create_semaphore(&vk::SemaphoreCreateInfo::default(), None) }.vk("vkCreateSemaphore"))
+            .map(|_| {
+                unsafe { p.device.create_semaphore(&vk::SemaphoreCreateInfo::default(), None) }.vk("vkCreateSemaphore")
+            })
             .collect::<Result<Vec<_>>>()?;
         Ok(Swapchain { handle, images, format, extent, mode, rendered })
     }

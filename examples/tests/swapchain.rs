@@ -64,7 +64,9 @@ fn run(icd: &str, display: Option<&str>, extra: &[&str], env: &[(&str, &Path)]) 
     if Path::new(VALIDATION_MANIFEST).is_file() && !extra.contains(&"--bad-use") {
         cmd.arg("--validate");
     } else if !extra.contains(&"--bad-use") {
-        eprintln!("note: {VALIDATION_MANIFEST} is absent (install vulkan-validationlayers): running without validation");
+        eprintln!(
+            "note: {VALIDATION_MANIFEST} is absent (install vulkan-validationlayers): running without validation"
+        );
     }
     for (k, v) in env {
         cmd.env(k, v);

@@ -33,7 +33,8 @@ struct Args {
 }
 
 fn parse_args() -> std::result::Result<Args, String> {
-    let mut a = Args { icd: Icd::Vortex, headless: false, validate: false, frames: 100, check_dump: None, bad_use: false };
+    let mut a =
+        Args { icd: Icd::Vortex, headless: false, validate: false, frames: 100, check_dump: None, bad_use: false };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
         match arg.as_str() {
@@ -144,9 +145,15 @@ impl<'a> Frames<'a> {
         let d = &self.p.device;
         let t = vk::PipelineStageFlags::TRANSFER;
         let (dst, w) = (vk::ImageLayout::TRANSFER_DST_OPTIMAL, vk::AccessFlags::TRANSFER_WRITE);
-        let clear = vk::ClearColorValue { float32: [rgb[0] as f32 / 255.0, rgb[1] as f32 / 255.0, rgb[2] as f32 / 255.0, 1.0] };
+        let clear =
+            vk::ClearColorValue { float32: [rgb[0] as f32 / 255.0, rgb[1] as f32 / 255.0, rgb[2] as f32 / 255.0, 1.0] };
         let region = vk::BufferImageCopy::default()
-            .image_subresource(vk::ImageSubresourceLayers { aspect_mask: vk::ImageAspectFlags::COLOR, mip_level: 0, base_array_layer: 0, layer_count: 1 })
+            .image_subresource(vk::ImageSubresourceLayers {
+                aspect_mask: vk::ImageAspectFlags::COLOR,
+                mip_level: 0,
+                base_array_layer: 0,
+                layer_count: 1,
+            })
             .image_offset(vk::Offset3D { x: PATCH_AT as i32, y: PATCH_AT as i32, z: 0 })
             .image_extent(vk::Extent3D { width: PATCH_SIDE, height: PATCH_SIDE, depth: 1 });
         let undefined = vk::ImageLayout::UNDEFINED;
@@ -154,10 +161,21 @@ impl<'a> Frames<'a> {
         let none = vk::DependencyFlags::empty();
         // SAFETY: recording into a command buffer whose previous submission has finished.
         unsafe {
-            d.begin_command_buffer(cmd, &vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT))
-                .vk("vkBeginCommandBuffer")?;
+            d.begin_command_buffer(
+                cmd,
+                &vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT),
+            )
+            .vk("vkBeginCommandBuffer")?;
             // The transition waits for the acquire semaphore (waited at the transfer stage).
-            d.cmd_pipeline_barrier(cmd, t, t, none, &[], &[], &[image_barrier(image, undefined, dst, vk::AccessFlags::empty(), w)]);
+            d.cmd_pipeline_barrier(
+                cmd,
+                t,
+                t,
+                none,
+                &[],
+                &[],
+                &[image_barrier(image, undefined, dst, vk::AccessFlags::empty(), w)],
+            );
             d.cmd_clear_color_image(cmd, image, dst, &clear, &[wsi::COLOR_RANGE]);
             d.cmd_pipeline_barrier(cmd, t, t, none, &[], &[], &[image_barrier(image, dst, dst, w, w)]);
             d.cmd_copy_buffer_to_image(cmd, self.staging, image, dst, &[region]);
@@ -176,7 +194,8 @@ impl<'a> Frames<'a> {
         // SAFETY: live handles; the slot's fence guards its command buffer and semaphore.
         unsafe {
             d.wait_for_fences(&[self.fences[slot]], true, TIMEOUT_NS).vk("vkWaitForFences")?;
-            let acquired = p.swapchain_fn.acquire_next_image(sc.handle, TIMEOUT_NS, self.acquired[slot], vk::Fence::null());
+            let acquired =
+                p.swapchain_fn.acquire_next_image(sc.handle, TIMEOUT_NS, self.acquired[slot], vk::Fence::null());
             let (index, suboptimal) = match acquired {
                 Ok(r) => r,
                 Err(vk::Result::ERROR_OUT_OF_DATE_KHR) => return Ok(Outcome::OutOfDate),
@@ -189,11 +208,15 @@ impl<'a> Frames<'a> {
             self.record(cmd, sc.images[index as usize], rgb)?;
             let (waits, stages) = ([self.acquired[slot]], [vk::PipelineStageFlags::TRANSFER]);
             let (cmds, signals) = ([cmd], [sc.rendered[index as usize]]);
-            let submit =
-                vk::SubmitInfo::default().wait_semaphores(&waits).wait_dst_stage_mask(&stages).command_buffers(&cmds).signal_semaphores(&signals);
+            let submit = vk::SubmitInfo::default()
+                .wait_semaphores(&waits)
+                .wait_dst_stage_mask(&stages)
+                .command_buffers(&cmds)
+                .signal_semaphores(&signals);
             d.queue_submit(p.queue, &[submit], self.fences[slot]).vk("vkQueueSubmit")?;
             let (chains, indices) = ([sc.handle], [index]);
-            let info = vk::PresentInfoKHR::default().wait_semaphores(&signals).swapchains(&chains).image_indices(&indices);
+            let info =
+                vk::PresentInfoKHR::default().wait_semaphores(&signals).swapchains(&chains).image_indices(&indices);
             let outcome = match p.swapchain_fn.queue_present(p.queue, &info) {
                 Ok(false) if !suboptimal => Outcome::Shown,
                 Ok(_) => Outcome::Suboptimal,
@@ -360,10 +383,15 @@ fn check_dump(dir: &Path, log: &[Presented]) -> Result<usize> {
         for y in 0..h {
             for x in 0..w {
                 let i = 3 * (y * w + x) as usize;
-                let inside = (PATCH_AT..PATCH_AT + PATCH_SIDE).contains(&x) && (PATCH_AT..PATCH_AT + PATCH_SIDE).contains(&y);
+                let inside =
+                    (PATCH_AT..PATCH_AT + PATCH_SIDE).contains(&x) && (PATCH_AT..PATCH_AT + PATCH_SIDE).contains(&y);
                 let want = if inside { PATCH_RGB } else { e.rgb };
                 if rgb[i..i + 3] != want {
-                    return Err(Error::msg(format!("{} at ({x}, {y}) is {:?}, not {want:?}", path.display(), &rgb[i..i + 3])));
+                    return Err(Error::msg(format!(
+                        "{} at ({x}, {y}) is {:?}, not {want:?}",
+                        path.display(),
+                        &rgb[i..i + 3]
+                    )));
                 }
             }
         }
@@ -381,7 +409,12 @@ fn read_png(path: &Path) -> Result<(Vec<u8>, [u32; 2])> {
     let mut buf = vec![0; reader.output_buffer_size()];
     let info = reader.next_frame(&mut buf).map_err(|e| Error::msg(format!("{}: {e}", path.display())))?;
     if info.color_type != png::ColorType::Rgb || info.bit_depth != png::BitDepth::Eight {
-        return Err(Error::msg(format!("{}: {:?} {:?}, not 8-bit RGB", path.display(), info.color_type, info.bit_depth)));
+        return Err(Error::msg(format!(
+            "{}: {:?} {:?}, not 8-bit RGB",
+            path.display(),
+            info.color_type,
+            info.bit_depth
+        )));
     }
     buf.truncate(info.buffer_size());
     Ok((buf, [info.width, info.height]))
@@ -415,13 +448,25 @@ fn bad_use(args: &Args) -> Result<usize> {
             acquire(sc.handle, 0).vk("vkAcquireNextImageKHR")?;
         }
         expect("acquire beyond the images, timeout 0", acquire(sc.handle, 0).unwrap_err(), &[vk::Result::NOT_READY])?;
-        expect("acquire beyond the images, 10 ms", acquire(sc.handle, 10_000_000).unwrap_err(), &[vk::Result::TIMEOUT])?;
-        expect("acquire beyond the images, no timeout", acquire(sc.handle, u64::MAX).unwrap_err(), &[vk::Result::TIMEOUT])?;
+        expect(
+            "acquire beyond the images, 10 ms",
+            acquire(sc.handle, 10_000_000).unwrap_err(),
+            &[vk::Result::TIMEOUT],
+        )?;
+        expect(
+            "acquire beyond the images, no timeout",
+            acquire(sc.handle, u64::MAX).unwrap_err(),
+            &[vk::Result::TIMEOUT],
+        )?;
         let present = |h: vk::SwapchainKHR, i: u32| {
             let (c, ix) = ([h], [i]);
             sf.queue_present(p.queue, &vk::PresentInfoKHR::default().swapchains(&c).image_indices(&ix)).err()
         };
-        expect("present an acquired image", present(sc.handle, 0).unwrap_or(vk::Result::SUCCESS), &[vk::Result::SUCCESS])?;
+        expect(
+            "present an acquired image",
+            present(sc.handle, 0).unwrap_or(vk::Result::SUCCESS),
+            &[vk::Result::SUCCESS],
+        )?;
         let again = present(sc.handle, 0).unwrap_or(vk::Result::SUCCESS);
         expect("present an image twice", again, &[vk::Result::ERROR_UNKNOWN])?;
         let beyond = present(sc.handle, 99).unwrap_or(vk::Result::SUCCESS);
@@ -430,9 +475,17 @@ fn bad_use(args: &Args) -> Result<usize> {
         let got = second.as_ref().err().map_or(vk::Result::SUCCESS, vk_result);
         expect("a second swapchain on the surface", got, &[vk::Result::ERROR_NATIVE_WINDOW_IN_USE_KHR])?;
         let new = Swapchain::new(&p, format, e64, vk::PresentModeKHR::FIFO, usage, Some(&sc))?;
-        expect("acquire from a retired swapchain", acquire(sc.handle, 0).unwrap_err(), &[vk::Result::ERROR_OUT_OF_DATE_KHR])?;
+        expect(
+            "acquire from a retired swapchain",
+            acquire(sc.handle, 0).unwrap_err(),
+            &[vk::Result::ERROR_OUT_OF_DATE_KHR],
+        )?;
         let old = present(sc.handle, 1).unwrap_or(vk::Result::SUCCESS);
-        expect("present an image of a retired swapchain", old, &[vk::Result::SUCCESS, vk::Result::ERROR_OUT_OF_DATE_KHR])?;
+        expect(
+            "present an image of a retired swapchain",
+            old,
+            &[vk::Result::SUCCESS, vk::Result::ERROR_OUT_OF_DATE_KHR],
+        )?;
         d.device_wait_idle().vk("vkDeviceWaitIdle")?;
         // Destroyed with images still acquired.
         sc.destroy(&p);
@@ -466,7 +519,8 @@ fn lost_window(args: &Args, expect: &mut impl FnMut(&str, vk::Result, &[vk::Resu
     // SAFETY: live Vulkan handles; the window is gone, which the driver must survive.
     unsafe {
         let fence = d.create_fence(&vk::FenceCreateInfo::default(), None).vk("vkCreateFence")?;
-        let (index, _) = sf.acquire_next_image(sc.handle, 0, vk::Semaphore::null(), fence).vk("vkAcquireNextImageKHR")?;
+        let (index, _) =
+            sf.acquire_next_image(sc.handle, 0, vk::Semaphore::null(), fence).vk("vkAcquireNextImageKHR")?;
         win.destroy()?;
         d.reset_fences(&[fence]).vk("vkResetFences")?;
         let got = sf.acquire_next_image(sc.handle, 0, vk::Semaphore::null(), fence).map(|_| vk::Result::SUCCESS);
@@ -476,7 +530,14 @@ fn lost_window(args: &Args, expect: &mut impl FnMut(&str, vk::Result, &[vk::Resu
         expect("present on a destroyed window", got.err().unwrap_or(vk::Result::SUCCESS), &gone)?;
         let got = p.capabilities().err().map_or(vk::Result::SUCCESS, |e| vk_result(&e));
         expect("capabilities of a destroyed window", got, &[vk::Result::ERROR_SURFACE_LOST_KHR])?;
-        let again = Swapchain::new(&p, format, vk::Extent2D { width: 64, height: 64 }, vk::PresentModeKHR::FIFO, usage, Some(&sc));
+        let again = Swapchain::new(
+            &p,
+            format,
+            vk::Extent2D { width: 64, height: 64 },
+            vk::PresentModeKHR::FIFO,
+            usage,
+            Some(&sc),
+        );
         expect("a swapchain on a destroyed window", again.err().map_or(vk::Result::SUCCESS, |e| vk_result(&e)), &gone)?;
         d.device_wait_idle().vk("vkDeviceWaitIdle")?;
         sc.destroy(&p);

@@ -20,7 +20,7 @@ impl PixelLayout {
     pub fn supported(&self) -> bool {
         matches!(self.bits_per_pixel, 16 | 24 | 32)
             && self.masks.iter().all(|m| *m != 0 && m.count_ones() <= 16)
-            && self.scanline_pad % 8 == 0
+            && self.scanline_pad.is_multiple_of(8)
             && self.scanline_pad > 0
     }
 
@@ -107,8 +107,13 @@ pub fn to_rgb(src: &[u8], src_pitch: usize, bgra: bool, width: u32, height: u32)
 mod tests {
     use super::*;
 
-    const BGRX: PixelLayout =
-        PixelLayout { depth: 24, bits_per_pixel: 32, scanline_pad: 32, masks: [0xFF_0000, 0xFF00, 0xFF], msb_first: false };
+    const BGRX: PixelLayout = PixelLayout {
+        depth: 24,
+        bits_per_pixel: 32,
+        scanline_pad: 32,
+        masks: [0xFF_0000, 0xFF00, 0xFF],
+        msb_first: false,
+    };
 
     #[test]
     fn bgra_to_the_usual_truecolor_visual_is_the_same_bytes() {
@@ -123,8 +128,13 @@ mod tests {
 
     #[test]
     fn other_visuals_pack_by_mask_and_byte_order() {
-        let rgb565 =
-            PixelLayout { depth: 16, bits_per_pixel: 16, scanline_pad: 32, masks: [0xF800, 0x07E0, 0x001F], msb_first: false };
+        let rgb565 = PixelLayout {
+            depth: 16,
+            bits_per_pixel: 16,
+            scanline_pad: 32,
+            masks: [0xF800, 0x07E0, 0x001F],
+            msb_first: false,
+        };
         assert!(rgb565.supported());
         assert_eq!(rgb565.row_bytes(3), 8, "6 bytes padded to 32 bits");
         let src = [0xFF, 0x00, 0xFF, 0, 0x00, 0xFF, 0x00, 0, 0x80, 0x80, 0x80, 0];

@@ -27,7 +27,7 @@ impl Dump {
 
     /// Whether present number `seq` is dumped.
     pub fn wants(&self, seq: u64) -> bool {
-        seq % self.every == 0
+        seq.is_multiple_of(self.every)
     }
 
     pub fn path(&self, swapchain: u64, seq: u64) -> PathBuf {

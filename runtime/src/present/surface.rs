@@ -35,7 +35,7 @@ pub enum Platform {
     Headless,
     /// An X11 window; `Err` when the connection could not be used (the surface then
     /// supports nothing and its queries report it lost).
-    X11(Result<X11Window, String>),
+    X11(Result<Box<X11Window>, String>),
 }
 
 pub struct Surface {
@@ -67,14 +67,14 @@ impl Surface {
         if let Err(e) = &w {
             tracing::error!("X11 surface: {e}; it cannot be presented to");
         }
-        Surface { platform: Platform::X11(w), owner: Mutex::new(None) }
+        Surface { platform: Platform::X11(w.map(Box::new)), owner: Mutex::new(None) }
     }
 
     /// The window, or SURFACE_LOST if the surface has none it can use.
     pub fn window(&self) -> VkResult<Option<&X11Window>> {
         match &self.platform {
             Platform::Headless => Ok(None),
-            Platform::X11(Ok(w)) => Ok(Some(w)),
+            Platform::X11(Ok(w)) => Ok(Some(&**w)),
             Platform::X11(Err(_)) => Err(vk::Result::ERROR_SURFACE_LOST_KHR),
         }
     }

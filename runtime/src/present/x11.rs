@@ -128,9 +128,11 @@ impl X11Window {
     /// connection's screens.
     pub fn visual_layout(&self, visual: u32) -> Option<PixelLayout> {
         let setup = self.conn.setup();
-        let (depth, v) = setup.roots.iter().flat_map(|s| &s.allowed_depths).find_map(|d| {
-            d.visuals.iter().find(|v| v.visual_id == visual).map(|v| (d.depth, v))
-        })?;
+        let (depth, v) = setup
+            .roots
+            .iter()
+            .flat_map(|s| &s.allowed_depths)
+            .find_map(|d| d.visuals.iter().find(|v| v.visual_id == visual).map(|v| (d.depth, v)))?;
         if !matches!(v.class, xproto::VisualClass::TRUE_COLOR | xproto::VisualClass::DIRECT_COLOR) {
             return None;
         }
@@ -268,7 +270,18 @@ impl Target {
             let n = rows.min(h as usize - y);
             let data = &self.staging[y * row..(y + n) * row];
             let cookie = c
-                .put_image(xproto::ImageFormat::Z_PIXMAP, win.window, self.gc, wid, n as u16, 0, y as i16, 0, l.depth, data)
+                .put_image(
+                    xproto::ImageFormat::Z_PIXMAP,
+                    win.window,
+                    self.gc,
+                    wid,
+                    n as u16,
+                    0,
+                    y as i16,
+                    0,
+                    l.depth,
+                    data,
+                )
                 .map_err(|e| conn_error("PutImage", e))?;
             y += n;
             if y < h as usize {

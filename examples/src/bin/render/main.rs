@@ -93,7 +93,8 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Option<Options>, Stri
             "--window" => o.window = Some(o.window.unwrap_or(10.0)),
             "--hold" => {
                 let v = value()?;
-                o.window = Some(v.parse::<f64>().ok().filter(|s| *s >= 0.0).ok_or(format!("--hold: {v:?} is not seconds"))?);
+                o.window =
+                    Some(v.parse::<f64>().ok().filter(|s| *s >= 0.0).ok_or(format!("--hold: {v:?} is not seconds"))?);
             }
             _ => return Err(format!("unexpected argument {a:?}")),
         }

@@ -112,7 +112,8 @@ impl Viewer {
                 .signal_semaphores(&signals);
             p.device.queue_submit(p.queue, &[submit], o.fence).vk("vkQueueSubmit")?;
             let (chains, indices) = ([sc.handle], [index]);
-            let info = vk::PresentInfoKHR::default().wait_semaphores(&signals).swapchains(&chains).image_indices(&indices);
+            let info =
+                vk::PresentInfoKHR::default().wait_semaphores(&signals).swapchains(&chains).image_indices(&indices);
             match p.swapchain_fn.queue_present(p.queue, &info) {
                 Ok(_) => Ok(true),
                 Err(vk::Result::ERROR_OUT_OF_DATE_KHR) => {
@@ -130,11 +131,20 @@ impl Viewer {
         let t = vk::PipelineStageFlags::TRANSFER;
         let (dst, w) = (vk::ImageLayout::TRANSFER_DST_OPTIMAL, vk::AccessFlags::TRANSFER_WRITE);
         let none = vk::DependencyFlags::empty();
-        let layers = vk::ImageSubresourceLayers { aspect_mask: vk::ImageAspectFlags::COLOR, mip_level: 0, base_array_layer: 0, layer_count: 1 };
+        let layers = vk::ImageSubresourceLayers {
+            aspect_mask: vk::ImageAspectFlags::COLOR,
+            mip_level: 0,
+            base_array_layer: 0,
+            layer_count: 1,
+        };
         let region = vk::BufferImageCopy::default()
             .buffer_row_length(self.size[0])
             .image_subresource(layers)
-            .image_extent(vk::Extent3D { width: extent.width.min(self.size[0]), height: extent.height.min(self.size[1]), depth: 1 });
+            .image_extent(vk::Extent3D {
+                width: extent.width.min(self.size[0]),
+                height: extent.height.min(self.size[1]),
+                depth: 1,
+            });
         let black = vk::ClearColorValue { float32: [0.0, 0.0, 0.0, 1.0] };
         // SAFETY: recording a command buffer whose last submission has finished.
         unsafe {
@@ -181,7 +191,9 @@ impl Objects {
             let pool = d.create_command_pool(&pool_info, None).vk("vkCreateCommandPool")?;
             let alloc = vk::CommandBufferAllocateInfo::default().command_pool(pool).command_buffer_count(1);
             let cmd = d.allocate_command_buffers(&alloc).vk("vkAllocateCommandBuffers")?[0];
-            let fence = d.create_fence(&vk::FenceCreateInfo::default().flags(vk::FenceCreateFlags::SIGNALED), None).vk("vkCreateFence")?;
+            let fence = d
+                .create_fence(&vk::FenceCreateInfo::default().flags(vk::FenceCreateFlags::SIGNALED), None)
+                .vk("vkCreateFence")?;
             let acquired = d.create_semaphore(&vk::SemaphoreCreateInfo::default(), None).vk("vkCreateSemaphore")?;
             let binfo = vk::BufferCreateInfo::default().size(size).usage(vk::BufferUsageFlags::TRANSFER_SRC);
             let staging = d.create_buffer(&binfo, None).vk("vkCreateBuffer")?;

@@ -47,7 +47,7 @@ pub unsafe extern "system" fn create_xlib_surface(
 ) -> vk::Result {
     guard_result("vkCreateXlibSurfaceKHR", || {
         // SAFETY: valid create info; the Display outlives the surface.
-        let s = unsafe { Surface::xlib((*p_info).dpy, (*p_info).window as u64) };
+        let s = unsafe { Surface::xlib((*p_info).dpy, (*p_info).window) };
         // SAFETY: valid output pointer.
         unsafe { put(p_surface, s) }
     })
@@ -128,7 +128,10 @@ pub unsafe extern "system" fn get_physical_device_surface_capabilities2(
 }
 
 fn surface_formats() -> Vec<vk::SurfaceFormatKHR> {
-    ps::FORMATS.iter().map(|&format| vk::SurfaceFormatKHR { format, color_space: vk::ColorSpaceKHR::SRGB_NONLINEAR }).collect()
+    ps::FORMATS
+        .iter()
+        .map(|&format| vk::SurfaceFormatKHR { format, color_space: vk::ColorSpaceKHR::SRGB_NONLINEAR })
+        .collect()
 }
 
 pub unsafe extern "system" fn get_physical_device_surface_formats(

@@ -197,7 +197,8 @@ pub unsafe extern "system" fn queue_present(q: vk::Queue, p_info: *const vk::Pre
         q.rt.check()?;
         // SAFETY: valid present info and its arrays.
         let i = unsafe { &*p_info };
-        let (handles, indices) = unsafe { (slice(i.p_swapchains, i.swapchain_count), slice(i.p_image_indices, i.swapchain_count)) };
+        let (handles, indices) =
+            unsafe { (slice(i.p_swapchains, i.swapchain_count), slice(i.p_image_indices, i.swapchain_count)) };
         let chains = handles.iter().map(|&h| swapchain(h)).collect::<Result<Vec<_>, _>>()?;
         // Every image must be the application's before anything is queued.
         for (sc, &index) in chains.iter().zip(indices) {
@@ -205,7 +206,8 @@ pub unsafe extern "system" fn queue_present(q: vk::Queue, p_info: *const vk::Pre
         }
         // SAFETY: live binary semaphores.
         let waits = unsafe { semaphore_list(slice(i.p_wait_semaphores, i.wait_semaphore_count), None)? };
-        let (requests, results): (Vec<_>, Vec<_>) = chains.iter().zip(indices).map(|(sc, &index)| sc.rt.present(index)).unzip();
+        let (requests, results): (Vec<_>, Vec<_>) =
+            chains.iter().zip(indices).map(|(sc, &index)| sc.rt.present(index)).unzip();
         q.rt.queue.submit(present::submission(waits, requests))?;
         if !i.p_results.is_null() {
             // SAFETY: an array of swapchain_count results.
@@ -254,9 +256,6 @@ mod tests {
         assert_eq!(overall(&[R::SUCCESS, R::SUCCESS]), R::SUCCESS);
         assert_eq!(overall(&[R::SUCCESS, R::SUBOPTIMAL_KHR]), R::SUBOPTIMAL_KHR);
         assert_eq!(overall(&[R::SUBOPTIMAL_KHR, R::ERROR_OUT_OF_DATE_KHR]), R::ERROR_OUT_OF_DATE_KHR);
-        assert_eq!(
-            overall(&[R::ERROR_SURFACE_LOST_KHR, R::ERROR_OUT_OF_DATE_KHR]),
-            R::ERROR_SURFACE_LOST_KHR
-        );
+        assert_eq!(overall(&[R::ERROR_SURFACE_LOST_KHR, R::ERROR_OUT_OF_DATE_KHR]), R::ERROR_SURFACE_LOST_KHR);
     }
 }
