@@ -26,17 +26,68 @@ fn x11_error(what: &str, e: impl std::fmt::Display) -> Error {
     Error::msg(format!("X11: {what}: {e}"))
 }
 
-/// A top-level window on a connection of our own.
+/// A top-level window on a connection of our own: plain xcb, or the xcb connection under an
+/// Xlib `Display` (for `VK_KHR_xlib_surface`).
 pub struct Window {
     pub conn: XCBConnection,
     pub window: u32,
     pub visual: u32,
+    /// The Xlib `Display *` whose connection `conn` is (kept open for the process).
+    pub display: Option<*mut c_void>,
+}
+
+/// Opens `$DISPLAY` with Xlib (libX11 and libX11-xcb loaded at run time) and wraps the
+/// Display's xcb connection.
+fn xlib_connection() -> Result<(XCBConnection, usize, *mut c_void)> {
+    type OpenDisplay = unsafe extern "C" fn(*const std::ffi::c_char) -> *mut c_void;
+    type GetXcb = unsafe extern "C" fn(*mut c_void) -> *mut c_void;
+    type DefaultScreen = unsafe extern "C" fn(*mut c_void) -> std::ffi::c_int;
+    let load = |name: &str| {
+        // SAFETY: loading the X libraries runs no initialiser with preconditions.
+        unsafe { libloading::Library::new(name) }.map_err(|e| x11_error(name, e))
+    };
+    // The libraries stay loaded for the process: the Display lives as long.
+    let (x11, x11_xcb) = (Box::leak(Box::new(load("libX11.so.6")?)), Box::leak(Box::new(load("libX11-xcb.so.1")?)));
+    // SAFETY: the symbols have these signatures (Xlib.h, Xlib-xcb.h); the Display is checked
+    // before use and never closed, so its connection outlives every wrapper.
+    unsafe {
+        let open: libloading::Symbol<OpenDisplay> =
+            x11.get(b"XOpenDisplay\0").map_err(|e| x11_error("XOpenDisplay", e))?;
+        let screen: libloading::Symbol<DefaultScreen> =
+            x11.get(b"XDefaultScreen\0").map_err(|e| x11_error("XDefaultScreen", e))?;
+        let get: libloading::Symbol<GetXcb> =
+            x11_xcb.get(b"XGetXCBConnection\0").map_err(|e| x11_error("XGetXCBConnection", e))?;
+        let dpy = open(std::ptr::null());
+        if dpy.is_null() {
+            return Err(Error::msg("Xlib: cannot open the display"));
+        }
+        let conn =
+            XCBConnection::from_raw_xcb_connection(get(dpy), false).map_err(|e| x11_error("XGetXCBConnection", e))?;
+        Ok((conn, screen(dpy) as usize, dpy))
+    }
 }
 
 impl Window {
     /// Opens `$DISPLAY` and maps a black `width` x `height` window at the origin.
     pub fn open(width: u16, height: u16, title: &str) -> Result<Window> {
         let (conn, screen) = XCBConnection::connect(None).map_err(|e| x11_error("cannot open the display", e))?;
+        Self::create(conn, screen, None, width, height, title)
+    }
+
+    /// The same on an Xlib `Display` (its window is made through the Display's connection).
+    pub fn open_xlib(width: u16, height: u16, title: &str) -> Result<Window> {
+        let (conn, screen, dpy) = xlib_connection()?;
+        Self::create(conn, screen, Some(dpy), width, height, title)
+    }
+
+    fn create(
+        conn: XCBConnection,
+        screen: usize,
+        display: Option<*mut c_void>,
+        width: u16,
+        height: u16,
+        title: &str,
+    ) -> Result<Window> {
         let s = &conn.setup().roots[screen];
         let (root, visual, black) = (s.root, s.root_visual, s.black_pixel);
         let window = conn.generate_id().map_err(|e| x11_error("generate_id", e))?;
@@ -54,7 +105,7 @@ impl Window {
         )
         .map_err(|e| x11_error("ChangeProperty", e))?;
         conn.map_window(window).map_err(|e| x11_error("MapWindow", e))?;
-        let w = Window { conn, window, visual };
+        let w = Window { conn, window, visual, display };
         w.size()?;
         Ok(w)
     }
@@ -150,6 +201,7 @@ impl Presenter {
         }
         let mut exts = vec![khr::surface::NAME.as_ptr()];
         exts.push(match target {
+            Target::Window(Window { display: Some(_), .. }) => khr::xlib_surface::NAME.as_ptr(),
             Target::Window(_) => khr::xcb_surface::NAME.as_ptr(),
             Target::Headless => ext::headless_surface::NAME.as_ptr(),
         });
@@ -253,6 +305,12 @@ fn messenger(
 
 pub fn create_surface(entry: &ash::Entry, instance: &ash::Instance, target: &Target<'_>) -> Result<vk::SurfaceKHR> {
     match target {
+        Target::Window(Window { display: Some(dpy), window, .. }) => {
+            let info = vk::XlibSurfaceCreateInfoKHR::default().dpy(*dpy).window(*window as vk::Window);
+            // SAFETY: the Display and window outlive the surface.
+            unsafe { khr::xlib_surface::Instance::new(entry, instance).create_xlib_surface(&info, None) }
+                .vk("vkCreateXlibSurfaceKHR")
+        }
         Target::Window(w) => {
             let info = vk::XcbSurfaceCreateInfoKHR::default().connection(w.raw_connection()).window(w.window);
             // SAFETY: the connection and window outlive the surface (the window is the caller's).

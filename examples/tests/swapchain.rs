@@ -114,6 +114,27 @@ fn window_on_lavapipe() {
 }
 
 #[test]
+fn xlib_window_on_vortex_with_exact_dumps() {
+    let Some(x) = Xvfb::start() else { return };
+    let dir = dump_dir("xlib");
+    let d = dir.to_str().expect("utf-8 temp dir");
+    let out = run("vortex", Some(&x.display), &["--xlib", "--check-dump", d], &[("VORTEX_PRESENT_DUMP", &dir)]);
+    assert!(out.contains("frames presented (X11 window through Xlib"), "{out}");
+    assert!(out.contains("dumped frames exact"), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn xlib_window_on_lavapipe() {
+    if lavapipe_absent() {
+        return;
+    }
+    let Some(x) = Xvfb::start() else { return };
+    let out = run("lavapipe", Some(&x.display), &["--xlib"], &[]);
+    assert!(out.contains("frames presented (X11 window through Xlib"), "{out}");
+}
+
+#[test]
 fn headless_on_vortex_with_exact_dumps() {
     let dir = dump_dir("headless");
     let d = dir.to_str().expect("utf-8 temp dir");

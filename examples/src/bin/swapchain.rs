@@ -6,8 +6,10 @@
 //! exactly the colours presented. `--validate` runs under the Khronos validation layer and
 //! fails on any error message. `--bad-use` checks that misuse gets Vulkan errors instead.
 //!
-//! Usage: swapchain [--icd vortex|lavapipe|MANIFEST] [--headless] [--validate]
+//! Usage: swapchain [--icd vortex|lavapipe|MANIFEST] [--headless | --xlib] [--validate]
 //!                  [--frames N] [--check-dump DIR] [--bad-use]
+//!
+//! `--xlib` makes the window on an Xlib `Display` and the surface with `VK_KHR_xlib_surface`.
 
 use ash::vk;
 use std::path::{Path, PathBuf};
@@ -30,11 +32,19 @@ struct Args {
     frames: u32,
     check_dump: Option<PathBuf>,
     bad_use: bool,
+    xlib: bool,
 }
 
 fn parse_args() -> std::result::Result<Args, String> {
-    let mut a =
-        Args { icd: Icd::Vortex, headless: false, validate: false, frames: 100, check_dump: None, bad_use: false };
+    let mut a = Args {
+        icd: Icd::Vortex,
+        headless: false,
+        validate: false,
+        frames: 100,
+        check_dump: None,
+        bad_use: false,
+        xlib: false,
+    };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
         match arg.as_str() {
@@ -42,6 +52,7 @@ fn parse_args() -> std::result::Result<Args, String> {
             "--headless" => a.headless = true,
             "--validate" => a.validate = true,
             "--bad-use" => a.bad_use = true,
+            "--xlib" => a.xlib = true,
             "--frames" => a.frames = it.next().and_then(|n| n.parse().ok()).ok_or("--frames needs a count")?,
             "--check-dump" => a.check_dump = Some(it.next().ok_or("--check-dump needs a directory")?.into()),
             _ => return Err(format!("unexpected argument {arg:?}")),
@@ -284,7 +295,11 @@ fn frames_shown(f: &mut Frames<'_>, sc: &Swapchain, serial: usize, n: u32) -> Re
 }
 
 fn run(args: &Args) -> Result<String> {
-    let win = if args.headless { None } else { Some(Window::open(WINDOW[0], WINDOW[1], "vortex swapchain")?) };
+    let win = match (args.headless, args.xlib) {
+        (true, _) => None,
+        (false, false) => Some(Window::open(WINDOW[0], WINDOW[1], "vortex swapchain")?),
+        (false, true) => Some(Window::open_xlib(WINDOW[0], WINDOW[1], "vortex swapchain (Xlib)")?),
+    };
     let target = win.as_ref().map_or(Target::Headless, Target::Window);
     let p = Presenter::new(&args.icd, &target, args.validate)?;
     let format = choose_format(&p)?;
@@ -293,6 +308,25 @@ fn run(args: &Args) -> Result<String> {
     let expected = if args.headless { [u32::MAX; 2] } else { [WINDOW[0] as u32, WINDOW[1] as u32] };
     if [caps.current_extent.width, caps.current_extent.height] != expected {
         return Err(Error::msg(format!("currentExtent is {:?}, expected {expected:?}", caps.current_extent)));
+    }
+    if let Some(w) = &win {
+        // SAFETY: the window's live connection or Display.
+        let ok = unsafe {
+            match w.display {
+                None => ash::khr::xcb_surface::Instance::new(&p.entry, &p.instance)
+                    .get_physical_device_xcb_presentation_support(
+                        p.physical,
+                        p.family,
+                        &mut *w.raw_connection(),
+                        w.visual,
+                    ),
+                Some(dpy) => ash::khr::xlib_surface::Instance::new(&p.entry, &p.instance)
+                    .get_physical_device_xlib_presentation_support(p.physical, p.family, dpy, w.visual),
+            }
+        };
+        if !ok {
+            return Err(Error::msg("the queue family cannot present to the window's visual"));
+        }
     }
     let usage = vk::ImageUsageFlags::TRANSFER_DST;
     if !caps.supported_usage_flags.contains(usage | vk::ImageUsageFlags::COLOR_ATTACHMENT) {
@@ -357,7 +391,11 @@ fn run(args: &Args) -> Result<String> {
     let mode_names = format!("{:?}/{:?}/{:?}", sc0.mode, sc1.mode, sc2.mode);
     Ok(format!(
         "{presented} frames presented ({}, {format:?}, {mode_names}){}{dumped}{}",
-        if args.headless { "headless" } else { "X11 window" },
+        match (args.headless, args.xlib) {
+            (true, _) => "headless",
+            (false, false) => "X11 window",
+            (false, true) => "X11 window through Xlib",
+        },
         signal.map_or(String::new(), |s| format!(", resize gave {s:?}")),
         if args.validate { ", 0 validation errors" } else { "" }
     ))
