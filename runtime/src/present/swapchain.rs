@@ -192,7 +192,9 @@ impl Swapchain {
     /// the queue later only gives its image back.
     pub fn destroy(&self) {
         self.retire();
-        if let Some(e) = self.engine.lock().take() {
+        // Taken out first: a present the queue reaches meanwhile must not wait for the join.
+        let engine = self.engine.lock().take();
+        if let Some(e) = engine {
             let _ = e.tx.send(Msg::Stop);
             if e.thread.thread().id() != std::thread::current().id() {
                 let _ = e.thread.join();
