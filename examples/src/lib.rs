@@ -13,6 +13,8 @@ pub mod image;
 pub mod math;
 pub mod obj;
 pub mod pipeline;
+pub mod raster;
+pub mod raster_scene;
 pub mod rawas;
 pub mod scene;
 pub mod sparse;

@@ -92,6 +92,8 @@ pub fn features10() -> vk::PhysicalDeviceFeatures {
         shader_uniform_buffer_array_dynamic_indexing: vk::TRUE,
         shader_storage_buffer_array_dynamic_indexing: vk::TRUE,
         shader_storage_image_array_dynamic_indexing: vk::TRUE,
+        // Like the non-uniform indexing of Vulkan 1.2's features (examples' draw_check).
+        shader_sampled_image_array_dynamic_indexing: graphics::SAMPLING as vk::Bool32,
         // Buffers only: no sparse residency, no sparse images (`runtime::sparse`).
         sparse_binding: vk::TRUE,
         ..Default::default()
@@ -635,9 +637,15 @@ pub fn format_properties(f: vk::Format) -> vk::FormatProperties {
         if fmt.texel_bytes() == 4 && fmt.is_integer() && fmt.comps == 1 {
             img |= vk::FormatFeatureFlags::STORAGE_IMAGE_ATOMIC;
         }
-        img |= graphics::image_features(f, graphics::GRAPHICS, graphics::SAMPLING);
         p.optimal_tiling_features = img;
         p.linear_tiling_features = img;
+    }
+    // Attachment, blit and sampling features, depth/stencil formats included (they are
+    // not storage formats, so the block above skips them; depth/stencil only optimally tiled).
+    let gfx = graphics::image_features(f, graphics::GRAPHICS, graphics::SAMPLING);
+    p.optimal_tiling_features |= gfx;
+    if !gfx.contains(vk::FormatFeatureFlags::DEPTH_STENCIL_ATTACHMENT) {
+        p.linear_tiling_features |= gfx;
     }
     if let Some(fmt) = format::lookup(f.as_raw() as u32) {
         // Texel buffers go through the same texel path as storage images.
@@ -807,6 +815,25 @@ pub unsafe fn unsupported_feature(chain: *const c_void) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn depth_stencil_formats_are_attachments() {
+        use vk::FormatFeatureFlags as F;
+        // Vulkan requires D16 and one of D24S8 / D32S8 as depth/stencil attachments.
+        for f in [
+            vk::Format::D16_UNORM,
+            vk::Format::D32_SFLOAT,
+            vk::Format::D24_UNORM_S8_UINT,
+            vk::Format::D32_SFLOAT_S8_UINT,
+        ] {
+            let p = format_properties(f);
+            assert_eq!(p.optimal_tiling_features.contains(F::DEPTH_STENCIL_ATTACHMENT), graphics::GRAPHICS, "{f:?}");
+            assert!(!p.linear_tiling_features.contains(F::DEPTH_STENCIL_ATTACHMENT), "{f:?}");
+        }
+        let rgba8 = format_properties(vk::Format::R8G8B8A8_UNORM);
+        assert_eq!(rgba8.optimal_tiling_features.contains(F::COLOR_ATTACHMENT), graphics::GRAPHICS);
+        assert!(rgba8.optimal_tiling_features.contains(F::STORAGE_IMAGE));
+    }
 
     #[test]
     fn feature_requests_are_checked_field_by_field() {

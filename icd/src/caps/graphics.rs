@@ -13,9 +13,9 @@ use vortex_model::abi::gfx;
 use vortex_runtime::pipeline::graphics as gp;
 
 /// The graphics queue, features and extensions (draws run end to end).
-pub const GRAPHICS: bool = false;
+pub const GRAPHICS: bool = true;
 /// Sampled images, combined image samplers and input attachments (the texture unit samples).
-pub const SAMPLING: bool = false;
+pub const SAMPLING: bool = true;
 
 /// Device extensions of the graphics path.
 pub const EXTENSIONS: &[(&str, u32)] = &[
