@@ -18,6 +18,7 @@ pub mod raster_scene;
 pub mod rawas;
 pub mod scene;
 pub mod sparse;
+pub mod wsi;
 
 pub use accel::{AabbGeometry, AccelerationStructure, AsStorage, Indices, Instance, TriangleGeometry};
 pub use buffer::Buffer;

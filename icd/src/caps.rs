@@ -17,7 +17,18 @@ pub const DRIVER_VERSION: u32 = vk::make_api_version(0, 0, 1, 0);
 pub const VENDOR_ID: u32 = 0x1_0000 + 0x5652; // outside the PCI range: not a registered vendor
 pub const DEVICE_ID: u32 = 0x5254;
 
-pub const INSTANCE_EXTENSIONS: &[(&str, u32)] = &[("VK_KHR_get_physical_device_properties2", 2)];
+/// The largest 2D image (and so headless swapchain) side.
+pub const MAX_IMAGE_DIMENSION_2D: u32 = 16384;
+
+pub const INSTANCE_EXTENSIONS: &[(&str, u32)] = &[
+    ("VK_KHR_get_physical_device_properties2", 2),
+    // Window-system integration (`entry::wsi`).
+    ("VK_KHR_surface", 25),
+    ("VK_KHR_get_surface_capabilities2", 1),
+    ("VK_KHR_xcb_surface", 6),
+    ("VK_KHR_xlib_surface", 6),
+    ("VK_EXT_headless_surface", 1),
+];
 
 pub const DEVICE_EXTENSIONS: &[(&str, u32)] = &[
     ("VK_KHR_acceleration_structure", 13),
@@ -44,6 +55,8 @@ pub const DEVICE_EXTENSIONS: &[(&str, u32)] = &[
     // KHR promotion uses the EXT's structures and structure-type numbers.
     ("VK_EXT_robustness2", 1),
     ("VK_KHR_robustness2", 1),
+    // Presenting (`entry::wsi`): swapchain images are ordinary images.
+    ("VK_KHR_swapchain", 70),
 ];
 
 /// Every device extension offered: the compute and ray-query ones, and the graphics path's
@@ -375,7 +388,7 @@ pub fn limits(gpu: &Gpu) -> vk::PhysicalDeviceLimits {
     let big = 1u32 << 20;
     let mut l = vk::PhysicalDeviceLimits {
         max_image_dimension1_d: 16384,
-        max_image_dimension2_d: 16384,
+        max_image_dimension2_d: MAX_IMAGE_DIMENSION_2D,
         max_image_dimension3_d: 2048,
         max_image_dimension_cube: 16384,
         max_image_array_layers: 2048,

@@ -75,6 +75,8 @@ pub enum StreamOp {
         len: u64,
         pattern: Vec<u8>,
     },
+    /// `vkQueuePresentKHR`: the frame goes to its swapchain's presentation engine.
+    Present(Arc<crate::present::PresentRequest>),
     BuildAccel(Box<AccelBuildJob>),
     /// Clone or compact (the same byte copy here).
     CopyAccel {
@@ -146,6 +148,7 @@ impl StreamOp {
             StreamOp::Fill { .. } => "DMA_FILL",
             StreamOp::Write { .. } => "DMA_WRITE",
             StreamOp::Pattern { .. } => "DMA_PATTERN",
+            StreamOp::Present(_) => "PRESENT",
             StreamOp::BuildAccel(_) => "AS_BUILD",
             StreamOp::CopyAccel { .. } => "AS_COPY",
             StreamOp::SerializeAccel { .. } => "AS_SERIALIZE",
@@ -312,6 +315,7 @@ pub fn play(
             StreamOp::Fill { dst, len, word } => mem().fill(*dst, *len, *word)?,
             StreamOp::Write { dst, data } => mem().write(*dst, data)?,
             StreamOp::Pattern { dst, len, pattern } => pattern_fill(&mem(), *dst, *len, pattern)?,
+            StreamOp::Present(req) => req.reached(),
             StreamOp::BuildAccel(job) => run_accel_build(&mem(), job, &job.options)?,
             StreamOp::CopyAccel { src, dst } => crate::accel::copy(&mem(), src, dst)?,
             StreamOp::SerializeAccel { src, dst } => serialize_accel(&mem(), src, *dst)?,

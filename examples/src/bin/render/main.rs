@@ -4,8 +4,11 @@
 //! ```text
 //! render [--icd vortex|lavapipe|PATH] [--scene bunny|spheres|million|random | --obj FILE]
 //!        [--subdivide N] [--copies N] [--width W] [--height H] [--spp N] [--out FILE.png]
-//!        [--raster] [--compare ICD] [--quiet]
+//!        [--raster] [--compare ICD] [--quiet] [--window [--hold SECONDS]]
 //! ```
+//!
+//! `--window` also shows the image in an X11 window (`$DISPLAY`) as it is rendered, through a
+//! swapchain on the same driver, and keeps it there for `--hold` seconds (default 10).
 //!
 //! With `VORTEX_STATS=FILE` (on Vortex RT) it also writes `OUT.heat.png`, the RTU work per
 //! ray of every pixel with a legend, and in timed mode (`VORTEX_MODE=timed`)
@@ -21,6 +24,7 @@
 mod compare;
 mod gpu;
 mod stats;
+mod window;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -30,7 +34,7 @@ use vortex_examples::{Context, Icd};
 
 const USAGE: &str = "usage: render [--icd vortex|lavapipe|PATH] [--scene bunny|spheres|million|random | --obj FILE]
               [--subdivide N] [--copies N] [--width W] [--height H] [--spp N] [--out FILE.png]
-              [--raster] [--compare ICD] [--quiet]
+              [--raster] [--compare ICD] [--quiet] [--window [--hold SECONDS]]
   --icd        the Vulkan driver to render on (default: vortex)
   --scene      a built-in scene (default: bunny); --obj renders an OBJ file on a ground plane
   --subdivide  split the main mesh's triangles in four, N times (bunny: 3,676 x 4^N)
@@ -41,6 +45,8 @@ const USAGE: &str = "usage: render [--icd vortex|lavapipe|PATH] [--scene bunny|s
   --raster     draw the scene with a vertex + fragment pipeline (ray-query shadows and
                AO in the fragment shader, a textured ground) instead of primary rays
   --compare    also render on this driver and report differing pixels and PSNR
+  --window     also show the image in a window ($DISPLAY) as it is rendered, through a
+               swapchain, and keep it there for --hold seconds (default 10)
 environment:
   VORTEX_STATS=FILE  (Vortex RT) also write OUT.heat.png, RTU work per ray with a legend,
                      and with VORTEX_MODE=timed OUT.timeline.svg, RTU activity over time
@@ -57,6 +63,8 @@ pub struct Options {
     pub out: PathBuf,
     pub compare: Option<String>,
     pub quiet: bool,
+    /// Seconds to keep the finished image in a window (`--window`), or none.
+    pub window: Option<f64>,
     pub raster: bool,
 }
 
@@ -72,6 +80,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Option<Options>, Stri
         out: PathBuf::from("render.png"),
         compare: None,
         quiet: false,
+        window: None,
         raster: false,
     };
     while let Some(a) = args.next() {
@@ -90,6 +99,12 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Option<Options>, Stri
             "--out" => o.out = PathBuf::from(value()?),
             "--compare" => o.compare = Some(value()?),
             "--quiet" => o.quiet = true,
+            "--window" => o.window = Some(o.window.unwrap_or(10.0)),
+            "--hold" => {
+                let v = value()?;
+                o.window =
+                    Some(v.parse::<f64>().ok().filter(|s| *s >= 0.0).ok_or(format!("--hold: {v:?} is not seconds"))?);
+            }
             "--raster" => o.raster = true,
             _ => return Err(format!("unexpected argument {a:?}")),
         }
@@ -112,6 +127,12 @@ fn run(o: &Options) -> Result<(), String> {
         None => Scene::builtin_with(&o.scene, &o.shape),
     }
     .map_err(|e| e.to_string())?;
+    // The window's device is made first: both set the loader's environment before it
+    // starts threads.
+    let mut viewer = match o.window {
+        Some(_) => Some(window::Viewer::open(&o.icd, o.width, o.height).map_err(|e| format!("--window: {e}"))?),
+        None => None,
+    };
     let ctx = Context::new(&o.icd).map_err(|e| e.to_string())?;
     if !o.quiet {
         println!("device: {}", ctx.info().name);
@@ -124,9 +145,9 @@ fn run(o: &Options) -> Result<(), String> {
         );
     }
     if o.raster {
-        return raster(&ctx, &scene, o);
+        return raster(&ctx, &scene, o, viewer.as_mut());
     }
-    let r = gpu::render(&ctx, &scene, o).map_err(|e| e.to_string())?;
+    let r = gpu::render(&ctx, &scene, o, viewer.as_mut()).map_err(|e| e.to_string())?;
     compare::write_png(&o.out, o.width, o.height, &r.pixels)?;
     if !o.quiet {
         println!(
@@ -155,17 +176,21 @@ fn run(o: &Options) -> Result<(), String> {
     if let Some(other) = &o.compare {
         compare::against(o, other)?;
     }
+    if let (Some(v), Some(seconds)) = (viewer.as_mut(), o.window) {
+        v.hold(&r.pixels, seconds).map_err(|e| format!("--window: {e}"))?;
+    }
     Ok(())
 }
 
 /// The scene drawn through the raster pipeline (`--raster`).
-fn raster(ctx: &Context, scene: &Scene, o: &Options) -> Result<(), String> {
+fn raster(ctx: &Context, scene: &Scene, o: &Options, viewer: Option<&mut window::Viewer>) -> Result<(), String> {
     let gpu = GpuScene::build(ctx, scene).map_err(|e| e.to_string())?;
     let r = RasterScene::new(ctx, scene, &gpu, [o.width, o.height], o.spp).map_err(|e| e.to_string())?;
     let t = std::time::Instant::now();
     r.draw(ctx).map_err(|e| e.to_string())?;
     let seconds = t.elapsed().as_secs_f64();
-    compare::write_png(&o.out, o.width, o.height, &r.pixels(ctx).map_err(|e| e.to_string())?)?;
+    let pixels = r.pixels(ctx).map_err(|e| e.to_string())?;
+    compare::write_png(&o.out, o.width, o.height, &pixels)?;
     if !o.quiet {
         println!(
             "drew {}x{} ({} draws, {} AO spp, shadows and AO by ray queries in the fragment shader) in {seconds:.3} s",
@@ -181,6 +206,9 @@ fn raster(ctx: &Context, scene: &Scene, o: &Options) -> Result<(), String> {
     }
     if let Some(other) = &o.compare {
         compare::against(o, other)?;
+    }
+    if let (Some(v), Some(seconds)) = (viewer, o.window) {
+        v.hold(&pixels, seconds).map_err(|e| format!("--window: {e}"))?;
     }
     Ok(())
 }
