@@ -22,3 +22,22 @@ fn bench_reports_a_missing_manifest_as_a_failure() {
     assert!(!out.status.success(), "{text}");
     assert!(text.contains("/nonexistent/icd.json does not exist"), "{text}");
 }
+
+/// The path-tracer workload runs on both drivers and they agree on the rays it traced and
+/// the light it gathered (the bench fails its exit code on a disagreement).
+#[test]
+fn path_tracer_agrees_with_lavapipe() {
+    let out = Command::new(env!("CARGO_BIN_EXE_bench"))
+        .args(["--workloads", "pt", "--icds", "vortex,lavapipe", "--pt-size", "48x32", "--pt-frames", "1"])
+        .output()
+        .expect("start");
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{text}");
+    let rows: Vec<&str> = text.lines().filter(|l| l.contains("@48x32")).collect();
+    assert_eq!(rows.len(), 2, "one row per driver:\n{text}");
+    for row in rows {
+        let rays_per_pixel: f64 = row.split_whitespace().last().and_then(|v| v.parse().ok()).expect("a number");
+        // A primary ray for every pixel, and more where paths bounce.
+        assert!(rays_per_pixel > 1.0, "{row}");
+    }
+}

@@ -4,13 +4,17 @@
 //! driver runs in its own child process (the loader picks its driver per process); the
 //! hit counts of every workload are compared across drivers, so a fast wrong answer shows.
 //!
+//! The path tracer (`pathtrace.rs`): shading-heavy compute shaped like a client's, several
+//! bounces per pixel with a shadow ray at each hit; rays and radiance cross-checked.
+//!
 //! Then the raster workloads on the same drivers (`raster.rs`): fill rate, draws per
 //! second, and a 1280x720 frame drawn through a vertex + fragment pipeline with a shadow ray
 //! per fragment; the pixels are checksummed and compared across drivers too.
 //!
 //! ```text
 //! bench [--scenes bunny,spheres,million,random] [--icds vortex,lavapipe] [--samples N]
-//!       [--size WxH] [--workloads rt,raster] [--raster-size WxH]
+//!       [--size WxH] [--workloads rt,pt,raster] [--raster-size WxH]
+//!       [--pt-scene S] [--pt-size WxH] [--pt-spp N] [--pt-bounces N] [--pt-frames N]
 //! ```
 //! An ICD name `vortex-timed` runs our driver in timed mode (`VORTEX_MODE=timed`); a name
 //! ending in `-sparse` (`vortex-sparse`, `lavapipe-sparse`, `vortex-timed-sparse`) builds
@@ -18,6 +22,7 @@
 //! reverse order (`AsStorage::Sparse`), so `--icds vortex,vortex-sparse` puts the cost of
 //! translating sparse pages next to ordinary memory.
 
+mod pathtrace;
 mod raster;
 
 use ash::vk;
@@ -140,7 +145,9 @@ fn main() -> ExitCode {
     let mut size: Option<(u32, u32)> = None;
     let mut worker_icd: Option<Icd> = None;
     let mut storage = AsStorage::Memory;
-    let mut workloads = "rt,raster".to_string();
+    let mut workloads = "rt,pt,raster".to_string();
+    let mut pt = pathtrace::Params { scene: "spheres".into(), size: (800, 600), spp: 1, bounces: 3, frames: 3 };
+    let mut pt_worker = false;
     let mut raster_size = [1280u32, 720];
     let mut raster_worker = false;
     let mut args = std::env::args().skip(1);
@@ -163,6 +170,21 @@ fn main() -> ExitCode {
             "--sparse" => storage = AsStorage::Sparse,
             "--workloads" => workloads = value(),
             "--raster-worker" => raster_worker = true,
+            "--pt-worker" => pt_worker = true,
+            "--pt-scene" => pt.scene = value(),
+            "--pt-spp" => pt.spp = value().parse().unwrap_or(pt.spp),
+            "--pt-bounces" => pt.bounces = value().parse().unwrap_or(pt.bounces),
+            "--pt-frames" => pt.frames = value().parse().unwrap_or(pt.frames).max(1),
+            "--pt-size" => {
+                let v = value();
+                match v.split_once('x').and_then(|(w, h)| Some((w.parse().ok()?, h.parse().ok()?))) {
+                    Some(s) => pt.size = s,
+                    None => {
+                        eprintln!("bench: --pt-size wants WxH, got {v:?}");
+                        return ExitCode::from(2);
+                    }
+                }
+            }
             "--raster-size" => {
                 let v = value();
                 match v.split_once('x').and_then(|(w, h)| Some([w.parse().ok()?, h.parse().ok()?])) {
@@ -175,7 +197,8 @@ fn main() -> ExitCode {
             }
             "-h" | "--help" => {
                 println!("usage: bench [--scenes bunny,spheres,million,random] [--icds vortex,lavapipe] [--samples N] [--size WxH]");
-                println!("             [--workloads rt,raster] [--raster-size WxH (1280x720)]");
+                println!("             [--workloads rt,pt,raster] [--raster-size WxH (1280x720)]");
+                println!("             [--pt-scene spheres] [--pt-size 800x600] [--pt-spp 1] [--pt-bounces 3] [--pt-frames 3]");
                 return ExitCode::SUCCESS;
             }
             _ => {
@@ -189,6 +212,15 @@ fn main() -> ExitCode {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("bench raster worker: {e}");
+                ExitCode::from(1)
+            }
+        };
+    }
+    if let (Some(icd), true) = (&worker_icd, pt_worker) {
+        return match pathtrace::worker(icd, &pt) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("bench path-tracer worker: {e}");
                 ExitCode::from(1)
             }
         };
@@ -209,6 +241,9 @@ fn main() -> ExitCode {
     if workloads.contains(&"rt") {
         failed |= rt_table(&icds, &scenes, size, samples);
     }
+    if workloads.contains(&"pt") {
+        failed |= pt_table(&icds, &pt);
+    }
     if workloads.contains(&"raster") {
         failed |= raster_table(&icds, raster_size);
     }
@@ -217,6 +252,60 @@ fn main() -> ExitCode {
     } else {
         ExitCode::SUCCESS
     }
+}
+
+/// The path tracer on every driver: the best of its frames, ratios of the first driver to the
+/// others, rays and radiance compared. True if something failed.
+fn pt_table(icds: &[&str], p: &pathtrace::Params) -> bool {
+    println!();
+    println!(
+        "{:<44} {:<14} {:>10} {:>10} {:>12}   (path tracer: {} spp, {} bounces, shadow rays; best of {} frames)",
+        "path tracer", "driver", "frame ms", "M rays/s", "rays/pixel", p.spp, p.bounces, p.frames
+    );
+    let (w, h) = p.size;
+    let args = [
+        "--pt-worker",
+        "--pt-scene",
+        &p.scene,
+        "--pt-size",
+        &format!("{w}x{h}"),
+        "--pt-spp",
+        &p.spp.to_string(),
+        "--pt-bounces",
+        &p.bounces.to_string(),
+        "--pt-frames",
+        &p.frames.to_string(),
+    ]
+    .map(String::from);
+    let label = format!("{} @{w}x{h}", Scene::builtin(&p.scene).map(|s| s.name).unwrap_or_else(|_| p.scene.clone()));
+    let mut first: Option<pathtrace::Measured> = None;
+    let mut failed = false;
+    for &icd in icds {
+        let m = match run_worker(icd, "the path tracer", &args)
+            .and_then(|out| pathtrace::parse(&out).ok_or_else(|| "printed no frame".to_string()))
+        {
+            Ok(m) => m,
+            Err(e) => {
+                println!("{label:<44} {icd:<14} error: {e}");
+                failed = true;
+                continue;
+            }
+        };
+        let rate = m.rays as f64 / m.seconds / 1e6;
+        let per_pixel = m.rays as f64 / (w as f64 * h as f64);
+        println!("{label:<44} {icd:<14} {:>10.1} {rate:>10.3} {per_pixel:>12.2}", m.seconds * 1e3);
+        match &first {
+            None => first = Some(m),
+            Some(f) => {
+                println!("{:<44} {:<14} {:>9.2}x", "", format!("{}/{}", icds[0], icd), m.seconds / f.seconds);
+                if let Some(why) = pathtrace::disagreement(f, &m) {
+                    println!("  ! path tracer: {why}");
+                    failed = true;
+                }
+            }
+        }
+    }
+    failed
 }
 
 /// The raster workloads on every driver: one table, ratios of the first driver to the
