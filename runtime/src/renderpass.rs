@@ -243,4 +243,24 @@ mod tests {
         assert!(RenderPass::new(four, vec![SubpassDesc::default()]).is_err());
         assert!(RenderPass::new(a, vec![]).is_err());
     }
+
+    #[test]
+    fn multiview_loads_each_view_on_its_first_use() {
+        let a = vec![
+            att(vk::Format::R8G8B8A8_UNORM, vk::AttachmentLoadOp::CLEAR),
+            att(vk::Format::R32_UINT, vk::AttachmentLoadOp::CLEAR),
+        ];
+        let sub = |colors: Vec<u32>, view_mask| SubpassDesc { colors, view_mask, ..Default::default() };
+        // Attachment 0: view 0 first in subpass 0, views 1 and 2 in subpass 1, view 3 never.
+        // Attachment 1: only subpass 2 uses it.
+        let subpasses = vec![sub(vec![0], 0b001), sub(vec![0], 0b111), sub(vec![0, 1], 0b011)];
+        let rp = RenderPass::new(a.clone(), subpasses).unwrap();
+        assert!(rp.multiview());
+        assert_eq!(rp.first_views, [vec![0b001, 0], vec![0b110, 0], vec![0, 0b011]]);
+        assert_eq!(rp.targets(1).unwrap().view_mask, 0b111);
+        // Masks are all zero or none is.
+        assert!(RenderPass::new(a.clone(), vec![sub(vec![0], 0b1), sub(vec![0], 0)]).is_err());
+        let plain = RenderPass::new(a, vec![sub(vec![0], 0)]).unwrap();
+        assert!(!plain.multiview() && plain.first_views.is_empty());
+    }
 }
