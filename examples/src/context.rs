@@ -383,6 +383,9 @@ fn optional_support(instance: &ash::Instance, physical: vk::PhysicalDevice) -> (
         if extensions.contains(&ash::ext::robustness2::NAME) {
             features2 = features2.push_next(&mut f.robustness2);
         }
+        if extensions.contains(&khr::dynamic_rendering::NAME) {
+            features2 = features2.push_next(&mut f.dynamic_rendering);
+        }
         // SAFETY: every structure in the chain belongs to a present extension or core 1.2
         // (check_suitable requires 1.2).
         unsafe { instance.get_physical_device_features2(physical, &mut features2) };
@@ -393,6 +396,7 @@ fn optional_support(instance: &ash::Instance, physical: vk::PhysicalDevice) -> (
     f.position_fetch.p_next = std::ptr::null_mut();
     f.atomic_float.p_next = std::ptr::null_mut();
     f.robustness2.p_next = std::ptr::null_mut();
+    f.dynamic_rendering.p_next = std::ptr::null_mut();
     let mut wanted = FeatureSet::default();
     for name in crate::features::OPTIONAL_FEATURES {
         wanted.set(name);
@@ -499,7 +503,10 @@ fn create_device(
         .push_next(&mut rq);
     // The 1.1 structure only when it asks for something, so the default device's request
     // stays what it always was.
-    if f.v11.storage_buffer16_bit_access | f.v11.uniform_and_storage_buffer16_bit_access | f.v11.storage_push_constant16
+    if f.v11.storage_buffer16_bit_access
+        | f.v11.uniform_and_storage_buffer16_bit_access
+        | f.v11.storage_push_constant16
+        | f.v11.multiview
         != 0
     {
         create = create.push_next(&mut f.v11);
@@ -512,6 +519,9 @@ fn create_device(
     }
     if optional_extensions.contains(&ash::ext::robustness2::NAME) {
         create = create.push_next(&mut f.robustness2);
+    }
+    if optional_extensions.contains(&khr::dynamic_rendering::NAME) {
+        create = create.push_next(&mut f.dynamic_rendering);
     }
     if info.maintenance1 {
         create = create.push_next(&mut m1);

@@ -22,6 +22,7 @@ pub(crate) struct FeatureSet {
     pub atomic_float: vk::PhysicalDeviceShaderAtomicFloatFeaturesEXT<'static>,
     /// Only `nullDescriptor` of it is ever set (see the module note).
     pub robustness2: vk::PhysicalDeviceRobustness2FeaturesEXT<'static>,
+    pub dynamic_rendering: vk::PhysicalDeviceDynamicRenderingFeatures<'static>,
 }
 
 macro_rules! optional_features {
@@ -64,6 +65,7 @@ optional_features! {
     "storageBuffer16BitAccess" => v11.storage_buffer16_bit_access,
     "uniformAndStorageBuffer16BitAccess" => v11.uniform_and_storage_buffer16_bit_access,
     "storagePushConstant16" => v11.storage_push_constant16,
+    "multiview" => v11.multiview,
     "storageBuffer8BitAccess" => v12.storage_buffer8_bit_access,
     "uniformAndStorageBuffer8BitAccess" => v12.uniform_and_storage_buffer8_bit_access,
     "storagePushConstant8" => v12.storage_push_constant8,
@@ -98,12 +100,17 @@ optional_features! {
     "vertexPipelineStoresAndAtomics" => core.vertex_pipeline_stores_and_atomics,
     "fragmentStoresAndAtomics" => core.fragment_stores_and_atomics,
     "nullDescriptor" => robustness2.null_descriptor,
+    "dynamicRendering" => dynamic_rendering.dynamic_rendering,
 }
 
 /// Device extensions enabled when the device has them; each provides the features of one
 /// structure of [`FeatureSet`] (`None`: core).
-pub(crate) const OPTIONAL_EXTENSIONS: [&CStr; 3] =
-    [khr::ray_tracing_position_fetch::NAME, ext::shader_atomic_float::NAME, ext::robustness2::NAME];
+pub(crate) const OPTIONAL_EXTENSIONS: [&CStr; 4] = [
+    khr::ray_tracing_position_fetch::NAME,
+    ext::shader_atomic_float::NAME,
+    ext::robustness2::NAME,
+    khr::dynamic_rendering::NAME,
+];
 
 impl FeatureSet {
     /// The names of every optional feature that is set.

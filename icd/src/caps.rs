@@ -109,7 +109,8 @@ fn fill_v11(f: &mut vk::PhysicalDeviceVulkan11Features) {
     f.uniform_and_storage_buffer16_bit_access = T;
     f.storage_push_constant16 = T;
     f.storage_input_output16 = 0;
-    f.multiview = 0;
+    f.multiview = graphics::GRAPHICS as vk::Bool32;
+    // No geometry or tessellation stages.
     f.multiview_geometry_shader = 0;
     f.multiview_tessellation_shader = 0;
     f.variable_pointers_storage_buffer = 0;
@@ -540,8 +541,8 @@ pub unsafe fn fill_properties(gpu: &Gpu, chain: *mut c_void) {
             q.subgroup_supported_operations = subgroup_ops;
             q.subgroup_quad_operations_in_all_stages = 0;
             q.point_clipping_behavior = vk::PointClippingBehavior::ALL_CLIP_PLANES;
-            q.max_multiview_view_count = 0;
-            q.max_multiview_instance_index = 0;
+            q.max_multiview_view_count = vortex_model::abi::gfx::limits::MAX_VIEWS;
+            q.max_multiview_instance_index = vortex_model::abi::gfx::limits::MAX_MULTIVIEW_INSTANCE_INDEX;
             q.protected_no_fault = 0;
             q.max_per_set_descriptors = 1 << 20;
             q.max_memory_allocation_size = vortex_model::mem::MAX_ALLOCATION;
@@ -567,6 +568,11 @@ pub unsafe fn fill_properties(gpu: &Gpu, chain: *mut c_void) {
         vk::StructureType::PHYSICAL_DEVICE_POINT_CLIPPING_PROPERTIES => {
             at!(p, vk::PhysicalDevicePointClippingProperties).point_clipping_behavior =
                 vk::PointClippingBehavior::ALL_CLIP_PLANES
+        }
+        vk::StructureType::PHYSICAL_DEVICE_MULTIVIEW_PROPERTIES => {
+            let q = at!(p, vk::PhysicalDeviceMultiviewProperties);
+            q.max_multiview_view_count = vortex_model::abi::gfx::limits::MAX_VIEWS;
+            q.max_multiview_instance_index = vortex_model::abi::gfx::limits::MAX_MULTIVIEW_INSTANCE_INDEX;
         }
         vk::StructureType::PHYSICAL_DEVICE_VULKAN_1_2_PROPERTIES => {
             let q = at!(p, vk::PhysicalDeviceVulkan12Properties);
@@ -847,8 +853,12 @@ mod tests {
         let mut mv = vk::PhysicalDeviceMultiviewFeatures::default().multiview(true);
         let chain = vk::PhysicalDeviceFeatures2::default().push_next(&mut mv);
         // SAFETY: as above.
+        assert_eq!(unsafe { unsupported_feature(&chain as *const _ as *const c_void) }, None);
+        let mut mv = vk::PhysicalDeviceMultiviewFeatures::default().multiview(true).multiview_geometry_shader(true);
+        let chain = vk::PhysicalDeviceFeatures2::default().push_next(&mut mv);
+        // SAFETY: as above.
         let what = unsafe { unsupported_feature(&chain as *const _ as *const c_void) }.unwrap();
-        assert!(what.contains("Multiview") && what.contains("#0"), "{what}");
+        assert!(what.contains("Multiview") && what.contains("#1"), "{what}");
 
         let core = vk::PhysicalDeviceFeatures2::default()
             .features(vk::PhysicalDeviceFeatures { geometry_shader: vk::TRUE, ..Default::default() });

@@ -2,13 +2,19 @@
 //! memory (there is no tile memory to load or store), so a render pass is what its commands
 //! need to know: each subpass's attachments, and which attachments are cleared (loaded with
 //! `CLEAR`) in the first subpass that uses them. Store operations and layouts need no work;
-//! dependencies are accepted (the queue executes in order).
+//! dependencies are accepted (the queue executes in order), and so are multiview's
+//! correlation masks and dependency view offsets.
+//!
+//! Multiview (`VkRenderPassMultiviewCreateInfo`, render pass 2's `viewMask`): each subpass
+//! renders the views of its mask, view `v` to layer `v` of every attachment, and an
+//! attachment is loaded per view, in the first subpass whose mask has that view and that
+//! uses the attachment.
 
 use crate::image::{self, ImageView};
 use crate::pipeline::graphics::{Targets, SAMPLE_COUNTS};
 use crate::{vk, VkResult};
 use std::sync::Arc;
-use vortex_model::abi::gfx::state;
+use vortex_model::abi::gfx::{limits, state};
 
 /// `VkAttachmentDescription`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,6 +50,9 @@ pub struct RenderPass {
     pub subpasses: Vec<SubpassDesc>,
     /// The subpass that uses each attachment first (where a `CLEAR` load happens).
     pub first_use: Vec<Option<u32>>,
+    /// Multiview: by subpass, by attachment, the views whose first use of the attachment is
+    /// that subpass (where those layers are loaded). Empty without multiview.
+    pub first_views: Vec<Vec<u32>>,
 }
 
 fn refuse<T>(why: String) -> VkResult<T> {
@@ -74,8 +83,11 @@ impl RenderPass {
                     state::MAX_COLOR
                 ));
             }
-            if sp.view_mask != 0 {
-                return refuse(format!("subpass {s} uses multiview"));
+            if (sp.view_mask != 0) != (subpasses[0].view_mask != 0) {
+                return refuse(format!("subpass {s}'s view mask is zero and another's is not"));
+            }
+            if sp.view_mask.count_ones() > limits::MAX_VIEWS {
+                return refuse(format!("subpass {s} has {} views", sp.view_mask.count_ones()));
             }
             if sp.resolves.iter().any(|&r| r != vk::ATTACHMENT_UNUSED) {
                 return refuse(format!("subpass {s} resolves single-sampled attachments"));
@@ -87,7 +99,13 @@ impl RenderPass {
                 first_use[a as usize].get_or_insert(s as u32);
             }
         }
-        Ok(RenderPass { attachments, subpasses, first_use })
+        let first_views = first_views(&subpasses, attachments.len());
+        Ok(RenderPass { attachments, subpasses, first_use, first_views })
+    }
+
+    /// Whether the subpasses render views (their masks are all zero or none is).
+    pub fn multiview(&self) -> bool {
+        self.subpasses[0].view_mask != 0
     }
 
     /// The attachment formats a pipeline made for `subpass` renders to.
@@ -106,6 +124,26 @@ impl RenderPass {
             view_mask: sp.view_mask,
         })
     }
+}
+
+/// Multiview's per-view first uses (`RenderPass::first_views`).
+fn first_views(subpasses: &[SubpassDesc], attachments: usize) -> Vec<Vec<u32>> {
+    if subpasses.iter().all(|sp| sp.view_mask == 0) {
+        return vec![];
+    }
+    let mut seen = vec![0u32; attachments];
+    let mut out = Vec::with_capacity(subpasses.len());
+    for sp in subpasses {
+        let mut first = vec![0u32; attachments];
+        for a in sp.uses().filter(|&a| a != vk::ATTACHMENT_UNUSED) {
+            first[a as usize] |= sp.view_mask & !seen[a as usize];
+        }
+        for (a, f) in first.iter().enumerate() {
+            seen[a] |= f;
+        }
+        out.push(first);
+    }
+    out
 }
 
 /// `VkFramebuffer`: its size, and its views unless it is imageless (the views then come with
@@ -149,9 +187,17 @@ pub fn check_views(pass: &RenderPass, views: &[Arc<ImageView>], size: [u32; 2]) 
         return Err(vk::Result::ERROR_UNKNOWN);
     }
     for (i, v) in views.iter().enumerate() {
+        // Multiview renders view k to layer k of each attachment a subpass uses.
+        let views_used =
+            pass.subpasses.iter().filter(|sp| sp.uses().any(|a| a as usize == i)).fold(0u32, |m, sp| m | sp.view_mask);
+        let layers = 32 - views_used.leading_zeros();
         let e = v.extent();
         if e[0] < size[0] || e[1] < size[1] {
             tracing::error!("framebuffer attachment {i} is {}x{}, smaller than the framebuffer", e[0], e[1]);
+            return Err(vk::Result::ERROR_UNKNOWN);
+        }
+        if v.layer_count < layers {
+            tracing::error!("framebuffer attachment {i} has {} layers for views up to {}", v.layer_count, layers - 1);
             return Err(vk::Result::ERROR_UNKNOWN);
         }
     }
@@ -196,5 +242,25 @@ mod tests {
         four[0].samples = vk::SampleCountFlags::TYPE_4;
         assert!(RenderPass::new(four, vec![SubpassDesc::default()]).is_err());
         assert!(RenderPass::new(a, vec![]).is_err());
+    }
+
+    #[test]
+    fn multiview_loads_each_view_on_its_first_use() {
+        let a = vec![
+            att(vk::Format::R8G8B8A8_UNORM, vk::AttachmentLoadOp::CLEAR),
+            att(vk::Format::R32_UINT, vk::AttachmentLoadOp::CLEAR),
+        ];
+        let sub = |colors: Vec<u32>, view_mask| SubpassDesc { colors, view_mask, ..Default::default() };
+        // Attachment 0: view 0 first in subpass 0, views 1 and 2 in subpass 1, view 3 never.
+        // Attachment 1: only subpass 2 uses it.
+        let subpasses = vec![sub(vec![0], 0b001), sub(vec![0], 0b111), sub(vec![0, 1], 0b011)];
+        let rp = RenderPass::new(a.clone(), subpasses).unwrap();
+        assert!(rp.multiview());
+        assert_eq!(rp.first_views, [vec![0b001, 0], vec![0b110, 0], vec![0, 0b011]]);
+        assert_eq!(rp.targets(1).unwrap().view_mask, 0b111);
+        // Masks are all zero or none is.
+        assert!(RenderPass::new(a.clone(), vec![sub(vec![0], 0b1), sub(vec![0], 0)]).is_err());
+        let plain = RenderPass::new(a, vec![sub(vec![0], 0)]).unwrap();
+        assert!(!plain.multiview() && plain.first_views.is_empty());
     }
 }

@@ -708,3 +708,63 @@ fn a_secondary_buffer_draws_into_the_executing_primary_s_attachments() {
         assert_eq!(reds(&d, &img), want);
     }
 }
+
+/// A multiview draw (view mask 0b101 on a 3-layer attachment), recorded in the primary and
+/// in a render-pass-continue secondary: the draw carries one state record per view, each
+/// with its `VIEW_INDEX` and its layer of the attachment, the command processor replays it
+/// per view, and the layer outside the mask is not touched.
+#[test]
+fn a_multiview_draw_is_replayed_per_view_into_the_view_s_layer() {
+    let d = device();
+    let p = pipeline(&d, fixed());
+    let vb = buffer(&d, &quad(0.0, 4.0, 0.5));
+    let red = [1.0f32, 0.0, 0.0, 1.0].iter().flat_map(|f| f.to_le_bytes()).collect::<Vec<_>>();
+    let sec = CommandBuffer::new(d.clone(), vk::CommandBufferLevel::SECONDARY);
+    sec.begin_secondary(true);
+    sec.bind_pipeline(BindPoint::Graphics, p.clone());
+    sec.push_constants(0, &red);
+    sec.bind_vertex_buffers(0, vec![VertexBuffer { buffer: vb.clone(), offset: 0, size: None, stride: None }]);
+    sec.draw(6, 1, 0, 0);
+    let sec = finish(&sec);
+    for secondary in [false, true] {
+        let (img, view) = image(&d, vk::Format::R8G8B8A8_UNORM, [8, 8], 3);
+        let cb = CommandBuffer::new(d.clone(), vk::CommandBufferLevel::PRIMARY);
+        cb.begin();
+        cb.begin_rendering(RenderingInfo { view_mask: 0b101, ..rendering(view, None) });
+        if secondary {
+            cb.execute(sec.clone());
+        } else {
+            cb.bind_pipeline(BindPoint::Graphics, p.clone());
+            cb.push_constants(0, &red);
+            cb.bind_vertex_buffers(0, vec![VertexBuffer { buffer: vb.clone(), offset: 0, size: None, stride: None }]);
+            cb.draw(6, 1, 0, 0);
+        }
+        cb.end_rendering();
+        let rec = finish(&cb);
+        let Some(StreamOp::Draw(job)) = rec.ops.iter().find(|o| matches!(o, StreamOp::Draw(_))) else {
+            panic!("no draw recorded")
+        };
+        assert_eq!(job.views.len(), 2, "one record per view of 0b101");
+        let layer_bytes = img.size / 3;
+        for (&state, view) in job.views.iter().zip([0u32, 2]) {
+            let mut r = vec![0; rec::BYTES];
+            d.space.snapshot().read(state, &mut r).unwrap();
+            assert_eq!(rd_u32(&r, rec::VIEW_INDEX), view);
+            let addr = img.address().unwrap() + view as u64 * layer_bytes;
+            assert_eq!(rd_u64(&r, rec::COLOR + rec::attachment::ADDR), addr, "view {view}'s layer");
+        }
+        let mut reports = Vec::new();
+        let mut model = Model::with_memory(d.config.clone(), d.space.clone()).unwrap();
+        vortex_runtime::stream::play(&mut model, &rec.ops, &mut reports, &mut Scratch::default()).unwrap();
+        assert_eq!(reports.iter().filter(|r| r.draw.is_some()).count(), 2, "a draw pulse per view");
+        let data = bytes(&d, &img);
+        for layer in 0..3 {
+            for y in 0..8 {
+                for x in 0..8 {
+                    let want = if layer != 1 && x < 4 { 255 } else { 0 };
+                    assert_eq!(texel(&data, [8, 8], 4, layer, x, y)[0], want, "layer {layer} ({x}, {y})");
+                }
+            }
+        }
+    }
+}

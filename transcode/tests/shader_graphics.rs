@@ -157,6 +157,30 @@ fn vertex_built_ins_are_csrs() {
 }
 
 #[test]
+fn view_index_is_the_state_record_s_view_in_both_stages() {
+    let vsrc = r#"#version 450
+        #extension GL_EXT_multiview : require
+        void main() { gl_Position = vec4(float(gl_ViewIndex), 0.0, 0.0, 1.0); }"#;
+    let fsrc = r#"#version 450
+        #extension GL_EXT_multiview : require
+        layout(location = 0) out vec4 o;
+        void main() { o = vec4(float(gl_ViewIndex)); }"#;
+    let Some(v) = vs(vsrc, &[]) else { return };
+    let Some(f) = fs(fsrc, ResourceLayout::default()) else { return };
+    for k in [v, f] {
+        let csrs: Vec<u32> = ops(&k, Op::Csr).iter().map(|c| c.imm).collect();
+        assert!(csrs.contains(&csr::STATE_LO) && csrs.contains(&csr::STATE_HI), "{}", k.disassemble());
+        let view = ops(&k, Op::Ldg).into_iter().find(|l| l.imm == state::VIEW_INDEX as u32);
+        assert!(
+            view.is_some_and(|l| l.modifier == MemSize::B32 as u8),
+            "no VIEW_INDEX load:
+{}",
+            k.disassemble()
+        );
+    }
+}
+
+#[test]
 fn attribute_fetch_reads_the_binding_record_and_converts() {
     let src = r#"#version 450
         layout(location = 0) in vec3 pos;

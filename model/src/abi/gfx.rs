@@ -293,7 +293,12 @@ pub mod state {
     /// Vertex buffer bindings, [`vb`] records.
     pub const VB: usize = COLOR + MAX_COLOR * attachment::BYTES;
     pub const MAX_VB: usize = 16;
-    pub const BYTES: usize = VB + MAX_VB * vb::BYTES;
+    /// The view this draw renders (`gl_ViewIndex`; 0 outside multiview). A multiview draw is
+    /// replayed once per view of the subpass's view mask, each replay with its own record
+    /// whose attachments are the view's layer.
+    pub const VIEW_INDEX: usize = VB + MAX_VB * vb::BYTES;
+    /// Record size (16-byte aligned).
+    pub const BYTES: usize = VIEW_INDEX + 16;
 
     /// `FLAGS` bits.
     pub mod flags {
@@ -597,6 +602,13 @@ pub mod limits {
     /// Half-extent of the guard band in pixels from the viewport's centre: x and y are
     /// clipped there (`viewportBoundsRange` must lie inside it).
     pub const GUARD_BAND: f32 = 65536.0;
+    /// Views of a multiview subpass (`maxMultiviewViewCount`): a view mask is a 32-bit word
+    /// and the command processor replays a draw once per set bit, so every bit can be used.
+    pub const MAX_VIEWS: u32 = 32;
+    /// Largest instance index of a multiview draw (`maxMultiviewInstanceIndex`): replays
+    /// do not touch the instance CSRs, whose values shaders read as a signed 32-bit
+    /// `gl_InstanceIndex`.
+    pub const MAX_MULTIVIEW_INSTANCE_INDEX: u32 = i32::MAX as u32;
 }
 
 /// Vertices per primitive of a topology (`VkPrimitiveTopology`) and whether it is a strip
@@ -638,7 +650,8 @@ mod tests {
         assert!(state::DEPTH + state::attachment::BYTES <= state::COLOR);
         assert!(state::attachment::WRITE_MASK + 4 <= state::attachment::BYTES);
         assert!(state::vb::SIZE + 8 <= state::vb::BYTES);
-        assert_eq!(state::BYTES, 256 + 8 * 64 + 16 * 32);
+        assert_eq!(state::VIEW_INDEX, 256 + 8 * 64 + 16 * 32);
+        assert_eq!(state::BYTES % 16, 0);
     }
 
     #[test]

@@ -2,8 +2,12 @@
 //! timestamps,
 //! acceleration-structure properties and copies of results into a buffer. Each takes
 //! effect when the command processor reaches it.
+//!
+//! In a multiview subpass of N views an occlusion query or a timestamp uses N consecutive
+//! queries (Vulkan leaves how results spread over them to the implementation, as long as
+//! they sum to the total): the first gets the result of every view's replay, the others 0.
 
-use super::CommandBuffer;
+use super::{CommandBuffer, Inner};
 use crate::accel::AccelStruct;
 use crate::buffer::Buffer;
 use crate::query::{is_accel_property, QueryPool};
@@ -34,14 +38,14 @@ impl CommandBuffer {
     /// Ends an occlusion query: available, with the samples that passed since it began.
     pub fn end_query(&self, pool: Arc<QueryPool>, query: u32) {
         self.record("vkCmdEndQuery", |i, _| {
-            i.emit(StreamOp::WriteQuery { pool, query, timestamp: false });
+            write_per_view(i, pool, query, false);
             Ok(())
         });
     }
 
     pub fn write_timestamp(&self, pool: Arc<QueryPool>, query: u32) {
         self.record("vkCmdWriteTimestamp", |i, _| {
-            i.emit(StreamOp::WriteQuery { pool, query, timestamp: true });
+            write_per_view(i, pool, query, true);
             Ok(())
         });
     }
@@ -88,4 +92,13 @@ impl CommandBuffer {
             Ok(())
         });
     }
+}
+
+/// Writes `query` and, in a multiview subpass, zero into the next views' queries (a query
+/// that never began writes 0).
+fn write_per_view(i: &mut Inner, pool: Arc<QueryPool>, query: u32, timestamp: bool) {
+    for k in 1..i.gfx.view_count() {
+        i.emit(StreamOp::WriteQuery { pool: pool.clone(), query: query + k, timestamp: false });
+    }
+    i.emit(StreamOp::WriteQuery { pool, query, timestamp });
 }

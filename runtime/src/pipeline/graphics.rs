@@ -518,9 +518,6 @@ pub fn validate(f: &FixedState, t: &Targets) -> VkResult<()> {
     if t.colors.len() > state::MAX_COLOR {
         return refuse(&format!("{} colour attachments (at most {})", t.colors.len(), state::MAX_COLOR));
     }
-    if t.view_mask != 0 {
-        return refuse("multiview is not supported");
-    }
     validate_vertex_input(f)
 }
 

@@ -5,7 +5,10 @@
 //! largest draw it has played (`vertex_count * instance_count` slots of the pipeline's
 //! stride). An indirect draw reads each `VkDraw(Indexed)IndirectCommand` when the stream
 //! reaches it (and the draw count, for the `Count` forms), writes the count DCRs and draws
-//! once per command, `GFX_DRAW_INDEX` numbering them.
+//! once per command, `GFX_DRAW_INDEX` numbering them. A multiview draw is replayed once per
+//! view: before each pulse the command processor points `GFX_STATE` at the view's record
+//! (its `VIEW_INDEX` and its layer of each attachment), so every view is a draw of its own
+//! to the device, in both modes.
 
 use crate::memory::Memory;
 use std::sync::Arc;
@@ -20,6 +23,9 @@ pub struct DrawJob {
     /// Bytes per vertex-output slot.
     pub vout_stride: u32,
     pub source: DrawSource,
+    /// Multiview: the state record of each view, in view order; empty: one draw with the
+    /// `GFX_STATE` the stream wrote.
+    pub views: Vec<u64>,
 }
 
 #[derive(Clone)]
@@ -122,8 +128,27 @@ pub(super) fn play(
     Ok(())
 }
 
-/// Gives the draw its vertex output buffer and starts it.
+/// Gives the draw its vertex output buffer and starts it, once per view for multiview.
 fn pulse(
+    model: &mut Model,
+    job: &DrawJob,
+    counts: [u32; 2],
+    scratch: &mut Scratch,
+    reports: &mut Vec<DispatchReport>,
+    print: bool,
+) -> Result<(), Fault> {
+    if job.views.is_empty() {
+        return pulse_one(model, job, counts, scratch, reports, print);
+    }
+    for &state in &job.views {
+        write(model, print, dcr::GFX_STATE_LO, state as u32)?;
+        write(model, print, dcr::GFX_STATE_HI, (state >> 32) as u32)?;
+        pulse_one(model, job, counts, scratch, reports, print)?;
+    }
+    Ok(())
+}
+
+fn pulse_one(
     model: &mut Model,
     job: &DrawJob,
     [vertices, instances]: [u32; 2],

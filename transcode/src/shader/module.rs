@@ -80,6 +80,8 @@ const CAPABILITIES: &[Capability] = &[
     Capability::SampledImageArrayNonUniformIndexing,
     Capability::InputAttachmentArrayDynamicIndexing,
     Capability::InputAttachmentArrayNonUniformIndexing,
+    // `ViewIndex` in vertex and fragment shaders (multiview).
+    Capability::MultiView,
     // What a fragment shader reading `PrimitiveId`, `Layer` or `ViewportIndex` declares;
     // geometry shaders themselves are refused by stage.
     Capability::Geometry,
@@ -101,6 +103,7 @@ const EXTENSIONS: &[&str] = &[
     "SPV_KHR_terminate_invocation",
     "SPV_EXT_demote_to_helper_invocation",
     "SPV_KHR_shader_draw_parameters",
+    "SPV_KHR_multiview",
     "SPV_EXT_shader_atomic_float_add",
     "SPV_EXT_opacity_micromap",
     "SPV_GOOGLE_decorate_string",

@@ -10,6 +10,7 @@
 //! command.
 
 use super::state::{self, Targets, VertexPlace};
+use super::PassInstance;
 use crate::buffer::Buffer;
 use crate::cmd::compute::{kargs_block, rtu_dcrs};
 use crate::cmd::{CommandBuffer, Inner};
@@ -89,7 +90,7 @@ fn record_draw(i: &mut Inner, dev: &Device, indexed: bool, what: Result<Direct, 
         }
     }
     let targets = match (&i.gfx.pass, i.gfx.inherited) {
-        (Some(pass), _) => Some(Targets::of(pass)?),
+        (Some(pass), _) => Some(view_targets(pass)?),
         // Made when a primary executes this secondary buffer.
         (None, true) => None,
         (None, false) => {
@@ -101,10 +102,22 @@ fn record_draw(i: &mut Inner, dev: &Device, indexed: bool, what: Result<Direct, 
     for (k, b) in i.gfx.vertex.iter().enumerate() {
         vbs[k] = b.as_ref().map(VertexPlace::of).transpose()?;
     }
-    let record = state::encode(g, &i.gfx.dynamic, &targets.clone().unwrap_or_default(), &vbs);
+    let records: Vec<_> = match &targets {
+        Some(ts) => ts.iter().map(|t| state::encode(g, &i.gfx.dynamic, t, &vbs)).collect(),
+        None => vec![state::encode(g, &i.gfx.dynamic, &Targets::default(), &vbs)],
+    };
     let kargs = kargs_block(state, &i.push, &p, [0; 3], [0; 3]);
     let sets: Vec<_> = state.sets.iter().flatten().cloned().collect();
-    let (state_addr, kargs_addr) = (i.stash(dev, &record)?, i.stash(dev, &kargs)?);
+    let mut views = Vec::with_capacity(records.len());
+    for r in &records {
+        views.push(i.stash(dev, r)?);
+    }
+    let state_addr = views[0];
+    if views.len() == 1 {
+        // One view (or none): the record `GFX_STATE` points at is the draw's.
+        views.clear();
+    }
+    let kargs_addr = i.stash(dev, &kargs)?;
     let index = if indexed { Some(index_buffer(i)?) } else { None };
     let mut ops = Vec::new();
     let mut dcr64 = |lo: u32, v: u64| {
@@ -142,10 +155,12 @@ fn record_draw(i: &mut Inner, dev: &Device, indexed: bool, what: Result<Direct, 
                 .iter()
                 .position(|o| matches!(o, StreamOp::Dcr { addr: dcr::GFX_STATE_LO, .. }))
                 .expect("written above");
-        i.rec.deferred.push(DeferredState { at, pipeline: p.clone(), dynamic: i.gfx.dynamic.clone(), vbs });
+        let draw = i.rec.ops.len() + ops.len();
+        i.rec.deferred.push(DeferredState { at, draw, pipeline: p.clone(), dynamic: i.gfx.dynamic.clone(), vbs });
     }
     i.rec.ops.extend(ops);
-    i.emit(StreamOp::Draw(Box::new(DrawJob { pipeline: p.name.as_str().into(), vout_stride: g.vout_stride, source })));
+    let job = DrawJob { pipeline: p.name.as_str().into(), vout_stride: g.vout_stride, source, views };
+    i.emit(StreamOp::Draw(Box::new(job)));
     keep_draw_objects(i, p, sets);
     Ok(())
 }
@@ -155,6 +170,8 @@ fn record_draw(i: &mut Inner, dev: &Device, indexed: bool, what: Result<Direct, 
 #[derive(Clone)]
 pub struct DeferredState {
     at: usize,
+    /// The stream position of its `Draw`.
+    draw: usize,
     pipeline: Arc<crate::pipeline::Pipeline>,
     dynamic: super::DynamicValues,
     vbs: [Option<VertexPlace>; vortex_model::abi::gfx::state::MAX_VB],
@@ -175,10 +192,19 @@ pub(in crate::cmd) fn resolve_deferred(
         tracing::error!("vkCmdExecuteCommands: draws of a render-pass-continue buffer outside a render pass instance");
         return Err(vk::Result::ERROR_UNKNOWN);
     };
-    let targets = Targets::of(pass)?;
+    let targets = view_targets(pass)?;
     for d in deferred {
         let g = d.pipeline.as_graphics().expect("deferred draws are graphics draws");
-        let addr = i.stash(dev, &state::encode(g, &d.dynamic, &targets, &d.vbs))?;
+        let mut views = Vec::with_capacity(targets.len());
+        for t in &targets {
+            views.push(i.stash(dev, &state::encode(g, &d.dynamic, t, &d.vbs))?);
+        }
+        let addr = views[0];
+        match &mut i.rec.ops[base + d.draw] {
+            StreamOp::Draw(job) if views.len() > 1 => job.views = views,
+            StreamOp::Draw(_) => {}
+            _ => unreachable!("a deferred draw's pulse is where it was recorded"),
+        }
         for (k, value) in [addr as u32, (addr >> 32) as u32].into_iter().enumerate() {
             match &mut i.rec.ops[base + d.at + k] {
                 StreamOp::Dcr { addr: a, value: v } if *a == dcr::GFX_STATE_LO + k as u32 => *v = value,
@@ -187,6 +213,14 @@ pub(in crate::cmd) fn resolve_deferred(
         }
     }
     Ok(())
+}
+
+/// The attachments of each view the instance renders (one `Targets` without multiview).
+fn view_targets(pass: &PassInstance) -> VkResult<Vec<Targets>> {
+    if pass.view_mask == 0 {
+        return Ok(vec![Targets::of(pass, 0)?]);
+    }
+    super::views(pass.view_mask).map(|v| Targets::of(pass, v)).collect()
 }
 
 /// The bound index buffer's address and `abi::gfx::index_type`.

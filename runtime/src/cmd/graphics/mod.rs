@@ -83,6 +83,13 @@ pub(crate) struct PassInstance {
     pub depth_stencil: Option<Arc<ImageView>>,
     pub has_depth: bool,
     pub has_stencil: bool,
+    /// The current subpass's (or dynamic rendering's) view mask; 0: no multiview.
+    pub view_mask: u32,
+}
+
+/// The view indices of a view mask, lowest first.
+pub(crate) fn views(mask: u32) -> impl Iterator<Item = u32> {
+    (0..32).filter(move |v| mask & (1 << v) != 0)
 }
 
 /// The graphics state of a command buffer.
@@ -93,6 +100,14 @@ pub(super) struct GfxState {
     pub dynamic: DynamicValues,
     vertex: [Option<VertexBuffer>; rec::MAX_VB],
     index: Option<IndexBuffer>,
+}
+
+impl GfxState {
+    /// Views the current subpass renders (queries use as many consecutive indices): 1
+    /// without multiview or outside a render pass instance.
+    pub(in crate::cmd) fn view_count(&self) -> u32 {
+        self.pass.as_ref().map_or(1, |p| p.view_mask.count_ones().max(1))
+    }
 }
 
 impl Default for GfxState {

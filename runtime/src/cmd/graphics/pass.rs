@@ -5,6 +5,11 @@
 //! area of every layer of the instance; a clear is a pattern write of the clear value's texel
 //! (in the attachment's format) over each row of the rectangle. Stores need nothing: the
 //! device rendered into the attachment itself.
+//!
+//! Multiview: an instance whose subpass (or `VkRenderingInfo`) has a view mask renders view
+//! `v` to layer `v` of each attachment; loads clear the views' layers (for a render pass, a
+//! view's layer in the first subpass that has the view and uses the attachment), and
+//! `vkCmdClearAttachments` clears the layers of the current subpass's views.
 
 use super::{ClearValue, PassInstance, Source};
 use crate::cmd::{CommandBuffer, Inner};
@@ -97,6 +102,7 @@ impl CommandBuffer {
                 depth_stencil: None,
                 has_depth: false,
                 has_stencil: false,
+                view_mask: 0,
             });
             enter_subpass(i)
         });
@@ -129,10 +135,6 @@ impl CommandBuffer {
                 tracing::error!("vkCmdBeginRendering inside a render pass instance");
                 return Err(vk::Result::ERROR_UNKNOWN);
             }
-            if info.view_mask != 0 {
-                tracing::error!("vkCmdBeginRendering: multiview is not supported");
-                return Err(vk::Result::ERROR_FEATURE_NOT_PRESENT);
-            }
             begin_dynamic(i, info)
         });
     }
@@ -159,7 +161,12 @@ impl CommandBuffer {
                 let Some(view) = view else { continue };
                 let aspect = a.aspect & present_aspects(p, &view);
                 for r in rects {
-                    clear_view(&mut ops, &view, aspect, a.value, r.rect, r.base_layer, r.layer_count)?;
+                    if p.view_mask != 0 {
+                        // Vulkan requires layer 0, count 1 here: the rectangle of every view.
+                        clear_views(&mut ops, &view, aspect, a.value, r.rect, p.view_mask)?;
+                    } else {
+                        clear_view(&mut ops, &view, aspect, a.value, r.rect, r.base_layer, r.layer_count)?;
+                    }
                 }
             }
             i.rec.ops.extend(ops);
@@ -196,9 +203,12 @@ fn enter_subpass(i: &mut Inner) -> VkResult<()> {
     let aspects = ds.map_or(vk::ImageAspectFlags::empty(), |a| image::aspects(pass.attachments[a as usize].format));
     p.has_depth = aspects.contains(vk::ImageAspectFlags::DEPTH);
     p.has_stencil = aspects.contains(vk::ImageAspectFlags::STENCIL);
+    p.view_mask = sp.view_mask;
     let mut ops = Vec::new();
     for (a, desc) in pass.attachments.iter().enumerate() {
-        if pass.first_use[a] != Some(*subpass) {
+        // The views loaded here (multiview), or all layers on the attachment's first use.
+        let load_views = pass.first_views.get(*subpass as usize).map_or(0, |f| f[a]);
+        if load_views == 0 && (pass.multiview() || pass.first_use[a] != Some(*subpass)) {
             continue;
         }
         let aspects = image::aspects(desc.format);
@@ -213,7 +223,11 @@ fn enter_subpass(i: &mut Inner) -> VkResult<()> {
         }
         if !clear.is_empty() {
             let value = clears.get(a).copied().unwrap_or_default();
-            clear_view(&mut ops, &views[a], clear, value, p.area, 0, p.layers)?;
+            if load_views != 0 {
+                clear_views(&mut ops, &views[a], clear, value, p.area, load_views)?;
+            } else {
+                clear_view(&mut ops, &views[a], clear, value, p.area, 0, p.layers)?;
+            }
         }
     }
     i.rec.ops.extend(ops);
@@ -228,12 +242,17 @@ fn begin_dynamic(i: &mut Inner, info: RenderingInfo) -> VkResult<()> {
         size = [size[0].min(e[0]), size[1].min(e[1])];
     };
     let load = |a: &RenderingAttachment| !info.resuming && a.load_op == vk::AttachmentLoadOp::CLEAR;
+    // With a view mask, `layers` is ignored: the views' layers are rendered.
+    let clear = |ops: &mut Vec<StreamOp>, v: &ImageView, aspect, value| match info.view_mask {
+        0 => clear_view(ops, v, aspect, value, info.area, 0, info.layers),
+        m => clear_views(ops, v, aspect, value, info.area, m),
+    };
     let mut colors = Vec::with_capacity(info.colors.len());
     for a in &info.colors {
         if let Some(v) = &a.view {
             fit(v);
             if load(a) {
-                clear_view(&mut ops, v, vk::ImageAspectFlags::COLOR, a.clear, info.area, 0, info.layers)?;
+                clear(&mut ops, v, vk::ImageAspectFlags::COLOR, a.clear)?;
             }
             i.rec.keep.push(v.clone());
         }
@@ -246,7 +265,7 @@ fn begin_dynamic(i: &mut Inner, info: RenderingInfo) -> VkResult<()> {
         let Some(v) = &a.view else { continue };
         fit(v);
         if load(a) {
-            clear_view(&mut ops, v, aspect, a.clear, info.area, 0, info.layers)?;
+            clear(&mut ops, v, aspect, a.clear)?;
         }
         i.rec.keep.push(v.clone());
     }
@@ -264,9 +283,25 @@ fn begin_dynamic(i: &mut Inner, info: RenderingInfo) -> VkResult<()> {
         colors,
         has_depth: depth_view.is_some(),
         has_stencil: stencil_view.is_some(),
+        view_mask: info.view_mask,
         // Vulkan requires one view when both are given.
         depth_stencil: depth_view.or(stencil_view),
     });
+    Ok(())
+}
+
+/// Clears `aspects` of `rect` on the layers of `view` that `views` (a view mask) names.
+fn clear_views(
+    ops: &mut Vec<StreamOp>,
+    view: &ImageView,
+    aspects: vk::ImageAspectFlags,
+    value: ClearValue,
+    rect: Rect,
+    views: u32,
+) -> VkResult<()> {
+    for v in super::views(views) {
+        clear_view(ops, view, aspects, value, rect, v, 1)?;
+    }
     Ok(())
 }
 

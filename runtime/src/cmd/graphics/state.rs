@@ -15,7 +15,7 @@ use vortex_model::abi::format::Aspect;
 use vortex_model::abi::gfx::state::{self as rec, attachment as att, flags, stencil, vb};
 use vortex_model::abi::{wr_f32, wr_u32, wr_u64};
 
-/// Where one attachment's texels are (the view's level and first layer).
+/// Where one attachment's texels are (the view's level and the layer drawn to).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct AttachmentPlace {
     pub addr: u64,
@@ -26,12 +26,16 @@ pub struct AttachmentPlace {
 }
 
 impl AttachmentPlace {
-    /// The place of `view`'s base level and first layer.
-    pub fn of(view: &ImageView) -> VkResult<AttachmentPlace> {
+    /// The place of `view`'s base level and its layer `layer` (relative to its first).
+    pub fn of(view: &ImageView, layer: u32) -> VkResult<AttachmentPlace> {
         let img = &view.image;
+        if layer >= view.layer_count {
+            tracing::error!("a multiview draw renders view {layer} to an attachment of {} layers", view.layer_count);
+            return Err(crate::vk::Result::ERROR_UNKNOWN);
+        }
         let base = img.address()?;
         let at = |p: Aspect| {
-            let s = img.plane_subresource(p, view.base_level, view.base_layer);
+            let s = img.plane_subresource(p, view.base_level, view.base_layer + layer);
             (base + s.offset, s.row_pitch as u32)
         };
         let planes = image::planes(img.format, image::aspects_of(img.format));
@@ -53,12 +57,18 @@ pub struct Targets {
     pub depth_stencil: Option<AttachmentPlace>,
     pub has_depth: bool,
     pub has_stencil: bool,
+    /// `gl_ViewIndex`: the view drawn, whose layer the attachments are (0 without multiview).
+    pub view: u32,
 }
 
 impl Targets {
-    pub(crate) fn of(p: &PassInstance) -> VkResult<Targets> {
-        let place = |v: &Option<std::sync::Arc<ImageView>>| v.as_deref().map(AttachmentPlace::of).transpose();
+    /// The attachments of `p` as view `view` of a multiview draw sees them (its layer of
+    /// each; without multiview, view 0: the views' first layers).
+    pub(crate) fn of(p: &PassInstance, view: u32) -> VkResult<Targets> {
+        let place =
+            |v: &Option<std::sync::Arc<ImageView>>| v.as_deref().map(|v| AttachmentPlace::of(v, view)).transpose();
         Ok(Targets {
+            view,
             area: p.area,
             size: p.size,
             colors: p.colors.iter().map(place).collect::<VkResult<_>>()?,
@@ -127,6 +137,7 @@ pub fn encode(
     for (k, place) in vbs.iter().enumerate() {
         encode_vertex_binding(&mut r[rec::VB + k * vb::BYTES..][..vb::BYTES], f, k as u32, place.as_ref());
     }
+    wr_u32(&mut r, rec::VIEW_INDEX, t.view);
     r
 }
 
@@ -293,6 +304,7 @@ mod tests {
             depth_stencil: Some(place(0x30_0000, 126)),
             has_depth: true,
             has_stencil: true,
+            view: 2,
         }
     }
 
@@ -363,6 +375,7 @@ mod tests {
         };
         let r = encode(&pipeline(fixed()), &DynamicValues::default(), &targets(), &vbs);
         assert_eq!(rd_u32(&r, rec::TOPOLOGY), vk::PrimitiveTopology::TRIANGLE_FAN.as_raw() as u32);
+        assert_eq!(rd_u32(&r, rec::VIEW_INDEX), 2);
         let want = flags::PRIMITIVE_RESTART
             | flags::DEPTH_CLAMP
             | flags::DEPTH_BIAS

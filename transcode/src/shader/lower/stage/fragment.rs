@@ -189,7 +189,12 @@ fn builtin(l: &mut Lowerer<'_>, b: BuiltIn, n: u32) -> Result<u16> {
         BuiltIn::FragCoord => 4,
         BuiltIn::SamplePosition | BuiltIn::PointCoord => 2,
         BuiltIn::SampleMask => n.max(1),
-        BuiltIn::FrontFacing | BuiltIn::PrimitiveId | BuiltIn::SampleId | BuiltIn::Layer | BuiltIn::ViewportIndex => 1,
+        BuiltIn::FrontFacing
+        | BuiltIn::PrimitiveId
+        | BuiltIn::SampleId
+        | BuiltIn::Layer
+        | BuiltIn::ViewportIndex
+        | BuiltIn::ViewIndex => 1,
         b => subgroup::builtin_regs(b),
     };
     if n != want {
@@ -210,6 +215,7 @@ fn builtin(l: &mut Lowerer<'_>, b: BuiltIn, n: u32) -> Result<u16> {
         }
         BuiltIn::FrontFacing => csr_into(l, d, csr::FRAG_FRONT),
         BuiltIn::PrimitiveId => csr_into(l, d, csr::FRAG_PRIMITIVE),
+        BuiltIn::ViewIndex => l.view_index(d)?,
         BuiltIn::SampleMask => {
             csr_into(l, d, csr::FRAG_COVERAGE);
             for k in 1..n as u16 {

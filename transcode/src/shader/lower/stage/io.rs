@@ -145,6 +145,14 @@ impl Lowerer<'_> {
         Ok(r)
     }
 
+    /// `gl_ViewIndex` into register `d`: the draw state record's `VIEW_INDEX` (each view of
+    /// a multiview draw is a replay with its own record; 0 outside multiview).
+    pub(crate) fn view_index(&mut self, d: u16) -> Result<()> {
+        let st = self.gfx_state()?;
+        self.e.emit(I::new(Vx::Ldg).size(MemSize::B32).dst(d).a(st).imm(state::VIEW_INDEX as u32));
+        Ok(())
+    }
+
     /// The address of vertex-output slot `slot` (a register): `vob + slot * VOUT_STRIDE`,
     /// the stride from the draw state record. Emitted where called (the slot registers are
     /// the caller's); the shared parts land in the prologue.

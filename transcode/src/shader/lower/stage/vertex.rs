@@ -188,13 +188,14 @@ fn builtin(l: &mut Lowerer<'_>, b: BuiltIn, n: u32) -> Result<u16> {
         BuiltIn::DrawIndex => Some(csr::DRAW_INDEX),
         _ => None,
     };
-    let want = if id.is_some() { 1 } else { subgroup::builtin_regs(b) };
+    let want = if id.is_some() || b == BuiltIn::ViewIndex { 1 } else { subgroup::builtin_regs(b) };
     if n != want {
         return Err(invalid!("built-in {b:?} declared with {n} components"));
     }
     let d = l.e.alloc(n)?;
     match id {
         Some(c) => l.e.emit(I::new(Vx::Csr).dst(d).imm(c)),
+        None if b == BuiltIn::ViewIndex => l.view_index(d)?,
         None => {
             if !l.subgroup_builtin(b, d)? {
                 return Err(unsupported!("built-in {b:?} in a vertex shader"));
