@@ -2,6 +2,7 @@
 //! memory and queues. Everything reported true works; everything not implemented is false
 //! (conformance tests enable every advertised feature, so a half-done one breaks them all).
 
+pub mod budget;
 pub mod graphics;
 pub mod robust;
 
@@ -56,8 +57,10 @@ pub const DEVICE_EXTENSIONS: &[(&str, u32)] = &[
     // KHR promotion uses the EXT's structures and structure-type numbers.
     ("VK_EXT_robustness2", 1),
     ("VK_KHR_robustness2", 1),
-    // Out-of-view image and texel accesses always read zero and drop writes (`image_robustness`).
+    // Out-of-view image and texel accesses always read zero and drop writes (`robust`).
     ("VK_EXT_image_robustness", 1),
+    // The heap's usage and budget as the model holds them (`budget`).
+    ("VK_EXT_memory_budget", 1),
     // Presenting (`entry::wsi`): swapchain images are ordinary images.
     ("VK_KHR_swapchain", 70),
 ];
