@@ -4,6 +4,8 @@
 
 pub mod budget;
 pub mod graphics;
+#[cfg(test)]
+mod limits;
 pub mod robust;
 
 use crate::util::{walk_out, write_name};
@@ -495,6 +497,7 @@ pub unsafe fn fill_properties(gpu: &Gpu, chain: *mut c_void) {
             $q.max_per_stage_descriptor_update_after_bind_storage_buffers = n;
             $q.max_per_stage_descriptor_update_after_bind_sampled_images = n;
             $q.max_per_stage_descriptor_update_after_bind_storage_images = n;
+            $q.max_per_stage_descriptor_update_after_bind_input_attachments = n;
             $q.max_per_stage_update_after_bind_resources = n;
             $q.max_descriptor_set_update_after_bind_samplers = n;
             $q.max_descriptor_set_update_after_bind_uniform_buffers = n;
@@ -503,6 +506,7 @@ pub unsafe fn fill_properties(gpu: &Gpu, chain: *mut c_void) {
             $q.max_descriptor_set_update_after_bind_storage_buffers_dynamic = (kargs::MAX_DYNAMIC / 2) as u32;
             $q.max_descriptor_set_update_after_bind_sampled_images = n;
             $q.max_descriptor_set_update_after_bind_storage_images = n;
+            $q.max_descriptor_set_update_after_bind_input_attachments = n;
         };
     }
     macro_rules! float_controls {
