@@ -4,8 +4,6 @@
 
 pub mod budget;
 pub mod graphics;
-#[cfg(test)]
-mod limits;
 pub mod robust;
 
 use crate::util::{walk_out, write_name};
@@ -829,6 +827,10 @@ pub unsafe fn unsupported_feature(chain: *const c_void) -> Option<String> {
     };
     found
 }
+
+/// The specification's required limits, held against `limits()` and the property structures.
+#[cfg(test)]
+mod limits;
 
 #[cfg(test)]
 mod tests {
