@@ -96,16 +96,23 @@ impl Context {
     /// Writes the process environment (see [`restrict_loader_to`]): call it before
     /// starting threads.
     pub fn new(icd: &Icd) -> Result<Self> {
-        Self::create(icd, false)
+        Self::create(icd, false, false)
+    }
+
+    /// Like [`Context::new`], with `robustBufferAccess` enabled, and `robustImageAccess`
+    /// too when the device offers `VK_EXT_image_robustness` ([`DeviceInfo::enabled`] names
+    /// what was enabled).
+    pub fn with_robust_access(icd: &Icd) -> Result<Self> {
+        Self::create(icd, false, true)
     }
 
     /// Like [`Context::new`], and also enables every optional feature (and the extension
     /// providing it) the device supports; [`DeviceInfo::enabled`] lists them.
     pub fn with_optional_features(icd: &Icd) -> Result<Self> {
-        Self::create(icd, true)
+        Self::create(icd, true, false)
     }
 
-    fn create(icd: &Icd, optional: bool) -> Result<Self> {
+    fn create(icd: &Icd, optional: bool, robust: bool) -> Result<Self> {
         let manifest = icd.manifest()?;
         restrict_loader_to(&manifest);
         // SAFETY: loading the system's Vulkan loader runs its initialisers; nothing else
@@ -120,7 +127,7 @@ impl Context {
         })?;
         // `entry` stays alive past the error path below: dropping the last Entry unloads
         // the loader library, and with it destroy_instance.
-        match Self::with_instance(entry.clone(), instance.clone(), optional) {
+        match Self::with_instance(entry.clone(), instance.clone(), optional, robust) {
             Ok(shared) => Ok(Context { shared: Rc::new(shared), manifest }),
             Err(e) => {
                 // SAFETY: with_instance destroyed whatever it created from the instance.
@@ -130,12 +137,12 @@ impl Context {
         }
     }
 
-    fn with_instance(entry: ash::Entry, instance: ash::Instance, optional: bool) -> Result<Shared> {
+    fn with_instance(entry: ash::Entry, instance: ash::Instance, optional: bool, robust: bool) -> Result<Shared> {
         let (physical, mut info, family) = pick_physical_device(&instance)?;
         let (features, extensions) =
             if optional { optional_support(&instance, physical) } else { (FeatureSet::default(), Vec::new()) };
         info.enabled = features.names();
-        let device = create_device(&instance, physical, family, &features, &extensions, &mut info)?;
+        let device = create_device(&instance, physical, family, (&features, robust), &extensions, &mut info)?;
         let pool_info = vk::CommandPoolCreateInfo::default().queue_family_index(family);
         // SAFETY: the device is valid; on failure it is destroyed before returning.
         let command_pool = match unsafe { device.create_command_pool(&pool_info, None) }.vk("vkCreateCommandPool") {
@@ -457,7 +464,7 @@ fn create_device(
     instance: &ash::Instance,
     physical: vk::PhysicalDevice,
     family: u32,
-    optional: &FeatureSet,
+    (optional, robust): (&FeatureSet, bool),
     optional_extensions: &[&CStr],
     info: &mut DeviceInfo,
 ) -> Result<ash::Device> {
@@ -486,6 +493,16 @@ fn create_device(
         extensions.push(khr::ray_tracing_maintenance1::NAME.as_ptr());
     }
     let mut f = *optional;
+    let image_robustness = robust && offered(ash::ext::image_robustness::NAME);
+    let mut robust_image = vk::PhysicalDeviceImageRobustnessFeatures::default().robust_image_access(true);
+    if robust {
+        f.core.robust_buffer_access = vk::TRUE;
+        info.enabled.push("robustBufferAccess");
+    }
+    if image_robustness {
+        extensions.push(ash::ext::image_robustness::NAME.as_ptr());
+        info.enabled.push("robustImageAccess");
+    }
     f.v12.buffer_device_address = vk::TRUE;
     f.v12.timeline_semaphore = vk::TRUE;
     f.v12.host_query_reset = vk::Bool32::from(info.host_query_reset);
@@ -525,6 +542,9 @@ fn create_device(
     }
     if info.maintenance1 {
         create = create.push_next(&mut m1);
+    }
+    if image_robustness {
+        create = create.push_next(&mut robust_image);
     }
     // SAFETY: the create info and its chain outlive the call; support was checked.
     unsafe { instance.create_device(physical, &create, None) }.vk("vkCreateDevice")

@@ -2,7 +2,9 @@
 //! memory and queues. Everything reported true works; everything not implemented is false
 //! (conformance tests enable every advertised feature, so a half-done one breaks them all).
 
+pub mod budget;
 pub mod graphics;
+pub mod robust;
 
 use crate::util::{walk_out, write_name};
 use ash::vk;
@@ -55,6 +57,10 @@ pub const DEVICE_EXTENSIONS: &[(&str, u32)] = &[
     // KHR promotion uses the EXT's structures and structure-type numbers.
     ("VK_EXT_robustness2", 1),
     ("VK_KHR_robustness2", 1),
+    // Out-of-view image and texel accesses always read zero and drop writes (`robust`).
+    ("VK_EXT_image_robustness", 1),
+    // The heap's usage and budget as the model holds them (`budget`).
+    ("VK_EXT_memory_budget", 1),
     // Presenting (`entry::wsi`): swapchain images are ordinary images.
     ("VK_KHR_swapchain", 70),
 ];
@@ -96,6 +102,10 @@ pub fn features10() -> vk::PhysicalDeviceFeatures {
         shader_sampled_image_array_dynamic_indexing: graphics::SAMPLING as vk::Bool32,
         // Buffers only: no sparse residency, no sparse images (`runtime::sparse`).
         sparse_binding: vk::TRUE,
+        // Kernels of a device created with it check every descriptor buffer access
+        // (`runtime::device::Device::set_robust_buffer_access`); texel and image accesses
+        // outside the view are always zero reads and dropped writes.
+        robust_buffer_access: robust::buffer_access(),
         ..Default::default()
     };
     graphics::features10(&mut f, graphics::GRAPHICS);
@@ -323,6 +333,9 @@ pub unsafe fn fill_features(chain: *mut c_void) {
             f.robust_image_access2 = 0;
             f.null_descriptor = T;
         }
+        vk::StructureType::PHYSICAL_DEVICE_IMAGE_ROBUSTNESS_FEATURES => {
+            at!(p, vk::PhysicalDeviceImageRobustnessFeatures).robust_image_access = robust::image_access()
+        }
         vk::StructureType::PHYSICAL_DEVICE_RAY_TRACING_MAINTENANCE_1_FEATURES_KHR => {
             let f = at!(p, vk::PhysicalDeviceRayTracingMaintenance1FeaturesKHR);
             f.ray_tracing_maintenance1 = T;
@@ -483,6 +496,7 @@ pub unsafe fn fill_properties(gpu: &Gpu, chain: *mut c_void) {
             $q.max_per_stage_descriptor_update_after_bind_storage_buffers = n;
             $q.max_per_stage_descriptor_update_after_bind_sampled_images = n;
             $q.max_per_stage_descriptor_update_after_bind_storage_images = n;
+            $q.max_per_stage_descriptor_update_after_bind_input_attachments = n;
             $q.max_per_stage_update_after_bind_resources = n;
             $q.max_descriptor_set_update_after_bind_samplers = n;
             $q.max_descriptor_set_update_after_bind_uniform_buffers = n;
@@ -491,6 +505,7 @@ pub unsafe fn fill_properties(gpu: &Gpu, chain: *mut c_void) {
             $q.max_descriptor_set_update_after_bind_storage_buffers_dynamic = (kargs::MAX_DYNAMIC / 2) as u32;
             $q.max_descriptor_set_update_after_bind_sampled_images = n;
             $q.max_descriptor_set_update_after_bind_storage_images = n;
+            $q.max_descriptor_set_update_after_bind_input_attachments = n;
         };
     }
     macro_rules! float_controls {
@@ -776,6 +791,7 @@ pub unsafe fn unsupported_feature(chain: *const c_void) -> Option<String> {
         PHYSICAL_DEVICE_RAY_TRACING_POSITION_FETCH_FEATURES_KHR => vk::PhysicalDeviceRayTracingPositionFetchFeaturesKHR,
         PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT => vk::PhysicalDeviceShaderAtomicFloatFeaturesEXT,
         PHYSICAL_DEVICE_ROBUSTNESS_2_FEATURES_EXT => vk::PhysicalDeviceRobustness2FeaturesEXT,
+        PHYSICAL_DEVICE_IMAGE_ROBUSTNESS_FEATURES => vk::PhysicalDeviceImageRobustnessFeatures,
         PHYSICAL_DEVICE_DYNAMIC_RENDERING_FEATURES => vk::PhysicalDeviceDynamicRenderingFeatures,
         PHYSICAL_DEVICE_EXTENDED_DYNAMIC_STATE_FEATURES_EXT => vk::PhysicalDeviceExtendedDynamicStateFeaturesEXT,
         PHYSICAL_DEVICE_EXTENDED_DYNAMIC_STATE_2_FEATURES_EXT => vk::PhysicalDeviceExtendedDynamicState2FeaturesEXT,
@@ -817,6 +833,10 @@ pub unsafe fn unsupported_feature(chain: *const c_void) -> Option<String> {
     };
     found
 }
+
+/// The specification's required limits, held against `limits()` and the property structures.
+#[cfg(test)]
+mod limits;
 
 #[cfg(test)]
 mod tests {

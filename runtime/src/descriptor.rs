@@ -165,11 +165,14 @@ impl DescriptorSet {
         rec
     }
 
-    pub fn write_buffer(&self, binding: u32, element: u32, addr: u64, range: u64) -> VkResult<()> {
+    /// A buffer descriptor: `range` bytes at `addr`, `limit` bytes from `addr` to the
+    /// buffer's end (what robust access bounds a dynamic buffer's range by).
+    pub fn write_buffer(&self, binding: u32, element: u32, addr: u64, range: u64, limit: u64) -> VkResult<()> {
         let off = self.record(binding, element)?;
         let mut rec = [0u8; desc::BYTES];
         wr_u64(&mut rec, desc::BUF_ADDR, addr);
         wr_u64(&mut rec, desc::BUF_RANGE, range);
+        wr_u64(&mut rec, desc::BUF_LIMIT, limit);
         self.store(off, &rec);
         Ok(())
     }
@@ -355,12 +358,12 @@ mod tests {
             (1, vk::DescriptorType::STORAGE_BUFFER, 1),
         ]));
         let s = DescriptorSet::new(&space, l).unwrap();
-        s.write_buffer(0, 1, 0x1234, 64).unwrap();
+        s.write_buffer(0, 1, 0x1234, 64, 64).unwrap();
         // Element 2 of binding 0 rolls over into binding 1.
-        s.write_buffer(0, 2, 0x5678, 8).unwrap();
+        s.write_buffer(0, 2, 0x5678, 8, 8).unwrap();
         let m = space.snapshot();
         assert_eq!(m.read_u64(s.address() + 64).unwrap(), 0x1234);
         assert_eq!(m.read_u64(s.address() + 128).unwrap(), 0x5678);
-        assert!(s.write_buffer(0, 3, 0, 0).is_err());
+        assert!(s.write_buffer(0, 3, 0, 0, 0).is_err());
     }
 }

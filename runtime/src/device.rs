@@ -112,6 +112,8 @@ pub struct Device {
     pub space: Arc<AddressSpace>,
     pub queue: Arc<Queue>,
     lost: AtomicBool,
+    /// `robustBufferAccess` was enabled at creation: kernels are compiled with bounds checks.
+    robust_buffer_access: AtomicBool,
     lost_reason: Mutex<Option<String>>,
     next_kernel_id: AtomicU64,
 }
@@ -133,6 +135,7 @@ impl Device {
                 accels: crate::accel::Registry::default(),
                 space,
                 lost: AtomicBool::new(false),
+                robust_buffer_access: AtomicBool::new(false),
                 lost_reason: Mutex::new(None),
                 next_kernel_id: AtomicU64::new(1),
             }
@@ -144,6 +147,20 @@ impl Device {
                 Err(vk::Result::ERROR_INITIALIZATION_FAILED)
             }
         }
+    }
+
+    /// Turns robust buffer access on (at device creation, before any pipeline): kernels
+    /// compiled from then on check every buffer access against its descriptor's range and
+    /// send one outside it to the null window, which then reads zero and drops writes.
+    pub fn set_robust_buffer_access(&self, on: bool) {
+        self.robust_buffer_access.store(on, Ordering::Relaxed);
+        if on {
+            self.space.set_null_descriptor(true);
+        }
+    }
+
+    pub fn robust_buffer_access(&self) -> bool {
+        self.robust_buffer_access.load(Ordering::Relaxed)
     }
 
     /// Marks the device lost; the first reason is logged and kept. Returns whether this

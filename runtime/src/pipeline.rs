@@ -92,8 +92,15 @@ impl Pipeline {
         spec: &Specialization,
         layout: Arc<PipelineLayout>,
     ) -> VkResult<Pipeline> {
-        let k =
-            crate::stream::compile_kernel(&module.words, entry, spec, &layout, shader::Target::COMPUTE, Vec::new())?;
+        let k = crate::stream::compile_kernel(
+            device,
+            &module.words,
+            entry,
+            spec,
+            &layout,
+            shader::Target::COMPUTE,
+            Vec::new(),
+        )?;
         let max = device.config.max_block_threads();
         let threads: u32 = k.local_size.iter().product();
         if threads == 0 || threads > max {

@@ -223,6 +223,7 @@ pub fn resource_layout(layout: &PipelineLayout) -> shader::ResourceLayout {
 /// Compiles SPIR-V for this device: the pipeline layout becomes the resource layout the
 /// kernel reads its descriptors through.
 pub fn compile_kernel(
+    device: &crate::device::Device,
     words: &[u32],
     entry: &str,
     spec: &Specialization,
@@ -237,6 +238,7 @@ pub fn compile_kernel(
         specialization: spec.iter().cloned().collect(),
         layout: resource_layout(layout),
         optimize: shader::optimize_from_env(),
+        robust_buffer_access: device.robust_buffer_access(),
     };
     shader::compile(words, &opts).map_err(|e| {
         tracing::error!("cannot compile {} shader '{entry}': {e}", target.stage);

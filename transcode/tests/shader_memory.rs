@@ -277,6 +277,64 @@ void main() {
 }
 
 #[test]
+fn robust_buffer_access_bounds_descriptor_accesses() {
+    let src = r#"#version 450
+layout(local_size_x = 1) in;
+layout(std430, set = 0, binding = 0) buffer S { uint v[]; } s;
+layout(std430, set = 0, binding = 1) buffer D { uint v[]; } d;
+layout(std430, set = 0, binding = 2) buffer V { uvec4 v[]; } vec;
+layout(std430, set = 0, binding = 3) buffer R { uint r[12]; } res;
+layout(push_constant) uniform P { uint far; };
+void main() {
+    s.v[3] = 5u;
+    s.v[4] = 7u;
+    s.v[far] = 7u;
+    d.v[4] = 7u;
+    vec.v[1] = uvec4(7u);
+    res.r[0] = s.v[4];
+    res.r[1] = s.v[far];
+    res.r[2] = d.v[4];
+    res.r[3] = d.v[3];
+    res.r[4] = s.v[3];
+    res.r[5] = atomicAdd(s.v[far], 1u);
+    res.r[6] = atomicAdd(s.v[2], 1u);
+    uvec4 w = vec.v[1];
+    res.r[7] = w.x | w.y | w.z | w.w;
+    res.r[8] = vec.v[0].w;
+    res.r[9] = uint(s.v.length());
+    res.r[10] = 0xC0FFEEu;
+}"#;
+    let Some(words) = glsl(src) else { return };
+    let bindings = || {
+        vec![
+            b(0, 0, Res::Storage(bytes_u32(&[10, 11, 12, 13]))),
+            // The dynamic offset skips 4 words: the range is words 4..8 of the buffer.
+            b(0, 1, Res::StorageDynamic(bytes_u32(&[0, 1, 2, 3, 20, 21, 22, 23]), 16)),
+            b(0, 2, Res::Storage(bytes_u32(&[30, 31, 32, 33]))),
+            b(0, 3, Res::Storage(vec![0; 48])),
+        ]
+    };
+    // Without robustness the compiled code has no check; with it, every access has one.
+    let plain = build(&words, &bindings(), 4, &[]).unwrap();
+    let checked = build_robust(&words, &bindings(), 4, &[], true).unwrap();
+    let count = |k: &vortex_transcode::shader::CompiledKernel| {
+        k.code.iter().filter(|i| i.op == vortex_model::abi::isa::Op::Icmp64).count()
+    };
+    assert_eq!(count(&plain), 0, "{}", plain.disassemble());
+    assert!(count(&checked) >= 14, "{}", checked.disassemble());
+    for threads in [8, 32] {
+        let r = run_words_robust(&words, &bindings(), [1, 1, 1], &0x0100_0000u32.to_le_bytes(), &[], threads, true);
+        assert_eq!(r.u32s(0), vec![10, 11, 13, 5], "{threads} lanes: s (only in-bounds writes landed)");
+        assert_eq!(r.u32s(1), vec![0, 1, 2, 3, 20, 21, 22, 23], "{threads} lanes: d unchanged");
+        assert_eq!(r.u32s(2), vec![30, 31, 32, 33], "{threads} lanes: vec unchanged");
+        let res = r.u32s(3);
+        assert_eq!(res[..5], [0, 0, 0, 23, 5], "{threads} lanes: out-of-bounds reads are zero");
+        assert_eq!(res[6], 12, "{threads} lanes: an in-bounds atomic");
+        assert_eq!(res[7..11], [0, 33, 4, 0xC0FFEE], "{threads} lanes: a vector past the end, length");
+    }
+}
+
+#[test]
 fn bool_arrays_and_struct_copies() {
     let src = r#"#version 450
 layout(local_size_x = 8) in;

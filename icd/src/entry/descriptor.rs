@@ -211,15 +211,16 @@ unsafe fn apply_write(w: &vk::WriteDescriptorSet<'_>) -> Result<(), vk::Result> 
         | vk::DescriptorType::UNIFORM_BUFFER_DYNAMIC => {
             // SAFETY: buffer infos of the write.
             for (i, b) in unsafe { slice(w.p_buffer_info, n) }.iter().enumerate() {
-                let (addr, range) = if b.buffer == vk::Buffer::null() {
-                    (0, 0)
+                let (addr, range, limit) = if b.buffer == vk::Buffer::null() {
+                    (0, 0, 0)
                 } else {
                     // SAFETY: live buffer handle.
                     let buf = unsafe { nd::<_, Buffer>(b.buffer)? };
-                    let range = if b.range == vk::WHOLE_SIZE { buf.size.saturating_sub(b.offset) } else { b.range };
-                    (buf.address_at(b.offset)?, range)
+                    let limit = buf.size.saturating_sub(b.offset);
+                    let range = if b.range == vk::WHOLE_SIZE { limit } else { b.range };
+                    (buf.address_at(b.offset)?, range, limit)
                 };
-                s.write_buffer(w.dst_binding, w.dst_array_element + i as u32, addr, range)?;
+                s.write_buffer(w.dst_binding, w.dst_array_element + i as u32, addr, range, limit)?;
             }
         }
         vk::DescriptorType::STORAGE_IMAGE => {

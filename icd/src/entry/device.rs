@@ -98,6 +98,16 @@ pub unsafe extern "system" fn create_device(
         if robustness2.is_some_and(|f| f.null_descriptor != 0) {
             rt.space.set_null_descriptor(true);
         }
+        // robustBufferAccess, from pEnabledFeatures or a chained VkPhysicalDeviceFeatures2.
+        // SAFETY: the create info's pNext chain.
+        let features2 = unsafe {
+            find_in::<vk::PhysicalDeviceFeatures2>(info.p_next, vk::StructureType::PHYSICAL_DEVICE_FEATURES_2)
+        };
+        // SAFETY: a non-null features pointer, per the API contract.
+        let core = unsafe { info.p_enabled_features.as_ref() }.or(features2.map(|f| &f.features));
+        if core.is_some_and(|f| f.robust_buffer_access != 0) {
+            rt.set_robust_buffer_access(true);
+        }
         let queue: vk::Queue = dispatchable(Queue { rt: rt.clone() });
         // SAFETY: valid output pointer.
         unsafe { *p_device = dispatchable(Device { rt, queue, extensions }) };

@@ -209,8 +209,14 @@ pub unsafe extern "system" fn get_physical_device_memory_properties2(
     _pd: vk::PhysicalDevice,
     p: *mut vk::PhysicalDeviceMemoryProperties2<'_>,
 ) {
-    // SAFETY: valid output pointer.
-    guard_void("vkGetPhysicalDeviceMemoryProperties2", || unsafe { (*p).memory_properties = caps::memory_properties() })
+    guard_void("vkGetPhysicalDeviceMemoryProperties2", || {
+        let props = caps::memory_properties();
+        // SAFETY: valid output pointer and pNext chain.
+        unsafe {
+            (*p).memory_properties = props;
+            caps::budget::fill(&props, (*p).p_next);
+        }
+    })
 }
 
 pub unsafe extern "system" fn get_physical_device_format_properties(

@@ -161,9 +161,13 @@ pub mod kargs {
 pub mod desc {
     pub const BYTES: usize = 64;
 
-    /// Storage/uniform buffer: device address and range in bytes.
+    /// Storage/uniform buffer: device address and range in bytes (u64 each).
     pub const BUF_ADDR: usize = 0;
     pub const BUF_RANGE: usize = 8;
+    /// Bytes from `BUF_ADDR` to the end of the buffer (u64). Robust buffer access bounds a
+    /// dynamic buffer by `min(BUF_RANGE, BUF_LIMIT - dynamic offset)`: a `VK_WHOLE_SIZE`
+    /// range ends at the buffer's end whatever the dynamic offset.
+    pub const BUF_LIMIT: usize = 16;
 
     /// Acceleration structure: device address (0 = null descriptor).
     pub const AS_ADDR: usize = 0;

@@ -87,6 +87,16 @@ pub struct Backing {
     layout: Layout,
 }
 
+/// Bytes of device memory backed in this process: every live [`Backing`] (allocations of
+/// every device, kept until the last dispatch that maps them ends). `VK_EXT_memory_budget`
+/// reports it as the heap's usage.
+static HELD: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Bytes of device memory the process holds now (see [`HELD`]).
+pub fn bytes_held() -> u64 {
+    HELD.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// Alignment of a region's host memory: `minMemoryMapAlignment` (64) and a cache line.
 pub const HOST_ALIGN: usize = 64;
 
@@ -110,6 +120,7 @@ impl Backing {
         let pad = alloc.as_ptr().align_offset(HOST_ALIGN);
         // SAFETY: pad < HOST_ALIGN, so `[pad, pad + len)` lies inside the allocation.
         let ptr = unsafe { NonNull::new_unchecked(alloc.as_ptr().add(pad)) };
+        HELD.fetch_add(len as u64, std::sync::atomic::Ordering::Relaxed);
         Some(Backing { ptr, len, alloc, layout })
     }
 
@@ -129,6 +140,7 @@ impl Backing {
 
 impl Drop for Backing {
     fn drop(&mut self) {
+        HELD.fetch_sub(self.len as u64, std::sync::atomic::Ordering::Relaxed);
         // SAFETY: allocated in `new` with this exact layout, freed once.
         unsafe { std::alloc::dealloc(self.alloc.as_ptr(), self.layout) }
     }

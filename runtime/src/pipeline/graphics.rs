@@ -446,7 +446,8 @@ fn compile_stage(
             .collect(),
         _ => Vec::new(),
     };
-    let k = crate::stream::compile_kernel(&src.module.words, &src.entry, &src.spec, layout, target, vertex_input)?;
+    let k =
+        crate::stream::compile_kernel(device, &src.module.words, &src.entry, &src.spec, layout, target, vertex_input)?;
     let info = stage_info(&k, stage)?;
     Ok((load_kernel(device, &k)?, info))
 }

@@ -110,6 +110,11 @@ pub struct CompileOptions {
     /// Vertex kernels: the pipeline's vertex attributes (`VkVertexInputAttributeDescription`),
     /// from which the kernel fetches its `Input` locations itself.
     pub vertex_input: Vec<VertexAttribute>,
+    /// Robust buffer access (`robustBufferAccess`): every access through a storage or
+    /// uniform buffer descriptor is checked against the descriptor's range, and one outside
+    /// it goes to the null window instead (reads zero, writes and atomics dropped;
+    /// `docs/SHADER.md`, "Robust buffer access"). Off: no check, not one instruction more.
+    pub robust_buffer_access: bool,
 }
 
 /// One vertex attribute of the pipeline's vertex input state: location `location` reads
@@ -157,6 +162,7 @@ impl Default for CompileOptions {
             layout: ResourceLayout::default(),
             optimize: true,
             vertex_input: Vec::new(),
+            robust_buffer_access: false,
         }
     }
 }

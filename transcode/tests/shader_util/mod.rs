@@ -350,7 +350,19 @@ pub fn build(
     push: u32,
     spec: &[(u32, Vec<u8>)],
 ) -> Result<CompiledKernel, CompileError> {
+    build_robust(words, bindings, push, spec, false)
+}
+
+/// [`build`], with robust buffer access on or off.
+pub fn build_robust(
+    words: &[u32],
+    bindings: &[Binding],
+    push: u32,
+    spec: &[(u32, Vec<u8>)],
+    robust: bool,
+) -> Result<CompiledKernel, CompileError> {
     let mut opts = CompileOptions::entry("main");
+    opts.robust_buffer_access = robust;
     opts.optimize = optimize_from_env();
     opts.layout = layout(bindings, push);
     opts.specialization = spec.iter().cloned().collect();
@@ -408,7 +420,20 @@ pub fn run_words(
     spec: &[(u32, Vec<u8>)],
     threads: u32,
 ) -> Run {
-    let kernel = match build(words, bindings, push.len() as u32, spec) {
+    run_words_robust(words, bindings, grid, push, spec, threads, false)
+}
+
+/// [`run_words`], with robust buffer access on or off (on: the device's null window too).
+pub fn run_words_robust(
+    words: &[u32],
+    bindings: &[Binding],
+    grid: [u32; 3],
+    push: &[u8],
+    spec: &[(u32, Vec<u8>)],
+    threads: u32,
+    robust: bool,
+) -> Run {
+    let kernel = match build_robust(words, bindings, push.len() as u32, spec, robust) {
         Ok(k) => k,
         Err(e) => panic!("compile failed: {e}"),
     };
@@ -417,6 +442,7 @@ pub fn run_words(
     }
     let mut dev = Device::new(config(threads)).unwrap();
     let mem = dev.memory().clone();
+    mem.set_null_descriptor(robust);
     let alloc = |bytes: &[u8]| -> u64 {
         let r = mem.allocate(bytes.len().max(16) as u64).unwrap();
         mem.snapshot().write(r.base, bytes).unwrap();
@@ -480,6 +506,7 @@ pub fn bind(
                 let a = alloc(data);
                 set[at(0)..at(0) + 8].copy_from_slice(&a.to_le_bytes());
                 set[at(0) + 8..at(0) + 16].copy_from_slice(&(data.len() as u64).to_le_bytes());
+                set[at(0) + 16..at(0) + 24].copy_from_slice(&(data.len() as u64).to_le_bytes());
                 locs.push((a, data.len()));
             }
             Res::StorageDynamic(data, dynoff) => {
@@ -487,6 +514,7 @@ pub fn bind(
                 let range = data.len() as u64 - *dynoff as u64;
                 set[at(0)..at(0) + 8].copy_from_slice(&a.to_le_bytes());
                 set[at(0) + 8..at(0) + 16].copy_from_slice(&range.to_le_bytes());
+                set[at(0) + 16..at(0) + 24].copy_from_slice(&(data.len() as u64).to_le_bytes());
                 let di = kargs::DYN_OFFSETS + 4 * bl.dynamic_index.unwrap() as usize;
                 k[di..di + 4].copy_from_slice(&dynoff.to_le_bytes());
                 locs.push((a, data.len()));

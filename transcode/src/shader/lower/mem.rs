@@ -86,13 +86,39 @@ pub(crate) enum PtrKind {
 /// Where explicitly laid-out memory came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Origin {
-    /// A storage or uniform buffer: the descriptor's address (for `OpArrayLength`).
-    Desc(u16),
+    /// A storage or uniform buffer: the descriptor's address (for `OpArrayLength`) and,
+    /// compiled for robust buffer access, the bounds every access is checked against.
+    Desc(u16, Option<Bounds>),
     /// The kernel arguments' push-constant block.
     Push,
     /// A physical storage buffer address (`GL_EXT_buffer_reference`): the pointer is a
     /// 64-bit value too, and can be materialized (`base + off`) when the shader needs it.
     Physical,
+}
+
+/// Robust buffer access: a buffer's bytes are `[start, start + range)`, both register pairs
+/// (`start` includes the dynamic offset; `range` is the descriptor's, shortened for a dynamic
+/// buffer so it never passes the buffer's end).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Bounds {
+    start: u16,
+    range: u16,
+}
+
+/// Where an explicit-layout access goes: register pair `base` + `off`, the dynamic part a
+/// multiple of `align`, checked against `bounds` under robust buffer access.
+#[derive(Clone, Copy, Debug)]
+struct At {
+    base: u16,
+    off: u32,
+    align: u32,
+    bounds: Option<Bounds>,
+}
+
+impl At {
+    fn plus(self, more: u64) -> Result<At> {
+        Ok(At { off: add_off(self.off, more)?, ..self })
+    }
 }
 
 /// A compile-time pointer to a value of type `ty`.
@@ -514,6 +540,7 @@ impl<'m> Lowerer<'m> {
         };
         let mut base = self.e.alloc(2)?;
         self.e.emit(I::new(Vx::Ldg).size(MemSize::B64).dst(base).a(addr).imm(desc::BUF_ADDR as u32));
+        let mut dyn_off = None;
         if let Some(first) = dynamic {
             let kargs = self.kargs()?;
             let at = kargs::DYN_OFFSETS as u32 + 4 * first;
@@ -527,9 +554,75 @@ impl<'m> Lowerer<'m> {
                 }
             }
             base = self.add64(base, off)?;
+            dyn_off = Some(off);
         }
-        let kind = PtrKind::Global { base, off: 0, align: BUFFER_ALIGN, lay: Lay::Plain, origin: Origin::Desc(addr) };
+        let bounds = if self.opts.robust_buffer_access { Some(self.bounds(addr, base, dyn_off)?) } else { None };
+        let kind =
+            PtrKind::Global { base, off: 0, align: BUFFER_ALIGN, lay: Lay::Plain, origin: Origin::Desc(addr, bounds) };
         Ok(Ptr { ty: p.ty, kind })
+    }
+
+    /// The bounds of the buffer whose descriptor is at `addr` and whose first byte is at
+    /// `start`: the descriptor's range, and for a dynamic buffer (offset `dyn_off`) at most
+    /// `BUF_LIMIT - dyn_off`, the bytes left before the buffer's end.
+    fn bounds(&mut self, addr: u16, start: u16, dyn_off: Option<u16>) -> Result<Bounds> {
+        let mut range = self.e.alloc(2)?;
+        self.e.emit(I::new(Vx::Ldg).size(MemSize::B64).dst(range).a(addr).imm(desc::BUF_RANGE as u32));
+        if let Some(off) = dyn_off {
+            let limit = self.e.alloc(2)?;
+            self.e.emit(I::new(Vx::Ldg).size(MemSize::B64).dst(limit).a(addr).imm(desc::BUF_LIMIT as u32));
+            let off64 = self.e.alloc(2)?;
+            let zero = self.imm(0)?;
+            self.e.mov(off64, off);
+            self.e.mov(off64 + 1, zero);
+            let left = self.e.op64(Vx::Isub64, limit, off64)?;
+            let shorter = self.e.alloc(1)?;
+            self.e.emit(I::new(Vx::Icmp64).cond(IntCond::Ult).dst(shorter).a(left).b(range));
+            let r = self.e.alloc(2)?;
+            self.e.emit(I::new(Vx::Sel).dst(r).a(shorter).b(left).c(range));
+            self.e.emit(I::new(Vx::Sel).dst(r + 1).a(shorter).b(left + 1).c(range + 1));
+            range = r;
+        }
+        Ok(Bounds { start, range })
+    }
+
+    /// The address pair of an access of `bytes` at `base + off`: with `bounds` (robust
+    /// buffer access), 0 unless the access lies inside them, so it lands in the null window
+    /// (reads zero, stores and atomics dropped); else `base` itself, the offset left to the
+    /// instruction. Returns the pair and the immediate the instruction adds.
+    fn checked(&mut self, base: u16, off: u32, bytes: u32, bounds: Option<Bounds>) -> Result<(u16, u32)> {
+        let Some(b) = bounds else { return Ok((base, off)) };
+        let a = self.global_addr(base, off)?;
+        let rel = self.e.op64(Vx::Isub64, a, b.start)?;
+        let n = self.imm64(bytes as u64)?;
+        let end = self.e.op64(Vx::Iadd64, rel, n)?;
+        let inside = self.e.alloc(1)?;
+        self.e.emit(I::new(Vx::Icmp64).cond(IntCond::Ule).dst(inside).a(end).b(b.range));
+        let zero = self.imm(0)?;
+        let r = self.e.alloc(2)?;
+        self.e.emit(I::new(Vx::Sel).dst(r).a(inside).b(a).c(zero));
+        self.e.emit(I::new(Vx::Sel).dst(r + 1).a(inside).b(a + 1).c(zero));
+        Ok((r, 0))
+    }
+
+    /// One `LDG` (`dst`) or `STG` (`src`) of `size` at `base + off`, checked against `bounds`.
+    #[allow(clippy::too_many_arguments)]
+    fn global_op(
+        &mut self,
+        store: bool,
+        size: MemSize,
+        base: u16,
+        off: u32,
+        r: u16,
+        bounds: Option<Bounds>,
+    ) -> Result<()> {
+        let (a, imm) = self.checked(base, off, size.bytes() as u32, bounds)?;
+        if store {
+            self.e.emit(I::new(Vx::Stg).size(size).a(a).b(r).imm(imm));
+        } else {
+            self.e.emit(I::new(Vx::Ldg).size(size).dst(r).a(a).imm(imm));
+        }
+        Ok(())
     }
 
     pub(super) fn kargs(&mut self) -> Result<u16> {
@@ -843,7 +936,11 @@ impl<'m> Lowerer<'m> {
 
     fn access(&mut self, p: &Ptr, ty: Id, r: u16, n: u32, store: bool) -> Result<()> {
         match p.kind {
-            PtrKind::Global { base, off, align, lay, .. } => self.global_access(store, base, off, align, lay, ty, r),
+            PtrKind::Global { base, off, align, lay, origin } => {
+                let bounds = if let Origin::Desc(_, b) = origin { b } else { None };
+                let at = At { base, off, align, bounds };
+                self.global_access(store, at, lay, ty, r)
+            }
             PtrKind::Flat { space: Space::Fixed, .. } if store => Err(invalid!("store to a built-in input variable")),
             PtrKind::Flat { space: Space::Regs | Space::Fixed, base, off } => {
                 let v = base as u32 + off;
@@ -880,47 +977,42 @@ impl<'m> Lowerer<'m> {
         }
     }
 
-    /// Loads or stores a value of type `ty` at `base + off` in explicit layout.
-    #[allow(clippy::too_many_arguments)]
-    fn global_access(&mut self, store: bool, base: u16, off: u32, align: u32, lay: Lay, ty: Id, r: u16) -> Result<()> {
+    /// Loads or stores a value of type `ty` at `at` in explicit layout.
+    fn global_access(&mut self, store: bool, at: At, lay: Lay, ty: Id, r: u16) -> Result<()> {
         let t = self.m.types.get(ty)?.clone();
+        let (base, off, bounds) = (at.base, at.off, at.bounds);
         match t {
             Type::Bool => {
                 if store {
-                    self.e.emit(I::new(Vx::Stg).size(MemSize::B32).a(base).b(r).imm(off));
+                    self.global_op(true, MemSize::B32, base, off, r, bounds)?;
                 } else {
                     // Booleans are stored as 32-bit words; any non-zero word is true.
                     let w = self.e.alloc(1)?;
-                    self.e.emit(I::new(Vx::Ldg).size(MemSize::B32).dst(w).a(base).imm(off));
+                    self.global_op(false, MemSize::B32, base, off, w, bounds)?;
                     let zero = self.imm(0)?;
                     self.e.emit(I::new(Vx::Icmp).cond(IntCond::Ne).dst(r).a(w).b(zero));
                 }
                 Ok(())
             }
-            Type::Int { width: 64, .. } | Type::Float { width: 64 } => self.words(store, base, off, align, r, 2),
-            Type::Pointer { sc: StorageClass::PhysicalStorageBuffer, .. } => self.words(store, base, off, align, r, 2),
+            Type::Int { width: 64, .. } | Type::Float { width: 64 } => self.words(store, at, r, 2),
+            Type::Pointer { sc: StorageClass::PhysicalStorageBuffer, .. } => self.words(store, at, r, 2),
             Type::Int { width: w @ (8 | 16), .. } => {
                 // Canonical narrow registers are zero-extended: what u8/u16 loads give.
                 let size = if w == 8 { MemSize::U8 } else { MemSize::U16 };
-                if store {
-                    self.e.emit(I::new(Vx::Stg).size(size).a(base).b(r).imm(off));
-                } else {
-                    self.e.emit(I::new(Vx::Ldg).size(size).dst(r).a(base).imm(off));
-                }
-                Ok(())
+                self.global_op(store, size, base, off, r, bounds)
             }
             Type::Float { width: 16 } => {
                 // Half bits in memory, the f32 of the same value in the register.
                 if store {
                     let h = self.e.op1(Vx::F2h, r)?;
-                    self.e.emit(I::new(Vx::Stg).size(MemSize::U16).a(base).b(h).imm(off));
+                    self.global_op(true, MemSize::U16, base, off, h, bounds)?;
                 } else {
-                    self.e.emit(I::new(Vx::Ldg).size(MemSize::U16).dst(r).a(base).imm(off));
+                    self.global_op(false, MemSize::U16, base, off, r, bounds)?;
                     self.e.emit(I::new(Vx::H2f).dst(r).a(r));
                 }
                 Ok(())
             }
-            Type::Int { .. } | Type::Float { .. } => self.words(store, base, off, align, r, 1),
+            Type::Int { .. } | Type::Float { .. } => self.words(store, at, r, 1),
             Type::Vector { elem, n } => {
                 let er = self.m.types.regs(elem)?;
                 let es = self.m.types.scalar(elem)?;
@@ -929,12 +1021,12 @@ impl<'m> Lowerer<'m> {
                 if strided.is_some() || es == Scalar::Bool || eb < 4 {
                     let stride = strided.unwrap_or(eb);
                     for k in 0..n {
-                        let o = add_off(off, k as u64 * stride as u64)?;
-                        self.global_access(store, base, o, align, Lay::Plain, elem, r + (k * er) as u16)?;
+                        let o = at.plus(k as u64 * stride as u64)?;
+                        self.global_access(store, o, Lay::Plain, elem, r + (k * er) as u16)?;
                     }
                     Ok(())
                 } else {
-                    self.words(store, base, off, align, r, n * er)
+                    self.words(store, at, r, n * er)
                 }
             }
             Type::Matrix { col, cols } => {
@@ -945,11 +1037,11 @@ impl<'m> Lowerer<'m> {
                 let cb = self.m.types.shape(col)?.scalar.bytes();
                 for c in 0..cols {
                     let (o, l) = if row_major {
-                        (add_off(off, cb as u64 * c as u64)?, Lay::Column { stride })
+                        (at.plus(cb as u64 * c as u64)?, Lay::Column { stride })
                     } else {
-                        (add_off(off, c as u64 * stride as u64)?, Lay::Plain)
+                        (at.plus(c as u64 * stride as u64)?, Lay::Plain)
                     };
-                    self.global_access(store, base, o, align, l, col, r + (c * cr) as u16)?;
+                    self.global_access(store, o, l, col, r + (c * cr) as u16)?;
                 }
                 Ok(())
             }
@@ -961,8 +1053,8 @@ impl<'m> Lowerer<'m> {
                     .ok_or_else(|| invalid!("array %{ty} in buffer memory without ArrayStride"))?;
                 let er = self.m.types.regs(elem)?;
                 for i in 0..len {
-                    let o = add_off(off, i as u64 * stride as u64)?;
-                    self.global_access(store, base, o, align, lay, elem, r + (i * er) as u16)?;
+                    let o = at.plus(i as u64 * stride as u64)?;
+                    self.global_access(store, o, lay, elem, r + (i * er) as u16)?;
                 }
                 Ok(())
             }
@@ -977,7 +1069,7 @@ impl<'m> Lowerer<'m> {
                         Some(stride) => Lay::Matrix { stride, row_major: md.row_major },
                         None => Lay::Plain,
                     };
-                    self.global_access(store, base, add_off(off, mo as u64)?, align, l, m, r + reg as u16)?;
+                    self.global_access(store, at.plus(mo as u64)?, l, m, r + reg as u16)?;
                     reg += self.m.types.regs(m)?;
                 }
                 Ok(())
@@ -986,13 +1078,13 @@ impl<'m> Lowerer<'m> {
         }
     }
 
-    /// `n` consecutive 32-bit words at `base + off`, in the widest accesses the known
-    /// alignment allows.
-    fn words(&mut self, store: bool, base: u16, off: u32, align: u32, r: u16, n: u32) -> Result<()> {
+    /// `n` consecutive 32-bit words at `at`, in the widest accesses the known alignment
+    /// allows.
+    fn words(&mut self, store: bool, at: At, r: u16, n: u32) -> Result<()> {
         let mut k = 0;
         while k < n {
-            let o = add_off(off, 4 * k as u64)?;
-            let a = eff_align(align, o);
+            let o = add_off(at.off, 4 * k as u64)?;
+            let a = eff_align(at.align, o);
             let (size, w) = if n - k >= 4 && a >= 16 {
                 (MemSize::B128, 4)
             } else if n - k >= 2 && a >= 8 {
@@ -1000,11 +1092,7 @@ impl<'m> Lowerer<'m> {
             } else {
                 (MemSize::B32, 1)
             };
-            if store {
-                self.e.emit(I::new(Vx::Stg).size(size).a(base).b(r + k as u16).imm(o));
-            } else {
-                self.e.emit(I::new(Vx::Ldg).size(size).dst(r + k as u16).a(base).imm(o));
-            }
+            self.global_op(store, size, at.base, o, r + k as u16, at.bounds)?;
             k += w;
         }
         Ok(())
@@ -1014,7 +1102,7 @@ impl<'m> Lowerer<'m> {
     fn array_length(&mut self, inst: &Instruction) -> Result<()> {
         let p = self.ptr(inst.id(0)?)?;
         let member = inst.lit(1)?;
-        let PtrKind::Global { off, origin: Origin::Desc(d), .. } = p.kind else {
+        let PtrKind::Global { off, origin: Origin::Desc(d, _), .. } = p.kind else {
             return Err(invalid!("OpArrayLength on something other than a storage buffer block"));
         };
         let (_, mty) = self.m.types.member(p.ty, member)?;
@@ -1074,8 +1162,12 @@ impl<'m> Lowerer<'m> {
         let dst = if op == AtomicStore { N } else { self.e.alloc(if wide { 2 } else { 1 })? };
         let (b, c) = (value.unwrap_or(N), cmp.unwrap_or(N));
         match p.kind {
-            PtrKind::Global { base, off, .. } => {
-                let a = self.global_addr(base, off)?;
+            PtrKind::Global { base, off, origin, .. } => {
+                let bounds = if let Origin::Desc(_, b) = origin { b } else { None };
+                let a = match bounds {
+                    Some(_) => self.checked(base, off, if wide { 8 } else { 4 }, bounds)?.0,
+                    None => self.global_addr(base, off)?,
+                };
                 self.e.emit(I::new(Vx::Atomg).atomic(aop).dst(dst).a(a).b(b).c(c).imm(wide as u32));
             }
             PtrKind::Flat { space: Space::Lmem, base, off } => {
