@@ -3,6 +3,7 @@
 //! (conformance tests enable every advertised feature, so a half-done one breaks them all).
 
 pub mod graphics;
+pub mod v13;
 
 use crate::util::{walk_out, write_name};
 use ash::vk;
@@ -63,7 +64,7 @@ pub const DEVICE_EXTENSIONS: &[(&str, u32)] = &[
 /// once it is switched on.
 pub fn device_extensions() -> Vec<(&'static str, u32)> {
     let gfx = if graphics::GRAPHICS { graphics::EXTENSIONS } else { &[] };
-    DEVICE_EXTENSIONS.iter().chain(gfx).copied().collect()
+    DEVICE_EXTENSIONS.iter().chain(gfx).copied().chain(v13::extensions()).collect()
 }
 
 /// Fixed UUIDs: the driver UUID also versions serialized acceleration structures.
@@ -153,7 +154,9 @@ fn fill_v12(f: &mut vk::PhysicalDeviceVulkan12Features) {
     f.scalar_block_layout = T;
     f.uniform_buffer_standard_layout = T;
     f.shader_subgroup_extended_types = T;
-    f.separate_depth_stencil_layouts = 0;
+    // Layouts are bookkeeping only here (no image is ever re-laid out), so the separate
+    // depth and stencil layouts are accepted like every other.
+    f.separate_depth_stencil_layouts = T;
     f.host_query_reset = T;
     f.timeline_semaphore = T;
     f.buffer_device_address = T;
@@ -350,7 +353,10 @@ pub unsafe fn fill_features(chain: *mut c_void) {
         }
         _ => {
             // SAFETY: `p` is a writable structure of type `ty`.
-            unsafe { graphics::fill_feature(ty, p, graphics::GRAPHICS) };
+            unsafe {
+                let _ =
+                    v13::fill_feature(ty, p, graphics::GRAPHICS) || graphics::fill_feature(ty, p, graphics::GRAPHICS);
+            }
         }
     };
     // SAFETY: forwarded contract.
@@ -618,7 +624,9 @@ pub unsafe fn fill_properties(gpu: &Gpu, chain: *mut c_void) {
         }
         _ => {
             // SAFETY: `p` is a writable structure of type `ty`.
-            unsafe { graphics::fill_property(ty, p) };
+            unsafe {
+                let _ = v13::fill_property(gpu, ty, p) || graphics::fill_property(ty, p);
+            }
         }
     };
     // SAFETY: forwarded contract.
@@ -775,6 +783,21 @@ pub unsafe fn unsupported_feature(chain: *const c_void) -> Option<String> {
         PHYSICAL_DEVICE_EXTENDED_DYNAMIC_STATE_2_FEATURES_EXT => vk::PhysicalDeviceExtendedDynamicState2FeaturesEXT,
         PHYSICAL_DEVICE_INDEX_TYPE_UINT8_FEATURES_EXT => vk::PhysicalDeviceIndexTypeUint8FeaturesEXT,
         PHYSICAL_DEVICE_PROVOKING_VERTEX_FEATURES_EXT => vk::PhysicalDeviceProvokingVertexFeaturesEXT,
+        // Vulkan 1.3 and the extensions it promoted (`caps::v13`).
+        PHYSICAL_DEVICE_VULKAN_1_3_FEATURES => vk::PhysicalDeviceVulkan13Features,
+        PHYSICAL_DEVICE_SYNCHRONIZATION_2_FEATURES => vk::PhysicalDeviceSynchronization2Features,
+        PHYSICAL_DEVICE_PRIVATE_DATA_FEATURES => vk::PhysicalDevicePrivateDataFeatures,
+        PHYSICAL_DEVICE_MAINTENANCE_4_FEATURES => vk::PhysicalDeviceMaintenance4Features,
+        PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES => vk::PhysicalDeviceSubgroupSizeControlFeatures,
+        PHYSICAL_DEVICE_SHADER_DEMOTE_TO_HELPER_INVOCATION_FEATURES => vk::PhysicalDeviceShaderDemoteToHelperInvocationFeatures,
+        PHYSICAL_DEVICE_SHADER_TERMINATE_INVOCATION_FEATURES => vk::PhysicalDeviceShaderTerminateInvocationFeatures,
+        PHYSICAL_DEVICE_INLINE_UNIFORM_BLOCK_FEATURES => vk::PhysicalDeviceInlineUniformBlockFeatures,
+        PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES => vk::PhysicalDeviceShaderIntegerDotProductFeatures,
+        PHYSICAL_DEVICE_ZERO_INITIALIZE_WORKGROUP_MEMORY_FEATURES => vk::PhysicalDeviceZeroInitializeWorkgroupMemoryFeatures,
+        PHYSICAL_DEVICE_PIPELINE_CREATION_CACHE_CONTROL_FEATURES => vk::PhysicalDevicePipelineCreationCacheControlFeatures,
+        PHYSICAL_DEVICE_IMAGE_ROBUSTNESS_FEATURES => vk::PhysicalDeviceImageRobustnessFeatures,
+        PHYSICAL_DEVICE_TEXTURE_COMPRESSION_ASTC_HDR_FEATURES => vk::PhysicalDeviceTextureCompressionASTCHDRFeatures,
+        PHYSICAL_DEVICE_TEXEL_BUFFER_ALIGNMENT_FEATURES_EXT => vk::PhysicalDeviceTexelBufferAlignmentFeaturesEXT,
     };
     // Every feature structure is sType, pNext, then Bool32 words.
     const HEADER: usize = std::mem::size_of::<vk::BaseInStructure>();
