@@ -162,8 +162,12 @@ fn fill_v12(f: &mut vk::PhysicalDeviceVulkan12Features) {
     f.buffer_device_address = T;
     f.buffer_device_address_capture_replay = 0;
     f.buffer_device_address_multi_device = 0;
-    f.vulkan_memory_model = 0;
-    f.vulkan_memory_model_device_scope = 0;
+    // The Vulkan memory model's scopes and semantics ask for nothing more here: functional
+    // data goes straight to the one device memory (caches are timing only), each warp's
+    // accesses complete in program order, and barriers already order workgroup memory. So
+    // every availability and visibility operation is already done (docs/CONFORMANCE.md).
+    f.vulkan_memory_model = T;
+    f.vulkan_memory_model_device_scope = T;
     f.vulkan_memory_model_availability_visibility_chains = 0;
     f.shader_output_viewport_index = 0;
     f.shader_output_layer = 0;

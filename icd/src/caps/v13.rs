@@ -32,10 +32,12 @@ pub const TERMINATE_INVOCATION: bool = true;
 pub const INLINE_UNIFORM_BLOCK: bool = false;
 /// Not yet: the compiler does not lower OpSDot/OpUDot/OpSUDot and their accumulating forms.
 pub const INTEGER_DOT_PRODUCT: bool = false;
-/// Not yet: Workgroup variables with an initializer are refused by the compiler.
-pub const ZERO_INITIALIZE_WORKGROUP_MEMORY: bool = false;
-/// Not yet: the FAIL_ON_PIPELINE_COMPILE_REQUIRED / EARLY_RETURN flags are not honoured.
-pub const PIPELINE_CREATION_CACHE_CONTROL: bool = false;
+/// Workgroup variables with a null initializer are cleared by the kernel's prologue
+/// (the compiler's `lower/zero_init.rs`).
+pub const ZERO_INITIALIZE_WORKGROUP_MEMORY: bool = true;
+/// FAIL_ON_PIPELINE_COMPILE_REQUIRED (caches hold nothing: always "compile required") and
+/// EARLY_RETURN_ON_FAILURE (`entry::pipeline::create_pipelines`); cache create flags need no work.
+pub const PIPELINE_CREATION_CACHE_CONTROL: bool = true;
 
 /// Fills the Vulkan 1.3 feature structure.
 pub fn fill_v13(f: &mut vk::PhysicalDeviceVulkan13Features, graphics: bool) {

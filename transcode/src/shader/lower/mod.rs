@@ -34,6 +34,7 @@ mod rayquery;
 mod stage;
 mod subgroup;
 mod tex;
+mod zero_init;
 
 pub(crate) use mem::Ptr;
 
