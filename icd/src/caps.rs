@@ -5,6 +5,9 @@
 pub mod graphics;
 pub mod v13;
 
+#[cfg(test)]
+mod conformance;
+
 use crate::util::{walk_out, write_name};
 use ash::vk;
 use std::ffi::c_void;

@@ -194,7 +194,8 @@ pub(super) unsafe fn create_pipelines<I: PipelineCreateInfo>(
         dev.rt.check()?;
         let mut result = vk::Result::SUCCESS;
         // SAFETY: create infos per the API contract; the output array holds `count` handles.
-        let (infos, out) = unsafe { (slice(p_infos, count), std::slice::from_raw_parts_mut(p_pipelines, count as usize)) };
+        let (infos, out) =
+            unsafe { (slice(p_infos, count), std::slice::from_raw_parts_mut(p_pipelines, count as usize)) };
         out.fill(vk::Pipeline::null());
         for (info, handle) in infos.iter().zip(out) {
             let flags = info.flags();
