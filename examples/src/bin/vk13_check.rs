@@ -10,11 +10,14 @@
 //! - separate depth/stencil layouts: a render pass 2 whose depth/stencil attachment carries
 //!   separate stencil layouts clears both aspects, each read back;
 //! - private data on several object types; maintenance4's requirements from create infos;
-//! - a compute pipeline with a required subgroup size and full subgroups.
+//! - a compute pipeline with a required subgroup size and full subgroups;
+//! - an inline uniform block written in two parts, copied to a second set, read by a kernel;
+//! - pipeline creation cache control: a pipeline that may not compile is not created (or is,
+//!   from a cache), and an early return leaves the rest null.
 //!
 //! Usage: vk13_check [--icd vortex|lavapipe|PATH]   (exit 0: all passed, 1: a check failed)
 
-use ash::vk;
+use ash::vk::{self, Handle};
 use std::ffi::CStr;
 use vortex_examples::icd::restrict_loader_to;
 use vortex_examples::Icd;
@@ -34,6 +37,8 @@ const EXTENSIONS_FOR_12: &[&CStr] = &[
     c"VK_EXT_subgroup_size_control",
     c"VK_KHR_separate_depth_stencil_layouts",
     c"VK_KHR_dynamic_rendering",
+    c"VK_EXT_inline_uniform_block",
+    c"VK_EXT_pipeline_creation_cache_control",
 ];
 
 struct Dev {
@@ -96,6 +101,9 @@ fn create(icd: &Icd) -> Result<Dev, String> {
     let mut sgsc = vk::PhysicalDeviceSubgroupSizeControlFeatures::default()
         .subgroup_size_control(true)
         .compute_full_subgroups(true);
+    let mut inline = vk::PhysicalDeviceInlineUniformBlockFeatures::default().inline_uniform_block(true);
+    let mut cache_control =
+        vk::PhysicalDevicePipelineCreationCacheControlFeatures::default().pipeline_creation_cache_control(true);
     let mut slots = vk::DevicePrivateDataCreateInfo::default().private_data_slot_request_count(2);
     let info = vk::DeviceCreateInfo::default()
         .queue_create_infos(&queues)
@@ -105,6 +113,8 @@ fn create(icd: &Icd) -> Result<Dev, String> {
         .push_next(&mut private)
         .push_next(&mut m4)
         .push_next(&mut sgsc)
+        .push_next(&mut inline)
+        .push_next(&mut cache_control)
         .push_next(&mut slots);
     let device = unsafe { instance.create_device(physical, &info, None) }.map_err(err("vkCreateDevice"))?;
     let queue = unsafe { device.get_device_queue(family, 0) };
@@ -805,6 +815,179 @@ fn check_subgroup_size(dev: &Dev) -> Check {
     Ok(())
 }
 
+/// A compute kernel's module, set layout and pipeline layout; destroyed on drop.
+struct Kernel<'a> {
+    d: &'a ash::Device,
+    module: vk::ShaderModule,
+    set_layout: vk::DescriptorSetLayout,
+    layout: vk::PipelineLayout,
+}
+
+impl<'a> Kernel<'a> {
+    fn new(dev: &'a Dev, spv: &[u8], bindings: &[vk::DescriptorSetLayoutBinding<'_>]) -> Result<Self, String> {
+        let d = &dev.device;
+        let code = ash::util::read_spv(&mut std::io::Cursor::new(spv)).map_err(|e| e.to_string())?;
+        let mut k = Kernel {
+            d,
+            module: vk::ShaderModule::null(),
+            set_layout: vk::DescriptorSetLayout::null(),
+            layout: vk::PipelineLayout::null(),
+        };
+        // SAFETY (this function): valid device and create infos; Drop destroys what was made.
+        unsafe {
+            k.module = d
+                .create_shader_module(&vk::ShaderModuleCreateInfo::default().code(&code), None)
+                .map_err(err("vkCreateShaderModule"))?;
+            k.set_layout = d
+                .create_descriptor_set_layout(&vk::DescriptorSetLayoutCreateInfo::default().bindings(bindings), None)
+                .map_err(err("vkCreateDescriptorSetLayout"))?;
+            let sets = [k.set_layout];
+            k.layout = d
+                .create_pipeline_layout(&vk::PipelineLayoutCreateInfo::default().set_layouts(&sets), None)
+                .map_err(err("vkCreatePipelineLayout"))?;
+        }
+        Ok(k)
+    }
+
+    fn stage(&self) -> vk::PipelineShaderStageCreateInfo<'static> {
+        vk::PipelineShaderStageCreateInfo::default()
+            .stage(vk::ShaderStageFlags::COMPUTE)
+            .module(self.module)
+            .name(c"main")
+    }
+
+    fn info(&self, flags: vk::PipelineCreateFlags) -> vk::ComputePipelineCreateInfo<'static> {
+        vk::ComputePipelineCreateInfo::default().flags(flags).stage(self.stage()).layout(self.layout)
+    }
+}
+
+impl Drop for Kernel<'_> {
+    fn drop(&mut self) {
+        // SAFETY: no work using them is pending; null handles are ignored.
+        unsafe {
+            self.d.destroy_pipeline_layout(self.layout, None);
+            self.d.destroy_descriptor_set_layout(self.set_layout, None);
+            self.d.destroy_shader_module(self.module, None);
+        }
+    }
+}
+
+fn binding(n: u32, ty: vk::DescriptorType, count: u32) -> vk::DescriptorSetLayoutBinding<'static> {
+    vk::DescriptorSetLayoutBinding::default()
+        .binding(n)
+        .descriptor_type(ty)
+        .descriptor_count(count)
+        .stage_flags(vk::ShaderStageFlags::COMPUTE)
+}
+
+/// An inline uniform block of two uvec4, written in two parts into one set, copied whole into
+/// another; a kernel bound to the copy sums the vectors.
+fn check_inline_uniform_block(dev: &Dev) -> Check {
+    let d = &dev.device;
+    let inline = vk::DescriptorType::INLINE_UNIFORM_BLOCK;
+    let k = Kernel::new(
+        dev,
+        include_bytes!("../../shaders/inline_uniform.spv"),
+        &[binding(0, inline, 32), binding(1, vk::DescriptorType::STORAGE_BUFFER, 1)],
+    )?;
+    let out = dev.buffer(16, vk::BufferUsageFlags::STORAGE_BUFFER)?;
+    out.write(&[0u8; 16]);
+    // SAFETY (this function): valid handles and infos; every object is destroyed here.
+    unsafe {
+        let pipeline = d
+            .create_compute_pipelines(vk::PipelineCache::null(), &[k.info(vk::PipelineCreateFlags::empty())], None)
+            .map_err(|(_, r)| format!("vkCreateComputePipelines failed: {r:?}"))?[0];
+        let sizes = [
+            vk::DescriptorPoolSize { ty: inline, descriptor_count: 64 },
+            vk::DescriptorPoolSize { ty: vk::DescriptorType::STORAGE_BUFFER, descriptor_count: 2 },
+        ];
+        let mut inline_pool =
+            vk::DescriptorPoolInlineUniformBlockCreateInfo::default().max_inline_uniform_block_bindings(2);
+        let pool_info =
+            vk::DescriptorPoolCreateInfo::default().max_sets(2).pool_sizes(&sizes).push_next(&mut inline_pool);
+        let pool = d.create_descriptor_pool(&pool_info, None).map_err(err("vkCreateDescriptorPool"))?;
+        let layouts = [k.set_layout, k.set_layout];
+        let sets = d
+            .allocate_descriptor_sets(
+                &vk::DescriptorSetAllocateInfo::default().descriptor_pool(pool).set_layouts(&layouts),
+            )
+            .map_err(err("vkAllocateDescriptorSets"))?;
+        let a: Vec<u8> = [1u32, 2, 3, 4].iter().flat_map(|v| v.to_ne_bytes()).collect();
+        let b: Vec<u8> = [10u32, 20, 30, 40].iter().flat_map(|v| v.to_ne_bytes()).collect();
+        let mut wa = vk::WriteDescriptorSetInlineUniformBlock::default().data(&a);
+        let mut wb = vk::WriteDescriptorSetInlineUniformBlock::default().data(&b);
+        let bi = [vk::DescriptorBufferInfo { buffer: out.buffer, offset: 0, range: vk::WHOLE_SIZE }];
+        let writes = [
+            vk::WriteDescriptorSet::default()
+                .dst_set(sets[0])
+                .descriptor_type(inline)
+                .descriptor_count(16)
+                .push_next(&mut wa),
+            vk::WriteDescriptorSet::default()
+                .dst_set(sets[0])
+                .dst_array_element(16)
+                .descriptor_type(inline)
+                .descriptor_count(16)
+                .push_next(&mut wb),
+            vk::WriteDescriptorSet::default()
+                .dst_set(sets[1])
+                .dst_binding(1)
+                .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                .buffer_info(&bi),
+        ];
+        let copy = vk::CopyDescriptorSet::default().src_set(sets[0]).dst_set(sets[1]).descriptor_count(32);
+        d.update_descriptor_sets(&writes, &[copy]);
+        let cb = dev.command_buffer()?;
+        d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, pipeline);
+        d.cmd_bind_descriptor_sets(cb, vk::PipelineBindPoint::COMPUTE, k.layout, 0, &[sets[1]], &[]);
+        d.cmd_dispatch(cb, 1, 1, 1);
+        barrier(d, cb, &[]);
+        let r = dev.run(cb);
+        d.destroy_descriptor_pool(pool, None);
+        d.destroy_pipeline(pipeline, None);
+        r?;
+    }
+    match out.words().as_slice() {
+        [11, 22, 33, 44] => Ok(()),
+        got => Err(format!("the kernel read {got:?} from the inline uniform block, want [11, 22, 33, 44]")),
+    }
+}
+
+/// Three pipelines: the first may not compile and returns early on failure. A device either
+/// had it (all three created) or answers PIPELINE_COMPILE_REQUIRED with every handle null.
+fn check_pipeline_cache_control(dev: &Dev) -> Check {
+    let d = &dev.device;
+    let k = Kernel::new(
+        dev,
+        include_bytes!("../../shaders/inline_uniform.spv"),
+        &[binding(0, vk::DescriptorType::UNIFORM_BUFFER, 1), binding(1, vk::DescriptorType::STORAGE_BUFFER, 1)],
+    )?;
+    let f =
+        vk::PipelineCreateFlags::FAIL_ON_PIPELINE_COMPILE_REQUIRED | vk::PipelineCreateFlags::EARLY_RETURN_ON_FAILURE;
+    let infos = [k.info(f), k.info(vk::PipelineCreateFlags::empty()), k.info(vk::PipelineCreateFlags::empty())];
+    let mut out = [vk::Pipeline::from_raw(1); 3];
+    // SAFETY: valid infos and an output array of their count.
+    let r = unsafe {
+        (d.fp_v1_0().create_compute_pipelines)(
+            d.handle(),
+            vk::PipelineCache::null(),
+            3,
+            infos.as_ptr(),
+            std::ptr::null(),
+            out.as_mut_ptr(),
+        )
+    };
+    let created = out.iter().filter(|p| **p != vk::Pipeline::null()).count();
+    for p in out.iter().filter(|p| **p != vk::Pipeline::null() && p.as_raw() != 1) {
+        // SAFETY: a pipeline this call created.
+        unsafe { d.destroy_pipeline(*p, None) };
+    }
+    match (r, created) {
+        (vk::Result::SUCCESS, 3) | (vk::Result::PIPELINE_COMPILE_REQUIRED, 0) => Ok(()),
+        _ => Err(format!("{r:?} with {created} of 3 pipelines created (handles {out:?})")),
+    }
+}
+
 fn main() {
     let icd = match Icd::from_args(std::env::args().skip(1)) {
         Ok(Some(icd)) => icd,
@@ -830,7 +1013,7 @@ fn main() {
         vk::api_version_minor(dev.api),
         if dev.api < vk::API_VERSION_1_3 { "through the 1.3 extensions" } else { "core" }
     );
-    let checks: [(&str, fn(&Dev) -> Check); 7] = [
+    let checks: [(&str, fn(&Dev) -> Check); 9] = [
         ("feature and property reports", check_reports),
         ("synchronization2", check_sync2),
         ("copy commands 2", check_copy2),
@@ -838,6 +1021,8 @@ fn main() {
         ("private data", check_private_data),
         ("maintenance4", check_maintenance4),
         ("required subgroup size", check_subgroup_size),
+        ("inline uniform block", check_inline_uniform_block),
+        ("pipeline creation cache control", check_pipeline_cache_control),
     ];
     let mut passed = 0;
     for (name, check) in checks {

@@ -237,8 +237,6 @@ const VULKAN_13_GAPS: &[&str] = &[
     "robustBufferAccess",
     "multiview",
     "robustImageAccess",
-    "inlineUniformBlock",
-    "descriptorBindingInlineUniformBlockUpdateAfterBind",
     "shaderIntegerDotProduct",
     "maxMultiviewViewCount >= 6",
     "maxMultiviewInstanceIndex >= 2^27 - 1",
@@ -257,7 +255,6 @@ const ROADMAP_2022_GAPS: &[&str] = &[
     "descriptorBindingVariableDescriptorCount",
     "maxPerStageDescriptorUpdateAfterBindInputAttachments >= 7",
     "maxDescriptorSetUpdateAfterBindInputAttachments >= 7",
-    "descriptorBindingInlineUniformBlockUpdateAfterBind",
     "VK_KHR_global_priority",
 ];
 

@@ -28,8 +28,9 @@ pub const SUBGROUP_SIZE_CONTROL: bool = true;
 /// `OpTerminateInvocation` (the fragment stage's exit).
 pub const DEMOTE_TO_HELPER: bool = true;
 pub const TERMINATE_INVOCATION: bool = true;
-/// Not yet: the descriptor type has no storage in descriptor sets.
-pub const INLINE_UNIFORM_BLOCK: bool = false;
+/// In the set: a uniform-buffer record addressing the block's bytes, which follow it
+/// (`runtime::descriptor`); the shader reads it as a uniform buffer.
+pub const INLINE_UNIFORM_BLOCK: bool = true;
 /// Not yet: the compiler does not lower OpSDot/OpUDot/OpSUDot and their accumulating forms.
 pub const INTEGER_DOT_PRODUCT: bool = false;
 /// Workgroup variables with a null initializer are cleared by the kernel's prologue

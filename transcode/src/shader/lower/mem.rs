@@ -450,7 +450,9 @@ impl<'m> Lowerer<'m> {
             (StorageClass::Uniform, _) if buffer_block => {
                 (&[vkdt::STORAGE_BUFFER, vkdt::STORAGE_BUFFER_DYNAMIC], "storage buffer")
             }
-            (StorageClass::Uniform, _) => (&[vkdt::UNIFORM_BUFFER, vkdt::UNIFORM_BUFFER_DYNAMIC], "uniform buffer"),
+            (StorageClass::Uniform, _) => {
+                (&[vkdt::UNIFORM_BUFFER, vkdt::UNIFORM_BUFFER_DYNAMIC, vkdt::INLINE_UNIFORM_BLOCK], "uniform buffer")
+            }
             (StorageClass::UniformConstant, Type::AccelStruct) => {
                 (&[vkdt::ACCELERATION_STRUCTURE], "acceleration structure")
             }
