@@ -237,7 +237,6 @@ const VULKAN_13_GAPS: &[&str] = &[
     "robustBufferAccess",
     "multiview",
     "robustImageAccess",
-    "shaderIntegerDotProduct",
     "maxMultiviewViewCount >= 6",
     "maxMultiviewInstanceIndex >= 2^27 - 1",
 ];

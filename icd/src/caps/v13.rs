@@ -31,8 +31,9 @@ pub const TERMINATE_INVOCATION: bool = true;
 /// In the set: a uniform-buffer record addressing the block's bytes, which follow it
 /// (`runtime::descriptor`); the shader reads it as a uniform buffer.
 pub const INLINE_UNIFORM_BLOCK: bool = true;
-/// Not yet: the compiler does not lower OpSDot/OpUDot/OpSUDot and their accumulating forms.
-pub const INTEGER_DOT_PRODUCT: bool = false;
+/// OpSDot/OpUDot/OpSUDot and their accumulating-saturating forms (the compiler's
+/// `lower/dot.rs`), none accelerated.
+pub const INTEGER_DOT_PRODUCT: bool = true;
 /// Workgroup variables with a null initializer are cleared by the kernel's prologue
 /// (the compiler's `lower/zero_init.rs`).
 pub const ZERO_INITIALIZE_WORKGROUP_MEMORY: bool = true;
