@@ -24,6 +24,9 @@ use vortex_examples::Icd;
 
 type Check = Result<(), String>;
 
+/// A check with its name.
+type NamedCheck = (&'static str, fn(&Dev) -> Check);
+
 fn err(call: &str) -> impl Fn(vk::Result) -> String + '_ {
     move |r| format!("{call} failed: {r:?}")
 }
@@ -1013,7 +1016,7 @@ fn main() {
         vk::api_version_minor(dev.api),
         if dev.api < vk::API_VERSION_1_3 { "through the 1.3 extensions" } else { "core" }
     );
-    let checks: [(&str, fn(&Dev) -> Check); 9] = [
+    let checks: [NamedCheck; 9] = [
         ("feature and property reports", check_reports),
         ("synchronization2", check_sync2),
         ("copy commands 2", check_copy2),
