@@ -5,6 +5,10 @@
 pub mod budget;
 pub mod graphics;
 pub mod robust;
+pub mod v13;
+
+#[cfg(test)]
+mod conformance;
 
 use crate::util::{walk_out, write_name};
 use ash::vk;
@@ -12,9 +16,9 @@ use std::ffi::c_void;
 use vortex_model::abi::{format, kernel::kargs};
 use vortex_runtime::device::Gpu;
 
-/// Vulkan 1.2: the highest version whose required features really work here. (1.3 requires
-/// dynamic rendering, synchronization2 and more.)
-pub const API_VERSION: u32 = vk::make_api_version(0, 1, 2, vk::HEADER_VERSION);
+/// Vulkan 1.3: every feature it requires works (docs/CONFORMANCE.md; robustBufferAccess,
+/// robustImageAccess and multiview come from their own work, merged before this line).
+pub const API_VERSION: u32 = vk::make_api_version(0, 1, 3, vk::HEADER_VERSION);
 pub const DRIVER_VERSION: u32 = vk::make_api_version(0, 0, 1, 0);
 pub const VENDOR_ID: u32 = 0x1_0000 + 0x5652; // outside the PCI range: not a registered vendor
 pub const DEVICE_ID: u32 = 0x5254;
@@ -57,8 +61,6 @@ pub const DEVICE_EXTENSIONS: &[(&str, u32)] = &[
     // KHR promotion uses the EXT's structures and structure-type numbers.
     ("VK_EXT_robustness2", 1),
     ("VK_KHR_robustness2", 1),
-    // Out-of-view image and texel accesses always read zero and drop writes (`robust`).
-    ("VK_EXT_image_robustness", 1),
     // The heap's usage and budget as the model holds them (`budget`).
     ("VK_EXT_memory_budget", 1),
     // Presenting (`entry::wsi`): swapchain images are ordinary images.
@@ -69,7 +71,7 @@ pub const DEVICE_EXTENSIONS: &[(&str, u32)] = &[
 /// once it is switched on.
 pub fn device_extensions() -> Vec<(&'static str, u32)> {
     let gfx = if graphics::GRAPHICS { graphics::EXTENSIONS } else { &[] };
-    DEVICE_EXTENSIONS.iter().chain(gfx).copied().collect()
+    DEVICE_EXTENSIONS.iter().chain(gfx).copied().chain(v13::extensions()).collect()
 }
 
 /// Fixed UUIDs: the driver UUID also versions serialized acceleration structures.
@@ -164,14 +166,20 @@ fn fill_v12(f: &mut vk::PhysicalDeviceVulkan12Features) {
     f.scalar_block_layout = T;
     f.uniform_buffer_standard_layout = T;
     f.shader_subgroup_extended_types = T;
-    f.separate_depth_stencil_layouts = 0;
+    // Layouts are bookkeeping only here (no image is ever re-laid out), so the separate
+    // depth and stencil layouts are accepted like every other.
+    f.separate_depth_stencil_layouts = T;
     f.host_query_reset = T;
     f.timeline_semaphore = T;
     f.buffer_device_address = T;
     f.buffer_device_address_capture_replay = 0;
     f.buffer_device_address_multi_device = 0;
-    f.vulkan_memory_model = 0;
-    f.vulkan_memory_model_device_scope = 0;
+    // The Vulkan memory model's scopes and semantics ask for nothing more here: functional
+    // data goes straight to the one device memory (caches are timing only), each warp's
+    // accesses complete in program order, and barriers already order workgroup memory. So
+    // every availability and visibility operation is already done (docs/CONFORMANCE.md).
+    f.vulkan_memory_model = T;
+    f.vulkan_memory_model_device_scope = T;
     f.vulkan_memory_model_availability_visibility_chains = 0;
     f.shader_output_viewport_index = 0;
     f.shader_output_layer = 0;
@@ -333,9 +341,6 @@ pub unsafe fn fill_features(chain: *mut c_void) {
             f.robust_image_access2 = 0;
             f.null_descriptor = T;
         }
-        vk::StructureType::PHYSICAL_DEVICE_IMAGE_ROBUSTNESS_FEATURES => {
-            at!(p, vk::PhysicalDeviceImageRobustnessFeatures).robust_image_access = robust::image_access()
-        }
         vk::StructureType::PHYSICAL_DEVICE_RAY_TRACING_MAINTENANCE_1_FEATURES_KHR => {
             let f = at!(p, vk::PhysicalDeviceRayTracingMaintenance1FeaturesKHR);
             f.ray_tracing_maintenance1 = T;
@@ -364,7 +369,10 @@ pub unsafe fn fill_features(chain: *mut c_void) {
         }
         _ => {
             // SAFETY: `p` is a writable structure of type `ty`.
-            unsafe { graphics::fill_feature(ty, p, graphics::GRAPHICS) };
+            unsafe {
+                let _ =
+                    v13::fill_feature(ty, p, graphics::GRAPHICS) || graphics::fill_feature(ty, p, graphics::GRAPHICS);
+            }
         }
     };
     // SAFETY: forwarded contract.
@@ -639,7 +647,9 @@ pub unsafe fn fill_properties(gpu: &Gpu, chain: *mut c_void) {
         }
         _ => {
             // SAFETY: `p` is a writable structure of type `ty`.
-            unsafe { graphics::fill_property(ty, p) };
+            unsafe {
+                let _ = v13::fill_property(gpu, ty, p) || graphics::fill_property(ty, p);
+            }
         }
     };
     // SAFETY: forwarded contract.
@@ -797,6 +807,21 @@ pub unsafe fn unsupported_feature(chain: *const c_void) -> Option<String> {
         PHYSICAL_DEVICE_EXTENDED_DYNAMIC_STATE_2_FEATURES_EXT => vk::PhysicalDeviceExtendedDynamicState2FeaturesEXT,
         PHYSICAL_DEVICE_INDEX_TYPE_UINT8_FEATURES_EXT => vk::PhysicalDeviceIndexTypeUint8FeaturesEXT,
         PHYSICAL_DEVICE_PROVOKING_VERTEX_FEATURES_EXT => vk::PhysicalDeviceProvokingVertexFeaturesEXT,
+        // Vulkan 1.3 and the extensions it promoted (`caps::v13`).
+        PHYSICAL_DEVICE_VULKAN_1_3_FEATURES => vk::PhysicalDeviceVulkan13Features,
+        PHYSICAL_DEVICE_SYNCHRONIZATION_2_FEATURES => vk::PhysicalDeviceSynchronization2Features,
+        PHYSICAL_DEVICE_PRIVATE_DATA_FEATURES => vk::PhysicalDevicePrivateDataFeatures,
+        PHYSICAL_DEVICE_MAINTENANCE_4_FEATURES => vk::PhysicalDeviceMaintenance4Features,
+        PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES => vk::PhysicalDeviceSubgroupSizeControlFeatures,
+        PHYSICAL_DEVICE_SHADER_DEMOTE_TO_HELPER_INVOCATION_FEATURES => vk::PhysicalDeviceShaderDemoteToHelperInvocationFeatures,
+        PHYSICAL_DEVICE_SHADER_TERMINATE_INVOCATION_FEATURES => vk::PhysicalDeviceShaderTerminateInvocationFeatures,
+        PHYSICAL_DEVICE_INLINE_UNIFORM_BLOCK_FEATURES => vk::PhysicalDeviceInlineUniformBlockFeatures,
+        PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES => vk::PhysicalDeviceShaderIntegerDotProductFeatures,
+        PHYSICAL_DEVICE_ZERO_INITIALIZE_WORKGROUP_MEMORY_FEATURES => vk::PhysicalDeviceZeroInitializeWorkgroupMemoryFeatures,
+        PHYSICAL_DEVICE_PIPELINE_CREATION_CACHE_CONTROL_FEATURES => vk::PhysicalDevicePipelineCreationCacheControlFeatures,
+        PHYSICAL_DEVICE_IMAGE_ROBUSTNESS_FEATURES => vk::PhysicalDeviceImageRobustnessFeatures,
+        PHYSICAL_DEVICE_TEXTURE_COMPRESSION_ASTC_HDR_FEATURES => vk::PhysicalDeviceTextureCompressionASTCHDRFeatures,
+        PHYSICAL_DEVICE_TEXEL_BUFFER_ALIGNMENT_FEATURES_EXT => vk::PhysicalDeviceTexelBufferAlignmentFeaturesEXT,
     };
     // Every feature structure is sType, pNext, then Bool32 words.
     const HEADER: usize = std::mem::size_of::<vk::BaseInStructure>();

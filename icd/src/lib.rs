@@ -85,7 +85,7 @@ pub unsafe extern "system" fn vk_get_device_proc_addr(
         if e.level != Level::Device && name != "vkGetDeviceProcAddr" {
             return None;
         }
-        if let Some(ext) = e.ext {
+        if let Some(ext) = e.ext.filter(|_| !table::core_at(e, caps::API_VERSION)) {
             let dev = entry::device::device(device).ok()?;
             if !dev.has_extension(ext) {
                 return None;

@@ -84,6 +84,8 @@ entries! {
     "vkEnumerateDeviceExtensionProperties" => instance::enumerate_device_extension_properties as PFN_vkEnumerateDeviceExtensionProperties, Physical;
     "vkEnumerateDeviceLayerProperties" => instance::enumerate_device_layer_properties as PFN_vkEnumerateDeviceLayerProperties, Physical;
     "vkCreateDevice" => device::create_device as PFN_vkCreateDevice, Physical;
+    "vkGetPhysicalDeviceToolProperties" => tooling::get_physical_device_tool_properties as PFN_vkGetPhysicalDeviceToolProperties, Physical;
+    "vkGetPhysicalDeviceToolPropertiesEXT" => tooling::get_physical_device_tool_properties as PFN_vkGetPhysicalDeviceToolProperties, Physical;
 
     "vkDestroyDevice" => device::destroy_device as PFN_vkDestroyDevice, Device;
     "vkGetDeviceQueue" => device::get_device_queue as PFN_vkGetDeviceQueue, Device;
@@ -262,7 +264,48 @@ entries! {
     "vkCmdBlitImage" => transfer::cmd_blit_image as PFN_vkCmdBlitImage, Device;
     "vkCmdClearDepthStencilImage" => transfer::cmd_clear_depth_stencil_image as PFN_vkCmdClearDepthStencilImage, Device;
     "vkCmdPipelineBarrier" => command::cmd_pipeline_barrier as PFN_vkCmdPipelineBarrier, Device;
-    "vkCmdPipelineBarrier2" => command::cmd_pipeline_barrier2 as PFN_vkCmdPipelineBarrier2, Device;
+    // Synchronization2 (`entry::sync2`).
+    "vkCmdPipelineBarrier2" => command::cmd_pipeline_barrier2 as PFN_vkCmdPipelineBarrier2, Device, "VK_KHR_synchronization2";
+    "vkCmdPipelineBarrier2KHR" => command::cmd_pipeline_barrier2 as PFN_vkCmdPipelineBarrier2, Device, "VK_KHR_synchronization2";
+    "vkCmdSetEvent2" => sync2::cmd_set_event2 as PFN_vkCmdSetEvent2, Device, "VK_KHR_synchronization2";
+    "vkCmdSetEvent2KHR" => sync2::cmd_set_event2 as PFN_vkCmdSetEvent2, Device, "VK_KHR_synchronization2";
+    "vkCmdResetEvent2" => sync2::cmd_reset_event2 as PFN_vkCmdResetEvent2, Device, "VK_KHR_synchronization2";
+    "vkCmdResetEvent2KHR" => sync2::cmd_reset_event2 as PFN_vkCmdResetEvent2, Device, "VK_KHR_synchronization2";
+    "vkCmdWaitEvents2" => sync2::cmd_wait_events2 as PFN_vkCmdWaitEvents2, Device, "VK_KHR_synchronization2";
+    "vkCmdWaitEvents2KHR" => sync2::cmd_wait_events2 as PFN_vkCmdWaitEvents2, Device, "VK_KHR_synchronization2";
+    "vkCmdWriteTimestamp2" => sync2::cmd_write_timestamp2 as PFN_vkCmdWriteTimestamp2, Device, "VK_KHR_synchronization2";
+    "vkCmdWriteTimestamp2KHR" => sync2::cmd_write_timestamp2 as PFN_vkCmdWriteTimestamp2, Device, "VK_KHR_synchronization2";
+    "vkQueueSubmit2" => sync2::queue_submit2 as PFN_vkQueueSubmit2, Device, "VK_KHR_synchronization2";
+    "vkQueueSubmit2KHR" => sync2::queue_submit2 as PFN_vkQueueSubmit2, Device, "VK_KHR_synchronization2";
+    // The *2 transfers (`entry::copy2`).
+    "vkCmdCopyBuffer2" => copy2::cmd_copy_buffer2 as PFN_vkCmdCopyBuffer2, Device, "VK_KHR_copy_commands2";
+    "vkCmdCopyBuffer2KHR" => copy2::cmd_copy_buffer2 as PFN_vkCmdCopyBuffer2, Device, "VK_KHR_copy_commands2";
+    "vkCmdCopyImage2" => copy2::cmd_copy_image2 as PFN_vkCmdCopyImage2, Device, "VK_KHR_copy_commands2";
+    "vkCmdCopyImage2KHR" => copy2::cmd_copy_image2 as PFN_vkCmdCopyImage2, Device, "VK_KHR_copy_commands2";
+    "vkCmdCopyBufferToImage2" => copy2::cmd_copy_buffer_to_image2 as PFN_vkCmdCopyBufferToImage2, Device, "VK_KHR_copy_commands2";
+    "vkCmdCopyBufferToImage2KHR" => copy2::cmd_copy_buffer_to_image2 as PFN_vkCmdCopyBufferToImage2, Device, "VK_KHR_copy_commands2";
+    "vkCmdCopyImageToBuffer2" => copy2::cmd_copy_image_to_buffer2 as PFN_vkCmdCopyImageToBuffer2, Device, "VK_KHR_copy_commands2";
+    "vkCmdCopyImageToBuffer2KHR" => copy2::cmd_copy_image_to_buffer2 as PFN_vkCmdCopyImageToBuffer2, Device, "VK_KHR_copy_commands2";
+    "vkCmdBlitImage2" => copy2::cmd_blit_image2 as PFN_vkCmdBlitImage2, Device, "VK_KHR_copy_commands2";
+    "vkCmdBlitImage2KHR" => copy2::cmd_blit_image2 as PFN_vkCmdBlitImage2, Device, "VK_KHR_copy_commands2";
+    "vkCmdResolveImage2" => copy2::cmd_resolve_image2 as PFN_vkCmdResolveImage2, Device, "VK_KHR_copy_commands2";
+    "vkCmdResolveImage2KHR" => copy2::cmd_resolve_image2 as PFN_vkCmdResolveImage2, Device, "VK_KHR_copy_commands2";
+    // Private data (`entry::private_data`).
+    "vkCreatePrivateDataSlot" => private_data::create_private_data_slot as PFN_vkCreatePrivateDataSlot, Device, "VK_EXT_private_data";
+    "vkCreatePrivateDataSlotEXT" => private_data::create_private_data_slot as PFN_vkCreatePrivateDataSlot, Device, "VK_EXT_private_data";
+    "vkDestroyPrivateDataSlot" => private_data::destroy_private_data_slot as PFN_vkDestroyPrivateDataSlot, Device, "VK_EXT_private_data";
+    "vkDestroyPrivateDataSlotEXT" => private_data::destroy_private_data_slot as PFN_vkDestroyPrivateDataSlot, Device, "VK_EXT_private_data";
+    "vkSetPrivateData" => private_data::set_private_data as PFN_vkSetPrivateData, Device, "VK_EXT_private_data";
+    "vkSetPrivateDataEXT" => private_data::set_private_data as PFN_vkSetPrivateData, Device, "VK_EXT_private_data";
+    "vkGetPrivateData" => private_data::get_private_data as PFN_vkGetPrivateData, Device, "VK_EXT_private_data";
+    "vkGetPrivateDataEXT" => private_data::get_private_data as PFN_vkGetPrivateData, Device, "VK_EXT_private_data";
+    // Memory requirements from create infos (`entry::maintenance4`).
+    "vkGetDeviceBufferMemoryRequirements" => maintenance4::get_device_buffer_memory_requirements as PFN_vkGetDeviceBufferMemoryRequirements, Device, "VK_KHR_maintenance4";
+    "vkGetDeviceBufferMemoryRequirementsKHR" => maintenance4::get_device_buffer_memory_requirements as PFN_vkGetDeviceBufferMemoryRequirements, Device, "VK_KHR_maintenance4";
+    "vkGetDeviceImageMemoryRequirements" => maintenance4::get_device_image_memory_requirements as PFN_vkGetDeviceImageMemoryRequirements, Device, "VK_KHR_maintenance4";
+    "vkGetDeviceImageMemoryRequirementsKHR" => maintenance4::get_device_image_memory_requirements as PFN_vkGetDeviceImageMemoryRequirements, Device, "VK_KHR_maintenance4";
+    "vkGetDeviceImageSparseMemoryRequirements" => maintenance4::get_device_image_sparse_memory_requirements as PFN_vkGetDeviceImageSparseMemoryRequirements, Device, "VK_KHR_maintenance4";
+    "vkGetDeviceImageSparseMemoryRequirementsKHR" => maintenance4::get_device_image_sparse_memory_requirements as PFN_vkGetDeviceImageSparseMemoryRequirements, Device, "VK_KHR_maintenance4";
     "vkCmdSetEvent" => command::cmd_set_event as PFN_vkCmdSetEvent, Device;
     "vkCmdResetEvent" => command::cmd_reset_event as PFN_vkCmdResetEvent, Device;
     "vkCmdWaitEvents" => command::cmd_wait_events as PFN_vkCmdWaitEvents, Device;
@@ -332,6 +375,27 @@ pub fn lookup(name: &str) -> Option<&'static Entry> {
     ENTRIES.iter().find(|e| e.name == name)
 }
 
+/// Device extensions whose commands Vulkan 1.3 made core: a device that speaks 1.3 answers
+/// their core names (no vendor suffix) without the extension; the suffixed names still need it.
+pub const PROMOTED_TO_13: &[&str] = &[
+    "VK_KHR_synchronization2",
+    "VK_KHR_copy_commands2",
+    "VK_EXT_private_data",
+    "VK_KHR_maintenance4",
+    "VK_KHR_dynamic_rendering",
+    "VK_EXT_extended_dynamic_state",
+    "VK_EXT_extended_dynamic_state2",
+];
+
+/// Whether `e` is a core command of a device of version `api` (whatever extensions it enabled).
+pub fn core_at(e: &Entry, api: u32) -> bool {
+    let suffixed = e.name.ends_with("KHR") || e.name.ends_with("EXT");
+    match e.ext {
+        None => true,
+        Some(ext) => api >= vk::API_VERSION_1_3 && !suffixed && PROMOTED_TO_13.contains(&ext),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -359,6 +423,8 @@ mod tests {
         let _ = ash::DeviceFnV1_0::load(&mut check);
         let _ = ash::DeviceFnV1_1::load(&mut check);
         let _ = ash::DeviceFnV1_2::load(&mut check);
+        let _ = ash::DeviceFnV1_3::load(&mut check);
+        let _ = ash::InstanceFnV1_3::load(&mut check);
         let _ = ash::InstanceFnV1_0::load(&mut check);
         let _ = ash::InstanceFnV1_1::load(&mut check);
         let _ = ash::khr::deferred_host_operations::DeviceFn::load(&mut check);
@@ -368,7 +434,8 @@ mod tests {
 
     /// Commands this compute-only device does not offer, each with the reason.
     const DELIBERATELY_ABSENT: &[&str] = &[
-        // Multisampling: one sample per pixel, nothing to resolve.
+        // Multisampling: one sample per pixel, nothing to resolve (vkCmdResolveImage2 exists
+        // and records an error).
         "vkCmdResolveImage",
         // Indirect AS builds: accelerationStructureIndirectBuild is not offered.
         "vkCmdBuildAccelerationStructuresIndirectKHR",

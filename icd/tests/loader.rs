@@ -51,7 +51,7 @@ fn vulkaninfo_lists_the_vortex_device_and_its_extensions() {
     ] {
         assert!(out.contains(ext), "{ext} not listed");
     }
-    assert!(out.contains("apiVersion") && out.contains("1.2."), "API version 1.2 not reported");
+    assert!(out.contains("apiVersion") && out.contains("1.3."), "API version 1.3 not reported");
     assert!(out.contains("accelerationStructure") && out.contains("rayQuery"), "AS / ray-query features missing");
     // The limits conformance tests rely on.
     let after = |key: &str| -> Vec<u64> {

@@ -23,6 +23,17 @@ pub fn records(ty: vk::DescriptorType) -> u32 {
     desc::records(ty.as_raw() as u32)
 }
 
+/// Bytes of set memory a binding of `count` descriptors of type `ty` takes. An inline uniform
+/// block's `count` is its size in bytes: one uniform-buffer record addressing the bytes,
+/// which follow it (rounded to 16 bytes so the next record stays aligned).
+fn binding_bytes(ty: vk::DescriptorType, count: u32) -> u32 {
+    if ty == vk::DescriptorType::INLINE_UNIFORM_BLOCK {
+        desc::BYTES as u32 + count.next_multiple_of(16)
+    } else {
+        count * records(ty) * desc::BYTES as u32
+    }
+}
+
 /// Whether descriptors of type `ty` hold a sampler record (after the image record for a
 /// combined image sampler).
 fn has_sampler(ty: vk::DescriptorType) -> bool {
@@ -91,7 +102,7 @@ impl SetLayout {
                 );
             }
             bindings.push(BindingLayout { binding: b.binding, ty: b.ty, count: b.count, offset, dynamic_index });
-            offset += b.count * stride as u32;
+            offset += binding_bytes(b.ty, b.count);
         }
         SetLayout { bindings, size: offset, dynamic_count: dynamic, immutable }
     }
@@ -118,6 +129,12 @@ impl DescriptorSet {
         let set = DescriptorSet { layout, memory };
         for (at, rec) in &set.layout.immutable {
             set.store(*at, rec);
+        }
+        for b in set.layout.bindings.iter().filter(|b| b.ty == vk::DescriptorType::INLINE_UNIFORM_BLOCK) {
+            let mut rec = [0u8; desc::BYTES];
+            wr_u64(&mut rec, desc::BUF_ADDR, set.address() + (b.offset as usize + desc::BYTES) as u64);
+            wr_u64(&mut rec, desc::BUF_RANGE, b.count as u64);
+            set.store(b.offset as usize, &rec);
         }
         Ok(set)
     }
@@ -222,6 +239,48 @@ impl DescriptorSet {
         Ok(())
     }
 
+    /// The data bytes `[offset, offset + len)` of inline uniform block `binding`, as a byte
+    /// offset in the set.
+    fn inline_bytes(&self, binding: u32, offset: u32, len: usize) -> VkResult<usize> {
+        match self.layout.binding(binding) {
+            Some(b)
+                if b.ty == vk::DescriptorType::INLINE_UNIFORM_BLOCK && offset as usize + len <= b.count as usize =>
+            {
+                Ok(b.offset as usize + desc::BYTES + offset as usize)
+            }
+            _ => {
+                tracing::error!(
+                    "inline uniform block access to binding {binding} bytes {offset}+{len}: out of the block"
+                );
+                Err(vk::Result::ERROR_UNKNOWN)
+            }
+        }
+    }
+
+    /// `VkWriteDescriptorSetInlineUniformBlock`: `data` at byte `offset` of the block.
+    pub fn write_inline(&self, binding: u32, offset: u32, data: &[u8]) -> VkResult<()> {
+        let at = self.inline_bytes(binding, offset, data.len())?;
+        // SAFETY: inside the set's memory (checked against the block's size); synchronised with
+        // device use by the application, as for every descriptor update.
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), self.memory.host_ptr(at as u64), data.len()) };
+        Ok(())
+    }
+
+    /// Copies `count` bytes between inline uniform blocks (a descriptor copy's counts are
+    /// bytes for them).
+    fn copy_inline(&self, dst: (u32, u32), src: &DescriptorSet, from: (u32, u32), count: u32) -> VkResult<()> {
+        let s = src.inline_bytes(from.0, from.1, count as usize)?;
+        let d = self.inline_bytes(dst.0, dst.1, count as usize)?;
+        let mut bytes = vec![0u8; count as usize];
+        // SAFETY: both ranges were checked against their blocks; copy through a buffer so the
+        // two may be the same set.
+        unsafe {
+            std::ptr::copy_nonoverlapping(src.memory.host_ptr(s as u64), bytes.as_mut_ptr(), bytes.len());
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.memory.host_ptr(d as u64), bytes.len());
+        }
+        Ok(())
+    }
+
     /// Copies `count` records (vkUpdateDescriptorSets copies).
     pub fn copy_from(
         &self,
@@ -232,6 +291,9 @@ impl DescriptorSet {
         src_el: u32,
         count: u32,
     ) -> VkResult<()> {
+        if src.layout.binding(src_binding).is_some_and(|b| b.ty == vk::DescriptorType::INLINE_UNIFORM_BLOCK) {
+            return self.copy_inline((dst_binding, dst_el), src, (src_binding, src_el), count);
+        }
         for i in 0..count {
             let (sb, s_off) = src.locate(src_binding, src_el + i)?;
             let (db, d_off) = self.locate(dst_binding, dst_el + i)?;

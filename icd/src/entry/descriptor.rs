@@ -278,6 +278,23 @@ unsafe fn apply_write(w: &vk::WriteDescriptorSet<'_>) -> Result<(), vk::Result> 
                 unsafe { write_image_info(&s, w.descriptor_type, w.dst_binding, w.dst_array_element + i as u32, im) }?;
             }
         }
+        vk::DescriptorType::INLINE_UNIFORM_BLOCK => {
+            // SAFETY: the inline-uniform-block write chained to this write.
+            let block = unsafe {
+                find_in::<vk::WriteDescriptorSetInlineUniformBlock>(
+                    w.p_next,
+                    vk::StructureType::WRITE_DESCRIPTOR_SET_INLINE_UNIFORM_BLOCK,
+                )
+            }
+            .ok_or_else(|| {
+                tracing::error!("inline uniform block write without its pNext structure");
+                vk::Result::ERROR_UNKNOWN
+            })?;
+            // Counts are bytes: the element is the byte offset in the block.
+            // SAFETY: `dataSize` bytes of data.
+            let data = unsafe { slice(block.p_data as *const u8, block.data_size) };
+            s.write_inline(w.dst_binding, w.dst_array_element, data)?;
+        }
         other => {
             tracing::warn!("descriptor type {other:?} is not supported; the descriptors stay null");
         }

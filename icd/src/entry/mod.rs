@@ -8,6 +8,7 @@
 
 pub mod accel;
 pub mod command;
+pub mod copy2;
 pub mod debug;
 pub mod deferred;
 pub mod descriptor;
@@ -15,12 +16,16 @@ pub mod device;
 pub mod draw;
 pub mod graphics;
 pub mod instance;
+pub mod maintenance4;
 pub mod memory;
 pub mod pipeline;
+pub mod private_data;
 pub mod query;
 pub mod renderpass;
 pub mod sampler;
 pub mod sparse;
 pub mod sync;
+pub mod sync2;
+pub mod tooling;
 pub mod transfer;
 pub mod wsi;

@@ -154,12 +154,34 @@ pub unsafe extern "system" fn create_compute_pipelines(
     unsafe { create_pipelines("vkCreateComputePipelines", d, count, p_infos, p_pipelines, create_one) }
 }
 
+/// A pipeline create info's flags (pipeline creation cache control reads them).
+pub(super) trait PipelineCreateInfo {
+    fn flags(&self) -> vk::PipelineCreateFlags;
+}
+
+impl PipelineCreateInfo for vk::ComputePipelineCreateInfo<'_> {
+    fn flags(&self) -> vk::PipelineCreateFlags {
+        self.flags
+    }
+}
+
+impl PipelineCreateInfo for vk::GraphicsPipelineCreateInfo<'_> {
+    fn flags(&self) -> vk::PipelineCreateFlags {
+        self.flags
+    }
+}
+
 /// `vkCreate*Pipelines`: each create info through `create_one`; a failed one leaves a null
-/// handle and its error is the call's result, the others are still created.
+/// handle and its error is the call's result, the others are still created, unless the
+/// failed one asked for an early return (then the rest are null too).
+///
+/// Pipeline caches hold nothing, so every pipeline needs compiling: one that may not compile
+/// (`FAIL_ON_PIPELINE_COMPILE_REQUIRED`) is not created and the call answers
+/// `PIPELINE_COMPILE_REQUIRED`.
 ///
 /// # Safety
 /// `p_infos` holds `count` valid create infos and `p_pipelines` room for `count` handles.
-pub(super) unsafe fn create_pipelines<I>(
+pub(super) unsafe fn create_pipelines<I: PipelineCreateInfo>(
     name: &'static str,
     d: vk::Device,
     count: u32,
@@ -171,20 +193,27 @@ pub(super) unsafe fn create_pipelines<I>(
         let dev = device(d)?;
         dev.rt.check()?;
         let mut result = vk::Result::SUCCESS;
-        // SAFETY: create infos per the API contract.
-        for (i, info) in unsafe { slice(p_infos, count) }.iter().enumerate() {
-            // SAFETY: forwarded pointers of a valid create info.
-            let r = unsafe { create_one(dev, info) };
-            // SAFETY: the output array holds `count` handles.
-            unsafe {
-                *p_pipelines.add(i) = match r {
-                    Ok(p) => nd_new(Arc::new(p)),
-                    Err(e) => {
-                        result = e;
-                        vk::Pipeline::null()
+        // SAFETY: create infos per the API contract; the output array holds `count` handles.
+        let (infos, out) =
+            unsafe { (slice(p_infos, count), std::slice::from_raw_parts_mut(p_pipelines, count as usize)) };
+        out.fill(vk::Pipeline::null());
+        for (info, handle) in infos.iter().zip(out) {
+            let flags = info.flags();
+            let r = if flags.contains(vk::PipelineCreateFlags::FAIL_ON_PIPELINE_COMPILE_REQUIRED) {
+                Err(vk::Result::PIPELINE_COMPILE_REQUIRED)
+            } else {
+                // SAFETY: forwarded pointers of a valid create info.
+                unsafe { create_one(dev, info) }
+            };
+            match r {
+                Ok(p) => *handle = nd_new(Arc::new(p)),
+                Err(e) => {
+                    result = e;
+                    if flags.contains(vk::PipelineCreateFlags::EARLY_RETURN_ON_FAILURE) {
+                        break;
                     }
                 }
-            };
+            }
         }
         Ok(result)
     })

@@ -54,6 +54,9 @@ pub mod descriptor_type {
     pub const STORAGE_BUFFER_DYNAMIC: u32 = 9;
     pub const INPUT_ATTACHMENT: u32 = 10;
     pub const ACCELERATION_STRUCTURE: u32 = 1_000_150_000;
+    /// Inline uniform block: in the set, a uniform-buffer record addressing the block's bytes,
+    /// which follow it (so the shader reads it as a uniform buffer).
+    pub const INLINE_UNIFORM_BLOCK: u32 = 1_000_138_000;
 
     /// Descriptor records (`abi::kernel::desc::BYTES` each) one descriptor of type `t` takes
     /// in its set: 2 for a combined image sampler, 1 for everything else.

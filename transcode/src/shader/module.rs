@@ -67,6 +67,11 @@ const CAPABILITIES: &[Capability] = &[
     Capability::AtomicFloat32AddEXT,
     Capability::VulkanMemoryModel,
     Capability::VulkanMemoryModelDeviceScope,
+    // Integer dot products (`lower/dot.rs`).
+    Capability::DotProduct,
+    Capability::DotProductInputAll,
+    Capability::DotProductInput4x8Bit,
+    Capability::DotProductInput4x8BitPacked,
     // The graphics stages (`lower/stage/vertex.rs`, `lower/stage/fragment.rs`) and sampling.
     Capability::ClipDistance,
     Capability::DrawParameters,
@@ -101,6 +106,7 @@ const EXTENSIONS: &[&str] = &[
     "SPV_KHR_non_semantic_info",
     "SPV_KHR_relaxed_extended_instruction",
     "SPV_KHR_terminate_invocation",
+    "SPV_KHR_integer_dot_product",
     "SPV_EXT_demote_to_helper_invocation",
     "SPV_KHR_shader_draw_parameters",
     "SPV_KHR_multiview",

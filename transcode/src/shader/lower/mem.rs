@@ -363,9 +363,12 @@ impl<'m> Lowerer<'m> {
         match g.sc {
             StorageClass::Private => self.var_storage(id, g.ty, g.init, true),
             StorageClass::Workgroup => {
-                if g.init.is_some() {
-                    return Err(unsupported!("initialized Workgroup variable %{id}"));
-                }
+                // Only a null initializer is valid on Workgroup storage.
+                let zeroed = match g.init {
+                    None => false,
+                    Some(init) if self.m.consts.get(&init).is_some_and(|c| c.words.iter().all(|&w| w == 0)) => true,
+                    Some(_) => return Err(invalid!("Workgroup variable %{id} with a non-null initializer")),
+                };
                 let n = self.m.types.regs(g.ty)?;
                 let off = self.lmem_bytes.div_ceil(16) * 16;
                 self.lmem_bytes = off
@@ -373,6 +376,9 @@ impl<'m> Lowerer<'m> {
                     .filter(|&b| b <= MAX_LMEM_BYTES)
                     .ok_or_else(|| limit!("Workgroup variables need more than {MAX_LMEM_BYTES} bytes"))?;
                 let base = self.lmem_base()?;
+                if zeroed {
+                    self.zero_workgroup_words(base, off, n)?;
+                }
                 Ok(Ptr { ty: g.ty, kind: PtrKind::Flat { space: Space::Lmem, base, off } })
             }
             StorageClass::PushConstant => {
@@ -470,7 +476,9 @@ impl<'m> Lowerer<'m> {
             (StorageClass::Uniform, _) if buffer_block => {
                 (&[vkdt::STORAGE_BUFFER, vkdt::STORAGE_BUFFER_DYNAMIC], "storage buffer")
             }
-            (StorageClass::Uniform, _) => (&[vkdt::UNIFORM_BUFFER, vkdt::UNIFORM_BUFFER_DYNAMIC], "uniform buffer"),
+            (StorageClass::Uniform, _) => {
+                (&[vkdt::UNIFORM_BUFFER, vkdt::UNIFORM_BUFFER_DYNAMIC, vkdt::INLINE_UNIFORM_BLOCK], "uniform buffer")
+            }
             (StorageClass::UniformConstant, Type::AccelStruct) => {
                 (&[vkdt::ACCELERATION_STRUCTURE], "acceleration structure")
             }

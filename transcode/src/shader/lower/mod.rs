@@ -25,6 +25,7 @@
 //! lowering. The instruction families never ask which stage or lowering they serve.
 
 mod alu;
+mod dot;
 mod glsl;
 mod image;
 mod mem;
@@ -34,6 +35,7 @@ mod rayquery;
 mod stage;
 mod subgroup;
 mod tex;
+mod zero_init;
 
 pub(crate) use mem::Ptr;
 
@@ -358,6 +360,7 @@ impl<'m> Lowerer<'m> {
             op if quad::handles(op) => self.quad_inst(inst),
             op if rayquery::handles(op) => self.ray_query_inst(inst),
             op if subgroup::handles(op) => self.subgroup_inst(inst),
+            op if dot::handles(op) => self.int_dot(inst),
             _ => self.alu_inst(inst),
         }
     }

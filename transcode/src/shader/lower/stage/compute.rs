@@ -177,7 +177,7 @@ fn workgroup_id(l: &mut Lowerer<'_>, global: bool, d: u16) -> Result<()> {
 }
 
 /// `LocalInvocationIndex` = x + sx * (y + sy * z), into `d`.
-fn local_index(l: &mut Lowerer<'_>, d: u16) -> Result<()> {
+pub(in crate::shader::lower) fn local_index(l: &mut Lowerer<'_>, d: u16) -> Result<()> {
     let (x, y, z) = (read_csr(l, TID[0])?, read_csr(l, TID[1])?, read_csr(l, TID[2])?);
     let (sx, sy) = (l.imm(l.local_size[0])?, l.imm(l.local_size[1])?);
     let t = l.e.op2(Vx::Imul, z, sy)?;

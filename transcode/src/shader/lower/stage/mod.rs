@@ -18,6 +18,8 @@ mod fragment;
 mod io;
 mod vertex;
 
+pub(super) use compute::local_index;
+
 use super::mem::{Ptr, PtrKind, Space};
 use super::Lowerer;
 use crate::shader::error::{invalid, unsupported, Result};

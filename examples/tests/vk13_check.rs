@@ -1,0 +1,26 @@
+//! Vulkan 1.3's commands and required 1.2 features (`vk13_check`) on both ICDs.
+
+use std::process::Command;
+use vortex_examples::icd::LAVAPIPE_MANIFEST;
+
+fn run(icd: &str) {
+    let out = Command::new(env!("CARGO_BIN_EXE_vk13_check")).args(["--icd", icd]).output().expect("start");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "vk13_check on {icd} failed ({}):\n{stdout}\n{stderr}", out.status);
+    assert!(stdout.contains("9/9 Vulkan 1.3 checks passed"), "{stdout}");
+}
+
+#[test]
+fn vulkan13_on_lavapipe() {
+    if !std::path::Path::new(LAVAPIPE_MANIFEST).is_file() {
+        eprintln!("skipped: lavapipe's manifest {LAVAPIPE_MANIFEST} is absent");
+        return;
+    }
+    run("lavapipe");
+}
+
+#[test]
+fn vulkan13_on_vortex() {
+    run("vortex");
+}

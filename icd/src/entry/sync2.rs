@@ -1,0 +1,111 @@
+//! Synchronization2 (Vulkan 1.3, VK_KHR_synchronization2): the `*2` commands take stage and
+//! access masks in dependency-info structures instead of arguments. The queue executes
+//! commands in order over coherent memory, so, as for the first forms, barriers and event
+//! waits need no work and the stage masks only say *when*, which in-order execution already
+//! satisfies; what the commands do (set an event, write a timestamp, submit batches with
+//! semaphore values) goes to the same runtime calls as the first forms.
+
+use super::command::{cmd, command_buffer};
+use super::device::{queue, semaphore_list};
+use super::sync::{Event, Fence, Semaphore};
+use crate::handle::{guard_device_result, nd, nd_opt};
+use crate::util::slice;
+use ash::vk;
+use std::sync::Arc;
+use vortex_runtime::query::QueryPool;
+use vortex_runtime::queue::Submission;
+
+pub unsafe extern "system" fn cmd_set_event2(h: vk::CommandBuffer, e: vk::Event, _d: *const vk::DependencyInfo<'_>) {
+    cmd("vkCmdSetEvent2", h, |cb| {
+        // SAFETY: live event handle.
+        cb.set_event(unsafe { nd::<_, Event>(e)? });
+        Ok(())
+    })
+}
+
+pub unsafe extern "system" fn cmd_reset_event2(h: vk::CommandBuffer, e: vk::Event, _s: vk::PipelineStageFlags2) {
+    cmd("vkCmdResetEvent2", h, |cb| {
+        // SAFETY: live event handle.
+        cb.reset_event(unsafe { nd::<_, Event>(e)? });
+        Ok(())
+    })
+}
+
+/// In-order execution makes every device-side event wait already satisfied.
+pub unsafe extern "system" fn cmd_wait_events2(
+    _h: vk::CommandBuffer,
+    _n: u32,
+    _e: *const vk::Event,
+    _d: *const vk::DependencyInfo<'_>,
+) {
+}
+
+pub unsafe extern "system" fn cmd_write_timestamp2(
+    h: vk::CommandBuffer,
+    _stage: vk::PipelineStageFlags2,
+    p: vk::QueryPool,
+    query: u32,
+) {
+    cmd("vkCmdWriteTimestamp2", h, |cb| {
+        // SAFETY: a live pool handle.
+        let pool = unsafe { nd::<_, QueryPool>(p)? };
+        cb.write_timestamp(pool, query);
+        Ok(())
+    })
+}
+
+/// A batch's semaphores and the values they wait for or signal (0 for binary semaphores,
+/// which ignore it). The stage masks need no work (in-order queue).
+///
+/// # Safety
+/// `infos` hold live semaphore handles.
+unsafe fn semaphores(infos: &[vk::SemaphoreSubmitInfo<'_>]) -> Result<Vec<(Arc<Semaphore>, u64)>, vk::Result> {
+    let handles: Vec<_> = infos.iter().map(|i| i.semaphore).collect();
+    let values: Vec<_> = infos.iter().map(|i| i.value).collect();
+    // SAFETY: per the contract.
+    unsafe { semaphore_list(&handles, Some(&values)) }
+}
+
+pub unsafe extern "system" fn queue_submit2(
+    q: vk::Queue,
+    count: u32,
+    p_submits: *const vk::SubmitInfo2<'_>,
+    fence: vk::Fence,
+) -> vk::Result {
+    guard_device_result("vkQueueSubmit2", q, || {
+        let q = queue(q)?;
+        q.rt.check()?;
+        // SAFETY: submit infos per the API contract.
+        let submits = unsafe { slice(p_submits, count) };
+        // SAFETY: a live fence handle or null.
+        let fence = unsafe { nd_opt::<_, Fence>(fence) };
+        if submits.is_empty() {
+            q.rt.queue.submit(Submission { waits: vec![], recordings: vec![], signals: vec![], fence })?;
+            return Ok(vk::Result::SUCCESS);
+        }
+        let n = submits.len();
+        for (k, s) in submits.iter().enumerate() {
+            // SAFETY: arrays of the submit info, holding live handles.
+            let (waits, signals) = unsafe {
+                (
+                    semaphores(slice(s.p_wait_semaphore_infos, s.wait_semaphore_info_count))?,
+                    semaphores(slice(s.p_signal_semaphore_infos, s.signal_semaphore_info_count))?,
+                )
+            };
+            let mut recordings = Vec::new();
+            // SAFETY: command-buffer info array of the submit info.
+            for info in unsafe { slice(s.p_command_buffer_infos, s.command_buffer_info_count) } {
+                match command_buffer(info.command_buffer)?.recording() {
+                    Some(r) => recordings.push(r),
+                    None => {
+                        tracing::error!("vkQueueSubmit2: command buffer is not in the executable state");
+                        return Err(vk::Result::ERROR_UNKNOWN);
+                    }
+                }
+            }
+            let fence = if k == n - 1 { fence.clone() } else { None };
+            q.rt.queue.submit(Submission { waits, recordings, signals, fence })?;
+        }
+        Ok(vk::Result::SUCCESS)
+    })
+}
