@@ -18,7 +18,6 @@ impl<'m> Lowerer<'m> {
     pub(super) fn image_inst(&mut self, inst: &Instruction) -> Result<()> {
         match inst.class.opcode {
             Op::ImageRead if self.image_dim(inst.id(0)?)? == Some(Dim::DimSubpassData) => {
-                self.image_operands(inst, 2)?;
                 self.subpass_read(inst)
             }
             Op::ImageRead => {
