@@ -108,7 +108,9 @@ impl RenderPass {
             let pairs = sp.colors.iter().copied().zip(sp.resolves.iter().copied()).chain(ds_pair);
             for (from, to) in pairs.filter(|&(f, t)| f != vk::ATTACHMENT_UNUSED && t != vk::ATTACHMENT_UNUSED) {
                 if samples(from) == vk::SampleCountFlags::TYPE_1 || samples(to) != vk::SampleCountFlags::TYPE_1 {
-                    return refuse(format!("subpass {s} resolves attachment {from} into {to}: not multisampled to one sample"));
+                    return refuse(format!(
+                        "subpass {s} resolves attachment {from} into {to}: not multisampled to one sample"
+                    ));
                 }
             }
         }

@@ -170,8 +170,7 @@ pub unsafe fn fill_property(ty: vk::StructureType, p: *mut std::ffi::c_void) -> 
 
 /// The limits of the graphics path (at or beyond Vulkan's minimums for what it offers).
 /// Sample counts of framebuffers and sampled images (1 and 4: `abi::gfx::samples`).
-pub const SAMPLE_COUNTS: vk::SampleCountFlags =
-    if GRAPHICS { gp::SAMPLE_COUNTS } else { vk::SampleCountFlags::TYPE_1 };
+pub const SAMPLE_COUNTS: vk::SampleCountFlags = if GRAPHICS { gp::SAMPLE_COUNTS } else { vk::SampleCountFlags::TYPE_1 };
 
 /// The resolve modes of depth and stencil attachments (`vortex_runtime::resolve`), any
 /// combination of them, or one aspect alone (Vulkan 1.2 and depth/stencil resolve

@@ -9,9 +9,9 @@ use ash::vk;
 use std::ffi::c_void;
 use vortex_runtime::blit::BlitRegion;
 use vortex_runtime::buffer::Buffer;
+use vortex_runtime::cmd::graphics::ImageResolve;
 use vortex_runtime::cmd::{BufferCopy, BufferImageCopy, ImageCopy, SubresourceRange};
 use vortex_runtime::image::Image;
-use vortex_runtime::cmd::graphics::ImageResolve;
 
 pub unsafe extern "system" fn cmd_copy_buffer(
     h: vk::CommandBuffer,

@@ -8,11 +8,11 @@
 
 use super::resolve::{self, ViewResolve};
 use super::{ClearValue, PassInstance, Source};
-use crate::resolve::Mode;
 use crate::cmd::{CommandBuffer, Inner};
 use crate::image::{self, ImageView};
 use crate::pipeline::graphics::Rect;
 use crate::renderpass::{check_views, Framebuffer, RenderPass};
+use crate::resolve::Mode;
 use crate::stream::StreamOp;
 use crate::{vk, VkResult};
 use std::sync::Arc;
@@ -126,7 +126,9 @@ impl CommandBuffer {
 
     pub fn end_render_pass(&self) {
         self.record("vkCmdEndRenderPass", |i, _| match i.gfx.pass.take() {
-            Some(p @ PassInstance { source: Source::Pass { .. }, .. }) => resolve::end_subpass(i, &p, &subpass_resolves(&p)),
+            Some(p @ PassInstance { source: Source::Pass { .. }, .. }) => {
+                resolve::end_subpass(i, &p, &subpass_resolves(&p))
+            }
             _ => Err(no_instance("vkCmdEndRenderPass")),
         });
     }
@@ -184,12 +186,8 @@ fn subpass_resolves(p: &PassInstance) -> Vec<ViewResolve> {
     let Source::Pass { pass, views, subpass, .. } = &p.source else { return Vec::new() };
     let sp = &pass.subpasses[*subpass as usize];
     let used = |a: u32| (a != vk::ATTACHMENT_UNUSED).then(|| &views[a as usize]);
-    let mut out: Vec<ViewResolve> = sp
-        .colors
-        .iter()
-        .zip(&sp.resolves)
-        .filter_map(|(&c, &r)| Some(resolve::color(used(c)?, used(r)?)))
-        .collect();
+    let mut out: Vec<ViewResolve> =
+        sp.colors.iter().zip(&sp.resolves).filter_map(|(&c, &r)| Some(resolve::color(used(c)?, used(r)?))).collect();
     if let (Some(ds), Some(r)) = (sp.depth_stencil.and_then(used), sp.ds_resolve) {
         if let Some(dst) = used(r.attachment) {
             out.push(resolve::depth_stencil(ds, dst, r.depth, r.stencil));
