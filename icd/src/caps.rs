@@ -452,15 +452,15 @@ pub fn limits(gpu: &Gpu) -> vk::PhysicalDeviceLimits {
         max_framebuffer_width: 4096,
         max_framebuffer_height: 4096,
         max_framebuffer_layers: 256,
-        framebuffer_color_sample_counts: vk::SampleCountFlags::TYPE_1,
-        framebuffer_depth_sample_counts: vk::SampleCountFlags::TYPE_1,
-        framebuffer_stencil_sample_counts: vk::SampleCountFlags::TYPE_1,
-        framebuffer_no_attachments_sample_counts: vk::SampleCountFlags::TYPE_1,
+        framebuffer_color_sample_counts: graphics::SAMPLE_COUNTS,
+        framebuffer_depth_sample_counts: graphics::SAMPLE_COUNTS,
+        framebuffer_stencil_sample_counts: graphics::SAMPLE_COUNTS,
+        framebuffer_no_attachments_sample_counts: graphics::SAMPLE_COUNTS,
         max_color_attachments: 4,
-        sampled_image_color_sample_counts: vk::SampleCountFlags::TYPE_1,
-        sampled_image_integer_sample_counts: vk::SampleCountFlags::TYPE_1,
-        sampled_image_depth_sample_counts: vk::SampleCountFlags::TYPE_1,
-        sampled_image_stencil_sample_counts: vk::SampleCountFlags::TYPE_1,
+        sampled_image_color_sample_counts: graphics::SAMPLE_COUNTS,
+        sampled_image_integer_sample_counts: graphics::SAMPLE_COUNTS,
+        sampled_image_depth_sample_counts: graphics::SAMPLE_COUNTS,
+        sampled_image_stencil_sample_counts: graphics::SAMPLE_COUNTS,
         storage_image_sample_counts: vk::SampleCountFlags::TYPE_1,
         max_sample_mask_words: 1,
         timestamp_compute_and_graphics: vk::TRUE,
@@ -597,6 +597,10 @@ pub unsafe fn fill_properties(gpu: &Gpu, chain: *mut c_void) {
             q.max_multiview_view_count = vortex_model::abi::gfx::limits::MAX_VIEWS;
             q.max_multiview_instance_index = vortex_model::abi::gfx::limits::MAX_MULTIVIEW_INSTANCE_INDEX;
         }
+        vk::StructureType::PHYSICAL_DEVICE_DEPTH_STENCIL_RESOLVE_PROPERTIES => {
+            let q = at!(p, vk::PhysicalDeviceDepthStencilResolveProperties);
+            graphics::resolve_modes!(q);
+        }
         vk::StructureType::PHYSICAL_DEVICE_VULKAN_1_2_PROPERTIES => {
             let q = at!(p, vk::PhysicalDeviceVulkan12Properties);
             driver_identity!(q);
@@ -605,11 +609,10 @@ pub unsafe fn fill_properties(gpu: &Gpu, chain: *mut c_void) {
             q.robust_buffer_access_update_after_bind = 0;
             q.quad_divergent_implicit_lod = 0;
             descriptor_indexing!(q);
-            q.supported_depth_resolve_modes = vk::ResolveModeFlags::NONE;
-            q.supported_stencil_resolve_modes = vk::ResolveModeFlags::NONE;
+            graphics::resolve_modes!(q);
             q.filter_minmax_single_component_formats = 0;
             q.max_timeline_semaphore_value_difference = u64::MAX >> 1;
-            q.framebuffer_integer_color_sample_counts = vk::SampleCountFlags::TYPE_1;
+            q.framebuffer_integer_color_sample_counts = graphics::SAMPLE_COUNTS;
         }
         vk::StructureType::PHYSICAL_DEVICE_DRIVER_PROPERTIES => {
             let q = at!(p, vk::PhysicalDeviceDriverProperties);
@@ -696,7 +699,7 @@ pub fn format_properties(f: vk::Format) -> vk::FormatProperties {
 pub fn image_format_properties(
     f: vk::Format,
     ty: vk::ImageType,
-    _tiling: vk::ImageTiling,
+    tiling: vk::ImageTiling,
     usage: vk::ImageUsageFlags,
     flags: vk::ImageCreateFlags,
 ) -> Result<vk::ImageFormatProperties, vk::Result> {
@@ -725,7 +728,7 @@ pub fn image_format_properties(
         max_extent: extent,
         max_mip_levels: 15,
         max_array_layers: layers,
-        sample_counts: vk::SampleCountFlags::TYPE_1,
+        sample_counts: graphics::image_sample_counts(f, ty, tiling, usage, flags),
         max_resource_size: 1 << 40,
     })
 }

@@ -262,6 +262,7 @@ entries! {
     "vkCmdCopyImage" => transfer::cmd_copy_image as PFN_vkCmdCopyImage, Device;
     "vkCmdClearColorImage" => transfer::cmd_clear_color_image as PFN_vkCmdClearColorImage, Device;
     "vkCmdBlitImage" => transfer::cmd_blit_image as PFN_vkCmdBlitImage, Device;
+    "vkCmdResolveImage" => transfer::cmd_resolve_image as PFN_vkCmdResolveImage, Device;
     "vkCmdClearDepthStencilImage" => transfer::cmd_clear_depth_stencil_image as PFN_vkCmdClearDepthStencilImage, Device;
     "vkCmdPipelineBarrier" => command::cmd_pipeline_barrier as PFN_vkCmdPipelineBarrier, Device;
     // Synchronization2 (`entry::sync2`).
@@ -434,9 +435,6 @@ mod tests {
 
     /// Commands this compute-only device does not offer, each with the reason.
     const DELIBERATELY_ABSENT: &[&str] = &[
-        // Multisampling: one sample per pixel, nothing to resolve (vkCmdResolveImage2 exists
-        // and records an error).
-        "vkCmdResolveImage",
         // Indirect AS builds: accelerationStructureIndirectBuild is not offered.
         "vkCmdBuildAccelerationStructuresIndirectKHR",
         // YCbCr, descriptor update templates, device groups.

@@ -1,5 +1,6 @@
 //! `VkImage` and `VkImageView`. Every image is stored linearly: for each mip level, for each
-//! array layer, depth slices of rows of texels. Storage-image descriptors hand the texture
+//! array layer, depth slices of rows of texels. A multisampled image's texel is its pixel's
+//! samples, one after another (`abi::gfx::samples`). Storage-image descriptors hand the texture
 //! path the base address and pitches of one view, so shaders never see this layout directly;
 //! copies and clears use [`Image::subresource`].
 
@@ -90,6 +91,8 @@ pub struct Image {
     pub mip_levels: u32,
     pub array_layers: u32,
     pub usage: vk::ImageUsageFlags,
+    /// Samples per pixel (1 or 4).
+    pub samples: u32,
     pub size: u64,
     binding: RwLock<Option<(Arc<Memory>, u64)>>,
 }
@@ -115,6 +118,7 @@ impl Image {
             mip_levels: mip_levels.max(1),
             array_layers: array_layers.max(1),
             usage,
+            samples: 1,
             size: 0,
             binding: RwLock::new(None),
         };
@@ -122,14 +126,40 @@ impl Image {
         Ok(img)
     }
 
+    /// The image with `samples` samples a pixel (`VkSampleCountFlags` value): 1, or 4 for
+    /// a single-level 2D image that is not a storage image.
+    pub fn with_samples(mut self, samples: u32) -> VkResult<Image> {
+        if samples == 1 {
+            return Ok(self);
+        }
+        let storage = self.usage.contains(vk::ImageUsageFlags::STORAGE);
+        if gfx::samples::locations(samples).is_none()
+            || self.image_type != vk::ImageType::TYPE_2D
+            || self.mip_levels != 1
+            || storage
+        {
+            tracing::warn!("vkCreateImage: {samples} samples are offered for single-level 2D non-storage images only");
+            return Err(vk::Result::ERROR_FEATURE_NOT_PRESENT);
+        }
+        self.samples = samples;
+        self.size = format::image_bytes(self.format, self.texels()).max(1);
+        Ok(self)
+    }
+
     pub fn level_extent(&self, level: u32) -> [u32; 3] {
         self.extent.map(|e| (e >> level).max(1))
     }
 
-    /// Texels in every level and layer.
+    /// Texels (samples) in every level and layer.
     fn texels(&self) -> u64 {
         (0..self.mip_levels).map(|l| self.level_extent(l).iter().map(|&e| e as u64).product::<u64>()).sum::<u64>()
             * self.array_layers as u64
+            * self.samples as u64
+    }
+
+    /// Bytes of one pixel of `plane` (all its samples).
+    pub fn pixel_bytes(&self, plane: Aspect) -> u64 {
+        self.format.plane_texel_bytes(plane).unwrap_or(self.format.texel_bytes()) as u64 * self.samples as u64
     }
 
     /// Where (`level`, `layer`) of the image's first plane lives (its only one, except for
@@ -149,8 +179,10 @@ impl Image {
         self.layout(base, tb, level, layer)
     }
 
-    /// Levels one after another, each as all layers, each layer as depth slices of rows.
+    /// Levels one after another, each as all layers, each layer as depth slices of rows
+    /// (of pixels: a multisampled pixel is its samples' texels).
     fn layout(&self, base: u64, tb: u64, level: u32, layer: u32) -> Subresource {
+        let tb = tb * self.samples as u64;
         let mut offset = base;
         for l in 0..level {
             let e = self.level_extent(l);
@@ -274,6 +306,7 @@ impl ImageView {
         wr_u32(&mut rec, gfx::image::LEVELS, self.level_count);
         wr_u32(&mut rec, gfx::image::IMAGE_LAYERS, self.image.array_layers);
         wr_u32(&mut rec, gfx::image::BASE_LAYER, self.base_layer);
+        wr_u32(&mut rec, gfx::image::SAMPLES, self.image.samples);
         Ok(rec)
     }
 
@@ -298,7 +331,8 @@ impl ImageView {
             row_pitch: sub.row_pitch as u32,
             slice_pitch: sub.slice_pitch as u32,
             layer_pitch: sub.layer_pitch as u32,
-            texel_bytes: f.texel_bytes(),
+            // A multisampled pixel's block: the texture unit picks the sample within it.
+            texel_bytes: f.texel_bytes() * self.image.samples,
         })
     }
 }
@@ -370,6 +404,29 @@ mod tests {
                 .is_err(),
             "a depth/stencil view keeps the image's format"
         );
+    }
+
+    #[test]
+    fn multisampled_layout() {
+        let usage = vk::ImageUsageFlags::DEPTH_STENCIL_ATTACHMENT | vk::ImageUsageFlags::SAMPLED;
+        let img = Image::new(vk::ImageType::TYPE_2D, vk::Format::D24_UNORM_S8_UINT, [4, 2, 1], 1, 2, usage)
+            .unwrap()
+            .with_samples(4)
+            .unwrap();
+        // 4 x 2 pixels x 2 layers x 4 samples: 256 bytes of depth, 64 of stencil.
+        assert_eq!(img.size, 256 + 64);
+        let d = img.plane_subresource(Aspect::Depth, 0, 1);
+        assert_eq!((d.offset, d.row_pitch, d.layer_pitch, d.extent), (128, 64, 128, [4, 2, 1]));
+        let s = img.plane_subresource(Aspect::Stencil, 0, 1);
+        assert_eq!((s.offset, s.row_pitch), (256 + 32, 16));
+        assert_eq!(img.pixel_bytes(Aspect::Depth), 16);
+        let mk = |ty, levels, usage| Image::new(ty, vk::Format::R8G8B8A8_UNORM, [4, 4, 1], levels, 1, usage);
+        let sampled = vk::ImageUsageFlags::SAMPLED;
+        assert!(mk(vk::ImageType::TYPE_2D, 2, sampled).unwrap().with_samples(4).is_err(), "mipmapped");
+        assert!(mk(vk::ImageType::TYPE_3D, 1, sampled).unwrap().with_samples(4).is_err(), "3D");
+        let storage = vk::ImageUsageFlags::STORAGE;
+        assert!(mk(vk::ImageType::TYPE_2D, 1, storage).unwrap().with_samples(4).is_err(), "storage");
+        assert!(mk(vk::ImageType::TYPE_2D, 1, sampled).unwrap().with_samples(2).is_err(), "2 samples");
     }
 
     #[test]

@@ -25,6 +25,7 @@ pub mod present;
 pub mod query;
 pub mod queue;
 pub mod renderpass;
+pub mod resolve;
 pub mod sampler;
 pub mod sparse;
 pub mod stats;

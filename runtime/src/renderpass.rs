@@ -1,9 +1,10 @@
 //! `VkRenderPass` and `VkFramebuffer`. The device renders straight into the attachments'
 //! memory (there is no tile memory to load or store), so a render pass is what its commands
 //! need to know: each subpass's attachments, and which attachments are cleared (loaded with
-//! `CLEAR`) in the first subpass that uses them. Store operations and layouts need no work;
-//! dependencies are accepted (the queue executes in order), and so are multiview's
-//! correlation masks and dependency view offsets.
+//! `CLEAR`) in the first subpass that uses them, and what each subpass resolves when it ends
+//! (`cmd::graphics`). Store operations and layouts need no work; dependencies are accepted
+//! (the queue executes in order), and so are multiview's correlation masks and dependency
+//! view offsets.
 //!
 //! Multiview (`VkRenderPassMultiviewCreateInfo`, render pass 2's `viewMask`): each subpass
 //! renders the views of its mask, view `v` to layer `v` of every attachment, and an
@@ -12,6 +13,7 @@
 
 use crate::image::{self, ImageView};
 use crate::pipeline::graphics::{Targets, SAMPLE_COUNTS};
+use crate::resolve::Mode;
 use crate::{vk, VkResult};
 use std::sync::Arc;
 use vortex_model::abi::gfx::{limits, state};
@@ -36,12 +38,30 @@ pub struct SubpassDesc {
     pub depth_stencil: Option<u32>,
     pub inputs: Vec<u32>,
     pub view_mask: u32,
+    /// `VkSubpassDescriptionDepthStencilResolve`, when it names an attachment.
+    pub ds_resolve: Option<DepthStencilResolve>,
+}
+
+/// Where and how a subpass resolves its depth/stencil attachment (`None`: that aspect is
+/// not resolved).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DepthStencilResolve {
+    pub attachment: u32,
+    pub depth: Option<Mode>,
+    pub stencil: Option<Mode>,
 }
 
 impl SubpassDesc {
     /// Every attachment the subpass reads or writes.
     fn uses(&self) -> impl Iterator<Item = u32> + '_ {
-        self.colors.iter().chain(&self.resolves).chain(&self.inputs).chain(self.depth_stencil.iter()).copied()
+        let ds_resolve = self.ds_resolve.map(|r| r.attachment);
+        self.colors
+            .iter()
+            .chain(&self.resolves)
+            .chain(&self.inputs)
+            .chain(self.depth_stencil.iter())
+            .copied()
+            .chain(ds_resolve)
     }
 }
 
@@ -67,7 +87,7 @@ impl RenderPass {
         }
         for (i, a) in attachments.iter().enumerate() {
             if !SAMPLE_COUNTS.contains(a.samples) {
-                return refuse(format!("attachment {i} has {:?} samples (this device renders 1)", a.samples));
+                return refuse(format!("attachment {i} has {:?} samples (this device renders 1 or 4)", a.samples));
             }
             if !image::attachment_format(a.format) {
                 return refuse(format!("attachment {i}: format {:?} cannot be rendered to", a.format));
@@ -89,14 +109,21 @@ impl RenderPass {
             if sp.view_mask.count_ones() > limits::MAX_VIEWS {
                 return refuse(format!("subpass {s} has {} views", sp.view_mask.count_ones()));
             }
-            if sp.resolves.iter().any(|&r| r != vk::ATTACHMENT_UNUSED) {
-                return refuse(format!("subpass {s} resolves single-sampled attachments"));
-            }
             for a in sp.uses().filter(|&a| a != vk::ATTACHMENT_UNUSED) {
                 if a >= n {
                     return refuse(format!("subpass {s} names attachment {a} of {n}"));
                 }
                 first_use[a as usize].get_or_insert(s as u32);
+            }
+            let samples = |a: u32| attachments[a as usize].samples;
+            let ds_pair = sp.depth_stencil.zip(sp.ds_resolve.map(|r| r.attachment));
+            let pairs = sp.colors.iter().copied().zip(sp.resolves.iter().copied()).chain(ds_pair);
+            for (from, to) in pairs.filter(|&(f, t)| f != vk::ATTACHMENT_UNUSED && t != vk::ATTACHMENT_UNUSED) {
+                if samples(from) == vk::SampleCountFlags::TYPE_1 || samples(to) != vk::SampleCountFlags::TYPE_1 {
+                    return refuse(format!(
+                        "subpass {s} resolves attachment {from} into {to}: not multisampled to one sample"
+                    ));
+                }
             }
         }
         let first_views = first_views(&subpasses, attachments.len());
@@ -240,6 +267,10 @@ mod tests {
         assert!(RenderPass::new(a.clone(), out_of_range).is_err());
         let mut four = a.clone();
         four[0].samples = vk::SampleCountFlags::TYPE_4;
+        let resolve = SubpassDesc { colors: vec![0], resolves: vec![1], ..Default::default() };
+        assert!(RenderPass::new(four.clone(), vec![resolve.clone()]).is_ok(), "4 samples resolved into 1");
+        assert!(RenderPass::new(a.clone(), vec![resolve]).is_err(), "resolving a single-sampled attachment");
+        four[0].samples = vk::SampleCountFlags::TYPE_8;
         assert!(RenderPass::new(four, vec![SubpassDesc::default()]).is_err());
         assert!(RenderPass::new(a, vec![]).is_err());
     }

@@ -134,6 +134,8 @@ pub enum StreamOp {
     Draw(Box<DrawJob>),
     /// `vkCmdBlitImage` (`crate::blit`).
     Blit(Box<crate::blit::BlitJob>),
+    /// A multisample resolve (`crate::resolve`).
+    Resolve(Box<crate::resolve::ResolveJob>),
     /// A `vkQueueBindSparse` batch: its pages are bound when the queue reaches it.
     BindSparse(Arc<crate::sparse::BindBatch>),
 }
@@ -164,6 +166,7 @@ impl StreamOp {
                 DrawSource::Indirect(_) => "DRAW_INDIRECT",
             },
             StreamOp::Blit(_) => "BLIT",
+            StreamOp::Resolve(_) => "RESOLVE",
             StreamOp::BindSparse(_) => "SPARSE_BIND",
         }
     }
@@ -338,6 +341,7 @@ pub fn play(
             StreamOp::SetEvent { event, value } => event.set(*value),
             StreamOp::Draw(job) => draw::play(model, job, scratch, reports, print)?,
             StreamOp::Blit(job) => crate::blit::run(&mem(), job)?,
+            StreamOp::Resolve(job) => crate::resolve::run(&mem(), job)?,
             StreamOp::BindSparse(batch) => batch.apply(model.memory())?,
         }
     }

@@ -143,6 +143,7 @@ fn clear_attachments_and_dynamic_rendering_clear_rectangles_of_layers() {
         view,
         load_op: load,
         clear: ClearValue([v; 4]),
+        resolve: None,
     };
     let info = |load, resuming| RenderingInfo {
         area: full,
@@ -187,6 +188,58 @@ fn clear_attachments_and_dynamic_rendering_clear_rectangles_of_layers() {
     cb.begin();
     cb.clear_attachments(&attachments, &rects);
     assert!(cb.end().is_err());
+}
+
+/// A `w` x 1 image of `samples` with memory bound holding `data`, and its view.
+fn samples_image(d: &Device, format: vk::Format, w: u32, samples: u32, data: &[u8]) -> Arc<ImageView> {
+    let usage = vk::ImageUsageFlags::COLOR_ATTACHMENT | vk::ImageUsageFlags::DEPTH_STENCIL_ATTACHMENT;
+    let img = Image::new(vk::ImageType::TYPE_2D, format, [w, 1, 1], 1, 1, usage).unwrap();
+    let img = Arc::new(img.with_samples(samples).unwrap());
+    img.bind(Arc::new(Memory::allocate(&d.space, img.size).unwrap()), 0).unwrap();
+    d.space.snapshot().write(img.address().unwrap(), data).unwrap();
+    let aspect = vortex_runtime::image::aspects(format);
+    let range = ViewRange { aspect, base_level: 0, level_count: 1, base_layer: 0, layer_count: 1 };
+    Arc::new(ImageView::new(img, vk::ImageViewType::TYPE_2D, format, range).unwrap())
+}
+
+/// `vkCmdEndRendering` resolves each attachment with a resolve view by its mode: colour
+/// averaged, depth by its minimum (samples laid out per pixel, `abi::gfx::samples`).
+#[test]
+fn dynamic_rendering_resolves_multisampled_attachments() {
+    let d = device();
+    // Pixel 0's samples: red 0, 100, 200, 100 (average 100); pixel 1's: all 40.
+    let mut color = Vec::new();
+    for r in [0u8, 100, 200, 100, 40, 40, 40, 40] {
+        color.extend_from_slice(&[r, 7, 0, 255]);
+    }
+    let z: Vec<u8> = [0.5f32, 0.25, 0.75, 1.0, 0.125, 0.5, 0.5, 0.5].iter().flat_map(|v| v.to_le_bytes()).collect();
+    let (rgba, d32) = (vk::Format::R8G8B8A8_UNORM, vk::Format::D32_SFLOAT);
+    let (ms, one) = (samples_image(&d, rgba, 2, 4, &color), samples_image(&d, rgba, 2, 1, &[0; 8]));
+    let (zms, zone) = (samples_image(&d, d32, 2, 4, &z), samples_image(&d, d32, 2, 1, &[0; 8]));
+    let load = |view: &Arc<ImageView>, resolve: &Arc<ImageView>, mode| RenderingAttachment {
+        view: Some(view.clone()),
+        load_op: vk::AttachmentLoadOp::LOAD,
+        clear: ClearValue::default(),
+        resolve: Some((resolve.clone(), mode)),
+    };
+    let cb = CommandBuffer::new(d.clone(), vk::CommandBufferLevel::PRIMARY);
+    cb.begin();
+    cb.begin_rendering(RenderingInfo {
+        area: Rect { x: 0, y: 0, width: 2, height: 1 },
+        layers: 1,
+        view_mask: 0,
+        colors: vec![load(&ms, &one, vk::ResolveModeFlags::AVERAGE)],
+        depth: Some(load(&zms, &zone, vk::ResolveModeFlags::MIN)),
+        stencil: None,
+        resuming: false,
+    });
+    cb.end_rendering();
+    let rec = finish(&cb);
+    assert_eq!(rec.ops.iter().filter(|op| matches!(op, StreamOp::Resolve(_))).count(), 2);
+    submit(&d, rec);
+    assert_eq!(bytes(&d, &one.image), [100, 7, 0, 255, 40, 7, 0, 255]);
+    let zs: Vec<f32> = bytes(&d, &zone.image).chunks(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect();
+    assert_eq!(zs, [0.25, 0.125]);
 }
 
 fn r(op: Op, m: u8, d: u16, a: u16, b: u16, imm: u32) -> Instr {
@@ -295,8 +348,12 @@ fn quad(x0: f32, x1: f32, z: f32) -> Vec<u8> {
 }
 
 fn rendering(view: Arc<ImageView>, depth: Option<Arc<ImageView>>) -> RenderingInfo {
-    let attach =
-        |v, load| RenderingAttachment { view: Some(v), load_op: load, clear: ClearValue([0.5f32.to_bits(), 0, 0, 0]) };
+    let attach = |v, load| RenderingAttachment {
+        view: Some(v),
+        load_op: load,
+        clear: ClearValue([0.5f32.to_bits(), 0, 0, 0]),
+        resolve: None,
+    };
     RenderingInfo {
         area: Rect { x: 0, y: 0, width: 8, height: 8 },
         layers: 1,
@@ -468,8 +525,12 @@ fn draws_in_a_secondary_buffer_take_the_executing_instance_s_attachments() {
         let (img, view) = image(&d, vk::Format::R8G8B8A8_UNORM, [8, 8], 1);
         let cb = CommandBuffer::new(d.clone(), vk::CommandBufferLevel::PRIMARY);
         cb.begin();
-        let attach =
-            RenderingAttachment { view: Some(view), load_op: vk::AttachmentLoadOp::LOAD, clear: ClearValue::default() };
+        let attach = RenderingAttachment {
+            view: Some(view),
+            load_op: vk::AttachmentLoadOp::LOAD,
+            clear: ClearValue::default(),
+            resolve: None,
+        };
         let area = Rect { x: 0, y: 0, width: 8, height: 8 };
         cb.begin_rendering(RenderingInfo {
             area,

@@ -72,8 +72,8 @@ fn unsupported_features_are_named() {
             "SPIR-V capability GroupNonUniformPartitioned",
         ),
         (
-            "#version 450\nlayout(local_size_x = 1) in;\nlayout(binding = 1) uniform sampler2DMS s;\nlayout(std430, binding = 0) buffer B { vec4 v; } b;\nvoid main() { b.v = texelFetch(s, ivec2(0), 0); }",
-            "multisampled image",
+            "#version 450\nlayout(local_size_x = 1) in;\nlayout(rgba8, binding = 1) uniform readonly image2DMS img;\nlayout(std430, binding = 0) buffer B { vec4 v; } b;\nvoid main() { b.v = imageLoad(img, ivec2(0), 0); }",
+            "SPIR-V capability StorageImageMultisample",
         ),
     ];
     for (src, needle) in cases {

@@ -571,8 +571,8 @@ fn stage_interface_refusals_name_what_they_refuse() {
         ),
         (
             Stage::Fragment,
-            "#version 450\nlayout(set = 0, binding = 0) uniform sampler2DMS s;\nlayout(location = 0) out vec4 o;\nvoid main() { o = texelFetch(s, ivec2(0), 1); }",
-            "multisampled image",
+            "#version 450\nlayout(set = 0, binding = 0, rgba8) uniform readonly image2DMS s;\nlayout(location = 0) out vec4 o;\nvoid main() { o = imageLoad(s, ivec2(0), 1); }",
+            "capability StorageImageMultisample",
         ),
         (
             Stage::Fragment,

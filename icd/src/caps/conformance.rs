@@ -241,7 +241,6 @@ const ROADMAP_2022_GAPS: &[&str] = &[
     "occlusionQueryPrecise",
     "subTexelPrecisionBits >= 8",
     "mipmapPrecisionBits >= 6",
-    "standardSampleLocations",
     "samplerYcbcrConversion",
     "subgroupSupportedStages: compute, fragment",
     "samplerMirrorClampToEdge",

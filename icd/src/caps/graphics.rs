@@ -169,6 +169,48 @@ pub unsafe fn fill_property(ty: vk::StructureType, p: *mut std::ffi::c_void) -> 
 }
 
 /// The limits of the graphics path (at or beyond Vulkan's minimums for what it offers).
+/// Sample counts of framebuffers and sampled images (1 and 4: `abi::gfx::samples`).
+pub const SAMPLE_COUNTS: vk::SampleCountFlags = if GRAPHICS { gp::SAMPLE_COUNTS } else { vk::SampleCountFlags::TYPE_1 };
+
+/// The resolve modes of depth and stencil attachments (`vortex_runtime::resolve`), any
+/// combination of them, or one aspect alone (Vulkan 1.2 and depth/stencil resolve
+/// properties have the same fields).
+macro_rules! resolve_modes {
+    ($q:expr) => {{
+        let on = crate::caps::graphics::GRAPHICS;
+        let none = ash::vk::ResolveModeFlags::NONE;
+        $q.supported_depth_resolve_modes = if on { vortex_runtime::resolve::DEPTH_MODES } else { none };
+        $q.supported_stencil_resolve_modes = if on { vortex_runtime::resolve::STENCIL_MODES } else { none };
+        $q.independent_resolve_none = on as u32;
+        $q.independent_resolve = on as u32;
+    }};
+}
+pub(crate) use resolve_modes;
+
+/// `sampleCounts` of an image of format `f`: 1 and 4 for an optimally tiled 2D image the
+/// device renders to (colour, depth or stencil) that is not a storage or cube-compatible
+/// image; 1 otherwise.
+pub fn image_sample_counts(
+    f: vk::Format,
+    ty: vk::ImageType,
+    tiling: vk::ImageTiling,
+    usage: vk::ImageUsageFlags,
+    flags: vk::ImageCreateFlags,
+) -> vk::SampleCountFlags {
+    let attachment = image_usage(f, GRAPHICS, SAMPLING)
+        .intersects(vk::ImageUsageFlags::COLOR_ATTACHMENT | vk::ImageUsageFlags::DEPTH_STENCIL_ATTACHMENT);
+    if attachment
+        && ty == vk::ImageType::TYPE_2D
+        && tiling == vk::ImageTiling::OPTIMAL
+        && !usage.contains(vk::ImageUsageFlags::STORAGE)
+        && !flags.contains(vk::ImageCreateFlags::CUBE_COMPATIBLE)
+    {
+        SAMPLE_COUNTS
+    } else {
+        vk::SampleCountFlags::TYPE_1
+    }
+}
+
 pub fn limits(l: &mut vk::PhysicalDeviceLimits) {
     let big = 1u32 << 20;
     l.max_vertex_input_attributes = gp::MAX_VERTEX_ATTRIBUTES;
@@ -200,6 +242,8 @@ pub fn limits(l: &mut vk::PhysicalDeviceLimits) {
     l.point_size_granularity = 1.0 / (1 << gfx::limits::SUBPIXEL_BITS) as f32;
     l.line_width_granularity = 1.0 / (1 << gfx::limits::SUBPIXEL_BITS) as f32;
     l.strict_lines = vk::FALSE;
+    // Vulkan's standard sample locations (`abi::gfx::samples`).
+    l.standard_sample_locations = vk::TRUE;
     l.max_per_stage_descriptor_input_attachments = big;
     l.max_descriptor_set_input_attachments = big;
     // Constant texel offsets, one signed field per dimension in TEX's `imm`.

@@ -2,7 +2,6 @@
 //! as the first forms, their arguments gathered into info structures whose regions carry a
 //! pNext. Each unpacks its info and runs the first form, so there is one copy path.
 
-use super::command::cmd;
 use super::transfer;
 use crate::util::slice;
 use ash::vk;
@@ -123,11 +122,29 @@ pub unsafe extern "system" fn cmd_blit_image2(h: vk::CommandBuffer, info: *const
     }
 }
 
-/// Every image has one sample per pixel (`sampleCounts` is 1 everywhere), so no valid resolve
-/// exists: a call is recorded as the command buffer's error.
-pub unsafe extern "system" fn cmd_resolve_image2(h: vk::CommandBuffer, _info: *const vk::ResolveImageInfo2<'_>) {
-    cmd("vkCmdResolveImage2", h, |_| {
-        tracing::error!("vkCmdResolveImage2: images have one sample per pixel, there is nothing to resolve");
-        Err(vk::Result::ERROR_FEATURE_NOT_PRESENT)
-    })
+pub unsafe extern "system" fn cmd_resolve_image2(h: vk::CommandBuffer, info: *const vk::ResolveImageInfo2<'_>) {
+    // SAFETY: a valid info structure and its region array.
+    let i = unsafe { &*info };
+    let regions: Vec<_> = unsafe { slice(i.p_regions, i.region_count) }
+        .iter()
+        .map(|r| vk::ImageResolve {
+            src_subresource: r.src_subresource,
+            src_offset: r.src_offset,
+            dst_subresource: r.dst_subresource,
+            dst_offset: r.dst_offset,
+            extent: r.extent,
+        })
+        .collect();
+    // SAFETY: the same handles, and a region array of the stated length.
+    unsafe {
+        transfer::cmd_resolve_image(
+            h,
+            i.src_image,
+            i.src_image_layout,
+            i.dst_image,
+            i.dst_image_layout,
+            regions.len() as u32,
+            regions.as_ptr(),
+        )
+    }
 }

@@ -326,10 +326,6 @@ pub unsafe extern "system" fn create_image(
         device(d)?;
         // SAFETY: valid create info.
         let i = unsafe { &*p_info };
-        if i.samples != vk::SampleCountFlags::TYPE_1 {
-            tracing::warn!("vkCreateImage: multisampled images are not supported");
-            return Err(vk::Result::ERROR_FEATURE_NOT_PRESENT);
-        }
         let sparse = vk::ImageCreateFlags::SPARSE_BINDING
             | vk::ImageCreateFlags::SPARSE_RESIDENCY
             | vk::ImageCreateFlags::SPARSE_ALIASED;
@@ -345,7 +341,8 @@ pub unsafe extern "system" fn create_image(
             i.mip_levels,
             i.array_layers,
             i.usage,
-        )?;
+        )?
+        .with_samples(i.samples.as_raw())?;
         // SAFETY: valid output pointer.
         unsafe { *p_image = nd_new(Arc::new(img)) };
         Ok(vk::Result::SUCCESS)

@@ -12,7 +12,8 @@ use std::sync::Arc;
 use vortex_runtime::cmd::graphics::{ClearAttachment, ClearRect, ClearValue, RenderingAttachment, RenderingInfo};
 use vortex_runtime::image::ImageView;
 use vortex_runtime::pipeline::graphics::Rect;
-use vortex_runtime::renderpass::{AttachmentDesc, Framebuffer, RenderPass, SubpassDesc};
+use vortex_runtime::renderpass::{AttachmentDesc, DepthStencilResolve, Framebuffer, RenderPass, SubpassDesc};
+use vortex_runtime::resolve::Mode;
 
 pub fn rect(r: vk::Rect2D) -> Rect {
     Rect { x: r.offset.x, y: r.offset.y, width: r.extent.width, height: r.extent.height }
@@ -73,6 +74,7 @@ pub unsafe extern "system" fn create_render_pass(
                     .then(|| unsafe { (*s.p_depth_stencil_attachment).attachment }),
                 inputs: unsafe { refs(s.p_input_attachments, s.input_attachment_count, at) },
                 view_mask: masks.get(k).copied().unwrap_or(0),
+                ds_resolve: None,
             });
         }
         let pass = RenderPass::new(attachments, subpasses)?;
@@ -114,11 +116,15 @@ pub unsafe extern "system" fn create_render_pass2(
                 )
             };
             // SAFETY: the subpass's reference arrays.
-            let mut resolves = unsafe { refs(s.p_resolve_attachments, s.color_attachment_count, at) };
-            if let Some(r) = ds_resolve.filter(|r| !r.p_depth_stencil_resolve_attachment.is_null()) {
-                // A depth/stencil resolve is a resolve like a colour one.
-                resolves.push(unsafe { (*r.p_depth_stencil_resolve_attachment).attachment });
-            }
+            let resolves = unsafe { refs(s.p_resolve_attachments, s.color_attachment_count, at) };
+            let ds_resolve = ds_resolve.filter(|r| !r.p_depth_stencil_resolve_attachment.is_null()).map(|r| {
+                DepthStencilResolve {
+                    // SAFETY: checked non-null above.
+                    attachment: unsafe { (*r.p_depth_stencil_resolve_attachment).attachment },
+                    depth: Mode::of(r.depth_resolve_mode),
+                    stencil: Mode::of(r.stencil_resolve_mode),
+                }
+            });
             subpasses.push(SubpassDesc {
                 colors: unsafe { refs(s.p_color_attachments, s.color_attachment_count, at) },
                 resolves,
@@ -126,6 +132,7 @@ pub unsafe extern "system" fn create_render_pass2(
                     .then(|| unsafe { (*s.p_depth_stencil_attachment).attachment }),
                 inputs: unsafe { refs(s.p_input_attachments, s.input_attachment_count, at) },
                 view_mask: s.view_mask,
+                ds_resolve,
             });
         }
         let pass = RenderPass::new(attachments, subpasses)?;
@@ -269,6 +276,10 @@ unsafe fn rendering_attachment(a: &vk::RenderingAttachmentInfo<'_>) -> Rendering
         view: unsafe { nd_opt::<_, ImageView>(a.image_view) },
         load_op: a.load_op,
         clear: clear_value(&a.clear_value),
+        // SAFETY: a live view or null.
+        resolve: unsafe { nd_opt::<_, ImageView>(a.resolve_image_view) }
+            .filter(|_| a.resolve_mode != vk::ResolveModeFlags::NONE)
+            .map(|v| (v, a.resolve_mode)),
     }
 }
 

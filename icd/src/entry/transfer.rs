@@ -9,6 +9,7 @@ use ash::vk;
 use std::ffi::c_void;
 use vortex_runtime::blit::BlitRegion;
 use vortex_runtime::buffer::Buffer;
+use vortex_runtime::cmd::graphics::ImageResolve;
 use vortex_runtime::cmd::{BufferCopy, BufferImageCopy, ImageCopy, SubresourceRange};
 use vortex_runtime::image::Image;
 
@@ -216,6 +217,35 @@ pub unsafe extern "system" fn cmd_blit_image(
             })
             .collect();
         cb.blit_image(&s, &d, regions, filter == vk::Filter::LINEAR);
+        Ok(())
+    })
+}
+
+pub unsafe extern "system" fn cmd_resolve_image(
+    h: vk::CommandBuffer,
+    src: vk::Image,
+    _sl: vk::ImageLayout,
+    dst: vk::Image,
+    _dl: vk::ImageLayout,
+    count: u32,
+    p: *const vk::ImageResolve,
+) {
+    cmd("vkCmdResolveImage", h, |cb| {
+        // SAFETY: live handles and region array.
+        let (s, d) = unsafe { (nd::<_, Image>(src)?, nd::<_, Image>(dst)?) };
+        let regions: Vec<ImageResolve> = unsafe { slice(p, count) }
+            .iter()
+            .map(|r| ImageResolve {
+                src_layer: r.src_subresource.base_array_layer,
+                dst_level: r.dst_subresource.mip_level,
+                dst_layer: r.dst_subresource.base_array_layer,
+                layers: r.src_subresource.layer_count,
+                src_offset: [r.src_offset.x, r.src_offset.y],
+                dst_offset: [r.dst_offset.x, r.dst_offset.y],
+                extent: [r.extent.width, r.extent.height],
+            })
+            .collect();
+        cb.resolve_image(&s, &d, &regions);
         Ok(())
     })
 }

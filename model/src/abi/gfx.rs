@@ -146,7 +146,7 @@ pub mod csr {
     pub const FRAG_FRONT: u32 = 0xD14;
     /// `gl_PrimitiveID`: the primitive's index within its instance.
     pub const FRAG_PRIMITIVE: u32 = 0xD15;
-    /// Coverage of the lane's pixel (`gl_SampleMaskIn`).
+    /// Coverage of the lane's pixel (`gl_SampleMaskIn`): bit `s` for sample `s`.
     pub const FRAG_COVERAGE: u32 = 0xD16;
     /// 1 for a helper lane (a quad pixel outside the primitive, or demoted).
     pub const FRAG_HELPER: u32 = 0xD17;
@@ -262,7 +262,8 @@ pub mod state {
     pub const VIEWPORT: usize = 32;
     /// Scissor: x, y (i32), width, height (u32); already clipped to the render area.
     pub const SCISSOR: usize = 56;
-    /// Rasterization samples (1 or 4) and the sample mask.
+    /// Rasterization samples (1 or 4: [`super::samples`]; every attachment of the draw has
+    /// that many) and the sample mask (bit `s`: sample `s`).
     pub const SAMPLES: usize = 72;
     pub const SAMPLE_MASK: usize = 76;
     /// Depth compare (`VkCompareOp`) and depth-bounds min/max (f32).
@@ -438,6 +439,8 @@ pub mod tex {
         pub const QUERY_LEVELS: u8 = 4;
         /// The level the sample would use and its unclamped value (`OpImageQueryLod`).
         pub const QUERY_LOD: u8 = 5;
+        /// Samples per pixel of the image (`OpImageQuerySamples`), in `dst`.
+        pub const QUERY_SAMPLES: u8 = 6;
 
         /// Name of op `m` for the disassembler.
         pub const fn name(m: u8) -> Option<&'static str> {
@@ -448,6 +451,7 @@ pub mod tex {
                 QUERY_SIZE => "size",
                 QUERY_LEVELS => "levels",
                 QUERY_LOD => "lod",
+                QUERY_SAMPLES => "samples",
                 _ => return None,
             })
         }
@@ -477,6 +481,9 @@ pub mod tex {
     pub const OFFSET_MAX: i32 = 7;
     /// `imm` bits 20-21: the gathered component.
     pub const GATHER_SHIFT: u32 = 20;
+    /// `imm` bit 22: a fetch from a multisampled image; the sample index follows the
+    /// coordinates (and layer) as the last operand (`OpImageFetch` with `Sample`).
+    pub const SAMPLE_INDEX: u32 = 1 << 22;
 
     /// Coordinates of a dimension (without the array layer).
     pub const fn dims(imm: u32) -> u32 {
@@ -489,9 +496,10 @@ pub mod tex {
 
     /// Registers of the operand block at `b` for op `m` with flags `imm`, in the order above:
     /// samples and gathers take coordinates (plus the layer), the reference, the bias or LOD
-    /// and the gradients their flags ask for; fetches coordinates (plus the layer) and, with
-    /// `LOD_EXPLICIT`, the level; `QUERY_SIZE` the level with `LOD_EXPLICIT`; `QUERY_LEVELS`
-    /// nothing; `QUERY_LOD` the coordinates (no layer). An empty block is written `REG_NONE`.
+    /// and the gradients their flags ask for; fetches coordinates (plus the layer), with
+    /// `LOD_EXPLICIT` the level and with `SAMPLE_INDEX` the sample; `QUERY_SIZE` the level
+    /// with `LOD_EXPLICIT`; `QUERY_LEVELS` and `QUERY_SAMPLES` nothing; `QUERY_LOD` the
+    /// coordinates (no layer). An empty block is written `REG_NONE`.
     /// `None` for an op the unit does not know.
     pub const fn operand_regs(m: u8, imm: u32) -> Option<u32> {
         let dims = dims(imm);
@@ -502,9 +510,9 @@ pub mod tex {
         let grads = if lod_mode == LOD_GRAD { 2 * dims } else { 0 };
         Some(match m {
             op::SAMPLE | op::GATHER => dims + layer + dref + lod + grads,
-            op::FETCH => dims + layer + (lod_mode == LOD_EXPLICIT) as u32,
+            op::FETCH => dims + layer + (lod_mode == LOD_EXPLICIT) as u32 + (imm & SAMPLE_INDEX != 0) as u32,
             op::QUERY_SIZE => (lod_mode == LOD_EXPLICIT) as u32,
-            op::QUERY_LEVELS => 0,
+            op::QUERY_LEVELS | op::QUERY_SAMPLES => 0,
             op::QUERY_LOD => dims,
             _ => return None,
         })
@@ -585,6 +593,38 @@ pub mod image {
     /// Layers in the whole image (what a level's size counts) and the view's first layer.
     pub const IMAGE_LAYERS: usize = 52;
     pub const BASE_LAYER: usize = 56;
+    /// Samples per pixel (0 reads as 1). A multisampled image's texel block is its pixel's
+    /// samples ([`super::samples`]): `IMG_TEXEL_BYTES` is `samples` times the format's.
+    pub const SAMPLES: usize = 60;
+}
+
+/// Multisampling: the sample counts the device renders and samples, where the samples sit in
+/// a pixel, and how a multisampled image stores them.
+///
+/// Storage: a multisampled image is laid out like a single-sampled one whose texel is the
+/// pixel's `n` samples in sample order, so sample `s` of pixel (x, y) is the format's texel
+/// at column `x * n + s` of row y (row pitch `width * n * texel bytes`; planes, layers and
+/// the stencil plane follow the same rule). Multisampled images have one level.
+pub mod samples {
+    /// Sample counts offered (`VkSampleCountFlags`: 1 and 4).
+    pub const COUNTS: u32 = 1 | 4;
+    /// The most samples a pixel has (also the bits of a sample mask that matter).
+    pub const MAX: usize = 4;
+
+    /// Vulkan's standard locations of 4 samples, in 1/256 pixel from the pixel's top-left
+    /// corner (the sub-pixel grid of `limits::SUBPIXEL_BITS`): (0.375, 0.125),
+    /// (0.875, 0.375), (0.125, 0.625), (0.625, 0.875). One sample sits at the centre.
+    pub const LOCATIONS_4: [[i64; 2]; 4] = [[96, 32], [224, 96], [32, 160], [160, 224]];
+    pub const LOCATION_1: [[i64; 2]; 1] = [[128, 128]];
+
+    /// The locations of `n` samples (`None` for a count the device does not offer).
+    pub const fn locations(n: u32) -> Option<&'static [[i64; 2]]> {
+        match n {
+            1 => Some(&LOCATION_1),
+            4 => Some(&LOCATIONS_4),
+            _ => None,
+        }
+    }
 }
 
 /// What the raster unit can do, for the limits the API reports.
@@ -681,7 +721,16 @@ mod tests {
         assert!(vout::CLIP_DISTANCE + 4 * vout::MAX_CLIP_DISTANCES <= vout::VARYING);
         assert!(sampler::CUSTOM_BORDER + 16 <= sampler::BYTES);
         assert!(image::LEVELS >= super::super::kernel::desc::IMG_TEXEL_BYTES + 4);
-        assert!(image::BASE_LAYER + 4 <= super::super::kernel::desc::BYTES);
+        assert!(image::BASE_LAYER + 4 <= image::SAMPLES);
+        assert!(image::SAMPLES + 4 <= super::super::kernel::desc::BYTES);
+        for n in [1, 4] {
+            let l = samples::locations(n).unwrap();
+            assert_eq!(l.len(), n as usize);
+            assert!(samples::COUNTS & n != 0);
+            // Inside the pixel, on the sub-pixel grid.
+            assert!(l.iter().flatten().all(|&c| c > 0 && c < 1 << limits::SUBPIXEL_BITS));
+        }
+        assert_eq!(samples::locations(2), None);
     }
 
     #[test]
@@ -704,7 +753,9 @@ mod tests {
         assert_eq!(tex::operand_regs(tex::op::QUERY_SIZE, lod), Some(1));
         assert_eq!(tex::operand_regs(tex::op::QUERY_LEVELS, lod), Some(0));
         assert_eq!(tex::operand_regs(tex::op::QUERY_LOD, tex::DIM_CUBE | tex::ARRAYED), Some(3));
-        assert_eq!(tex::operand_regs(6, 0), None);
+        assert_eq!(tex::operand_regs(tex::op::FETCH, tex::DIM_2D | tex::SAMPLE_INDEX), Some(3));
+        assert_eq!(tex::operand_regs(tex::op::QUERY_SAMPLES, tex::DIM_2D), Some(0));
+        assert_eq!(tex::operand_regs(7, 0), None);
         assert_eq!((export::regs(export::COLOR0 + 7), export::regs(export::DEPTH)), (Some(4), Some(1)));
         assert_eq!(export::regs(export::LAST + 1), None);
     }

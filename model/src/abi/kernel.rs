@@ -321,6 +321,8 @@ pub struct SampledDesc {
     pub image_layers: u32,
     /// The view's first layer (`baseArrayLayer`).
     pub base_layer: u32,
+    /// Samples per pixel (0 reads as 1; `gfx::samples` lays them out).
+    pub samples: u32,
 }
 
 impl SampledDesc {
@@ -331,6 +333,7 @@ impl SampledDesc {
             levels: rd_u32(b, image::LEVELS),
             image_layers: rd_u32(b, image::IMAGE_LAYERS),
             base_layer: rd_u32(b, image::BASE_LAYER),
+            samples: rd_u32(b, image::SAMPLES),
         }
     }
 
@@ -340,6 +343,7 @@ impl SampledDesc {
         wr_u32(b, image::LEVELS, self.levels);
         wr_u32(b, image::IMAGE_LAYERS, self.image_layers);
         wr_u32(b, image::BASE_LAYER, self.base_layer);
+        wr_u32(b, image::SAMPLES, self.samples);
     }
 
     /// Levels in the view, at least 1.
@@ -464,7 +468,7 @@ mod tests {
             layer_pitch: 128,
             texel_bytes: 4,
         };
-        let s = SampledDesc { base, levels: 3, image_layers: 3, base_layer: 1 };
+        let s = SampledDesc { base, levels: 3, image_layers: 3, base_layer: 1, samples: 0 };
         let mut rec = [0u8; desc::BYTES];
         s.write(&mut rec);
         assert_eq!(SampledDesc::parse(&rec), s);
@@ -483,6 +487,7 @@ mod tests {
             levels: 2,
             image_layers: 1,
             base_layer: 0,
+            samples: 0,
         };
         let l = s3.level(1).unwrap();
         assert_eq!((l.addr, l.depth, l.slice_pitch, l.layer_pitch), (256, 2, 16, 32));

@@ -191,7 +191,8 @@ fn width(w: char, i: &Instr) -> Option<u32> {
     })
 }
 
-/// TEX's operand block by hand: coordinates (+ layer), reference, bias/LOD, gradients.
+/// TEX's operand block by hand: coordinates (+ layer), reference, bias/LOD, gradients (a
+/// fetch: level, sample index).
 fn tex_block(op: u8, imm: u32) -> Option<u32> {
     let dims = match imm & 3 {
         0 => 1,
@@ -201,9 +202,9 @@ fn tex_block(op: u8, imm: u32) -> Option<u32> {
     let (layer, dref, lod) = ((imm >> 2) & 1, (imm >> 3) & 1, (imm >> 4) & 3);
     Some(match op {
         0 | 1 => dims + layer + dref + [0, 1, 1, 2 * dims][lod as usize],
-        2 => dims + layer + (lod == 2) as u32,
+        2 => dims + layer + (lod == 2) as u32 + (imm >> 22 & 1),
         3 => (lod == 2) as u32,
-        4 => 0,
+        4 | 6 => 0,
         5 => dims,
         _ => return None,
     })
@@ -217,7 +218,7 @@ fn samples(op: Op) -> Vec<Instr> {
     }
     let mut v = Vec::new();
     for m in [0u8, 1, 3, 4, 5, 6, 7, 8, 9, 200] {
-        for imm in [0u32, 1, RED_WIDE, 5, 0x2E, 0x36] {
+        for imm in [0u32, 1, RED_WIDE, 5, 0x2E, 0x36, 0x40_0021] {
             for (dst, b, d) in [(1, 30, 50), (REG_NONE, 30, 50), (1, REG_NONE, REG_NONE), (REG_NONE, REG_NONE, 50)] {
                 v.push(Instr::r(op, m, dst, 20, b, 45, d, imm));
             }
@@ -282,7 +283,7 @@ fn decode_refuses_exactly_these_modifiers() {
         Vote => m > 2,
         Shfl => m > 3,
         Red => m > 12,
-        Tex => m > 5,
+        Tex => m > 6,
         Exp => m > 9,
         Getw | Getwf => m as u32 > rtu::SLOT_COUNT,
         _ => false,

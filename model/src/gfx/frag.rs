@@ -83,7 +83,17 @@ impl FragStage {
         }
         let quad = &self.quads[w.quads[lane / 4] as usize];
         let p = lane as u32 & 3;
-        self.prims[quad.prim as usize].at(quad.x + (p & 1), quad.y + (p >> 1))
+        let (x, y) = (quad.x + (p & 1), quad.y + (p >> 1));
+        let prim = &self.prims[quad.prim as usize];
+        let mut s = prim.at(x, y);
+        let locs = self.state.locations;
+        let covered = (quad.samples >> (4 * p)) as u32 & 0xF;
+        if locs.len() > 1 && covered != 0 && covered != (1 << locs.len()) - 1 {
+            // Part of the pixel is outside: the centroid is the first covered sample.
+            let c = prim.at_location(x, y, locs[covered.trailing_zeros() as usize]);
+            (s.bary_centroid, s.linear_centroid) = (c.bary, c.linear);
+        }
+        s
     }
 
     /// The fragment CSR `id` of `lane` in the warp for CTA `block`, whose helper mask is
@@ -102,7 +112,7 @@ impl FragStage {
             csr::FRAG_Y => y,
             csr::FRAG_FRONT => prim.front as u32,
             csr::FRAG_PRIMITIVE => prim.id,
-            csr::FRAG_COVERAGE => (quad.cover >> p) as u32 & 1,
+            csr::FRAG_COVERAGE => (quad.samples >> (4 * p)) as u32 & 0xF,
             csr::FRAG_HELPER => helper >> lane & 1,
             csr::FRAG_VTX0 => prim.slots[0],
             csr::FRAG_VTX1 => prim.slots[1],
@@ -119,15 +129,19 @@ pub fn interpolated(id: u32) -> bool {
 }
 
 impl Sample {
-    /// The value of interpolated CSR `id`. One sample a pixel: the centroid is the centre.
+    /// The value of interpolated CSR `id`.
     pub fn csr(&self, id: u32) -> u32 {
         let v = match id {
             csr::FRAG_Z => self.z,
             csr::FRAG_W => self.w,
-            csr::FRAG_BARY_I | csr::FRAG_BARY_CENTROID_I => self.bary[0],
-            csr::FRAG_BARY_J | csr::FRAG_BARY_CENTROID_J => self.bary[1],
-            csr::FRAG_BARY_LINEAR_I | csr::FRAG_BARY_LINEAR_CENTROID_I => self.linear[0],
-            csr::FRAG_BARY_LINEAR_J | csr::FRAG_BARY_LINEAR_CENTROID_J => self.linear[1],
+            csr::FRAG_BARY_I => self.bary[0],
+            csr::FRAG_BARY_J => self.bary[1],
+            csr::FRAG_BARY_CENTROID_I => self.bary_centroid[0],
+            csr::FRAG_BARY_CENTROID_J => self.bary_centroid[1],
+            csr::FRAG_BARY_LINEAR_I => self.linear[0],
+            csr::FRAG_BARY_LINEAR_J => self.linear[1],
+            csr::FRAG_BARY_LINEAR_CENTROID_I => self.linear_centroid[0],
+            csr::FRAG_BARY_LINEAR_CENTROID_J => self.linear_centroid[1],
             csr::FRAG_POINT_U => self.point[0],
             csr::FRAG_POINT_V => self.point[1],
             _ => 0.0,

@@ -72,6 +72,9 @@ pub struct DrawStats {
     /// Quads and covered pixels the rasterizer produced (before the early tests).
     pub quads: u64,
     pub fragments: u64,
+    /// Covered samples the rasterizer produced (as many as `fragments` with one sample a
+    /// pixel).
+    pub samples: u64,
     /// Fragment warps, their helper lanes, and the screen tiles they came from.
     pub fragment_warps: u64,
     pub helper_lanes: u64,

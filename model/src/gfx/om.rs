@@ -372,7 +372,9 @@ impl Port {
             merge(fs, w, &outs, mem, &mut self.stats)?;
             if let Some((rate, latency)) = self.timing {
                 let start = (t + latency).max(self.free);
-                self.free = start + (fs.warps[w as usize].n as u64).div_ceil(rate);
+                // Every sample of a quad is a merge: an n-sample quad costs n quads' time.
+                let work = fs.warps[w as usize].n as u64 * fs.state.samples() as u64;
+                self.free = start + work.div_ceil(rate);
                 self.end = self.end.max(self.free);
             }
             self.slots[wid] = outs;
@@ -387,9 +389,12 @@ impl Port {
     }
 }
 
-/// Merges fragment warp `w`'s lanes into the attachments.
+/// Merges fragment warp `w`'s lanes into the attachments: per pixel, its covered samples
+/// that the exported sample mask (and alpha to coverage) keep, tested late when the draw
+/// says so, written at their columns of the multisampled attachments (`abi::gfx::samples`).
 fn merge(fs: &FragStage, w: u32, outs: &[FragOut], mem: &MemoryMap, stats: &mut OmStats) -> Result<(), Fault> {
     let st = &fs.state;
+    let n = st.samples();
     let warp = &fs.warps[w as usize];
     for (qi, &q) in warp.quads[..warp.n as usize].iter().enumerate() {
         let quad = fs.quads[q as usize];
@@ -404,26 +409,66 @@ fn merge(fs: &FragStage, w: u32, outs: &[FragOut], mem: &MemoryMap, stats: &mut 
                 stats.discarded += 1;
                 continue;
             }
-            if o.sample_mask & 1 == 0 {
-                stats.sample_mask_kills += 1;
+            let covered = (quad.samples >> (4 * p)) as u32 & 0xF;
+            let mut live = covered & o.sample_mask & alpha_coverage(st, o, n);
+            stats.sample_mask_kills += (covered & !live).count_ones() as u64;
+            if fs.late && live != 0 {
+                live = late_tests(st, mem, prim, o, x, y, live, stats)?;
+            }
+            if live == 0 {
                 continue;
             }
-            if fs.late {
-                let z = clamp_depth(st, o.depth.unwrap_or_else(|| prim.at(x, y).z));
-                if !depth_stencil(st, mem, x, y, z, prim.front, When::Late, stats)? {
-                    continue;
-                }
-            }
             stats.merged += 1;
-            stats.passed += 1;
+            stats.passed += live.count_ones() as u64;
             for (loc, att) in st.color.iter().enumerate() {
-                if let Some(att) = att.as_ref().filter(|_| o.written >> loc & 1 != 0) {
-                    color(st, att, mem, x, y, o.color[loc], stats)?;
+                let Some(att) = att.as_ref().filter(|_| o.written >> loc & 1 != 0) else { continue };
+                let mut todo = live;
+                while todo != 0 {
+                    let s = todo.trailing_zeros();
+                    todo &= todo - 1;
+                    color(st, att, mem, x * n + s, y, o.color[loc], stats)?;
                 }
             }
         }
     }
     Ok(())
+}
+
+/// The late depth and stencil tests of pixel (`x`, `y`)'s `live` samples (with the exported
+/// depth, or each sample's own): those that pass.
+#[allow(clippy::too_many_arguments)]
+fn late_tests(
+    st: &DrawState,
+    mem: &MemoryMap,
+    prim: &super::raster::setup::RasterPrim,
+    o: &FragOut,
+    x: u32,
+    y: u32,
+    mut live: u32,
+    stats: &mut OmStats,
+) -> Result<u32, Fault> {
+    let n = st.samples();
+    let mut todo = live;
+    while todo != 0 {
+        let s = todo.trailing_zeros();
+        todo &= todo - 1;
+        let z = clamp_depth(st, o.depth.unwrap_or_else(|| prim.at_location(x, y, st.locations[s as usize]).z));
+        if !depth_stencil(st, mem, x * n + s, y, z, prim.front, When::Late, stats)? {
+            live &= !(1 << s);
+        }
+    }
+    Ok(live)
+}
+
+/// Alpha to coverage (`ALPHA_TO_COVERAGE`): of `n` samples, the first `round(alpha * n)`,
+/// alpha being location 0's exported alpha; every sample without it.
+fn alpha_coverage(st: &DrawState, o: &FragOut, n: u32) -> u32 {
+    if !st.has(flags::ALPHA_TO_COVERAGE) || o.written & 1 == 0 {
+        return !0;
+    }
+    let a = f32::from_bits(o.color[0][3]);
+    let k = if a.is_nan() { 0 } else { (a.clamp(0.0, 1.0) * n as f32 + 0.5).floor() as u32 };
+    (1u32 << k.min(n)) - 1
 }
 
 #[cfg(test)]

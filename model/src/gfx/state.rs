@@ -60,6 +60,8 @@ pub struct DrawState {
     pub viewport: [f32; 6],
     /// x0, y0, x1, y1 (exclusive), inside the render target.
     pub scissor: [i64; 4],
+    /// Rasterization samples' locations (`abi::gfx::samples`; their count is `SAMPLES`).
+    pub locations: &'static [[i64; 2]],
     pub sample_mask: u32,
     pub depth_compare: u32,
     pub depth_bounds: [f32; 2],
@@ -86,6 +88,11 @@ impl DrawState {
         self.flags & flag != 0
     }
 
+    /// Samples per pixel (1 or 4).
+    pub fn samples(&self) -> u32 {
+        self.locations.len() as u32
+    }
+
     /// Reads and checks the record at `addr`.
     pub fn read(mem: &MemoryMap, addr: u64) -> Result<DrawState, Fault> {
         let mut b = vec![0u8; st::BYTES];
@@ -105,6 +112,9 @@ impl DrawState {
         let (sx, sy) = (u(st::SCISSOR) as i32 as i64, u(st::SCISSOR + 4) as i32 as i64);
         let (sw, sh) = (u(st::SCISSOR + 8) as i64, u(st::SCISSOR + 12) as i64);
         let scissor = [sx.max(0), sy.max(0), (sx + sw).min(target[0] as i64), (sy + sh).min(target[1] as i64)];
+        let samples = u(st::SAMPLES).max(1);
+        let locations =
+            gfx::samples::locations(samples).ok_or_else(|| bad(format!("{samples} samples are not offered")))?;
         let clip_distances = u(st::CLIP_DISTANCES) as usize;
         if clip_distances > gfx::vout::MAX_CLIP_DISTANCES {
             return Err(bad(format!("{clip_distances} clip distances")));
@@ -146,6 +156,7 @@ impl DrawState {
             line_width: f(st::LINE_WIDTH),
             viewport: std::array::from_fn(|i| f(st::VIEWPORT + 4 * i)),
             scissor,
+            locations,
             sample_mask: u(st::SAMPLE_MASK),
             depth_compare: u(st::DEPTH_COMPARE),
             depth_bounds: [f(st::DEPTH_BOUNDS_MIN), f(st::DEPTH_BOUNDS_MAX)],

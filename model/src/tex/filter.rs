@@ -142,7 +142,7 @@ impl Ctx<'_> {
     /// The stored texel `at` of `face` (of the lane's layer) on level `k`.
     fn read(&mut self, k: u32, at: [i64; 3], face: u32) -> Result<Option<[u32; 4]>, MemFault> {
         let p = self.place(at, face);
-        self.view.texel(self.mem, k, p, self.unit)
+        self.view.texel(self.mem, k, p, 0, self.unit)
     }
 
     /// Border replacement for a texel outside the level (the format's components from the

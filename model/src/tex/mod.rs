@@ -75,6 +75,8 @@ pub struct Shape {
     pub lod: u32,
     pub offset: [i32; 3],
     pub comp: usize,
+    /// A fetch of one sample of a multisampled image.
+    pub sample: bool,
 }
 
 impl Shape {
@@ -88,6 +90,7 @@ impl Shape {
             lod: (i.imm >> tex::LOD_SHIFT) & 3,
             offset: tex::offset(i.imm),
             comp: ((i.imm >> tex::GATHER_SHIFT) & 3) as usize,
+            sample: i.imm & tex::SAMPLE_INDEX != 0,
         }
     }
 
@@ -110,6 +113,7 @@ struct Operands {
     dref: f32,
     lod: u32,
     grad: Grad,
+    sample: u32,
 }
 
 impl Operands {
@@ -148,6 +152,9 @@ impl Operands {
                 }
                 if explicit {
                     o.lod = next();
+                }
+                if s.sample {
+                    o.sample = next();
                 }
             }
             op::QUERY_SIZE if explicit => o.lod = next(),
@@ -216,6 +223,7 @@ pub fn execute(
             (op::FETCH, _) => lane.fetch(unit).map_err(mem_err)?,
             (op::QUERY_SIZE, _) => lane.size(),
             (op::QUERY_LEVELS, _) => [view.desc.level_count(), 0, 0, 0],
+            (op::QUERY_SAMPLES, _) => [view.samples(), 0, 0, 0],
             _ => return Err(illegal("unknown texture op")),
         };
     }
@@ -347,7 +355,12 @@ impl Lane<'_> {
             _ => c,
         };
         unit.texels += 1;
-        Ok(self.view.texel(self.mem, level as u32, xyz, unit)?.unwrap_or([0; 4]))
+        // Sample `s` of a pixel is the `s`-th texel of its block (`gfx::samples`).
+        let sample = if self.s.sample { self.ops.sample } else { 0 };
+        if sample >= self.view.samples() {
+            return Ok([0; 4]);
+        }
+        Ok(self.view.texel(self.mem, level as u32, xyz, sample, unit)?.unwrap_or([0; 4]))
     }
 
     /// `OpImageQuerySize[Lod]`: the level's width, then height, then depth or layers (cube

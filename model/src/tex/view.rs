@@ -47,21 +47,27 @@ impl View {
         self.desc.base.layers.max(1)
     }
 
-    /// The texel of level `k` at `xyz` (as `ImageDesc::texel_offset` takes them: x, y or
-    /// the 1D-array layer, z or the layer), decoded into four register words; `None`
-    /// outside the level.
+    /// Samples per pixel of the image, at least 1.
+    pub fn samples(&self) -> u32 {
+        self.desc.samples.max(1)
+    }
+
+    /// Sample `sample` (below [`Self::samples`]) of the texel of level `k` at `xyz` (as
+    /// `ImageDesc::texel_offset` takes them: x, y or the 1D-array layer, z or the layer),
+    /// decoded into four register words; `None` outside the level.
     pub fn texel(
         &self,
         mem: &MemoryMap,
         k: u32,
         xyz: [i64; 3],
+        sample: u32,
         unit: &mut TexUnit,
     ) -> Result<Option<[u32; 4]>, MemFault> {
         let l = self.level(k);
         let [Ok(x), Ok(y), Ok(z)] = xyz.map(i32::try_from) else { return Ok(None) };
         let Some(off) = l.texel_offset(x, y, z) else { return Ok(None) };
-        let addr = l.addr.wrapping_add(off);
         let tb = self.fmt.texel_bytes() as usize;
+        let addr = l.addr.wrapping_add(off).wrapping_add(sample as u64 * tb as u64);
         let mut t = [0u8; 16];
         mem.read(addr, &mut t[..tb])?;
         unit.read_line(addr);

@@ -132,7 +132,8 @@ impl Tex {
             texel_bytes: tb as u32,
         };
         let mut rec = [0u8; desc::BYTES];
-        SampledDesc { base: img, levels: s.levels, image_layers: s.layers, base_layer: first }.write(&mut rec);
+        SampledDesc { base: img, levels: s.levels, image_layers: s.layers, base_layer: first, samples: 1 }
+            .write(&mut rec);
         rec
     }
 

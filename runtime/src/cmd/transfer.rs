@@ -152,7 +152,8 @@ impl CommandBuffer {
             let (sb, db) = (src.address()?, dst.address()?);
             for r in regions {
                 let (sp, dp) = (plane_of(src, r.aspect), plane_of(dst, r.aspect));
-                let tb = src.format.plane_texel_bytes(sp).unwrap_or(src.format.texel_bytes()) as u64;
+                // Equal sample counts (Vulkan's rule): a pixel is all its samples.
+                let tb = src.pixel_bytes(sp);
                 let (s_off, d_off, ext) = (r.src_offset, r.dst_offset, r.extent);
                 for l in 0..r.layer_count.max(1) {
                     let ss = src.plane_subresource(sp, r.src_level, r.src_layer + l);

@@ -15,7 +15,7 @@ use vortex_transcode::shader::{self, Stage};
 /// Whether the raster unit draws polygons as lines and points (`fillModeNonSolid`).
 pub const FILL_MODE_NON_SOLID: bool = true;
 /// Sample counts the raster unit and the output merger support (`VkSampleCountFlags`).
-pub const SAMPLE_COUNTS: vk::SampleCountFlags = vk::SampleCountFlags::TYPE_1;
+pub const SAMPLE_COUNTS: vk::SampleCountFlags = vk::SampleCountFlags::from_raw(gfx::samples::COUNTS);
 /// Viewports and scissors a pipeline may use (`maxViewports`).
 pub const MAX_VIEWPORTS: u32 = 1;
 /// Vertex attributes and their locations (`maxVertexInputAttributes`).

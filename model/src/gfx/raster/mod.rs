@@ -40,6 +40,23 @@ pub struct Quad {
     pub prim: u32,
     /// Covered pixels that live on (bit `i`: pixel `i` of the quad).
     pub cover: u8,
+    /// Their covered samples that live on, four bits a pixel (bit `4 i + s`: sample `s` of
+    /// pixel `i`; single-sampled draws use bit `4 i`).
+    pub samples: u16,
+}
+
+/// The pixels of a quad with a sample in `samples` (four bits a pixel).
+#[inline]
+pub fn pixels(samples: u16) -> u8 {
+    let any = samples | samples >> 1 | samples >> 2 | samples >> 3;
+    ((any & 1) | (any >> 3 & 2) | (any >> 6 & 4) | (any >> 9 & 8)) as u8
+}
+
+/// Pixel coverage `cover` as sample coverage with one sample a pixel.
+#[inline]
+pub fn spread(cover: u8) -> u16 {
+    let c = cover as u16;
+    (c & 1) | (c & 2) << 3 | (c & 4) << 6 | (c & 8) << 9
 }
 
 /// What the raster unit hands the fragment stage.
@@ -86,16 +103,24 @@ impl Clock {
         self.next_setup += self.setup_cycles;
     }
 
-    /// The cycle of the current primitive's next quad.
-    fn quad(&mut self) -> u64 {
+    /// The cycle of the current primitive's next quad, which takes `slots` of the unit's
+    /// `per_cycle` (a quad of an `n`-sample draw tests `n` times the samples: `n` slots).
+    fn quad(&mut self, slots: u32) -> u64 {
         if self.first > self.t {
             (self.t, self.n) = (self.first, 0);
         }
-        if self.n == self.per_cycle {
-            (self.t, self.n) = (self.t + 1, 0);
+        let mut left = slots;
+        loop {
+            if self.n == self.per_cycle {
+                (self.t, self.n) = (self.t + 1, 0);
+            }
+            let take = (self.per_cycle - self.n).min(left);
+            self.n += take;
+            left -= take;
+            if left == 0 {
+                return self.t;
+            }
         }
-        self.n += 1;
-        self.t
     }
 
     fn end(&self) -> u64 {
@@ -124,6 +149,10 @@ struct Unit<'a> {
     planes: Planes,
     /// Scissor and render target: pixels `[x0, x1) x [y0, y1)`.
     rect: [i64; 4],
+    /// The draw's sample locations (`abi::gfx::samples`), and the sample mask as four bits
+    /// a pixel of a quad.
+    locs: &'static [[i64; 2]],
+    quad_mask: u16,
     out: Rasterized,
     stats: DrawStats,
     om: OmStats,
@@ -148,6 +177,8 @@ impl Raster<'_> {
             viewport: vp,
             planes: Planes { depth: !st.has(flags::DEPTH_CLAMP), guard, distances: st.clip_distances },
             rect: st.scissor,
+            locs: st.locations,
+            quad_mask: (st.sample_mask as u16 & ((1 << st.locations.len()) - 1)) * 0x1111,
             out: Rasterized {
                 prims: Vec::new(),
                 quads: Vec::new(),
@@ -281,9 +312,8 @@ impl Unit<'_> {
                 b: k.map(|k| sv[k].b),
             };
             let prim = self.add_prim(interp, &info);
-            let rect = self.rect;
             let mut quads = Vec::new();
-            scan::triangle(&v, rect, |x, y, m| quads.push((x, y, m)));
+            self.cover(&v, |x, y, m| quads.push((x, y, m)));
             for (x, y, m) in quads {
                 self.quad(prim, x, y, m)?;
             }
@@ -334,13 +364,13 @@ impl Unit<'_> {
     /// Rasterizes quadrilateral `c` (as two triangles, coverage merged per quad) for one
     /// primitive.
     fn quad_shape(&mut self, c: &[[i64; 2]; 4], interp: Interp, info: Info) -> Result<(), Fault> {
-        let mut cover: std::collections::BTreeMap<(u32, u32), u8> = Default::default();
+        let mut cover: std::collections::BTreeMap<(u32, u32), u16> = Default::default();
         for t in [[c[0], c[1], c[2]], [c[0], c[2], c[3]]] {
             let t = if setup::area2(&t) < 0 { [t[0], t[2], t[1]] } else { t };
             if setup::area2(&t) == 0 {
                 continue;
             }
-            scan::triangle(&t, self.rect, |x, y, m| *cover.entry((y, x)).or_default() |= m);
+            self.cover(&t, |x, y, m| *cover.entry((y, x)).or_default() |= m);
         }
         if cover.is_empty() {
             return Ok(());
@@ -352,45 +382,70 @@ impl Unit<'_> {
         Ok(())
     }
 
+    /// The quads clockwise triangle `t` covers, with their covered samples.
+    #[inline]
+    fn cover(&self, t: &[[i64; 2]; 3], mut emit: impl FnMut(u32, u32, u16)) {
+        if self.locs.len() == 1 {
+            scan::triangle(t, self.rect, |x, y, m| emit(x, y, spread(m)));
+        } else {
+            scan::triangle_samples(t, self.rect, self.locs, emit);
+        }
+    }
+
     fn add_prim(&mut self, interp: Interp, info: &Info) -> u32 {
         let prims = &mut self.out.prims;
         prims.push(RasterPrim { interp, slots: info.slots, front: info.front, id: info.id, bias: info.bias });
         (prims.len() - 1) as u32
     }
 
-    /// One quad of primitive `prim`: the early tests when they apply, then binning.
-    fn quad(&mut self, prim: u32, x: u32, y: u32, mut cover: u8) -> Result<(), Fault> {
-        let st = self.r.state;
-        let t = self.clock.quad();
+    /// One quad of primitive `prim` with covered `samples`: the sample mask, the early tests
+    /// when they apply (per sample, at the sample's depth), then binning.
+    fn quad(&mut self, prim: u32, x: u32, y: u32, mut samples: u16) -> Result<(), Fault> {
+        let n = self.locs.len() as u32;
+        let t = self.clock.quad(n);
         self.stats.quads += 1;
-        self.stats.fragments += cover.count_ones() as u64;
-        if st.sample_mask & 1 == 0 {
-            self.om.sample_mask_kills += cover.count_ones() as u64;
-            return Ok(());
+        self.stats.fragments += pixels(samples).count_ones() as u64;
+        self.stats.samples += samples.count_ones() as u64;
+        let masked = samples & !self.quad_mask;
+        if masked != 0 {
+            self.om.sample_mask_kills += masked.count_ones() as u64;
+            samples &= self.quad_mask;
         }
-        if self.r.early {
-            let p = &self.out.prims[prim as usize];
-            for i in 0..4 {
-                if cover >> i & 1 == 0 {
-                    continue;
-                }
-                let (px, py) = (x + (i & 1), y + (i >> 1));
-                let z = om::clamp_depth(st, p.at(px, py).z);
-                if !om::depth_stencil(st, self.r.mem, px, py, z, p.front, When::Early, &mut self.om)? {
-                    cover &= !(1 << i);
-                }
-            }
+        if self.r.early && samples != 0 {
+            samples = self.early(prim, x, y, samples)?;
         }
         if !self.r.shade {
-            self.om.passed += cover.count_ones() as u64;
+            self.om.passed += samples.count_ones() as u64;
         }
+        let cover = pixels(samples);
         if cover == 0 || !self.r.shade {
             return Ok(());
         }
         let q = self.out.quads.len() as u32;
-        self.out.quads.push(Quad { x, y, prim, cover });
+        self.out.quads.push(Quad { x, y, prim, cover, samples });
         self.out.binner.add(q, x, y, t);
         Ok(())
+    }
+}
+
+impl Unit<'_> {
+    /// The early depth and stencil tests of a quad's covered `samples`: those that pass.
+    fn early(&mut self, prim: u32, x: u32, y: u32, mut samples: u16) -> Result<u16, Fault> {
+        let st = self.r.state;
+        let n = self.locs.len() as u32;
+        let p = &self.out.prims[prim as usize];
+        let mut todo = samples;
+        while todo != 0 {
+            let b = todo.trailing_zeros();
+            todo &= todo - 1;
+            let (i, s) = (b / 4, b % 4);
+            let (px, py) = (x + (i & 1), y + (i >> 1));
+            let z = om::clamp_depth(st, p.at_location(px, py, self.locs[s as usize]).z);
+            if !om::depth_stencil(st, self.r.mem, px * n + s, py, z, p.front, When::Early, &mut self.om)? {
+                samples &= !(1 << b);
+            }
+        }
+        Ok(samples)
     }
 }
 

@@ -74,6 +74,53 @@ pub fn triangle(v: &[[i64; 2]; 3], rect: [i64; 4], mut emit: impl FnMut(u32, u32
     }
 }
 
+/// Like [`triangle`] for a multisampled target: coverage is decided at each of the pixel's
+/// sample locations `locs` (sub-pixel offsets from its top-left corner) with the same edge
+/// functions and top-left rule. `emit(x, y, samples)` gets a quad's covered samples, four
+/// bits a pixel: bit `4 i + s` is sample `s` of pixel `i` of the quad.
+pub fn triangle_samples(v: &[[i64; 2]; 3], rect: [i64; 4], locs: &[[i64; 2]], mut emit: impl FnMut(u32, u32, u16)) {
+    let edges = [Edge::new(v[0], v[1]), Edge::new(v[1], v[2]), Edge::new(v[2], v[0])];
+    // Pixels any of whose samples can lie inside the bounding box (a pixel spans
+    // [k * ONE, (k + 1) * ONE) and its samples lie strictly inside it).
+    let (minx, maxx) = (v.iter().map(|p| p[0]).min().unwrap(), v.iter().map(|p| p[0]).max().unwrap());
+    let (miny, maxy) = (v.iter().map(|p| p[1]).min().unwrap(), v.iter().map(|p| p[1]).max().unwrap());
+    let x0 = minx.div_euclid(ONE).max(rect[0]);
+    let x1 = (maxx.div_euclid(ONE) + 1).min(rect[2]);
+    let y0 = miny.div_euclid(ONE).max(rect[1]);
+    let y1 = (maxy.div_euclid(ONE) + 1).min(rect[3]);
+    if x0 >= x1 || y0 >= y1 {
+        return;
+    }
+    let pixel = |x: i64, y: i64| -> u16 {
+        if x < x0 || x >= x1 || y < y0 || y >= y1 {
+            return 0;
+        }
+        let mut m = 0;
+        for (s, l) in locs.iter().enumerate() {
+            let p = [x * ONE + l[0], y * ONE + l[1]];
+            if edges.iter().all(|e| e.inside(p)) {
+                m |= 1 << s;
+            }
+        }
+        m
+    };
+    let mut qy = y0 & !1;
+    while qy < y1 {
+        let mut qx = x0 & !1;
+        while qx < x1 {
+            let mut m = 0u16;
+            for (i, (dx, dy)) in [(0, 0), (1, 0), (0, 1), (1, 1)].into_iter().enumerate() {
+                m |= pixel(qx + dx, qy + dy) << (4 * i);
+            }
+            if m != 0 {
+                emit(qx as u32, qy as u32, m);
+            }
+            qx += 2;
+        }
+        qy += 2;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -125,6 +172,36 @@ mod tests {
         all.sort();
         // The left edge (x = 1.5) is a left edge: its centres are in; the right one is not.
         assert_eq!(all, [(1, 0), (1, 1), (2, 0), (2, 1)]);
+    }
+
+    /// With one sample at the centre, sample coverage is pixel coverage; with the standard
+    /// four, an edge through a pixel covers some of its samples.
+    #[test]
+    fn samples_at_their_locations() {
+        use crate::abi::gfx::samples;
+        let s = |x: i64, y: i64| [x * ONE, y * ONE];
+        for t in [[s(0, 0), s(4, 0), s(4, 4)], [s(0, 0), s(4, 4), s(0, 4)]] {
+            let mut one = Vec::new();
+            triangle_samples(&t, R, samples::locations(1).unwrap(), |x, y, m| one.push((x, y, m)));
+            let mut px = Vec::new();
+            triangle(&t, R, |x, y, m| {
+                let spread = (0..4).filter(|i| m >> i & 1 != 0).fold(0u16, |a, i| a | 1 << (4 * i));
+                px.push((x, y, spread))
+            });
+            assert_eq!(one, px);
+        }
+        // The upper-right half of the 4x4 square: pixel (1, 1) on the diagonal has samples
+        // 0 (0.375, 0.125) and 1 (0.875, 0.375) above it (x > y: inside), 2 and 3 below.
+        let mut q = Vec::new();
+        triangle_samples(&[s(0, 0), s(4, 0), s(4, 4)], R, &samples::LOCATIONS_4, |x, y, m| q.push((x, y, m)));
+        assert_eq!(q[0], (0, 0, 0x30F3), "pixel 0: samples 0, 1; pixel 1: all; pixel 2: none; pixel 3: 0, 1");
+        // A pixel-aligned square covers every sample of its pixels and nothing outside.
+        let mut sq = Vec::new();
+        triangle_samples(&[s(2, 2), s(4, 2), s(4, 4)], R, &samples::LOCATIONS_4, |x, y, m| sq.push((x, y, m)));
+        triangle_samples(&[s(2, 2), s(4, 4), s(2, 4)], R, &samples::LOCATIONS_4, |x, y, m| sq.push((x, y, m)));
+        let total: u32 = sq.iter().map(|q| q.2.count_ones()).sum();
+        assert_eq!(total, 16);
+        assert!(sq.iter().all(|q| (q.0, q.1) == (2, 2)));
     }
 
     #[test]

@@ -152,6 +152,10 @@ pub struct Sample {
     /// Barycentrics (i, j) of vertices 1 and 2: perspective-correct and linear.
     pub bary: [f32; 2],
     pub linear: [f32; 2],
+    /// The same at the centroid: the centre, unless some of a multisampled pixel's samples
+    /// are not covered (then the first covered sample's location).
+    pub bary_centroid: [f32; 2],
+    pub linear_centroid: [f32; 2],
     /// `gl_PointCoord`.
     pub point: [f32; 2],
 }
@@ -168,11 +172,14 @@ fn weigh(l: &[f64], invw: &[f64], b: &[[f64; 3]], z: &[f64], bias: f64) -> Sampl
         }
     }
     let per = if q != 0.0 { per.map(|x| x / q) } else { lin };
+    let (bary, linear) = ([per[1] as f32, per[2] as f32], [lin[1] as f32, lin[2] as f32]);
     Sample {
         z: (zz + bias) as f32,
         w: q as f32,
-        bary: [per[1] as f32, per[2] as f32],
-        linear: [lin[1] as f32, lin[2] as f32],
+        bary,
+        linear,
+        bary_centroid: bary,
+        linear_centroid: linear,
         point: [0.0; 2],
     }
 }
@@ -180,9 +187,15 @@ fn weigh(l: &[f64], invw: &[f64], b: &[[f64; 3]], z: &[f64], bias: f64) -> Sampl
 impl RasterPrim {
     /// The values at the centre of pixel (`px`, `py`).
     pub fn at(&self, px: u32, py: u32) -> Sample {
+        self.at_location(px, py, [ONE / 2, ONE / 2])
+    }
+
+    /// The values at location `loc` (sub-pixel units from the top-left corner) of pixel
+    /// (`px`, `py`): a sample's (`abi::gfx::samples`).
+    pub fn at_location(&self, px: u32, py: u32, loc: [i64; 2]) -> Sample {
+        let p = [px as i64 * ONE + loc[0], py as i64 * ONE + loc[1]];
         match &self.interp {
             Interp::Triangle { v, area2, z, invw, b } => {
-                let p = [px as i64 * ONE + ONE / 2, py as i64 * ONE + ONE / 2];
                 let e = |a: usize, c: usize| {
                     ((v[c][0] - v[a][0]) * (p[1] - v[a][1]) - (v[c][1] - v[a][1]) * (p[0] - v[a][0])) as f64
                 };
@@ -190,8 +203,9 @@ impl RasterPrim {
                 let l = [e(1, 2) / a, e(2, 0) / a, e(0, 1) / a];
                 weigh(&l, invw, b, z, self.bias)
             }
-            Interp::Line { p, z, invw, b } => {
-                let c = [px as f64 + 0.5, py as f64 + 0.5];
+            Interp::Line { p: ends, z, invw, b } => {
+                let c = p.map(|v| v as f64 / ONE as f64);
+                let p = ends;
                 let d = [p[1][0] - p[0][0], p[1][1] - p[0][1]];
                 let len2 = d[0] * d[0] + d[1] * d[1];
                 let t = if len2 == 0.0 { 0.0 } else { ((c[0] - p[0][0]) * d[0] + (c[1] - p[0][1]) * d[1]) / len2 };
@@ -200,8 +214,8 @@ impl RasterPrim {
             }
             Interp::Point { c, size, z, invw, b } => {
                 let mut s = weigh(&[1.0], &[*invw], &[*b], &[*z], self.bias);
-                s.point =
-                    [(0.5 + (px as f64 + 0.5 - c[0]) / size) as f32, (0.5 + (py as f64 + 0.5 - c[1]) / size) as f32];
+                let q = p.map(|v| v as f64 / ONE as f64);
+                s.point = [(0.5 + (q[0] - c[0]) / size) as f32, (0.5 + (q[1] - c[1]) / size) as f32];
                 s
             }
         }

@@ -13,12 +13,14 @@
 mod draw;
 mod dynamic;
 mod pass;
+mod resolve;
 pub mod state;
 
 pub(super) use draw::resolve_deferred;
 pub use draw::{DeferredState, DrawIndirect};
 pub use dynamic::{DynamicValues, StencilOps};
 pub use pass::{ClearAttachment, ClearRect, RenderingAttachment, RenderingInfo};
+pub use resolve::ImageResolve;
 
 use crate::buffer::Buffer;
 use crate::image::ImageView;
@@ -65,8 +67,8 @@ enum Source {
     /// `vkCmdBeginRenderPass`: the pass, the framebuffer's (or the begin's) views, the
     /// current subpass and the clear values of the begin.
     Pass { pass: Arc<RenderPass>, views: Vec<Arc<ImageView>>, subpass: u32, clears: Vec<ClearValue> },
-    /// `vkCmdBeginRendering`.
-    Dynamic,
+    /// `vkCmdBeginRendering`, with the resolves its end does.
+    Dynamic { resolves: Vec<resolve::ViewResolve> },
 }
 
 /// A render pass instance: what draws render to now.

@@ -11,14 +11,17 @@
 //! view's layer in the first subpass that has the view and uses the attachment), and
 //! `vkCmdClearAttachments` clears the layers of the current subpass's views.
 
+use super::resolve::{self, ViewResolve};
 use super::{ClearValue, PassInstance, Source};
 use crate::cmd::{CommandBuffer, Inner};
 use crate::image::{self, ImageView};
 use crate::pipeline::graphics::Rect;
 use crate::renderpass::{check_views, Framebuffer, RenderPass};
+use crate::resolve::Mode;
 use crate::stream::StreamOp;
 use crate::{vk, VkResult};
 use std::sync::Arc;
+use vortex_model::abi::format::Aspect;
 
 /// One attachment of `VkRenderingInfo`.
 #[derive(Clone)]
@@ -26,6 +29,8 @@ pub struct RenderingAttachment {
     pub view: Option<Arc<ImageView>>,
     pub load_op: vk::AttachmentLoadOp,
     pub clear: ClearValue,
+    /// The resolve view and `VkResolveModeFlagBits` (`NONE`: no resolve).
+    pub resolve: Option<(Arc<ImageView>, vk::ResolveModeFlags)>,
 }
 
 /// `VkRenderingInfo`.
@@ -110,7 +115,10 @@ impl CommandBuffer {
 
     pub fn next_subpass(&self) {
         self.record("vkCmdNextSubpass", |i, _| {
-            let p = i.gfx.pass.as_mut().ok_or_else(|| no_instance("vkCmdNextSubpass"))?;
+            let p = i.gfx.pass.take().ok_or_else(|| no_instance("vkCmdNextSubpass"))?;
+            let ends = subpass_resolves(&p);
+            resolve::end_subpass(i, &p, &ends)?;
+            let p = i.gfx.pass.insert(p);
             match &mut p.source {
                 Source::Pass { pass, subpass, .. } if (*subpass as usize) + 1 < pass.subpasses.len() => *subpass += 1,
                 _ => {
@@ -124,7 +132,9 @@ impl CommandBuffer {
 
     pub fn end_render_pass(&self) {
         self.record("vkCmdEndRenderPass", |i, _| match i.gfx.pass.take() {
-            Some(PassInstance { source: Source::Pass { .. }, .. }) => Ok(()),
+            Some(p @ PassInstance { source: Source::Pass { .. }, .. }) => {
+                resolve::end_subpass(i, &p, &subpass_resolves(&p))
+            }
             _ => Err(no_instance("vkCmdEndRenderPass")),
         });
     }
@@ -141,7 +151,10 @@ impl CommandBuffer {
 
     pub fn end_rendering(&self) {
         self.record("vkCmdEndRendering", |i, _| match i.gfx.pass.take() {
-            Some(PassInstance { source: Source::Dynamic, .. }) => Ok(()),
+            Some(p @ PassInstance { source: Source::Dynamic { .. }, .. }) => {
+                let Source::Dynamic { resolves } = &p.source else { unreachable!("matched above") };
+                resolve::end_subpass(i, &p, resolves)
+            }
             _ => Err(no_instance("vkCmdEndRendering")),
         });
     }
@@ -173,6 +186,21 @@ impl CommandBuffer {
             Ok(())
         });
     }
+}
+
+/// The resolves the current subpass of a render pass does when it ends.
+fn subpass_resolves(p: &PassInstance) -> Vec<ViewResolve> {
+    let Source::Pass { pass, views, subpass, .. } = &p.source else { return Vec::new() };
+    let sp = &pass.subpasses[*subpass as usize];
+    let used = |a: u32| (a != vk::ATTACHMENT_UNUSED).then(|| &views[a as usize]);
+    let mut out: Vec<ViewResolve> =
+        sp.colors.iter().zip(&sp.resolves).filter_map(|(&c, &r)| Some(resolve::color(used(c)?, used(r)?))).collect();
+    if let (Some(ds), Some(r)) = (sp.depth_stencil.and_then(used), sp.ds_resolve) {
+        if let Some(dst) = used(r.attachment) {
+            out.push(resolve::depth_stencil(ds, dst, r.depth, r.stencil));
+        }
+    }
+    out
 }
 
 /// The aspects of `view` the instance renders (colour, or the subpass's depth/stencil ones).
@@ -248,7 +276,12 @@ fn begin_dynamic(i: &mut Inner, info: RenderingInfo) -> VkResult<()> {
         m => clear_views(ops, v, aspect, value, info.area, m),
     };
     let mut colors = Vec::with_capacity(info.colors.len());
+    let mut resolves = Vec::new();
     for a in &info.colors {
+        if let (Some(v), Some((dst, mode))) = (&a.view, &a.resolve) {
+            let mode = Mode::of(*mode).unwrap_or(Mode::color(v.format));
+            resolves.push(ViewResolve { planes: vec![(Aspect::Color, mode)], ..resolve::color(v, dst) });
+        }
         if let Some(v) = &a.view {
             fit(v);
             if load(a) {
@@ -263,6 +296,11 @@ fn begin_dynamic(i: &mut Inner, info: RenderingInfo) -> VkResult<()> {
     for (a, aspect) in [(&info.depth, vk::ImageAspectFlags::DEPTH), (&info.stencil, vk::ImageAspectFlags::STENCIL)] {
         let Some(a) = a else { continue };
         let Some(v) = &a.view else { continue };
+        if let Some((dst, mode)) = &a.resolve {
+            let mode = Mode::of(*mode);
+            let (depth, stencil) = if aspect == vk::ImageAspectFlags::DEPTH { (mode, None) } else { (None, mode) };
+            resolves.push(resolve::depth_stencil(v, dst, depth, stencil));
+        }
         fit(v);
         if load(a) {
             clear(&mut ops, v, aspect, a.clear)?;
@@ -275,8 +313,11 @@ fn begin_dynamic(i: &mut Inner, info: RenderingInfo) -> VkResult<()> {
         size = [end(info.area.x, info.area.width), end(info.area.y, info.area.height)];
     }
     i.rec.ops.extend(ops);
+    for r in &resolves {
+        i.rec.keep.push(r.dst.clone());
+    }
     i.gfx.pass = Some(PassInstance {
-        source: Source::Dynamic,
+        source: Source::Dynamic { resolves },
         area: info.area,
         layers: info.layers.max(1),
         size,
@@ -326,7 +367,8 @@ pub(crate) fn clear_view(
     let base = img.address()?;
     for plane in image::planes(view.format, aspects & view.aspect) {
         let texel = image::clear_texel(view.format, plane, value.0);
-        let tb = texel.len() as u64;
+        // A multisampled pixel is its samples' texels: the pattern covers them all.
+        let tb = texel.len() as u64 * img.samples as u64;
         for layer in first..first + count.min(view.layer_count.saturating_sub(first)) {
             let sub = img.plane_subresource(plane, view.base_level, view.base_layer + layer);
             let start = base + sub.offset + rect.y as u64 * sub.row_pitch + rect.x as u64 * tb;

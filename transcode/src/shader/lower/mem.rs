@@ -488,7 +488,10 @@ impl<'m> Lowerer<'m> {
                 match (*dim, is_storage) {
                     (spirv::Dim::DimBuffer, true) => (&[vkdt::STORAGE_TEXEL_BUFFER], "storage texel buffer"),
                     (spirv::Dim::DimBuffer, false) => (&[vkdt::UNIFORM_TEXEL_BUFFER], "uniform texel buffer"),
-                    _ if *ms => return Err(unsupported!("multisampled image {}", self.m.label(id))),
+                    // Multisampled storage images are not offered (storageImageSampleCounts 1).
+                    _ if *ms && is_storage && *dim != spirv::Dim::DimSubpassData => {
+                        return Err(unsupported!("multisampled storage image {}", self.m.label(id)))
+                    }
                     (spirv::Dim::DimSubpassData, _) => (&[vkdt::INPUT_ATTACHMENT], "input attachment"),
                     (spirv::Dim::DimRect, _) => {
                         return Err(unsupported!("image {} of dimension {dim:?}", self.m.label(id)))
@@ -504,7 +507,6 @@ impl<'m> Lowerer<'m> {
                 Type::Image { dim: spirv::Dim::DimBuffer, .. } => {
                     (&[vkdt::UNIFORM_TEXEL_BUFFER], "uniform texel buffer")
                 }
-                Type::Image { ms: true, .. } => return Err(unsupported!("multisampled image {}", self.m.label(id))),
                 Type::Image { dim: spirv::Dim::DimRect, .. } => {
                     return Err(unsupported!("sampled image {} of dimension Rect", self.m.label(id)))
                 }

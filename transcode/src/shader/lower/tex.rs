@@ -50,6 +50,7 @@ struct Operands {
     grad: Option<(Id, Id)>,
     offset: Option<Id>,
     offsets: Option<Id>,
+    sample: Option<Id>,
 }
 
 /// What an image type tells the unit: the `imm` dimension and array bits, and the
@@ -59,6 +60,8 @@ struct Shape {
     imm: u32,
     dims: u32,
     layer: u32,
+    /// A multisampled image (fetches and queries only).
+    ms: bool,
 }
 
 impl<'m> Lowerer<'m> {
@@ -84,7 +87,13 @@ impl<'m> Lowerer<'m> {
                 let d = self.tex(tex::op::QUERY_LOD, imm, si, si + 2, &coords)?;
                 self.result(inst, d)
             }
-            ImageQuerySamples => Err(unsupported!("{} (multisampled images)", inst.name())),
+            ImageQuerySamples => {
+                let img = inst.id(0)?;
+                let (image, ty) = (self.regs(img)?, self.type_of(img)?);
+                let shape = self.image_shape(ty)?;
+                let d = self.tex(tex::op::QUERY_SAMPLES, shape.imm, image, N, &[])?;
+                self.result(inst, d)
+            }
             _ => self.sample(inst),
         }
     }
@@ -225,21 +234,45 @@ impl<'m> Lowerer<'m> {
             block.push(self.regs(lod)?);
             imm |= tex::LOD_EXPLICIT << tex::LOD_SHIFT;
         }
+        match (shape.ms, ops.sample) {
+            (true, Some(sample)) => {
+                block.push(self.regs(sample)?);
+                imm |= tex::SAMPLE_INDEX;
+            }
+            (false, None) => {}
+            _ => return Err(invalid!("{}: a Sample operand goes with a multisampled image", inst.name())),
+        }
         let d = self.tex(tex::op::FETCH, imm, image, N, &block)?;
         self.result(inst, d)
     }
 
     /// `OpImageRead` of a subpass input: the texel at the fragment's pixel plus the
-    /// coordinate operand (an offset, 0 in Vulkan), level 0.
+    /// coordinate operand (an offset, 0 in Vulkan), level 0; of a multisampled input
+    /// attachment, the `Sample` operand's sample.
     pub(super) fn subpass_read(&mut self, inst: &Instruction) -> Result<()> {
-        let image = self.regs(inst.id(0)?)?;
+        let img = inst.id(0)?;
+        let ty = self.type_of(img)?;
+        let (image, shape) = (self.regs(img)?, self.image_shape(ty)?);
+        let ops = self.image_operand_ids(inst, 2)?;
+        if ops.bias.is_some() || ops.lod.is_some() || ops.grad.is_some() || ops.offset.is_some() {
+            return Err(invalid!("{} of a subpass input with a Bias, Lod, Grad or Offset operand", inst.name()));
+        }
         let offset = self.components(inst.id(1)?, 2)?;
         let mut block = Vec::new();
         for (k, c) in [csr::FRAG_X, csr::FRAG_Y].into_iter().enumerate() {
             let p = self.csr(c)?;
             block.push(self.e.op2(Vx::Iadd, p, offset[k])?);
         }
-        let d = self.tex(tex::op::FETCH, tex::DIM_2D, image, N, &block)?;
+        let mut imm = tex::DIM_2D;
+        match (shape.ms, ops.sample) {
+            (true, Some(sample)) => {
+                block.push(self.regs(sample)?);
+                imm |= tex::SAMPLE_INDEX;
+            }
+            (false, None) => {}
+            _ => return Err(invalid!("{}: a Sample operand goes with a multisampled input", inst.name())),
+        }
+        let d = self.tex(tex::op::FETCH, imm, image, N, &block)?;
         self.result(inst, d)
     }
 
@@ -280,7 +313,11 @@ impl<'m> Lowerer<'m> {
         let Type::SampledImage { image } = *self.m.types.get(ty)? else {
             return Err(invalid!("%{id} is not a sampled image"));
         };
-        Ok((r, self.image_shape(image)?))
+        let shape = self.image_shape(image)?;
+        if shape.ms {
+            return Err(invalid!("sampling a multisampled image (fetch its samples)"));
+        }
+        Ok((r, shape))
     }
 
     /// The unit's view of image type `ty`.
@@ -288,9 +325,6 @@ impl<'m> Lowerer<'m> {
         let Type::Image { dim, arrayed, ms, .. } = *self.m.types.get(ty)? else {
             return Err(invalid!("%{ty} is not an image type"));
         };
-        if ms {
-            return Err(unsupported!("sampling a multisampled image"));
-        }
         let (d, dims) = match dim {
             Dim::Dim1D => (tex::DIM_1D, 1),
             Dim::Dim2D | Dim::DimSubpassData => (tex::DIM_2D, 2),
@@ -299,7 +333,7 @@ impl<'m> Lowerer<'m> {
             d => return Err(unsupported!("sampling a {d:?} image")),
         };
         let layer = arrayed as u32;
-        Ok(Shape { imm: d | if arrayed { tex::ARRAYED } else { 0 }, dims, layer })
+        Ok(Shape { imm: d | if arrayed { tex::ARRAYED } else { 0 }, dims, layer, ms })
     }
 
     /// The coordinates (dimensions, then the layer), divided by `q` (the component after the
@@ -327,7 +361,7 @@ impl<'m> Lowerer<'m> {
     }
 
     /// The image-operand ids of `inst` from operand `at`, refusing those the unit does not
-    /// take (`MinLod`, `Sample`).
+    /// take (`MinLod`).
     fn image_operand_ids(&self, inst: &Instruction, at: usize) -> Result<Operands> {
         let mut o = Operands::default();
         let Some(flags) = inst.operands.get(at) else { return Ok(o) };
@@ -340,6 +374,7 @@ impl<'m> Lowerer<'m> {
             | ImageOperands::CONST_OFFSET
             | ImageOperands::OFFSET
             | ImageOperands::CONST_OFFSETS
+            | ImageOperands::SAMPLE
             | ImageOperands::MAKE_TEXEL_AVAILABLE
             | ImageOperands::MAKE_TEXEL_VISIBLE
             | ImageOperands::NON_PRIVATE_TEXEL
@@ -375,6 +410,9 @@ impl<'m> Lowerer<'m> {
         }
         if flags.contains(ImageOperands::CONST_OFFSETS) {
             o.offsets = Some(take(1)?[0]);
+        }
+        if flags.contains(ImageOperands::SAMPLE) {
+            o.sample = Some(take(1)?[0]);
         }
         Ok(o)
     }

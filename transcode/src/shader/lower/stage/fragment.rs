@@ -2,13 +2,14 @@
 //! a quad outside the primitive run as helper lanes (`docs/GRAPHICS.md`).
 //!
 //! - Built-ins are the fragment CSRs: `FragCoord` is `(frag_x + 0.5, frag_y + 0.5, frag_z,
-//!   frag_w)`; one sample per pixel, so `SampleId` is 0, `SamplePosition` the centre and
+//!   frag_w)`; the kernel runs once per pixel (no sample shading), so `SampleId` is 0,
+//!   `SamplePosition` the centre, `SampleMask` the pixel's covered samples, and
 //!   `Layer`/`ViewportIndex` 0. `HelperInvocation` is read at every load (demotion changes
 //!   it).
 //! - `Input` locations are interpolated in the prologue from the primitive's three
 //!   vertex-output slots: `v0 + i (v1 - v0) + j (v2 - v0)` with the barycentric CSRs of the
 //!   qualifier (perspective or `NoPerspective`, centre or `Centroid`; `Sample` is the centre
-//!   with one sample); `Flat`, integer and 64-bit components read vertex 0, the provoking
+//!   without sample shading); `Flat`, integer and 64-bit components read vertex 0, the provoking
 //!   vertex.
 //! - Outputs live like Private variables; the epilogue exports them (`EXP`): each colour
 //!   location written (four registers, missing components `(0, 0, 0, 1)`), then `FragDepth`,
