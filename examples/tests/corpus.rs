@@ -113,18 +113,27 @@ fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     out
 }
 
-/// A dispatch's counters without what measures the host (wall time and rates).
-fn counters(line: &str) -> serde_json::Value {
+/// A dispatch's counters without what measures the host (wall time and rates), with the
+/// contents of the files a line names (`work_map`, relative to `dir`) in place of their names.
+fn counters(dir: &Path, line: &str) -> serde_json::Value {
     let mut v: serde_json::Value = serde_json::from_str(line).expect("a stats line is JSON");
-    fn strip(v: &mut serde_json::Value) {
+    fn strip(dir: &Path, v: &mut serde_json::Value) {
         if let serde_json::Value::Object(m) = v {
             m.retain(|k, _| !(k.contains("wall") || k.contains("per_s") || k.ends_with("_ms")));
-            m.values_mut().for_each(strip);
-        } else if let serde_json::Value::Array(a) = v {
-            a.iter_mut().for_each(strip);
+            if let Some(serde_json::Value::String(f)) = m.get("file") {
+                // Named after its stats file, which differs; compare the contents.
+                let name = Path::new(f).file_name().expect("a work-map file name");
+                let bytes = fs::read(dir.join(name)).unwrap_or_else(|e| panic!("{f}: {e}"));
+                m.insert("file".into(), serde_json::Value::from(bytes));
+            }
+            m.values_mut().for_each(|v| strip(dir, v));
+            return;
+        }
+        if let serde_json::Value::Array(a) = v {
+            a.iter_mut().for_each(|v| strip(dir, v));
         }
     }
-    strip(&mut v);
+    strip(dir, &mut v);
     v
 }
 
@@ -135,6 +144,7 @@ fn counters(line: &str) -> serde_json::Value {
 fn jit_and_interpreter_agree_on_every_corpus_shader() {
     let tmp = Path::new(env!("CARGO_TARGET_TMPDIR")).join("corpus-jit");
     let _ = fs::remove_dir_all(&tmp);
+    fs::create_dir_all(&tmp).expect("cannot create the output directory");
     let side = |jit: &str| {
         let (out, stats) = (tmp.join(format!("jit{jit}")), tmp.join(format!("stats-jit{jit}.jsonl")));
         let status = Command::new(env!("CARGO_BIN_EXE_corpus"))
@@ -161,7 +171,7 @@ fn jit_and_interpreter_agree_on_every_corpus_shader() {
         }
     }
     let (off_c, on_c): (Vec<_>, Vec<_>) =
-        (off_stats.lines().map(counters).collect(), on_stats.lines().map(counters).collect());
+        (off_stats.lines().map(|l| counters(&tmp, l)).collect(), on_stats.lines().map(|l| counters(&tmp, l)).collect());
     assert!(!off_c.is_empty(), "no dispatch counters were written");
     assert_eq!(off_c.len(), on_c.len());
     for (n, (a, b)) in off_c.iter().zip(&on_c).enumerate() {
