@@ -198,6 +198,8 @@ fn host_isa() -> Result<std::sync::Arc<dyn cranelift_codegen::isa::TargetIsa>, S
     let mut flags = settings::builder();
     let set = |f: &mut settings::Builder, k: &str, v: &str| f.set(k, v).map_err(|e| e.to_string());
     set(&mut flags, "opt_level", "speed")?;
+    // The IR verifier is a sixth of a compile's instructions; the unit tests keep it on.
+    set(&mut flags, "enable_verifier", if cfg!(test) { "true" } else { "false" })?;
     set(&mut flags, "use_colocated_libcalls", "false")?;
     set(&mut flags, "is_pic", "false")?;
     let isa = cranelift_native::builder().map_err(|e| e.to_string())?;
