@@ -270,6 +270,7 @@ impl Core {
             }
             if since_check >= QUANTUM {
                 since_check = 0;
+                crate::jit::count_instructions(std::mem::take(&mut self.jit_instrs));
                 ctx.watchdog.check(&mut reporter, tally(self, &stats, retired))?;
             }
             if !progressed && !disp.idle() {
