@@ -218,7 +218,7 @@ fn has_fma(isa: &dyn cranelift_codegen::isa::TargetIsa) -> bool {
 /// Compiles `code`'s runs for warps of `nt` lanes; `Ok(None)` when there is none (or `nt`
 /// is not a whole number of host vectors).
 pub fn compile(code: &[Instr], entry: u32, num_regs: usize, nt: usize) -> Result<Option<JitKernel>, String> {
-    if nt < emit::VLANES || nt % emit::VLANES != 0 {
+    if nt < emit::VLANES || !nt.is_multiple_of(emit::VLANES) {
         return Ok(None);
     }
     let isa = host_isa()?;

@@ -43,7 +43,7 @@ impl Rng {
             0x0000_0001,
         ];
         let r = self.next();
-        if r % 3 == 0 {
+        if r.is_multiple_of(3) {
             SPECIAL[(r >> 8) as usize % SPECIAL.len()]
         } else {
             self.next()
