@@ -93,3 +93,88 @@ fn vortex_matches_lavapipe_on_every_corpus_shader() {
         failures.join("\n")
     );
 }
+
+/// Every file under `dir`, as (path relative to `dir`, contents).
+fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in fs::read_dir(&d).expect("cannot list an output directory") {
+            let p = e.expect("cannot read an output directory").path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let bytes = fs::read(&p).expect("cannot read an output file");
+                out.push((p.strip_prefix(dir).unwrap().to_path_buf(), bytes));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// A dispatch's counters without what measures the host (wall time and rates), with the
+/// contents of the files a line names (`work_map`, relative to `dir`) in place of their names.
+fn counters(dir: &Path, line: &str) -> serde_json::Value {
+    let mut v: serde_json::Value = serde_json::from_str(line).expect("a stats line is JSON");
+    fn strip(dir: &Path, v: &mut serde_json::Value) {
+        if let serde_json::Value::Object(m) = v {
+            m.retain(|k, _| !(k.contains("wall") || k.contains("per_s") || k.ends_with("_ms")));
+            if let Some(serde_json::Value::String(f)) = m.get("file") {
+                // Named after its stats file, which differs; compare the contents.
+                let name = Path::new(f).file_name().expect("a work-map file name");
+                let bytes = fs::read(dir.join(name)).unwrap_or_else(|e| panic!("{f}: {e}"));
+                m.insert("file".into(), serde_json::Value::from(bytes));
+            }
+            m.values_mut().for_each(|v| strip(dir, v));
+            return;
+        }
+        if let serde_json::Value::Array(a) = v {
+            a.iter_mut().for_each(|v| strip(dir, v));
+        }
+    }
+    strip(dir, &mut v);
+    v
+}
+
+/// The JIT changes nothing a program can see: every corpus shader's output buffers and
+/// every dispatch's counters are the same with it (`VORTEX_JIT=1`) as with the interpreter
+/// alone (`VORTEX_JIT=0`).
+#[test]
+fn jit_and_interpreter_agree_on_every_corpus_shader() {
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR")).join("corpus-jit");
+    let _ = fs::remove_dir_all(&tmp);
+    fs::create_dir_all(&tmp).expect("cannot create the output directory");
+    let side = |jit: &str| {
+        let (out, stats) = (tmp.join(format!("jit{jit}")), tmp.join(format!("stats-jit{jit}.jsonl")));
+        let status = Command::new(env!("CARGO_BIN_EXE_corpus"))
+            .args(["--child", "--icd", "vortex", "--out"])
+            .arg(&out)
+            .env("VORTEX_JIT", jit)
+            .env("VORTEX_STATS", &stats)
+            .env_remove("VORTEX_MODE")
+            .status()
+            .expect("cannot start the corpus runner");
+        assert!(status.success(), "the corpus runner failed with VORTEX_JIT={jit}");
+        (tree(&out), fs::read_to_string(&stats).unwrap_or_default())
+    };
+    let ((off, off_stats), (on, on_stats)) = (side("0"), side("1"));
+    assert!(off.len() > 10, "the corpus wrote {} files", off.len());
+    assert_eq!(off.iter().map(|f| &f.0).collect::<Vec<_>>(), on.iter().map(|f| &f.0).collect::<Vec<_>>());
+    for ((name, a), (_, b)) in off.iter().zip(&on) {
+        if name.ends_with("status") {
+            // `ok <pipeline ms>`: the outcome must agree, not the time.
+            let word = |s: &[u8]| String::from_utf8_lossy(s).split_whitespace().next().map(str::to_string);
+            assert_eq!(word(a), word(b), "{}", name.display());
+        } else {
+            assert!(a == b, "{} differs with the JIT", name.display());
+        }
+    }
+    let (off_c, on_c): (Vec<_>, Vec<_>) =
+        (off_stats.lines().map(|l| counters(&tmp, l)).collect(), on_stats.lines().map(|l| counters(&tmp, l)).collect());
+    assert!(!off_c.is_empty(), "no dispatch counters were written");
+    assert_eq!(off_c.len(), on_c.len());
+    for (n, (a, b)) in off_c.iter().zip(&on_c).enumerate() {
+        assert_eq!(a, b, "dispatch {n}'s counters differ with the JIT");
+    }
+}

@@ -408,6 +408,10 @@ pub struct DeviceConfig {
     /// `VORTEX_STATS`) and, in timed mode, keep each traversal core's activity over time
     /// ([`crate::rtu::timeline`]); an observability switch, not a machine knob.
     pub detailed_stats: bool,
+    /// Functional mode runs straight lines of register ops as host code compiled by the
+    /// JIT (`crate::jit`); the default is `VORTEX_JIT`'s (on unless `0`). Results do not
+    /// change.
+    pub jit: bool,
 }
 
 impl Default for DeviceConfig {
@@ -432,6 +436,7 @@ impl Default for DeviceConfig {
             watchdog_ms: 0,
             host_threads: 0,
             detailed_stats: false,
+            jit: crate::jit::from_env(),
         }
     }
 }

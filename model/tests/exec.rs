@@ -703,3 +703,17 @@ fn null_window_reads_zero_only_with_null_descriptors() {
     h.launch(header(24, [1, 1, 1]), &code, [1, 1, 1], &params).unwrap();
     assert_eq!(h.read(out, 8), [0; 8], "the load and the atomic read zero");
 }
+
+/// A warp spinning through a loop of JIT code (a compiled run, then JMP back) still comes
+/// back to its core every quantum: the watchdog loses it as under the interpreter.
+#[test]
+fn a_warp_spinning_in_jit_code_is_lost() {
+    let before = vortex_model::jit::stats().instructions;
+    let mut h =
+        Harness::new(DeviceConfig { mode: Mode::Functional, jit: true, watchdog_idle_ms: 300, ..Default::default() });
+    let add = r(Op::Iadd, 0, 0, 0, 0, N, 0);
+    let code = vec![add, add, add, r(Op::Jmp, 0, N, N, N, N, 0)];
+    let f = h.launch(header(1, [32, 1, 1]), &code, [32, 1, 1], &[]).unwrap_err();
+    assert_eq!(f.kind, FaultKind::NoProgress { limit_ms: 300 }, "{f}");
+    assert!(vortex_model::jit::stats().instructions > before, "the loop ran as JIT code");
+}

@@ -17,6 +17,8 @@ pub struct DecodedKernel {
     /// Registers some lane may read before writing them ([`read_before_write`]): the rows a
     /// warp launch zeroes. Every other register is written by each lane before it is read.
     pub zeroed_regs: Vec<u16>,
+    /// The kernel's JIT code, compiled when a core first runs it in functional mode.
+    pub jit: crate::jit::Cache,
 }
 
 /// Largest kernel image the decoder accepts.
@@ -38,8 +40,13 @@ impl DecodedKernel {
         if !name.is_empty() {
             mem.read(pc + header.name_offset as u64, &mut name).map_err(|m| bad(m.to_string()))?;
         }
-        let mut k =
-            DecodedKernel { name: String::from_utf8_lossy(&name).into_owned(), header, code, zeroed_regs: Vec::new() };
+        let mut k = DecodedKernel {
+            name: String::from_utf8_lossy(&name).into_owned(),
+            header,
+            code,
+            zeroed_regs: Vec::new(),
+            jit: Default::default(),
+        };
         k.validate().map_err(bad)?;
         k.zeroed_regs = read_before_write(&k.code, k.header.entry, k.header.num_regs);
         Ok(k)
@@ -47,7 +54,8 @@ impl DecodedKernel {
 
     /// Builds a decoded kernel straight from code (tests and tools).
     pub fn from_parts(header: KernelHeader, name: &str, code: Vec<Instr>) -> Result<DecodedKernel, Fault> {
-        let mut k = DecodedKernel { header, name: name.to_string(), code, zeroed_regs: Vec::new() };
+        let mut k =
+            DecodedKernel { header, name: name.to_string(), code, zeroed_regs: Vec::new(), jit: Default::default() };
         k.validate().map_err(|d| Fault::new(FaultKind::BadKernel, d))?;
         k.zeroed_regs = read_before_write(&k.code, k.header.entry, k.header.num_regs);
         Ok(k)

@@ -92,6 +92,10 @@ pub struct Core {
     /// traced, recorded as its warp retires.
     detailed_stats: bool,
     work: Vec<([u32; 3], u32)>,
+    /// Run straight lines of register ops as JIT code (`crate::jit`).
+    jit: bool,
+    /// Warp instructions JIT code executed in this dispatch.
+    jit_instrs: u64,
 }
 
 /// A lane's thread index within its CTA (what the `CTA_THREAD_ID_*` CSRs read).
@@ -114,6 +118,8 @@ impl Core {
             units: CoreUnits::new(cfg),
             detailed_stats: cfg.detailed_stats,
             work: Vec::new(),
+            jit: cfg.jit,
+            jit_instrs: 0,
         }
     }
 
@@ -194,6 +200,7 @@ impl Core {
         let mut retired = 0u64;
         let rays_before = self.units.rtu.stats().records;
         let mut reporter = Reporter::default();
+        let jit = if self.jit { ctx.kernel.jit.get(ctx.kernel, self.nt) } else { None };
         let tally = |core: &Core, stats: &CoreStats, retired: u64| Tally {
             warps_retired: retired,
             ctas_launched: stats.ctas,
@@ -234,7 +241,7 @@ impl Core {
                     continue;
                 }
                 progressed = true;
-                let (instrs, threads) = self.run_warp(ctx, wid, QUANTUM)?;
+                let (instrs, threads) = self.run_warp(ctx, jit, wid, QUANTUM)?;
                 stats.instructions += instrs;
                 stats.thread_instructions += threads;
                 since_check += instrs;
@@ -263,6 +270,7 @@ impl Core {
             }
             if since_check >= QUANTUM {
                 since_check = 0;
+                crate::jit::count_instructions(std::mem::take(&mut self.jit_instrs));
                 ctx.watchdog.check(&mut reporter, tally(self, &stats, retired))?;
             }
             if !progressed && !disp.idle() {
@@ -274,6 +282,7 @@ impl Core {
             }
         }
         reporter.report(ctx.watchdog, tally(self, &stats, retired));
+        crate::jit::count_instructions(std::mem::take(&mut self.jit_instrs));
         stats.rtu = self.units.rtu.take_stats();
         Ok(stats)
     }
@@ -301,13 +310,21 @@ impl Core {
         }
     }
 
-    /// Runs warp `wid` for up to `budget` instructions or until it blocks or finishes.
-    /// Returns (warp instructions, thread instructions).
-    fn run_warp(&mut self, ctx: &DispatchCtx, wid: usize, budget: u64) -> Result<(u64, u64), Fault> {
+    /// Runs warp `wid` for up to `budget` instructions or until it blocks or finishes, with
+    /// the kernel's compiled runs where `jit` has them. Returns (warp instructions, thread
+    /// instructions).
+    fn run_warp(
+        &mut self,
+        ctx: &DispatchCtx,
+        jit: Option<&crate::jit::JitKernel>,
+        wid: usize,
+        budget: u64,
+    ) -> Result<(u64, u64), Fault> {
         let code = &ctx.kernel.code;
         let core_id = self.id;
         let mut n = 0u64;
         let mut threads = 0u64;
+        let mut jitted = 0u64;
         let (w, mut env) = self.warp_env(ctx, wid);
         while n < budget {
             let Some(top) = w.top() else {
@@ -315,6 +332,18 @@ impl Core {
                 break;
             };
             let (pc, mask) = (top.pc, top.mask);
+            // A compiled run executes only when the quantum holds all of it, so warps
+            // interleave exactly as under the interpreter.
+            if let Some(len) = jit.and_then(|j| j.try_run(pc, &mut w.regs, mask, budget - n)) {
+                if let Some(t) = w.stack.last_mut() {
+                    t.pc += len;
+                }
+                let len = len as u64;
+                n += len;
+                jitted += len;
+                threads += len * if mask == u32::MAX { 32 } else { mask.count_ones() as u64 };
+                continue;
+            }
             let Some(instr) = code.get(pc as usize) else {
                 return Err(Fault::new(
                     FaultKind::IllegalInstruction,
@@ -341,6 +370,7 @@ impl Core {
                 Err(f) => return Err(f.at(&ctx.kernel.name, pc, core_id, wid as u32, None)),
             }
         }
+        self.jit_instrs += jitted;
         Ok((n, threads))
     }
 }

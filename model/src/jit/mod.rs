@@ -1,0 +1,269 @@
+//! The JIT: functional mode's straight lines of register ops compiled to host code with
+//! Cranelift, the interpreter running everything else.
+//!
+//! A kernel is compiled once, the first time a core runs it (its [`Cache`] lives in the
+//! [`DecodedKernel`], so once per pipeline), into one host function per run
+//! ([`cover::runs`]): a line of lane-wise ALU/FPU ops between two joins of the control-flow
+//! graph. The issue loop (`Core::run_warp`) calls a run's function when the warp's pc
+//! reaches the run's first instruction and the quantum has room for the whole run, counts
+//! the run's instructions as the interpreter would (warp instructions, and thread
+//! instructions as the mask's lanes per instruction), and moves the pc past it. Branches,
+//! memory, RTU, warp and CSR ops, divergence and reconvergence stay the interpreter's, so
+//! faults, the watchdog's quantum and the warp schedule are those of the interpreter and the
+//! results are bit-identical.
+//!
+//! `VORTEX_JIT=0` (or `jit = false` in the device configuration) runs the interpreter
+//! alone; timed mode never uses the JIT. A kernel that fails to compile runs on the
+//! interpreter, with a log line.
+
+pub mod cover;
+mod emit;
+
+use crate::abi::isa::Instr;
+use crate::core::decode::DecodedKernel;
+use cranelift_codegen::ir::{types, AbiParam, UserFuncName};
+use cranelift_codegen::settings::{self, Configurable};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+use cranelift_jit::{JITBuilder, JITModule};
+use cranelift_module::{default_libcall_names, Linkage, Module};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
+use std::time::Instant;
+
+/// True unless `VORTEX_JIT` is `0`, `off` or `false`.
+pub fn from_env() -> bool {
+    !matches!(std::env::var("VORTEX_JIT").as_deref().map(str::trim), Ok("0" | "off" | "false"))
+}
+
+/// A compiled run: `f(regs, mask)` executes `len` instructions for the lanes in `mask`.
+#[derive(Clone, Copy)]
+struct Run {
+    f: extern "C" fn(*mut u32, u32),
+    len: u32,
+}
+
+/// A kernel's compiled runs.
+pub struct JitKernel {
+    nt: usize,
+    /// Rows the register file must hold (the kernel's register count): what the runs'
+    /// loads and stores reach.
+    num_regs: usize,
+    /// Per pc: 1 + the index in `runs` of the run starting there, or 0.
+    run_at: Vec<u32>,
+    runs: Vec<Run>,
+    /// Owns the code the runs point into; freed with the kernel.
+    module: Mutex<Option<JITModule>>,
+}
+
+impl Drop for JitKernel {
+    fn drop(&mut self) {
+        if let Some(m) = self.module.get_mut().ok().and_then(Option::take) {
+            // SAFETY: the run pointers into this module's code live in `self.runs`, which
+            // is dropped with `self`; no call can be running (a call borrows `self`).
+            unsafe { m.free_memory() };
+        }
+    }
+}
+
+impl JitKernel {
+    /// The run that starts at `pc`, as (length, function).
+    #[inline(always)]
+    fn run_at(&self, pc: u32) -> Option<Run> {
+        match self.run_at.get(pc as usize) {
+            Some(&k) if k != 0 => Some(self.runs[k as usize - 1]),
+            _ => None,
+        }
+    }
+
+    /// When a run starts at `pc` and `budget` instructions fit it: runs it over `regs` for
+    /// the lanes in `mask` and returns its length.
+    #[inline(always)]
+    pub fn try_run(&self, pc: u32, regs: &mut [u32], mask: u32, budget: u64) -> Option<u32> {
+        let run = self.run_at(pc)?;
+        if run.len as u64 > budget {
+            return None;
+        }
+        assert!(regs.len() >= self.num_regs * self.nt, "register file smaller than the kernel's");
+        (run.f)(regs.as_mut_ptr(), mask);
+        Some(run.len)
+    }
+
+    pub fn runs(&self) -> usize {
+        self.runs.len()
+    }
+
+    /// Instructions the runs cover (static count).
+    pub fn covered(&self) -> u64 {
+        self.runs.iter().map(|r| r.len as u64).sum()
+    }
+}
+
+/// Process-wide JIT counters (what `jit_stats` reports).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct JitStats {
+    /// Kernels compiled, with at least one run.
+    pub kernels: u64,
+    /// Kernels left to the interpreter (no run, or a failed compile).
+    pub fallbacks: u64,
+    /// Runs compiled.
+    pub runs: u64,
+    /// Time spent compiling, nanoseconds.
+    pub compile_ns: u64,
+    /// Warp instructions executed by compiled runs.
+    pub instructions: u64,
+}
+
+static KERNELS: AtomicU64 = AtomicU64::new(0);
+static FALLBACKS: AtomicU64 = AtomicU64::new(0);
+static RUNS: AtomicU64 = AtomicU64::new(0);
+static COMPILE_NS: AtomicU64 = AtomicU64::new(0);
+static INSTRUCTIONS: AtomicU64 = AtomicU64::new(0);
+
+/// The counters so far.
+pub fn stats() -> JitStats {
+    let l = |a: &AtomicU64| a.load(Ordering::Relaxed);
+    JitStats {
+        kernels: l(&KERNELS),
+        fallbacks: l(&FALLBACKS),
+        runs: l(&RUNS),
+        compile_ns: l(&COMPILE_NS),
+        instructions: l(&INSTRUCTIONS),
+    }
+}
+
+/// Adds `n` warp instructions executed by runs (a core reports once per dispatch).
+pub fn count_instructions(n: u64) {
+    if n != 0 {
+        INSTRUCTIONS.fetch_add(n, Ordering::Relaxed);
+    }
+}
+
+/// A kernel's compiled code, made on first use.
+#[derive(Default)]
+pub struct Cache(OnceLock<Option<JitKernel>>);
+
+impl std::fmt::Debug for Cache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0.get() {
+            Some(Some(k)) => write!(f, "Jit({} runs)", k.runs.len()),
+            Some(None) => f.write_str("Jit(interpreted)"),
+            None => f.write_str("Jit(not compiled)"),
+        }
+    }
+}
+
+impl Cache {
+    /// The compiled kernel for warps of `nt` lanes, compiling it on the first call; `None`
+    /// when the interpreter runs it all.
+    pub fn get(&self, kernel: &DecodedKernel, nt: usize) -> Option<&JitKernel> {
+        self.0.get_or_init(|| compile_logged(kernel, nt)).as_ref().filter(|k| k.nt == nt)
+    }
+}
+
+fn compile_logged(k: &DecodedKernel, nt: usize) -> Option<JitKernel> {
+    let t = Instant::now();
+    let out = compile(&k.code, k.header.entry, k.header.num_regs as usize, nt);
+    let ns = t.elapsed().as_nanos() as u64;
+    COMPILE_NS.fetch_add(ns, Ordering::Relaxed);
+    match out {
+        Ok(Some(j)) => {
+            KERNELS.fetch_add(1, Ordering::Relaxed);
+            RUNS.fetch_add(j.runs.len() as u64, Ordering::Relaxed);
+            tracing::debug!(
+                "jit: `{}`: {} runs, {} of {} instructions, compiled in {} us",
+                k.name,
+                j.runs.len(),
+                j.covered(),
+                k.code.len(),
+                ns / 1000
+            );
+            Some(j)
+        }
+        Ok(None) => {
+            FALLBACKS.fetch_add(1, Ordering::Relaxed);
+            tracing::debug!("jit: `{}`: no run to compile; interpreted", k.name);
+            None
+        }
+        Err(e) => {
+            FALLBACKS.fetch_add(1, Ordering::Relaxed);
+            tracing::warn!("jit: `{}` did not compile ({e}); interpreted", k.name);
+            None
+        }
+    }
+}
+
+/// The host's code generator; `None` (and the interpreter everywhere) where Cranelift does
+/// not support the host.
+fn host_isa() -> Result<std::sync::Arc<dyn cranelift_codegen::isa::TargetIsa>, String> {
+    let mut flags = settings::builder();
+    let set = |f: &mut settings::Builder, k: &str, v: &str| f.set(k, v).map_err(|e| e.to_string());
+    set(&mut flags, "opt_level", "speed")?;
+    // The IR verifier is a sixth of a compile's instructions; the unit tests keep it on.
+    set(&mut flags, "enable_verifier", if cfg!(test) { "true" } else { "false" })?;
+    set(&mut flags, "use_colocated_libcalls", "false")?;
+    set(&mut flags, "is_pic", "false")?;
+    let isa = cranelift_native::builder().map_err(|e| e.to_string())?;
+    isa.finish(settings::Flags::new(flags)).map_err(|e| e.to_string())
+}
+
+/// True when the host ISA fuses multiply-add in one rounding (x86-64 with FMA; AArch64).
+fn has_fma(isa: &dyn cranelift_codegen::isa::TargetIsa) -> bool {
+    match isa.name() {
+        "x64" => isa.isa_flags().iter().any(|f| f.name == "has_fma" && f.as_bool() == Some(true)),
+        "aarch64" => true,
+        _ => false,
+    }
+}
+
+/// Compiles `code`'s runs for warps of `nt` lanes; `Ok(None)` when there is none (or `nt`
+/// is not a whole number of host vectors).
+pub fn compile(code: &[Instr], entry: u32, num_regs: usize, nt: usize) -> Result<Option<JitKernel>, String> {
+    if nt < emit::VLANES || !nt.is_multiple_of(emit::VLANES) {
+        return Ok(None);
+    }
+    let isa = host_isa()?;
+    let spans = cover::runs(code, entry, has_fma(&*isa));
+    if spans.is_empty() {
+        return Ok(None);
+    }
+    let mut module = JITModule::new(JITBuilder::with_isa(isa, default_libcall_names()));
+    let mut sig = module.make_signature();
+    sig.params.push(AbiParam::new(module.target_config().pointer_type()));
+    sig.params.push(AbiParam::new(types::I32));
+    let mut ctx = module.make_context();
+    let mut fctx = FunctionBuilderContext::new();
+    let mut ids = Vec::with_capacity(spans.len());
+    for (n, &(pc, len)) in spans.iter().enumerate() {
+        let id = module.declare_function(&format!("run{pc}"), Linkage::Local, &sig).map_err(|e| e.to_string())?;
+        ctx.func.signature = sig.clone();
+        ctx.func.name = UserFuncName::user(0, n as u32);
+        {
+            let mut b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
+            let block = b.create_block();
+            b.append_block_params_for_function_params(block);
+            b.switch_to_block(block);
+            let (regs, mask) = (b.block_params(block)[0], b.block_params(block)[1]);
+            emit::run_body(&mut b, regs, mask, &code[pc as usize..][..len as usize], nt);
+            b.seal_all_blocks();
+            b.finalize(module.target_config());
+        }
+        module.define_function(id, &mut ctx).map_err(|e| format!("run at {pc}: {e:?}"))?;
+        module.clear_context(&mut ctx);
+        ids.push(id);
+    }
+    module.finalize_definitions().map_err(|e| e.to_string())?;
+    let mut run_at = vec![0u32; code.len()];
+    let mut runs = Vec::with_capacity(spans.len());
+    for (&(pc, len), &id) in spans.iter().zip(&ids) {
+        let p = module.get_finalized_function(id);
+        // SAFETY: the function was declared with the signature `(pointer, i32)` and the
+        // host's default calling convention, which is `extern "C"`'s.
+        let f = unsafe { std::mem::transmute::<*const u8, extern "C" fn(*mut u32, u32)>(p) };
+        runs.push(Run { f, len });
+        run_at[pc as usize] = runs.len() as u32;
+    }
+    Ok(Some(JitKernel { nt, num_regs, run_at, runs, module: Mutex::new(Some(module)) }))
+}
+
+#[cfg(test)]
+mod tests;
