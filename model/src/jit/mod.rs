@@ -30,9 +30,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::Instant;
 
-/// True unless `VORTEX_JIT` is `0`, `off` or `false`.
+/// True when `VORTEX_JIT` is `1`, `on` or `true`. Off by default: compiling a kernel still
+/// costs more host time than its runs save (docs/PERFORMANCE.md, "The JIT").
 pub fn from_env() -> bool {
-    !matches!(std::env::var("VORTEX_JIT").as_deref().map(str::trim), Ok("0" | "off" | "false"))
+    matches!(std::env::var("VORTEX_JIT").as_deref().map(str::trim), Ok("1" | "on" | "true"))
 }
 
 /// A compiled run: `f(regs, mask)` executes `len` instructions for the lanes in `mask`.
