@@ -149,8 +149,14 @@ impl Semaphore {
 
 impl Drop for Semaphore {
     fn drop(&mut self) {
-        // SAFETY: no pending submission uses it (the callers wait for their fences).
-        unsafe { self.shared.device.destroy_semaphore(self.handle, None) };
+        // A signalled fence says the batch finished, but a driver's submit thread may still
+        // hold the semaphore in its bookkeeping (lavapipe does, and frees it late): waiting
+        // for the device to go idle first makes the destroy safe on every driver.
+        // SAFETY: no pending submission uses it once the device is idle.
+        unsafe {
+            let _ = self.shared.device.device_wait_idle();
+            self.shared.device.destroy_semaphore(self.handle, None)
+        };
     }
 }
 

@@ -2,6 +2,8 @@
 //! memory and queues. Everything reported true works; everything not implemented is false
 //! (conformance tests enable every advertised feature, so a half-done one breaks them all).
 
+pub mod graphics;
+
 use crate::util::{walk_out, write_name};
 use ash::vk;
 use std::ffi::c_void;
@@ -44,6 +46,13 @@ pub const DEVICE_EXTENSIONS: &[(&str, u32)] = &[
     ("VK_KHR_robustness2", 1),
 ];
 
+/// Every device extension offered: the compute and ray-query ones, and the graphics path's
+/// once it is switched on.
+pub fn device_extensions() -> Vec<(&'static str, u32)> {
+    let gfx = if graphics::GRAPHICS { graphics::EXTENSIONS } else { &[] };
+    DEVICE_EXTENSIONS.iter().chain(gfx).copied().collect()
+}
+
 /// Fixed UUIDs: the driver UUID also versions serialized acceleration structures.
 pub use vortex_runtime::device::{DEVICE_UUID, DRIVER_UUID};
 
@@ -59,7 +68,7 @@ pub fn extension_properties(list: &[(&str, u32)]) -> Vec<vk::ExtensionProperties
 
 /// Core 1.0 features.
 pub fn features10() -> vk::PhysicalDeviceFeatures {
-    vk::PhysicalDeviceFeatures {
+    let mut f = vk::PhysicalDeviceFeatures {
         image_cube_array: vk::TRUE,
         shader_int64: vk::TRUE,
         shader_int16: vk::TRUE,
@@ -73,7 +82,9 @@ pub fn features10() -> vk::PhysicalDeviceFeatures {
         // Buffers only: no sparse residency, no sparse images (`runtime::sparse`).
         sparse_binding: vk::TRUE,
         ..Default::default()
-    }
+    };
+    graphics::features10(&mut f, graphics::GRAPHICS);
+    f
 }
 
 const T: vk::Bool32 = vk::TRUE;
@@ -95,7 +106,6 @@ fn fill_v11(f: &mut vk::PhysicalDeviceVulkan11Features) {
 
 fn fill_v12(f: &mut vk::PhysicalDeviceVulkan12Features) {
     f.sampler_mirror_clamp_to_edge = 0;
-    f.draw_indirect_count = 0;
     f.storage_buffer8_bit_access = T;
     f.uniform_and_storage_buffer8_bit_access = T;
     f.storage_push_constant8 = T;
@@ -126,7 +136,6 @@ fn fill_v12(f: &mut vk::PhysicalDeviceVulkan12Features) {
     f.runtime_descriptor_array = T;
     f.sampler_filter_minmax = 0;
     f.scalar_block_layout = T;
-    f.imageless_framebuffer = 0;
     f.uniform_buffer_standard_layout = T;
     f.shader_subgroup_extended_types = T;
     f.separate_depth_stencil_layouts = 0;
@@ -141,6 +150,7 @@ fn fill_v12(f: &mut vk::PhysicalDeviceVulkan12Features) {
     f.shader_output_viewport_index = 0;
     f.shader_output_layer = 0;
     f.subgroup_broadcast_dynamic_id = T;
+    graphics::fill_v12(f, graphics::GRAPHICS);
 }
 
 /// Fills every feature structure we know in an output chain; unknown ones are left alone.
@@ -323,7 +333,10 @@ pub unsafe fn fill_features(chain: *mut c_void) {
             f.sparse_image_float32_atomics = 0;
             f.sparse_image_float32_atomic_add = 0;
         }
-        _ => {}
+        _ => {
+            // SAFETY: `p` is a writable structure of type `ty`.
+            unsafe { graphics::fill_feature(ty, p, graphics::GRAPHICS) };
+        }
     };
     // SAFETY: forwarded contract.
     unsafe { walk_out(chain, fill) }
@@ -358,7 +371,7 @@ pub fn properties10(gpu: &Gpu) -> vk::PhysicalDeviceProperties {
 pub fn limits(gpu: &Gpu) -> vk::PhysicalDeviceLimits {
     let c = &gpu.config;
     let big = 1u32 << 20;
-    vk::PhysicalDeviceLimits {
+    let mut l = vk::PhysicalDeviceLimits {
         max_image_dimension1_d: 16384,
         max_image_dimension2_d: 16384,
         max_image_dimension3_d: 2048,
@@ -395,8 +408,6 @@ pub fn limits(gpu: &Gpu) -> vk::PhysicalDeviceLimits {
         max_sampler_lod_bias: 0.0,
         max_sampler_anisotropy: 1.0,
         max_viewports: 1,
-        max_viewport_dimensions: [4096, 4096],
-        viewport_bounds_range: [-8192.0, 8191.0],
         min_memory_map_alignment: 64,
         min_texel_buffer_offset_alignment: 16,
         min_uniform_buffer_offset_alignment: 16,
@@ -424,7 +435,9 @@ pub fn limits(gpu: &Gpu) -> vk::PhysicalDeviceLimits {
         optimal_buffer_copy_row_pitch_alignment: 16,
         non_coherent_atom_size: 64,
         ..Default::default()
-    }
+    };
+    graphics::limits(&mut l);
+    l
 }
 
 /// Fills the property structures we know in an output chain.
@@ -588,7 +601,10 @@ pub unsafe fn fill_properties(gpu: &Gpu, chain: *mut c_void) {
             q.robust_storage_buffer_access_size_alignment = 4;
             q.robust_uniform_buffer_access_size_alignment = 16;
         }
-        _ => {}
+        _ => {
+            // SAFETY: `p` is a writable structure of type `ty`.
+            unsafe { graphics::fill_property(ty, p) };
+        }
     };
     // SAFETY: forwarded contract.
     unsafe { walk_out(chain, fill) }
@@ -606,6 +622,7 @@ pub fn format_properties(f: vk::Format) -> vk::FormatProperties {
         if fmt.texel_bytes() == 4 && fmt.is_integer() && fmt.comps == 1 {
             img |= vk::FormatFeatureFlags::STORAGE_IMAGE_ATOMIC;
         }
+        img |= graphics::image_features(f, graphics::GRAPHICS, graphics::SAMPLING);
         p.optimal_tiling_features = img;
         p.linear_tiling_features = img;
     }
@@ -617,6 +634,7 @@ pub fn format_properties(f: vk::Format) -> vk::FormatProperties {
             p.buffer_features |= vk::FormatFeatureFlags::STORAGE_TEXEL_BUFFER_ATOMIC;
         }
     }
+    p.buffer_features |= graphics::buffer_features(f, graphics::GRAPHICS);
     if crate::entry::accel::vertex_format_supported(f) {
         p.buffer_features |= vk::FormatFeatureFlags::ACCELERATION_STRUCTURE_VERTEX_BUFFER_KHR;
     }
@@ -630,10 +648,17 @@ pub fn image_format_properties(
     usage: vk::ImageUsageFlags,
     flags: vk::ImageCreateFlags,
 ) -> Result<vk::ImageFormatProperties, vk::Result> {
-    let supported_usage =
-        vk::ImageUsageFlags::STORAGE | vk::ImageUsageFlags::TRANSFER_SRC | vk::ImageUsageFlags::TRANSFER_DST;
-    if format::lookup(f.as_raw() as u32).is_none()
+    let storage = format::lookup(f.as_raw() as u32).is_some();
+    let mut supported_usage = graphics::image_usage(f, graphics::GRAPHICS, graphics::SAMPLING);
+    if storage {
+        supported_usage |=
+            vk::ImageUsageFlags::STORAGE | vk::ImageUsageFlags::TRANSFER_SRC | vk::ImageUsageFlags::TRANSFER_DST;
+    }
+    // Depth/stencil images are 2D.
+    let depth_stencil = format::find(f.as_raw() as u32).is_some_and(|x| x.depth().is_some() || x.has_stencil());
+    if supported_usage.is_empty()
         || !supported_usage.contains(usage)
+        || (depth_stencil && ty != vk::ImageType::TYPE_2D)
         || flags.intersects(vk::ImageCreateFlags::SPARSE_BINDING | vk::ImageCreateFlags::SPARSE_RESIDENCY)
     {
         return Err(vk::Result::ERROR_FORMAT_NOT_SUPPORTED);
@@ -667,11 +692,11 @@ pub fn memory_properties() -> vk::PhysicalDeviceMemoryProperties {
     m
 }
 
-/// One queue family: compute, transfer and sparse binding (no graphics bit until graphics
-/// exists).
+/// One queue family: compute, transfer and sparse binding, and graphics once it is switched
+/// on.
 pub fn queue_family() -> vk::QueueFamilyProperties {
     vk::QueueFamilyProperties {
-        queue_flags: vk::QueueFlags::COMPUTE | vk::QueueFlags::TRANSFER | vk::QueueFlags::SPARSE_BINDING,
+        queue_flags: graphics::queue_flags(graphics::GRAPHICS) | vk::QueueFlags::SPARSE_BINDING,
         queue_count: 1,
         timestamp_valid_bits: 64,
         min_image_transfer_granularity: vk::Extent3D { width: 1, height: 1, depth: 1 },
@@ -724,6 +749,11 @@ pub unsafe fn unsupported_feature(chain: *const c_void) -> Option<String> {
         PHYSICAL_DEVICE_RAY_TRACING_POSITION_FETCH_FEATURES_KHR => vk::PhysicalDeviceRayTracingPositionFetchFeaturesKHR,
         PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT => vk::PhysicalDeviceShaderAtomicFloatFeaturesEXT,
         PHYSICAL_DEVICE_ROBUSTNESS_2_FEATURES_EXT => vk::PhysicalDeviceRobustness2FeaturesEXT,
+        PHYSICAL_DEVICE_DYNAMIC_RENDERING_FEATURES => vk::PhysicalDeviceDynamicRenderingFeatures,
+        PHYSICAL_DEVICE_EXTENDED_DYNAMIC_STATE_FEATURES_EXT => vk::PhysicalDeviceExtendedDynamicStateFeaturesEXT,
+        PHYSICAL_DEVICE_EXTENDED_DYNAMIC_STATE_2_FEATURES_EXT => vk::PhysicalDeviceExtendedDynamicState2FeaturesEXT,
+        PHYSICAL_DEVICE_INDEX_TYPE_UINT8_FEATURES_EXT => vk::PhysicalDeviceIndexTypeUint8FeaturesEXT,
+        PHYSICAL_DEVICE_PROVOKING_VERTEX_FEATURES_EXT => vk::PhysicalDeviceProvokingVertexFeaturesEXT,
     };
     // Every feature structure is sType, pNext, then Bool32 words.
     const HEADER: usize = std::mem::size_of::<vk::BaseInStructure>();

@@ -30,29 +30,67 @@ use crate::watchdog::Tally;
 /// modelled independently (a stalled cluster does not hold up the KMU for the others), which
 /// is what lets clusters run on separate host threads with no synchronisation and still
 /// give the same cycle counts on any number of threads.
-pub struct LaunchSource<'k> {
-    kmu: &'k Kmu,
-    next: u64,
-    stride: u64,
+///
+/// Or, for a draw's fragment warps, a list of CTAs for each of the cluster's cores: a CTA
+/// goes to its core, in list order.
+pub enum LaunchSource<'k> {
+    Kmu { kmu: &'k Kmu, next: u64, stride: u64 },
+    Lists { lists: &'k [Vec<CtaDesc>], ready: &'k [Vec<u64>], next: Vec<usize> },
 }
 
 impl<'k> LaunchSource<'k> {
     pub fn new(kmu: &'k Kmu, first: u64, stride: u64) -> LaunchSource<'k> {
-        LaunchSource { kmu, next: first, stride: stride.max(1) }
+        LaunchSource::Kmu { kmu, next: first, stride: stride.max(1) }
+    }
+
+    /// CTAs for each of the cluster's cores, in order, each launched no earlier than its
+    /// `ready` cycle.
+    pub fn lists(lists: &'k [Vec<CtaDesc>], ready: &'k [Vec<u64>]) -> LaunchSource<'k> {
+        LaunchSource::Lists { lists, ready, next: vec![0; lists.len()] }
     }
 
     fn pull(&mut self) -> Option<Vec<CtaDesc>> {
-        if self.next < self.kmu.num_clusters() {
-            let m = self.kmu.cluster(self.next).collect();
-            self.next += self.stride;
-            Some(m)
-        } else {
-            None
+        match self {
+            LaunchSource::Kmu { kmu, next, stride } if *next < kmu.num_clusters() => {
+                let m = kmu.cluster(*next).collect();
+                *next += *stride;
+                Some(m)
+            }
+            _ => None,
+        }
+    }
+
+    /// The next CTA listed for `core`, if it is ready at cycle `now`.
+    fn peek(&self, core: usize, now: u64) -> Option<CtaDesc> {
+        match self {
+            LaunchSource::Lists { lists, ready, next } => {
+                lists[core].get(next[core]).copied().filter(|_| ready[core][next[core]] <= now)
+            }
+            LaunchSource::Kmu { .. } => None,
+        }
+    }
+
+    /// The first cycle after `now` at which a listed CTA becomes ready.
+    fn next_ready(&self, now: u64) -> Option<u64> {
+        match self {
+            LaunchSource::Lists { ready, next, .. } => {
+                ready.iter().zip(next).filter_map(|(r, &n)| r.get(n).copied()).filter(|&t| t > now).min()
+            }
+            LaunchSource::Kmu { .. } => None,
+        }
+    }
+
+    fn advance(&mut self, core: usize) {
+        if let LaunchSource::Lists { next, .. } = self {
+            next[core] += 1;
         }
     }
 
     fn exhausted(&self) -> bool {
-        self.next >= self.kmu.num_clusters()
+        match self {
+            LaunchSource::Kmu { kmu, next, .. } => *next >= kmu.num_clusters(),
+            LaunchSource::Lists { lists, next, .. } => lists.iter().zip(next).all(|(l, &n)| n >= l.len()),
+        }
     }
 
     fn pending(&self) -> bool {
@@ -229,6 +267,9 @@ impl<'a> Cluster<'a> {
     /// One launch-fabric cycle: offers the current CTA to a ready core; returns the core
     /// that took it.
     fn launch(&mut self, ctx: &DispatchCtx) -> Option<usize> {
+        if matches!(self.source, LaunchSource::Lists { .. }) {
+            return self.launch_listed(ctx);
+        }
         let now = self.now;
         if self.arb.cur.is_none() {
             self.arb.cur = Some((self.source.pull()?, 0, None));
@@ -254,6 +295,26 @@ impl<'a> Cluster<'a> {
                 self.arb.rr = c + 1;
                 self.arb.cur = None;
             }
+            return Some(c);
+        }
+        None
+    }
+
+    /// [`Self::launch`] from per-core lists: one CTA a cycle, to the first core in
+    /// round-robin order whose next listed CTA its dispatcher takes.
+    fn launch_listed(&mut self, ctx: &DispatchCtx) -> Option<usize> {
+        let (now, n) = (self.now, self.cores.len());
+        for k in 0..n {
+            let c = (self.arb.rr + k) % n;
+            let Some(cta) = self.source.peek(c, now) else { continue };
+            let clk = &mut self.clocks[c];
+            if !clk.disp_ready(now) {
+                continue;
+            }
+            let Some(adm) = clk.disp.try_admit(&cta, 1) else { continue };
+            self.cores[c].launch_cta_timed(clk, ctx, &cta, adm, now);
+            self.source.advance(c);
+            self.arb.rr = c + 1;
             return Some(c);
         }
         None
@@ -314,6 +375,10 @@ impl<'a> Cluster<'a> {
                 } else if let Some(t) = self.clocks.iter().map(|c| c.disp_free_at()).filter(|&t| t > now).min() {
                     // A blocked message waits for a dispatcher to finish expanding, or for a
                     // retirement to free a slot (an issue event, which marks the core dirty).
+                    self.arb_next = self.arb_next.min(t);
+                }
+                // A listed CTA waits for the raster unit to have produced it.
+                if let Some(t) = self.source.next_ready(now) {
                     self.arb_next = self.arb_next.min(t);
                 }
             }

@@ -372,6 +372,70 @@ impl Default for MemConfig {
     }
 }
 
+/// The graphics units (`docs/GRAPHICS.md`; timed mode: `docs/TIMING.md` §2).
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct GfxConfig {
+    /// Screen tile side in pixels (a power of two, 2..=16): a tile's fragments run on core
+    /// `tile index mod cores`.
+    pub tile_size: u32,
+    /// Raster unit: cycles between primitive setups (clip, project, cull, set up).
+    pub setup_cycles: u32,
+    /// Raster unit: cycles from a primitive's setup to its first quad.
+    pub raster_latency: u32,
+    /// Raster unit: quads it emits (tests early, bins) per cycle.
+    pub raster_quads_per_cycle: u32,
+    /// Output merger (per core): quads it merges per cycle, and cycles from a fragment
+    /// warp's retirement to its first merge.
+    pub om_quads_per_cycle: u32,
+    pub om_latency: u32,
+}
+
+impl Default for GfxConfig {
+    fn default() -> Self {
+        GfxConfig {
+            tile_size: 16,
+            setup_cycles: 1,
+            raster_latency: 8,
+            raster_quads_per_cycle: 4,
+            om_quads_per_cycle: 2,
+            om_latency: 4,
+        }
+    }
+}
+
+/// The texture unit of each core (`TEX`; `tex/timed.rs`): a tag-only texture cache in front
+/// of the cluster's L2, and a filter stage of fixed throughput.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TexConfig {
+    pub cache_size: u32,
+    pub cache_ways: u32,
+    /// Banks, each taking one line per cycle: the address stage's lines per cycle.
+    pub cache_banks: u32,
+    pub cache_mshrs: u32,
+    pub cache_latency: u32,
+    /// Texels the filter stage takes per cycle (16: four bilinear samples).
+    pub texels_per_cycle: u32,
+    /// Cycles from the filter stage to the warp's registers (address generation, format
+    /// conversion, filter arithmetic).
+    pub latency: u32,
+}
+
+impl Default for TexConfig {
+    fn default() -> Self {
+        TexConfig {
+            cache_size: 16 * 1024,
+            cache_ways: 4,
+            cache_banks: 4,
+            cache_mshrs: 16,
+            cache_latency: 4,
+            texels_per_cycle: 16,
+            latency: 16,
+        }
+    }
+}
+
 /// How the timed model runs on the host.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -409,7 +473,9 @@ pub struct DeviceConfig {
     pub isect: IsectConfig,
     pub core: CoreConfig,
     pub mem: MemConfig,
+    pub tex: TexConfig,
     pub sim: SimConfig,
+    pub gfx: GfxConfig,
     /// The watchdog's idle rule: a dispatch that makes no progress (no warp retired, no CTA
     /// launched, no ray completed) for this long, milliseconds, is lost (0 = never;
     /// `watchdog.rs`).
@@ -443,7 +509,9 @@ impl Default for DeviceConfig {
             isect: IsectConfig::default(),
             core: CoreConfig::default(),
             mem: MemConfig::default(),
+            tex: TexConfig::default(),
             sim: SimConfig::default(),
+            gfx: GfxConfig::default(),
             watchdog_idle_ms: 20_000,
             watchdog_ms: 0,
             host_threads: 0,
@@ -541,6 +609,13 @@ impl DeviceConfig {
                 crate::abi::dcr::LMEM_BLOCK
             ));
         }
+        let t = self.gfx.tile_size;
+        if !(2..=16).contains(&t) || !t.is_power_of_two() {
+            return Err(format!("gfx.tile_size = {t} must be a power of two in 2..=16"));
+        }
+        if self.gfx.raster_quads_per_cycle == 0 || self.gfx.om_quads_per_cycle == 0 {
+            return Err("gfx.raster_quads_per_cycle and gfx.om_quads_per_cycle must be at least 1".into());
+        }
         let r = &self.rtu;
         if r.bvh_width == 0 {
             return Err(
@@ -605,6 +680,8 @@ impl DeviceConfig {
         }
         let x = &self.isect;
         cache_rule("isect.cache", x.cache_size, x.cache_ways, x.cache_banks, x.cache_mshrs)?;
+        let t = &self.tex;
+        cache_rule("tex.cache", t.cache_size, t.cache_ways, t.cache_banks, t.cache_mshrs)?;
         let c = &self.core;
         for (name, v) in [
             ("isect.cache_latency", x.cache_latency),
@@ -622,6 +699,9 @@ impl DeviceConfig {
             ("core.warp_latency", c.warp_latency),
             ("core.trace_beats", c.trace_beats),
             ("mem.l1_latency", m.l1_latency),
+            ("tex.cache_latency", t.cache_latency),
+            ("tex.texels_per_cycle", t.texels_per_cycle),
+            ("tex.latency", t.latency),
             ("rtu.rtcache_latency", r.rtcache_latency),
         ] {
             if v == 0 {
@@ -734,6 +814,12 @@ mod tests {
         assert!(e.contains("isect.cache_size"), "{e}");
         assert_eq!(RtArch::parse(" RDNA2 "), Ok(RtArch::Rdna2));
         assert!(RtArch::parse("x").unwrap_err().contains("VORTEX_RT_ARCH"));
+        let e = DeviceConfig::from_toml("[tex]\ncache_ways = 3\n").unwrap_err();
+        assert!(e.contains("tex.cache_ways"), "{e}");
+        let e = DeviceConfig::from_toml("[tex]\ntexels_per_cycle = 0\n").unwrap_err();
+        assert!(e.contains("tex.texels_per_cycle"), "{e}");
+        let c = DeviceConfig::from_toml("[tex]\ncache_size = 4096\nlatency = 3\n").unwrap();
+        assert_eq!((c.tex.cache_size, c.tex.latency, c.tex.cache_ways), (4096, 3, 4));
         let e = DeviceConfig::from_toml("mode = \"fast\"\n").unwrap_err();
         assert!(e.contains("fast") || e.contains("variant"), "{e}");
     }

@@ -56,6 +56,25 @@ impl DcrFile {
         }
     }
 
+    /// The draw the graphics DCRs program, latched at `GFX_START`.
+    pub fn draw(&self) -> DrawRegs {
+        use crate::abi::gfx::dcr::*;
+        DrawRegs {
+            vs_pc: self.pair(GFX_VS_PC_LO, GFX_VS_PC_HI),
+            fs_pc: self.pair(GFX_FS_PC_LO, GFX_FS_PC_HI),
+            param: self.pair(GFX_PARAM_LO, GFX_PARAM_HI),
+            state: self.pair(GFX_STATE_LO, GFX_STATE_HI),
+            vob: self.pair(GFX_VOB_LO, GFX_VOB_HI),
+            vertex_count: self.read(GFX_VERTEX_COUNT),
+            instance_count: self.read(GFX_INSTANCE_COUNT),
+            vertex_base: self.read(GFX_VERTEX_BASE),
+            first_instance: self.read(GFX_FIRST_INSTANCE),
+            index: self.pair(GFX_INDEX_LO, GFX_INDEX_HI),
+            index_type: self.read(GFX_INDEX_TYPE),
+            draw_index: self.read(GFX_DRAW_INDEX),
+        }
+    }
+
     /// The RTU's per-dispatch configuration.
     pub fn rtu(&self) -> RtuState {
         let cfg = self.read(RTU_CONFIG);
@@ -94,6 +113,32 @@ impl LaunchState {
 
     pub fn num_ctas(&self) -> u64 {
         self.grid_dim.iter().map(|&d| d as u64).product()
+    }
+}
+
+/// A draw as the graphics DCRs program it (`abi::gfx::dcr`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DrawRegs {
+    pub vs_pc: u64,
+    /// 0: no fragment kernel.
+    pub fs_pc: u64,
+    pub param: u64,
+    pub state: u64,
+    pub vob: u64,
+    pub vertex_count: u32,
+    pub instance_count: u32,
+    pub vertex_base: u32,
+    pub first_instance: u32,
+    /// 0: not indexed.
+    pub index: u64,
+    pub index_type: u32,
+    pub draw_index: u32,
+}
+
+impl DrawRegs {
+    /// Vertex-output slots the draw fills (one per vertex position and instance).
+    pub fn slots(&self) -> u64 {
+        self.vertex_count as u64 * self.instance_count as u64
     }
 }
 

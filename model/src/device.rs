@@ -14,8 +14,9 @@ use crate::core::timed::KernelTiming;
 use crate::core::{Core, CoreStats, DispatchCtx};
 use crate::dcr::{DcrFile, LaunchState};
 use crate::fault::{Fault, FaultKind};
-use crate::kmu::Kmu;
-use crate::mem::AddressSpace;
+use crate::gfx::{DrawStats, Stage};
+use crate::kmu::{CtaDesc, Kmu};
+use crate::mem::{AddressSpace, MemoryMap};
 use crate::stats::TimedReport;
 use crate::watchdog::{Reporter, Watchdog};
 use std::collections::HashMap;
@@ -37,6 +38,40 @@ pub struct DispatchReport {
     /// With `DeviceConfig::detailed_stats`: the RTU work (records fetched plus primitive
     /// tests) of every invocation that traced, by grid-relative global invocation id.
     pub work: Vec<([u32; 3], u32)>,
+    /// A draw's fixed-function counters (`Device::draw`); `None` for a dispatch.
+    pub draw: Option<DrawStats>,
+}
+
+impl DispatchReport {
+    /// Adds the counters of a stage that ran after this one (a draw's fragment stage after
+    /// its vertex stage): instructions, CTAs and warps add up, timed mode's cycles too.
+    pub fn absorb(&mut self, next: DispatchReport) {
+        self.totals.add(&next.totals);
+        for (i, c) in next.per_core.iter().enumerate() {
+            match self.per_core.get_mut(i) {
+                Some(p) => p.add(c),
+                None => self.per_core.push(c.clone()),
+            }
+        }
+        self.timed = match (self.timed.take(), next.timed) {
+            (Some(mut a), Some(b)) => {
+                a.then(&b);
+                Some(a)
+            }
+            (a, b) => a.or(b),
+        };
+        self.work.extend(next.work);
+    }
+}
+
+/// Where a launch's CTAs come from.
+#[derive(Clone, Copy)]
+pub enum Source<'a> {
+    /// The KMU's walk of the grid, load-balanced over the cores (dispatches, vertex kernels).
+    Kmu(&'a Kmu),
+    /// A list of CTAs per core, each run in order on its core (fragment warps by tile), with
+    /// the cycle each may launch at (timed mode).
+    PerCore(&'a [Vec<CtaDesc>], &'a [Vec<u64>]),
 }
 
 pub struct Device {
@@ -88,7 +123,8 @@ impl Device {
         &self.dcrs
     }
 
-    fn kernel(&mut self, mem: &crate::mem::MemoryMap, pc: u64) -> Result<Arc<DecodedKernel>, Fault> {
+    /// The decoded kernel at `pc` (decoded once per image and kernel id).
+    pub(crate) fn kernel(&mut self, mem: &MemoryMap, pc: u64) -> Result<Arc<DecodedKernel>, Fault> {
         let head: [u8; crate::abi::kernel::image::HEADER_BYTES] = mem
             .read_array(pc)
             .map_err(|m| Fault::new(FaultKind::BadKernel, format!("kernel image at {pc:#x}: {m}")))?;
@@ -117,29 +153,40 @@ impl Device {
     }
 
     fn start_inner(&mut self) -> Result<DispatchReport, Fault> {
-        let t0 = Instant::now();
         // A faulted dispatch may have left per-invocation work behind; it is not this one's.
         for core in &mut self.cores {
             core.take_work();
         }
         let launch: LaunchState = self.dcrs.launch();
-        let mut report = DispatchReport { grid: launch.grid_dim, block: launch.block_dim, ..Default::default() };
         // An empty grid is not an error and walks nothing.
         if !launch.grid_nonempty() {
-            return Ok(report);
+            return Ok(DispatchReport { grid: launch.grid_dim, block: launch.block_dim, ..Default::default() });
         }
         let mem = self.space.snapshot();
         let kernel = self.kernel(&mem, launch.pc)?;
-        report.kernel = kernel.name.clone();
         let kmu = Kmu::new(&launch)?;
-        let watchdog = Watchdog::new(&self.cfg);
-        let ctx = DispatchCtx {
-            mem: &mem,
-            kernel: &kernel,
-            launch: &launch,
-            num_cores: self.cfg.num_cores(),
-            watchdog: &watchdog,
+        self.run(&mem, &launch, &kernel, None, Source::Kmu(&kmu))
+    }
+
+    /// Runs `kernel` over the CTAs of `source` to completion, in the device's mode: a
+    /// dispatch, or one stage of a draw (`gfx`).
+    pub(crate) fn run(
+        &mut self,
+        mem: &MemoryMap,
+        launch: &LaunchState,
+        kernel: &Arc<DecodedKernel>,
+        gfx: Option<Stage>,
+        source: Source,
+    ) -> Result<DispatchReport, Fault> {
+        let t0 = Instant::now();
+        let mut report = DispatchReport {
+            kernel: kernel.name.clone(),
+            grid: launch.grid_dim,
+            block: launch.block_dim,
+            ..Default::default()
         };
+        let watchdog = Watchdog::new(&self.cfg);
+        let ctx = DispatchCtx { mem, kernel, launch, num_cores: self.cfg.num_cores(), watchdog: &watchdog, gfx };
         // A watchdog fault names the rule, the progress and the warps still running on the
         // cores that ran the dispatch.
         let lost = |f: Fault, cores: &[Core]| {
@@ -150,16 +197,47 @@ impl Device {
             f
         };
         if self.cfg.mode == Mode::Timed {
-            if let Err(f) = self.run_timed(&ctx, &kmu, &mut report) {
+            if let Err(f) = self.run_timed(&ctx, source, &mut report) {
                 return Err(lost(f, &self.cores));
             }
-            report.work = self.cores.iter_mut().flat_map(|c| c.take_work()).collect();
-            report.wall = t0.elapsed();
-            return Ok(report);
+        } else {
+            for c in &mut self.cores {
+                c.units.rtu.set_timed(false);
+            }
+            let (results, ran) = match source {
+                Source::Kmu(kmu) => self.run_functional(&ctx, kmu),
+                Source::PerCore(lists, _) => self.run_lists(&ctx, lists),
+            };
+            let mut first_fault: Option<Fault> = None;
+            for r in results {
+                match r {
+                    Ok(s) => {
+                        report.totals.add(&s);
+                        report.per_core.push(s);
+                    }
+                    Err(f) => {
+                        // Prefer the fault that caused the stop over the cores that merely
+                        // stopped.
+                        let secondary = f.detail.starts_with("stopped:");
+                        if first_fault.as_ref().is_none_or(|g| g.detail.starts_with("stopped:") && !secondary) {
+                            first_fault = Some(f);
+                        }
+                    }
+                }
+            }
+            if let Some(f) = first_fault {
+                return Err(lost(f, &self.cores[..ran]));
+            }
         }
-        for c in &mut self.cores {
-            c.units.rtu.set_timed(false);
-        }
+        report.work = self.cores.iter_mut().flat_map(|c| c.take_work()).collect();
+        report.wall = t0.elapsed();
+        Ok(report)
+    }
+
+    /// Functional mode over the KMU's walk: cores on host threads, each pulling its next
+    /// cluster when it can take one. Returns each core's result and how many cores (from the
+    /// first) ran.
+    fn run_functional(&mut self, ctx: &DispatchCtx, kmu: &Kmu) -> (Vec<Result<CoreStats, Fault>>, usize) {
         let next = AtomicU64::new(0);
         let total = kmu.num_clusters();
         let pull = || {
@@ -167,57 +245,103 @@ impl Device {
             (i < total).then(|| kmu.cluster(i).collect::<Vec<_>>())
         };
         let threads = self.cfg.host_threads().min(self.cores.len()).min(total as usize).max(1);
-        let results: Vec<Result<CoreStats, Fault>> = if threads == 1 {
+        let ran = threads;
+        if threads == 1 {
             let mut pull = pull;
-            vec![self.cores[0].run(&ctx, &mut pull)]
-        } else {
-            let ctx = &ctx;
-            let pull = &pull;
-            std::thread::scope(|s| {
-                let handles: Vec<_> = self.cores[..threads]
-                    .iter_mut()
-                    .map(|core| {
-                        s.spawn(move || {
-                            let mut p = || pull();
-                            let r = core.run(ctx, &mut p);
-                            if r.is_err() {
-                                ctx.watchdog.stop();
-                            }
-                            r
-                        })
+            return (vec![self.cores[0].run(ctx, &mut pull)], ran);
+        }
+        let pull = &pull;
+        let results = std::thread::scope(|s| {
+            let handles: Vec<_> = self.cores[..threads]
+                .iter_mut()
+                .map(|core| {
+                    s.spawn(move || {
+                        let mut p = || pull();
+                        let r = core.run(ctx, &mut p);
+                        if r.is_err() {
+                            ctx.watchdog.stop();
+                        }
+                        r
                     })
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|h| {
-                        h.join().unwrap_or_else(|_| Err(Fault::new(FaultKind::BadLaunch, "a core thread panicked")))
-                    })
-                    .collect()
-            })
-        };
-        let mut first_fault: Option<Fault> = None;
-        for r in results {
-            match r {
-                Ok(s) => {
-                    report.totals.add(&s);
-                    report.per_core.push(s);
-                }
-                Err(f) => {
-                    // Prefer the fault that caused the stop over the cores that merely stopped.
-                    let secondary = f.detail.starts_with("stopped:");
-                    if first_fault.as_ref().is_none_or(|g| g.detail.starts_with("stopped:") && !secondary) {
-                        first_fault = Some(f);
-                    }
-                }
+                })
+                .collect();
+            join_all(handles)
+        });
+        (results, ran)
+    }
+
+    /// Functional mode over per-core lists: every core with work runs its list in order;
+    /// host threads take the cores round robin.
+    fn run_lists(&mut self, ctx: &DispatchCtx, lists: &[Vec<CtaDesc>]) -> (Vec<Result<CoreStats, Fault>>, usize) {
+        let busy: Vec<usize> = (0..self.cores.len()).filter(|&c| lists.get(c).is_some_and(|l| !l.is_empty())).collect();
+        let threads = self.cfg.host_threads().min(busy.len()).max(1);
+        let ran = self.cores.len();
+        let mut groups: Vec<Vec<(&mut Core, &[CtaDesc])>> = (0..threads).map(|_| Vec::new()).collect();
+        for (i, core) in self.cores.iter_mut().enumerate() {
+            if let Some(k) = busy.iter().position(|&c| c == i) {
+                groups[k % threads].push((core, &lists[i]));
             }
         }
-        if let Some(f) = first_fault {
-            return Err(lost(f, &self.cores[..threads]));
+        let run_group = |g: Vec<(&mut Core, &[CtaDesc])>| -> Vec<Result<CoreStats, Fault>> {
+            g.into_iter()
+                .map(|(core, list)| {
+                    let mut it = list.iter();
+                    let mut pull = || it.next().map(|c| vec![*c]);
+                    let r = core.run(ctx, &mut pull);
+                    if r.is_err() {
+                        ctx.watchdog.stop();
+                    }
+                    r
+                })
+                .collect()
+        };
+        if threads == 1 {
+            return (groups.into_iter().flat_map(run_group).collect(), ran);
         }
-        report.work = self.cores.iter_mut().flat_map(|c| c.take_work()).collect();
-        report.wall = t0.elapsed();
-        Ok(report)
+        let run_group = &run_group;
+        let results = std::thread::scope(|s| {
+            let handles: Vec<_> = groups.into_iter().map(|g| s.spawn(move || run_group(g))).collect();
+            handles
+                .into_iter()
+                .flat_map(|h| {
+                    h.join().unwrap_or_else(|_| vec![Err(Fault::new(FaultKind::BadLaunch, "a core thread panicked"))])
+                })
+                .collect()
+        });
+        (results, ran)
     }
+
+    /// Every core's output-merger port starts a fragment stage.
+    pub(crate) fn begin_fragments(&mut self) {
+        let warps = self.cfg.num_warps as usize;
+        let timed = (self.cfg.mode == Mode::Timed).then_some(&self.cfg.gfx);
+        for c in &mut self.cores {
+            c.units.om.begin(warps, timed);
+        }
+    }
+
+    /// The fragment stage ended: the output mergers' counters (every warp merged), and the
+    /// cycle the last merge finished (timed mode).
+    pub(crate) fn end_fragments(&mut self) -> Result<(crate::gfx::om::OmStats, u64), Fault> {
+        let (mut s, mut end) = (crate::gfx::om::OmStats::default(), 0);
+        for c in &mut self.cores {
+            if !c.units.om.drained() {
+                return Err(Fault::new(FaultKind::BadLaunch, "a fragment warp never merged"));
+            }
+            s.add(&c.units.om.stats);
+            end = end.max(c.units.om.end);
+        }
+        Ok((s, end))
+    }
+}
+
+fn join_all(
+    handles: Vec<std::thread::ScopedJoinHandle<'_, Result<CoreStats, Fault>>>,
+) -> Vec<Result<CoreStats, Fault>> {
+    handles
+        .into_iter()
+        .map(|h| h.join().unwrap_or_else(|_| Err(Fault::new(FaultKind::BadLaunch, "a core thread panicked"))))
+        .collect()
 }
 
 /// Cycles a cluster runs between checks of the watchdog: a few milliseconds of host time
@@ -225,15 +349,21 @@ impl Device {
 const CHUNK: u64 = 1 << 16;
 
 impl Device {
-    fn run_timed(&mut self, ctx: &DispatchCtx, kmu: &Kmu, report: &mut DispatchReport) -> Result<(), Fault> {
+    fn run_timed(&mut self, ctx: &DispatchCtx, source: Source, report: &mut DispatchReport) -> Result<(), Fault> {
         let cfg = self.cfg.clone();
         let kt = KernelTiming::new(&ctx.kernel.code);
         let dcr_thresh = self.dcrs.read(crate::abi::dcr::RTU_REFORM_THRESH);
         let reform = if dcr_thresh != 0 { dcr_thresh } else { cfg.rtu.reform_thresh };
         let ncl = cfg.num_clusters as usize;
         let mut clusters = Vec::with_capacity(ncl);
-        for (i, cores) in self.cores.chunks_mut(cfg.cores_per_cluster as usize).enumerate() {
-            let source = LaunchSource::new(kmu, i as u64, ncl as u64);
+        let cpc = cfg.cores_per_cluster as usize;
+        for (i, cores) in self.cores.chunks_mut(cpc).enumerate() {
+            let source = match source {
+                Source::Kmu(kmu) => LaunchSource::new(kmu, i as u64, ncl as u64),
+                Source::PerCore(lists, ready) => {
+                    LaunchSource::lists(&lists[i * cpc..(i + 1) * cpc], &ready[i * cpc..(i + 1) * cpc])
+                }
+            };
             clusters.push(Cluster::new(&cfg, i as u32, cores, ctx, source, reform)?);
         }
         // Clusters share nothing but the KMU's fixed assignment of launch messages, so each

@@ -10,6 +10,7 @@ use crate::core::timed::CoreTimedStats;
 use crate::device::DispatchReport;
 use crate::rtu::engine::EngineStats;
 use crate::rtu::timeline::Timeline;
+use crate::tex::timed::TexStats;
 use crate::tlb::TlbStats;
 use serde::Serialize;
 
@@ -67,6 +68,18 @@ struct RtuTimedJson {
     totals: EngineStats,
 }
 
+/// The texture units' counters, summed over cores (timed mode, dispatches that sampled).
+#[derive(Serialize)]
+struct TexJson {
+    requests: u64,
+    texels: u64,
+    lines: u64,
+    filter_cycles: u64,
+    queue_cycles: u64,
+    cache: CacheStats,
+    cache_hit_rate: f64,
+}
+
 #[derive(Serialize)]
 struct MemJson {
     l1: CacheStats,
@@ -99,12 +112,17 @@ struct DispatchJson<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     memory: Option<MemJson>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    tex: Option<TexJson>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     cores: Option<&'a [CoreTimedStats]>,
     #[serde(skip_serializing_if = "Option::is_none")]
     rtu_timeline: Option<TimelineJson>,
     wall_ms: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
     simulated_cycles_per_second: Option<f64>,
+    /// A draw's fixed-function counters.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    draw: Option<&'a crate::gfx::DrawStats>,
 }
 
 /// The traversal cores' timeline as parallel arrays, one entry per bucket, each a fraction
@@ -152,6 +170,29 @@ fn ratio(a: u64, b: u64) -> f64 {
 }
 
 impl TimedReport {
+    /// Appends a phase that ran after this one on the same machine (a draw's stages): cycles
+    /// add up, and so does every unit's counters, unit by unit.
+    pub fn then(&mut self, o: &TimedReport) {
+        fn zip<T: Clone>(a: &mut Vec<T>, b: &[T], add: impl Fn(&mut T, &T)) {
+            for (i, x) in b.iter().enumerate() {
+                match a.get_mut(i) {
+                    Some(y) => add(y, x),
+                    None => a.push(x.clone()),
+                }
+            }
+        }
+        self.cycles += o.cycles;
+        zip(&mut self.cores, &o.cores, CoreTimedStats::add);
+        zip(&mut self.rtus, &o.rtus, EngineStats::add);
+        zip(&mut self.rtcaches, &o.rtcaches, CacheStats::add);
+        zip(&mut self.l2, &o.l2, CacheStats::add);
+        if let Some(t) = &o.rtu_timeline {
+            self.rtu_timeline.get_or_insert_with(Default::default).add(t);
+        }
+        self.dram_reads += o.dram_reads;
+        self.dram_queue_cycles += o.dram_queue_cycles;
+    }
+
     pub fn rtu_totals(&self) -> EngineStats {
         let mut t = EngineStats::default();
         for r in &self.rtus {
@@ -181,6 +222,15 @@ impl TimedReport {
         let mut t = TlbStats::default();
         for c in &self.cores {
             t.add(&c.tlb);
+        }
+        t
+    }
+
+    /// The texture units' counters, summed over cores.
+    pub fn tex_totals(&self) -> TexStats {
+        let mut t = TexStats::default();
+        for c in &self.cores {
+            t.add(&c.tex);
         }
         t
     }
@@ -272,6 +322,15 @@ impl DispatchReport {
                 lsu_tlb: t.lsu_tlb_totals(),
                 rtu_tlb: t.rtu_tlb_totals(),
             }),
+            tex: self.timed.as_ref().map(|t| t.tex_totals()).filter(|t| t.requests > 0).map(|t| TexJson {
+                requests: t.requests,
+                texels: t.texels,
+                lines: t.lines,
+                filter_cycles: t.filter_cycles,
+                queue_cycles: t.queue_cycles,
+                cache_hit_rate: ratio(t.cache.hits, t.cache.accesses),
+                cache: t.cache,
+            }),
             cores: self.timed.as_ref().map(|t| &t.cores[..]),
             rtu_timeline: self
                 .timed
@@ -282,6 +341,7 @@ impl DispatchReport {
                 .timed
                 .as_ref()
                 .map(|t| t.cycles as f64 / self.wall.as_secs_f64().max(1e-9)),
+            draw: self.draw.as_ref(),
         };
         serde_json::to_value(j).expect("counters serialise")
     }
@@ -331,6 +391,13 @@ impl DispatchReport {
                 s += &format!(
                     ", TLB (sparse pages) LSU {} lookups / {} misses, RTU {} lookups / {} misses",
                     lsu.lookups, lsu.misses, rtu.lookups, rtu.misses
+                );
+            }
+            let tex = t.tex_totals();
+            if tex.requests > 0 {
+                s += &format!(
+                    "; texture: {} requests, {} texels, cache {} hits / {} misses",
+                    tex.requests, tex.texels, tex.cache.hits, tex.cache.misses
                 );
             }
         }

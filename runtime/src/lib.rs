@@ -13,6 +13,7 @@
 //! `VK_ERROR_DEVICE_LOST`.
 
 pub mod accel;
+pub mod blit;
 pub mod buffer;
 pub mod cmd;
 pub mod descriptor;
@@ -22,6 +23,8 @@ pub mod memory;
 pub mod pipeline;
 pub mod query;
 pub mod queue;
+pub mod renderpass;
+pub mod sampler;
 pub mod sparse;
 pub mod stats;
 pub mod stream;

@@ -1,6 +1,8 @@
-//! Shader modules, pipeline layouts, bind points and compute pipelines. Creating a pipeline
-//! compiles its SPIR-V to a VX kernel and places the kernel image in device memory, where the
-//! KMU's PC points at dispatch.
+//! Shader modules, pipeline layouts, bind points and pipelines. Creating a pipeline compiles
+//! its SPIR-V to VX kernels and places the kernel images in device memory, where the KMU's PC
+//! (a dispatch) or the draw's stage DCRs (`graphics`) point.
+
+pub mod graphics;
 
 use crate::descriptor::SetLayout;
 use crate::device::Device;
@@ -8,6 +10,7 @@ use crate::memory::Memory;
 use crate::{vk, VkResult};
 use std::sync::Arc;
 use vortex_model::abi::kernel::kargs;
+use vortex_transcode::shader;
 
 pub struct ShaderModule {
     pub words: Vec<u32>,
@@ -61,13 +64,24 @@ impl BindPoint {
 /// Specialization constants: (constant id, bytes).
 pub type Specialization = Vec<(u32, Vec<u8>)>;
 
-/// A compiled compute pipeline with its kernel image resident in device memory.
+/// A pipeline: its layout and what it runs. Every kind binds at its own bind point.
 pub struct Pipeline {
     pub layout: Arc<PipelineLayout>,
+    /// The entry point's name (the vertex stage's, for graphics), for logs.
+    pub name: String,
+    pub kind: Kind,
+}
+
+pub enum Kind {
+    Compute(Compute),
+    Graphics(Box<graphics::GraphicsPipeline>),
+}
+
+/// A compute kernel resident in device memory, with its launch shape.
+pub struct Compute {
     pub kernel: Memory,
     pub local_size: [u32; 3],
     pub lmem_bytes: u32,
-    pub name: String,
 }
 
 impl Pipeline {
@@ -78,7 +92,8 @@ impl Pipeline {
         spec: &Specialization,
         layout: Arc<PipelineLayout>,
     ) -> VkResult<Pipeline> {
-        let k = crate::stream::compile_kernel(&module.words, entry, spec, &layout)?;
+        let k =
+            crate::stream::compile_kernel(&module.words, entry, spec, &layout, shader::Target::COMPUTE, Vec::new())?;
         let max = device.config.max_block_threads();
         let threads: u32 = k.local_size.iter().product();
         if threads == 0 || threads > max {
@@ -95,35 +110,61 @@ impl Pipeline {
             );
             return Err(vk::Result::ERROR_UNKNOWN);
         }
-        let image = k.image(device.kernel_id());
-        let kernel = Memory::allocate(&device.space, image.len() as u64)?;
-        device.space.snapshot().write(kernel.address(0), &image).map_err(|_| vk::Result::ERROR_UNKNOWN)?;
-        if std::env::var("VORTEX_DUMP").is_ok_and(|v| v.split(',').any(|x| x.trim() == "kernels")) {
-            let path = format!("vortex-kernel-{}-{:x}.vxs", sanitize(&k.entry_name), kernel.address(0));
-            match std::fs::write(&path, k.disassemble()) {
-                Ok(()) => tracing::info!("VORTEX_DUMP: wrote {path}"),
-                Err(e) => tracing::warn!("VORTEX_DUMP: cannot write {path}: {e}"),
-            }
-        }
-        tracing::debug!(
-            "compiled '{}': {} instructions, {} registers, {} ray queries",
-            k.entry_name,
-            k.code.len(),
-            k.num_regs,
-            k.num_queries
-        );
-        Ok(Pipeline { layout, kernel, local_size: k.local_size, lmem_bytes: k.lmem_bytes, name: k.entry_name })
+        let kernel = load_kernel(device, &k)?;
+        let compute = Compute { kernel, local_size: k.local_size, lmem_bytes: k.lmem_bytes };
+        Ok(Pipeline { layout, name: k.entry_name, kind: Kind::Compute(compute) })
     }
 
-    /// The bind point this pipeline binds to: every pipeline is a compute pipeline until
-    /// graphics and ray-tracing pipelines exist.
+    /// The bind point this pipeline binds to.
     pub fn bind_point(&self) -> BindPoint {
-        BindPoint::Compute
+        match self.kind {
+            Kind::Compute(_) => BindPoint::Compute,
+            Kind::Graphics(_) => BindPoint::Graphics,
+        }
     }
 
+    pub fn as_compute(&self) -> Option<&Compute> {
+        match &self.kind {
+            Kind::Compute(c) => Some(c),
+            _ => None,
+        }
+    }
+
+    pub fn as_graphics(&self) -> Option<&graphics::GraphicsPipeline> {
+        match &self.kind {
+            Kind::Graphics(g) => Some(g),
+            _ => None,
+        }
+    }
+}
+
+impl Compute {
     pub fn kernel_address(&self) -> u64 {
         self.kernel.address(0)
     }
+}
+
+/// Places a compiled kernel's image in device memory (and, with `VORTEX_DUMP=kernels`, its
+/// listing in a file).
+pub fn load_kernel(device: &Device, k: &shader::CompiledKernel) -> VkResult<Memory> {
+    let image = k.image(device.kernel_id());
+    let kernel = Memory::allocate(&device.space, image.len() as u64)?;
+    device.space.snapshot().write(kernel.address(0), &image).map_err(|_| vk::Result::ERROR_UNKNOWN)?;
+    if std::env::var("VORTEX_DUMP").is_ok_and(|v| v.split(',').any(|x| x.trim() == "kernels")) {
+        let path = format!("vortex-kernel-{}-{:x}.vxs", sanitize(&k.entry_name), kernel.address(0));
+        match std::fs::write(&path, k.disassemble()) {
+            Ok(()) => tracing::info!("VORTEX_DUMP: wrote {path}"),
+            Err(e) => tracing::warn!("VORTEX_DUMP: cannot write {path}: {e}"),
+        }
+    }
+    tracing::debug!(
+        "compiled '{}': {} instructions, {} registers, {} ray queries",
+        k.entry_name,
+        k.code.len(),
+        k.num_regs,
+        k.num_queries
+    );
+    Ok(kernel)
 }
 
 fn sanitize(s: &str) -> String {

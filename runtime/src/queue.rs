@@ -122,6 +122,7 @@ fn command_processor(
     };
     // VORTEX_STATS: every dispatch's counters, a line each, appended after each batch.
     let stats = crate::stats::log();
+    let mut scratch = crate::stream::Scratch::default();
     while let Ok(Work::Submit(sub)) = rx.recv() {
         let dev = device.upgrade();
         let lost = dev.as_ref().is_none_or(|d| d.is_lost());
@@ -134,7 +135,9 @@ fn command_processor(
             let mut reports = Vec::new();
             for rec in &sub.recordings {
                 // A panic in the model is a device fault like any other, not a dead thread.
-                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| play(model, &rec.ops, &mut reports)));
+                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    play(model, &rec.ops, &mut reports, &mut scratch)
+                }));
                 match r {
                     Ok(Ok(())) => {}
                     Ok(Err(fault)) => {

@@ -6,6 +6,10 @@
 //! copies are jobs the command processor runs through the transcoder when it reaches them, so
 //! they read their inputs at execution time.
 
+mod draw;
+
+pub use draw::{DrawJob, DrawSource, IndirectDraws, Scratch};
+
 use crate::accel::{AccelError, AccelStruct};
 use crate::device::Device;
 use crate::memory::Memory;
@@ -118,6 +122,10 @@ pub enum StreamOp {
         event: Arc<crate::sync::Event>,
         value: bool,
     },
+    /// The draw pulse, after the draw's DCR writes (`draw`).
+    Draw(Box<DrawJob>),
+    /// `vkCmdBlitImage` (`crate::blit`).
+    Blit(Box<crate::blit::BlitJob>),
     /// A `vkQueueBindSparse` batch: its pages are bound when the queue reaches it.
     BindSparse(Arc<crate::sparse::BindBatch>),
 }
@@ -141,6 +149,11 @@ impl StreamOp {
             StreamOp::WriteQuery { .. } => "QUERY_WRITE",
             StreamOp::CopyQueryResults { .. } => "QUERY_COPY",
             StreamOp::SetEvent { .. } => "SET_EVENT",
+            StreamOp::Draw(d) => match d.source {
+                DrawSource::Direct { .. } => "DRAW",
+                DrawSource::Indirect(_) => "DRAW_INDIRECT",
+            },
+            StreamOp::Blit(_) => "BLIT",
             StreamOp::BindSparse(_) => "SPARSE_BIND",
         }
     }
@@ -151,6 +164,9 @@ impl StreamOp {
 #[derive(Default)]
 pub struct Recording {
     pub ops: Vec<StreamOp>,
+    /// Draws of a secondary buffer recorded inside a render pass it does not know the
+    /// attachments of: their state records are made when a primary executes it.
+    pub deferred: Vec<crate::cmd::graphics::DeferredState>,
     pub keep: Vec<Arc<dyn Any + Send + Sync>>,
     pub arena: Vec<Memory>,
 }
@@ -174,14 +190,9 @@ impl Recording {
     }
 }
 
-/// Compiles SPIR-V for this device: the pipeline layout becomes the resource layout the
-/// kernel reads its descriptors through.
-pub fn compile_kernel(
-    words: &[u32],
-    entry: &str,
-    spec: &Specialization,
-    layout: &PipelineLayout,
-) -> VkResult<shader::CompiledKernel> {
+/// The pipeline layout as the compiler sees it: every binding with its set, offset and
+/// first dynamic-offset index.
+pub fn resource_layout(layout: &PipelineLayout) -> shader::ResourceLayout {
     let mut bindings = Vec::new();
     for (set, l) in layout.sets.iter().enumerate() {
         let Some(l) = l else { continue };
@@ -196,29 +207,50 @@ pub fn compile_kernel(
             });
         }
     }
+    shader::ResourceLayout { bindings, push_constant_bytes: layout.push_bytes }
+}
+
+/// Compiles SPIR-V for this device: the pipeline layout becomes the resource layout the
+/// kernel reads its descriptors through.
+pub fn compile_kernel(
+    words: &[u32],
+    entry: &str,
+    spec: &Specialization,
+    layout: &PipelineLayout,
+    target: shader::Target,
+    vertex_input: Vec<shader::VertexAttribute>,
+) -> VkResult<shader::CompiledKernel> {
     let opts = shader::CompileOptions {
         entry_point: entry.to_string(),
-        // Compute pipelines are all this device builds.
-        target: shader::Target::COMPUTE,
+        target,
+        vertex_input,
         specialization: spec.iter().cloned().collect(),
-        layout: shader::ResourceLayout { bindings, push_constant_bytes: layout.push_bytes },
+        layout: resource_layout(layout),
         optimize: shader::optimize_from_env(),
     };
     shader::compile(words, &opts).map_err(|e| {
-        tracing::error!("cannot compile compute shader '{entry}': {e}");
+        tracing::error!("cannot compile {} shader '{entry}': {e}", target.stage);
         vk::Result::ERROR_UNKNOWN
     })
 }
 
-/// The command processor: plays one stream into the model. The first device fault stops
-/// the stream and is returned (the queue turns it into DEVICE_LOST).
-pub fn play(model: &mut Model, ops: &[StreamOp], reports: &mut Vec<DispatchReport>) -> Result<(), Fault> {
+/// The command processor: plays one stream into the model, with its scratch for draws. The
+/// first device fault stops the stream and is returned (the queue turns it into
+/// DEVICE_LOST).
+pub fn play(
+    model: &mut Model,
+    ops: &[StreamOp],
+    reports: &mut Vec<DispatchReport>,
+    scratch: &mut Scratch,
+) -> Result<(), Fault> {
     let print = std::env::var_os("VORTEX_ICD_PRINT_CMDS").is_some();
     for op in ops {
         if print {
             match op {
                 StreamOp::Dcr { addr, value } => eprintln!("vortex: DCR {:<18} = {value:#x}", dcr::name(*addr)),
                 StreamOp::Start { kernel } => eprintln!("vortex: START '{kernel}'"),
+                // A direct draw's line comes with its pulse (`draw`).
+                StreamOp::Draw(j) if matches!(j.source, DrawSource::Direct { .. }) => {}
                 other => eprintln!("vortex: {}", other.name()),
             }
         }
@@ -270,6 +302,8 @@ pub fn play(model: &mut Model, ops: &[StreamOp], reports: &mut Vec<DispatchRepor
                 copy_query_results(&mem(), pool, *first, *count, *dst, *stride, *flags)?
             }
             StreamOp::SetEvent { event, value } => event.set(*value),
+            StreamOp::Draw(job) => draw::play(model, job, scratch, reports, print)?,
+            StreamOp::Blit(job) => crate::blit::run(&mem(), job)?,
             StreamOp::BindSparse(batch) => batch.apply(model.memory())?,
         }
     }

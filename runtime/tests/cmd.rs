@@ -12,7 +12,7 @@ use vortex_runtime::cmd::{BufferCopy, CommandBuffer};
 use vortex_runtime::descriptor::{DescriptorSet, SetLayout};
 use vortex_runtime::device::{Device, Gpu};
 use vortex_runtime::memory::Memory;
-use vortex_runtime::pipeline::{BindPoint, Pipeline, PipelineLayout};
+use vortex_runtime::pipeline::{BindPoint, Compute, Kind, Pipeline, PipelineLayout};
 use vortex_runtime::query::QueryPool;
 use vortex_runtime::queue::Submission;
 use vortex_runtime::stream::{Recording, StreamOp};
@@ -37,10 +37,8 @@ fn empty_pipeline(device: &Device) -> Arc<Pipeline> {
     device.space.snapshot().write(kernel.address(0), &image).unwrap();
     Arc::new(Pipeline {
         layout: Arc::new(PipelineLayout::new(vec![Some(dynamic_layout())], 16).unwrap()),
-        kernel,
-        local_size: [1, 1, 1],
-        lmem_bytes: 0,
         name: "empty".into(),
+        kind: Kind::Compute(Compute { kernel, local_size: [1, 1, 1], lmem_bytes: 0 }),
     })
 }
 

@@ -9,7 +9,7 @@ use vortex_model::abi::kernel::{build_image, kargs, KernelHeader};
 use vortex_runtime::cmd::CommandBuffer;
 use vortex_runtime::device::{Device, Gpu};
 use vortex_runtime::memory::Memory;
-use vortex_runtime::pipeline::{BindPoint, Pipeline, PipelineLayout};
+use vortex_runtime::pipeline::{BindPoint, Compute, Kind, Pipeline, PipelineLayout};
 use vortex_runtime::queue::Submission;
 use vortex_runtime::stream::StreamOp;
 use vortex_runtime::sync::Fence;
@@ -32,10 +32,8 @@ fn counting_pipeline(device: &Device, local: [u32; 3]) -> Pipeline {
     device.space.snapshot().write(kernel.address(0), &image).unwrap();
     Pipeline {
         layout: Arc::new(PipelineLayout::new(vec![], 8).unwrap()),
-        kernel,
-        local_size: local,
-        lmem_bytes: 0,
         name: "count".into(),
+        kind: Kind::Compute(Compute { kernel, local_size: local, lmem_bytes: 0 }),
     }
 }
 
@@ -63,7 +61,10 @@ fn dispatch_is_dcr_writes_then_start_and_runs() {
         assert!(dcrs.iter().any(|d| d.0 == a), "{} is not written", dcr::name(a));
     }
     let get = |a| dcrs.iter().rev().find(|d| d.0 == a).unwrap().1;
-    assert_eq!(get(dcr::KMU_PC_LO) as u64 | (get(dcr::KMU_PC_HI) as u64) << 32, pipe.kernel_address());
+    assert_eq!(
+        get(dcr::KMU_PC_LO) as u64 | (get(dcr::KMU_PC_HI) as u64) << 32,
+        pipe.as_compute().unwrap().kernel_address()
+    );
     assert_eq!([get(dcr::KMU_GRID_DIM_X), get(dcr::KMU_GRID_DIM_Y), get(dcr::KMU_GRID_DIM_Z)], [3, 2, 1]);
     assert_eq!(get(dcr::KMU_BLOCK_SIZE), 32);
     assert_eq!(

@@ -2,7 +2,9 @@
 
 mod shader_util;
 use shader_util::*;
-use vortex_transcode::shader::{compile, compile_bytes, reflect_layout, CompileError, CompileOptions, ResourceLayout};
+use vortex_transcode::shader::{
+    compile, compile_bytes, reflect_layout, CompileError, CompileOptions, Stage, Target, VertexAttribute,
+};
 
 const SIMPLE: &str = r#"#version 450
 layout(local_size_x = 4) in;
@@ -70,8 +72,8 @@ fn unsupported_features_are_named() {
             "SPIR-V capability GroupNonUniformPartitioned",
         ),
         (
-            "#version 450\nlayout(local_size_x = 1) in;\nlayout(binding = 1) uniform sampler2D s;\nlayout(std430, binding = 0) buffer B { vec4 v; } b;\nvoid main() { b.v = texelFetch(s, ivec2(0), 0); }",
-            "sampling is not supported",
+            "#version 450\nlayout(local_size_x = 1) in;\nlayout(binding = 1) uniform sampler2DMS s;\nlayout(std430, binding = 0) buffer B { vec4 v; } b;\nvoid main() { b.v = texelFetch(s, ivec2(0), 0); }",
+            "multisampled image",
         ),
     ];
     for (src, needle) in cases {
@@ -187,8 +189,29 @@ fn corpus_modules() -> Vec<(String, Vec<u32>)> {
         .collect()
 }
 
-/// The front end's fuzz target: random and mutated modules (the corpus's 130-odd shaders
-/// and a few hand-picked ones as seeds, each compiled against the layout read off its seed),
+/// Vertex and fragment seeds of the fuzz target: attributes and varyings, interpolation
+/// qualifiers, built-ins, sampling of every kind, derivatives, discard and demotion.
+const GRAPHICS_SEEDS: [(Stage, &str, &str); 3] = [
+    (
+        Stage::Vertex,
+        "vert",
+        "#version 460\nlayout(location = 0) in vec3 p;\nlayout(location = 1) in uvec2 u;\nlayout(location = 2) in vec4 c[1];\nlayout(location = 0) out vec4 o;\nlayout(location = 1) flat out uvec2 f;\nout float gl_ClipDistance[2];\nvoid main() { gl_Position = vec4(p, 1.0); o = c[0] * float(gl_VertexIndex + gl_InstanceIndex); f = u; gl_PointSize = 2.0; gl_ClipDistance[1] = p.x; }",
+    ),
+    (
+        Stage::Fragment,
+        "frag",
+        "#version 450\nlayout(set = 0, binding = 0) uniform sampler2D s[2];\nlayout(set = 0, binding = 1) uniform sampler2DShadow sh;\nlayout(location = 0) in vec4 v;\nlayout(location = 1) flat in ivec2 i;\nlayout(location = 2) noperspective centroid in vec2 w;\nlayout(location = 0) out vec4 o;\nlayout(location = 1) out uvec4 u;\nvoid main() { if (v.w < 0.0) discard; o = texture(s[i.x], v.xy) + textureLod(s[1], w, 1.0) + textureGather(s[0], w, 1) + texelFetch(s[0], i, 0) + vec4(textureProj(sh, v), dFdx(v.x), fwidth(w.y), gl_FragCoord.z); u = uvec4(textureSize(s[1], 0), gl_FrontFacing ? 1 : 0, gl_SampleMaskIn[0]); gl_FragDepth = v.z; }",
+    ),
+    (
+        Stage::Fragment,
+        "frag",
+        "#version 450\n#extension GL_EXT_demote_to_helper_invocation : require\nlayout(input_attachment_index = 0, set = 0, binding = 0) uniform subpassInput ia;\nlayout(set = 0, binding = 1) uniform texture2D t;\nlayout(set = 0, binding = 2) uniform sampler sm;\nlayout(location = 0) in vec2 uv;\nlayout(location = 0) out vec4 o;\nvoid main() { if (uv.x > 0.5) demote; o = subpassLoad(ia) + textureGrad(sampler2D(t, sm), uv, dFdxCoarse(uv), dFdyFine(uv)) * (helperInvocationEXT() ? 0.0 : 1.0); }",
+    ),
+];
+
+/// The front end's fuzz target: random and mutated modules (the corpus's 130-odd shaders,
+/// a few hand-picked ones and vertex and fragment shaders as seeds, each compiled against the
+/// layout read off its seed),
 /// for a bounded time. Every outcome must be Ok or a CompileError, never a panic.
 /// `VX_FUZZ_SECS` sets the time (default 20 s; CI runs it in both modes), `VX_FUZZ_ITERS`
 /// caps the iterations instead, `VX_FUZZ_SEED` varies the campaign.
@@ -201,22 +224,36 @@ fn fuzz_never_panics() {
     ];
     let bindings = vec![b(0, 0, Res::Storage(vec![0; 64])), b(0, 1, Res::Accel(vec![0]))];
     let fixed = layout(&bindings, 0);
-    // (module, the layout it compiles against)
-    let mut corpus: Vec<(Vec<u32>, ResourceLayout)> = Vec::new();
+    let compute = CompileOptions { layout: fixed.clone(), ..CompileOptions::entry("main") };
+    // (module, the options it compiles with: stage, layout, vertex input)
+    let mut corpus: Vec<(Vec<u32>, CompileOptions)> = Vec::new();
     for s in seeds {
         let Some(w) = glsl(s) else { return };
         assert!(build(&w, &bindings, 0, &[]).is_ok(), "seed compiles: {s}");
-        corpus.push((w.clone(), fixed.clone()));
+        corpus.push((w.clone(), compute.clone()));
         if let Some(o) = glsl_opt(s) {
-            corpus.push((o, fixed.clone()));
+            corpus.push((o, compute.clone()));
         }
+    }
+    for (stage, ext, src) in GRAPHICS_SEEDS {
+        let Some(w) = glsl_stage(src, ext, "vulkan1.2") else { return };
+        let opts = CompileOptions {
+            target: Target::stage(stage),
+            layout: reflect_layout(&w).unwrap(),
+            vertex_input: (0..3)
+                .map(|l| VertexAttribute { location: l, binding: l, format: 37 + 27 * l, offset: 4 * l })
+                .collect(),
+            ..CompileOptions::entry("main")
+        };
+        assert!(compile(&w, &opts).is_ok(), "seed compiles: {src}");
+        corpus.push((w, opts));
     }
     let mut from_corpus = 0;
     for (name, w) in corpus_modules() {
         let l = reflect_layout(&w).unwrap_or_else(|e| panic!("{name}: {e}"));
         let opts = CompileOptions { layout: l.clone(), ..CompileOptions::entry("main") };
         assert!(compile(&w, &opts).is_ok(), "corpus seed {name} compiles");
-        corpus.push((w, l));
+        corpus.push((w, opts));
         from_corpus += 1;
     }
     let secs: f64 = std::env::var("VX_FUZZ_SECS").ok().and_then(|v| v.parse().ok()).unwrap_or(20.0);
@@ -227,15 +264,15 @@ fn fuzz_never_panics() {
     let mut outcomes = [0usize; 2];
     let mut it = 0;
     while it < max_iters && std::time::Instant::now() < deadline {
-        let (mut w, l) = if it % 10 == 0 {
+        let (mut w, opts) = if it % 10 == 0 {
             // Garbage after a valid header.
             let n = 5 + rng.below(200);
             let mut w: Vec<u32> = (0..n).map(|_| rng.next() as u32).collect();
             w[..5].copy_from_slice(&[0x0723_0203, 0x0001_0500, 0, 64 + rng.below(1000) as u32, 0]);
-            (w, fixed.clone())
+            (w, compute.clone())
         } else {
-            let (w, l) = &corpus[rng.below(corpus.len())];
-            (w.clone(), l.clone())
+            let (w, o) = &corpus[rng.below(corpus.len())];
+            (w.clone(), o.clone())
         };
         mutate(&mut rng, &mut w);
         if std::env::var("VX_FUZZ_SAVE").is_ok() {
@@ -243,7 +280,6 @@ fn fuzz_never_panics() {
             let bytes: Vec<u8> = w.iter().flat_map(|x| x.to_le_bytes()).collect();
             std::fs::write(std::env::temp_dir().join("vx-fuzz-current.spv"), bytes).unwrap();
         }
-        let opts = CompileOptions { layout: l, ..CompileOptions::entry("main") };
         let r = std::panic::catch_unwind(|| compile(&w, &opts).is_ok());
         match r {
             Ok(ok) => outcomes[ok as usize] += 1,

@@ -1,6 +1,6 @@
 //! The compile target: the stage is chosen explicitly, entry points are found by name and
-//! stage in modules that carry several, and stages the compiler does not implement are
-//! refused by name.
+//! stage in modules that carry several, and stages the compiler does not implement (all but
+//! compute, vertex and fragment) are refused by name.
 
 mod shader_util;
 use shader_util::*;
@@ -86,7 +86,8 @@ fn options(entry: &str, stage: Stage) -> CompileOptions {
 #[test]
 fn every_other_stage_is_refused_by_name() {
     let modules: Vec<Vec<u32>> = [Some(vec![]), three_stages("main")].into_iter().flatten().collect();
-    for stage in Stage::ALL.into_iter().filter(|s| *s != Stage::Compute) {
+    let implemented = [Stage::Compute, Stage::Vertex, Stage::Fragment];
+    for stage in Stage::ALL.into_iter().filter(|s| !implemented.contains(s)) {
         for words in &modules {
             // Refused before the module is read: garbage and a module holding a vertex and a
             // fragment entry get the same answer.
@@ -99,8 +100,8 @@ fn every_other_stage_is_refused_by_name() {
         }
     }
     assert_eq!(
-        compile(&[], &options("main", Stage::Fragment)).unwrap_err().to_string(),
-        "unsupported SPIR-V: fragment shaders are not supported yet"
+        compile(&[], &options("main", Stage::Geometry)).unwrap_err().to_string(),
+        "unsupported SPIR-V: geometry shaders are not supported yet"
     );
 }
 
@@ -146,4 +147,15 @@ fn entry_points_are_found_by_name_and_stage() {
     assert!(m.ends_with("(the module has: main (Vertex), cs_main (GLCompute), main (Fragment))"), "{m}");
     let k = compile(&renamed, &options("cs_main", Stage::Compute)).expect("found by its own name");
     assert_eq!(k.entry_name, "cs_main");
+}
+
+#[test]
+fn the_vertex_and_fragment_entries_of_one_module_compile_as_their_stages() {
+    let Some(words) = three_stages("main") else { return };
+    let v = compile(&words, &options("main", Stage::Vertex)).expect("the vertex `main`");
+    let f = compile(&words, &options("main", Stage::Fragment)).expect("the fragment `main`");
+    let (vi, fi) = (v.graphics.unwrap(), f.graphics.unwrap());
+    assert_eq!((vi.vout_locations, fi.color_outputs), (0, 1));
+    assert!(v.code.iter().any(|i| i.op == vortex_model::abi::isa::Op::Stg), "the vertex kernel stores its slot");
+    assert!(f.code.iter().any(|i| i.op == vortex_model::abi::isa::Op::Exp), "the fragment kernel exports");
 }

@@ -132,10 +132,15 @@ pub unsafe extern "system" fn free_command_buffers(
 
 pub unsafe extern "system" fn begin_command_buffer(
     cb: vk::CommandBuffer,
-    _p: *const vk::CommandBufferBeginInfo<'_>,
+    p: *const vk::CommandBufferBeginInfo<'_>,
 ) -> vk::Result {
     guard_device_result("vkBeginCommandBuffer", cb, || {
-        command_buffer(cb)?.begin();
+        let cb = command_buffer(cb)?;
+        // SAFETY: a valid begin info.
+        let flags = unsafe { p.as_ref() }.map_or(vk::CommandBufferUsageFlags::empty(), |b| b.flags);
+        let continues = cb.level == vk::CommandBufferLevel::SECONDARY
+            && flags.contains(vk::CommandBufferUsageFlags::RENDER_PASS_CONTINUE);
+        cb.begin_secondary(continues);
         Ok(vk::Result::SUCCESS)
     })
 }

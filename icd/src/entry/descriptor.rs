@@ -12,8 +12,9 @@ use ash::vk::{self, Handle};
 use std::sync::Arc;
 use vortex_runtime::accel::AccelStruct;
 use vortex_runtime::buffer::{Buffer, BufferView};
-use vortex_runtime::descriptor::{DescriptorPool, DescriptorSet, SetLayout};
+use vortex_runtime::descriptor::{DescriptorPool, DescriptorSet, LayoutBinding, SetLayout};
 use vortex_runtime::image::ImageView;
+use vortex_runtime::sampler::Sampler;
 
 /// An `Arc` to the set behind a handle (the pool keeps the set alive while the handle is
 /// valid).
@@ -43,9 +44,21 @@ pub unsafe extern "system" fn create_descriptor_set_layout(
         // SAFETY: valid create info.
         let info = unsafe { &*p_info };
         let bindings = unsafe { slice(info.p_bindings, info.binding_count) };
-        let raw = bindings.iter().map(|b| (b.binding, b.descriptor_type, b.descriptor_count)).collect();
+        let mut raw = Vec::with_capacity(bindings.len());
+        for b in bindings {
+            let samplers = match b.descriptor_type {
+                vk::DescriptorType::SAMPLER | vk::DescriptorType::COMBINED_IMAGE_SAMPLER => {
+                    // SAFETY: pImmutableSamplers holds descriptorCount live handles when set.
+                    unsafe { slice(b.p_immutable_samplers, b.descriptor_count) }
+                }
+                _ => &[],
+            };
+            // SAFETY: live sampler handles.
+            let immutable = samplers.iter().map(|&s| unsafe { nd::<_, Sampler>(s) }).collect::<Result<_, _>>()?;
+            raw.push(LayoutBinding { binding: b.binding, ty: b.descriptor_type, count: b.descriptor_count, immutable });
+        }
         // SAFETY: valid output pointer.
-        unsafe { *p_layout = nd_new(Arc::new(SetLayout::new(raw))) };
+        unsafe { *p_layout = nd_new(Arc::new(SetLayout::with_bindings(raw))) };
         Ok(vk::Result::SUCCESS)
     })
 }
@@ -256,13 +269,47 @@ unsafe fn apply_write(w: &vk::WriteDescriptorSet<'_>) -> Result<(), vk::Result> 
         }
         vk::DescriptorType::SAMPLER
         | vk::DescriptorType::SAMPLED_IMAGE
-        | vk::DescriptorType::COMBINED_IMAGE_SAMPLER => {
-            // Nothing samples yet: the records stay zero, and shaders that sample are refused
-            // at pipeline creation.
+        | vk::DescriptorType::COMBINED_IMAGE_SAMPLER
+        | vk::DescriptorType::INPUT_ATTACHMENT => {
+            // SAFETY: image infos of the write.
+            for (i, im) in unsafe { slice(w.p_image_info, n) }.iter().enumerate() {
+                // SAFETY: live handles of the write.
+                unsafe { write_image_info(&s, w.descriptor_type, w.dst_binding, w.dst_array_element + i as u32, im) }?;
+            }
         }
         other => {
             tracing::warn!("descriptor type {other:?} is not supported; the descriptors stay null");
         }
+    }
+    Ok(())
+}
+
+/// One element of a sampler, sampled-image, combined or input-attachment write: the image
+/// record (null view: a zero record) and/or the sampler record.
+///
+/// # Safety
+/// The handles in `im` that `ty` uses must be live or null.
+unsafe fn write_image_info(
+    s: &DescriptorSet,
+    ty: vk::DescriptorType,
+    binding: u32,
+    element: u32,
+    im: &vk::DescriptorImageInfo,
+) -> Result<(), vk::Result> {
+    if ty != vk::DescriptorType::SAMPLER {
+        let rec = if im.image_view == vk::ImageView::null() {
+            [0; vortex_model::abi::kernel::desc::BYTES]
+        } else {
+            // SAFETY: live view handle.
+            unsafe { nd::<_, ImageView>(im.image_view)? }.sampled_record()?
+        };
+        s.write_sampled_image(binding, element, &rec)?;
+    }
+    let with_sampler = matches!(ty, vk::DescriptorType::SAMPLER | vk::DescriptorType::COMBINED_IMAGE_SAMPLER);
+    // A binding with immutable samplers ignores the handle, which may be anything.
+    if with_sampler && im.sampler != vk::Sampler::null() && !s.sampler_is_immutable(binding, element)? {
+        // SAFETY: a live sampler handle.
+        s.write_sampler(binding, element, &*unsafe { nd::<_, Sampler>(im.sampler)? })?;
     }
     Ok(())
 }

@@ -60,7 +60,7 @@ pub unsafe extern "system" fn create_device(
         // SAFETY: enabled extension names are C strings.
         for &n in unsafe { slice(info.pp_enabled_extension_names, info.enabled_extension_count) } {
             let n = unsafe { cstr(n) };
-            if !caps::DEVICE_EXTENSIONS.iter().any(|(e, _)| *e == n) {
+            if !caps::device_extensions().iter().any(|(e, _)| *e == n) {
                 tracing::warn!("vkCreateDevice: extension {n} is not supported");
                 return Err(vk::Result::ERROR_EXTENSION_NOT_PRESENT);
             }

@@ -349,7 +349,7 @@ pub unsafe extern "system" fn enumerate_device_extension_properties(
             return Err(vk::Result::ERROR_LAYER_NOT_PRESENT);
         }
         // SAFETY: count/array per the two-call idiom.
-        Ok(unsafe { enumerate(&caps::extension_properties(caps::DEVICE_EXTENSIONS), p_count, p_props) })
+        Ok(unsafe { enumerate(&caps::extension_properties(&caps::device_extensions()), p_count, p_props) })
     })
 }
 

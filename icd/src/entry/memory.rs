@@ -8,7 +8,7 @@ use std::ffi::c_void;
 use std::sync::Arc;
 use vortex_model::abi::PAGE_BYTES;
 use vortex_runtime::buffer::{Buffer, BufferView, BUFFER_ALIGNMENT};
-use vortex_runtime::image::{Image, ImageView, IMAGE_ALIGNMENT};
+use vortex_runtime::image::{Image, ImageView, ViewRange, IMAGE_ALIGNMENT};
 use vortex_runtime::memory::Memory;
 
 pub unsafe extern "system" fn allocate_memory(
@@ -367,7 +367,9 @@ pub unsafe extern "system" fn get_image_subresource_layout(
         // SAFETY: live image handle, valid input and output.
         if let Ok(img) = unsafe { nd::<_, Image>(i) } {
             let s = unsafe { &*p_sub };
-            let r = img.subresource(s.mip_level, s.array_layer);
+            let plane = vortex_runtime::image::planes(img.format, s.aspect_mask);
+            let plane = plane.first().copied().unwrap_or(vortex_model::abi::format::Aspect::Color);
+            let r = img.plane_subresource(plane, s.mip_level, s.array_layer);
             unsafe {
                 *p = vk::SubresourceLayout {
                     offset: r.offset,
@@ -392,28 +394,15 @@ pub unsafe extern "system" fn create_image_view(
         // SAFETY: valid create info and live image handle.
         let i = unsafe { &*p_info };
         let image = unsafe { nd::<_, Image>(i.image)? };
-        let format = vortex_model::abi::format::lookup(i.format.as_raw() as u32).ok_or_else(|| {
-            tracing::warn!("vkCreateImageView: format {:?} is not supported", i.format);
-            vk::Result::ERROR_FORMAT_NOT_SUPPORTED
-        })?;
-        if format.texel_bytes() != image.format.texel_bytes() {
-            tracing::error!("vkCreateImageView: view format {:?} has a different texel size than the image", i.format);
-            return Err(vk::Result::ERROR_FORMAT_NOT_SUPPORTED);
-        }
         let r = i.subresource_range;
-        let layer_count = if r.layer_count == vk::REMAINING_ARRAY_LAYERS {
-            image.array_layers - r.base_array_layer
-        } else {
-            r.layer_count
-        };
-        let view = ImageView {
-            image,
-            view_type: i.view_type,
-            format,
+        let range = ViewRange {
+            aspect: r.aspect_mask,
             base_level: r.base_mip_level,
+            level_count: r.level_count,
             base_layer: r.base_array_layer,
-            layer_count,
+            layer_count: r.layer_count,
         };
+        let view = ImageView::new(image, i.view_type, i.format, range)?;
         // SAFETY: valid output pointer.
         unsafe { *p_view = nd_new(Arc::new(view)) };
         Ok(vk::Result::SUCCESS)
@@ -427,26 +416,4 @@ pub unsafe extern "system" fn destroy_image_view(
 ) {
     // SAFETY: a live view handle or null.
     guard_device_void("vkDestroyImageView", d, || unsafe { nd_destroy::<_, ImageView>(v) })
-}
-
-/// Samplers are accepted (layouts may name them) though nothing samples yet.
-pub struct Sampler;
-
-pub unsafe extern "system" fn create_sampler(
-    d: vk::Device,
-    _p: *const vk::SamplerCreateInfo<'_>,
-    _a: *const vk::AllocationCallbacks<'_>,
-    p_sampler: *mut vk::Sampler,
-) -> vk::Result {
-    guard_device_result("vkCreateSampler", d, || {
-        device(d)?;
-        // SAFETY: valid output pointer.
-        unsafe { *p_sampler = nd_new(Arc::new(Sampler)) };
-        Ok(vk::Result::SUCCESS)
-    })
-}
-
-pub unsafe extern "system" fn destroy_sampler(d: vk::Device, s: vk::Sampler, _a: *const vk::AllocationCallbacks<'_>) {
-    // SAFETY: a live sampler handle or null.
-    guard_device_void("vkDestroySampler", d, || unsafe { nd_destroy::<_, Sampler>(s) })
 }

@@ -1,4 +1,5 @@
-//! Shader modules, pipeline layouts, pipeline caches and compute pipelines.
+//! Shader modules, pipeline layouts, pipeline caches and compute pipelines (graphics
+//! pipelines are in `graphics`).
 
 use super::device::device;
 use crate::handle::{guard_device_result, guard_device_void, nd, nd_destroy, nd_new};
@@ -7,7 +8,7 @@ use ash::vk;
 use std::ffi::c_void;
 use std::sync::Arc;
 use vortex_runtime::descriptor::SetLayout;
-use vortex_runtime::pipeline::{Pipeline, PipelineLayout, ShaderModule};
+use vortex_runtime::pipeline::{Pipeline, PipelineLayout, ShaderModule, Specialization};
 
 pub unsafe extern "system" fn create_shader_module(
     d: vk::Device,
@@ -185,6 +186,18 @@ unsafe fn create_one(
     let module = unsafe { nd::<_, ShaderModule>(stage.module)? };
     let layout = unsafe { nd::<_, PipelineLayout>(info.layout)? };
     let entry = unsafe { cstr(stage.p_name) };
+    // SAFETY: the stage's specialization info.
+    let spec = unsafe { specialization(stage) }?;
+    Pipeline::compute(&dev.rt, &module, &entry, &spec, layout)
+}
+
+/// The specialization constants of a stage: (constant id, bytes).
+///
+/// # Safety
+/// `stage.p_specialization_info` must be null or valid, with its arrays.
+pub(crate) unsafe fn specialization(
+    stage: &vk::PipelineShaderStageCreateInfo<'_>,
+) -> Result<Specialization, vk::Result> {
     let mut spec = Vec::new();
     if !stage.p_specialization_info.is_null() {
         // SAFETY: non-null specialization info and its arrays.
@@ -200,25 +213,7 @@ unsafe fn create_one(
             spec.push((e.constant_id, data[start..end].to_vec()));
         }
     }
-    Pipeline::compute(&dev.rt, &module, &entry, &spec, layout)
-}
-
-pub unsafe extern "system" fn create_graphics_pipelines(
-    _d: vk::Device,
-    _cache: vk::PipelineCache,
-    count: u32,
-    _p: *const vk::GraphicsPipelineCreateInfo<'_>,
-    _a: *const vk::AllocationCallbacks<'_>,
-    p_pipelines: *mut vk::Pipeline,
-) -> vk::Result {
-    tracing::error!(
-        "vkCreateGraphicsPipelines: this device has no graphics queue; graphics pipelines are not supported"
-    );
-    for i in 0..count as usize {
-        // SAFETY: the output array holds `count` handles.
-        unsafe { *p_pipelines.add(i) = vk::Pipeline::null() };
-    }
-    vk::Result::ERROR_FEATURE_NOT_PRESENT
+    Ok(spec)
 }
 
 pub unsafe extern "system" fn destroy_pipeline(d: vk::Device, p: vk::Pipeline, _a: *const vk::AllocationCallbacks<'_>) {

@@ -1,4 +1,4 @@
-//! Transfer commands: buffer and image copies, fills, updates and colour clears. Each
+//! Transfer commands: buffer and image copies, blits, fills, updates and colour clears. Each
 //! translates Vulkan's regions into the runtime's and calls the command buffer
 //! (`vortex_runtime::cmd`), which records the DMA operations.
 
@@ -7,6 +7,7 @@ use crate::handle::nd;
 use crate::util::slice;
 use ash::vk;
 use std::ffi::c_void;
+use vortex_runtime::blit::BlitRegion;
 use vortex_runtime::buffer::Buffer;
 use vortex_runtime::cmd::{BufferCopy, BufferImageCopy, ImageCopy, SubresourceRange};
 use vortex_runtime::image::Image;
@@ -55,6 +56,7 @@ pub unsafe extern "system" fn cmd_update_buffer(
 
 fn region(r: &vk::BufferImageCopy) -> BufferImageCopy {
     BufferImageCopy {
+        aspect: r.image_subresource.aspect_mask,
         buffer_offset: r.buffer_offset,
         buffer_row_length: r.buffer_row_length,
         buffer_image_height: r.buffer_image_height,
@@ -115,6 +117,7 @@ pub unsafe extern "system" fn cmd_copy_image(
         let regions: Vec<_> = unsafe { slice(p, count) }
             .iter()
             .map(|r| ImageCopy {
+                aspect: r.src_subresource.aspect_mask,
                 src_level: r.src_subresource.mip_level,
                 src_layer: r.src_subresource.base_array_layer,
                 layer_count: r.src_subresource.layer_count,
@@ -142,16 +145,77 @@ pub unsafe extern "system" fn cmd_clear_color_image(
         // SAFETY: live image handle, clear value and range array.
         let img = unsafe { nd::<_, Image>(image)? };
         let color = unsafe { (*p_color).uint32 };
-        let ranges: Vec<_> = unsafe { slice(p_ranges, count) }
+        let ranges = unsafe { ranges(p_ranges, count) };
+        cb.clear_color_image(&img, color, &ranges);
+        Ok(())
+    })
+}
+
+/// # Safety
+/// `p` must hold `count` ranges.
+unsafe fn ranges(p: *const vk::ImageSubresourceRange, count: u32) -> Vec<SubresourceRange> {
+    // SAFETY: per the contract.
+    unsafe { slice(p, count) }
+        .iter()
+        .map(|r| SubresourceRange {
+            aspect: r.aspect_mask,
+            base_level: r.base_mip_level,
+            level_count: r.level_count,
+            base_layer: r.base_array_layer,
+            layer_count: r.layer_count,
+        })
+        .collect()
+}
+
+pub unsafe extern "system" fn cmd_clear_depth_stencil_image(
+    h: vk::CommandBuffer,
+    image: vk::Image,
+    _layout: vk::ImageLayout,
+    p_value: *const vk::ClearDepthStencilValue,
+    count: u32,
+    p_ranges: *const vk::ImageSubresourceRange,
+) {
+    cmd("vkCmdClearDepthStencilImage", h, |cb| {
+        // SAFETY: live image handle, clear value and range array.
+        let img = unsafe { nd::<_, Image>(image)? };
+        let v = unsafe { *p_value };
+        let ranges = unsafe { ranges(p_ranges, count) };
+        cb.clear_depth_stencil_image(&img, [v.depth.to_bits(), v.stencil, 0, 0], &ranges);
+        Ok(())
+    })
+}
+
+pub unsafe extern "system" fn cmd_blit_image(
+    h: vk::CommandBuffer,
+    src: vk::Image,
+    _sl: vk::ImageLayout,
+    dst: vk::Image,
+    _dl: vk::ImageLayout,
+    count: u32,
+    p: *const vk::ImageBlit,
+    filter: vk::Filter,
+) {
+    cmd("vkCmdBlitImage", h, |cb| {
+        if filter != vk::Filter::NEAREST && filter != vk::Filter::LINEAR {
+            tracing::error!("vkCmdBlitImage: filter {filter:?} is not supported");
+            return Err(vk::Result::ERROR_FORMAT_NOT_SUPPORTED);
+        }
+        // SAFETY: live handles and region array.
+        let (s, d) = unsafe { (nd::<_, Image>(src)?, nd::<_, Image>(dst)?) };
+        let corner = |o: &vk::Offset3D| [o.x, o.y, o.z];
+        let regions = unsafe { slice(p, count) }
             .iter()
-            .map(|r| SubresourceRange {
-                base_level: r.base_mip_level,
-                level_count: r.level_count,
-                base_layer: r.base_array_layer,
-                layer_count: r.layer_count,
+            .map(|r| BlitRegion {
+                src_level: r.src_subresource.mip_level,
+                src_layer: r.src_subresource.base_array_layer,
+                dst_level: r.dst_subresource.mip_level,
+                dst_layer: r.dst_subresource.base_array_layer,
+                layers: r.src_subresource.layer_count,
+                src: [corner(&r.src_offsets[0]), corner(&r.src_offsets[1])],
+                dst: [corner(&r.dst_offsets[0]), corner(&r.dst_offsets[1])],
             })
             .collect();
-        cb.clear_color_image(&img, color, &ranges);
+        cb.blit_image(&s, &d, regions, filter == vk::Filter::LINEAR);
         Ok(())
     })
 }

@@ -381,6 +381,35 @@ pub fn encode_texel(f: &Format, v: [u32; 4], out: &mut [u8]) {
     }
 }
 
+/// Copies the components `mask` selects (bit `c`: component `c` in RGBA order) from texel
+/// `new` into texel `old`, both of format `f` (a colour write mask). Depth/stencil texels
+/// are copied whole.
+pub fn merge_components(f: &Format, mask: u32, new: &[u8], old: &mut [u8]) {
+    let tb = f.texel_bytes() as usize;
+    match f.layout {
+        Layout::Array => {
+            let cb = f.bits as usize / 8;
+            for c in 0..f.comps as usize {
+                if mask >> c & 1 != 0 {
+                    let m = if f.bgra && c < 3 { 2 - c } else { c };
+                    old[m * cb..(m + 1) * cb].copy_from_slice(&new[m * cb..(m + 1) * cb]);
+                }
+            }
+        }
+        Layout::Packed { widths, shifts } => {
+            let mut bits = 0u32;
+            for c in 0..f.comps as usize {
+                if mask >> c & 1 != 0 {
+                    bits |= (((1u64 << widths[c]) - 1) as u32) << shifts[c];
+                }
+            }
+            let (n, o) = (read_comp(new, f.bits, 0), read_comp(old, f.bits, 0));
+            write_comp(old, f.bits, 0, (n & bits) | (o & !bits));
+        }
+        Layout::DepthStencil { .. } => old[..tb].copy_from_slice(&new[..tb]),
+    }
+}
+
 /// A stored depth value -> f32.
 pub fn decode_depth(d: Depth, raw: u32) -> f32 {
     match d {
@@ -616,6 +645,19 @@ mod tests {
             assert_eq!(f32_to_ufloat(tiny, m), 1);
             assert_eq!(f32_to_ufloat(tiny / 2.0, m), 0);
         }
+    }
+
+    #[test]
+    fn write_masks_keep_the_other_components() {
+        let f = find(B8G8R8A8_UNORM).unwrap();
+        let mut old = [1, 2, 3, 4];
+        merge_components(f, 0b0101, &[10, 20, 30, 40], &mut old);
+        // R (byte 2) and B (byte 0) written, G and A kept.
+        assert_eq!(old, [10, 2, 30, 4]);
+        let f = find(A2B10G10R10_UNORM_PACK32).unwrap();
+        let mut old = 0u32.to_le_bytes();
+        merge_components(f, 0b1000, &u32::MAX.to_le_bytes(), &mut old);
+        assert_eq!(u32::from_le_bytes(old), 3 << 30, "alpha only");
     }
 
     #[test]

@@ -61,7 +61,8 @@ pub mod dcr {
     pub const GFX_INDEX_TYPE: u32 = 0x0D0;
     /// `gl_DrawID` of the draw (multi-draw and indirect-count draws).
     pub const GFX_DRAW_INDEX: u32 = 0x0D1;
-    /// Writing any value starts the draw programmed above.
+    /// The start pulse of the draw programmed above: the host calls `Device::draw` (as it
+    /// calls `Device::start` for a dispatch); the register itself holds nothing.
     pub const GFX_START: u32 = 0x0D2;
 
     pub const GFX_STATE_BEGIN: u32 = 0x0C0;
@@ -281,6 +282,9 @@ pub mod state {
     /// Render-target size (width, height) in pixels: no fragment lies outside it.
     pub const TARGET_WIDTH: usize = 180;
     pub const TARGET_HEIGHT: usize = 184;
+    /// `gl_ClipDistance` elements the vertex kernel writes (0..=`vout::MAX_CLIP_DISTANCES`):
+    /// the raster unit clips against that many, and reads no more of the slot.
+    pub const CLIP_DISTANCES: usize = 188;
     /// The depth/stencil attachment, an [`attachment`] record (format 0: none).
     pub const DEPTH: usize = 192;
     /// Colour attachments, [`attachment`] records.
@@ -549,6 +553,10 @@ pub mod sampler {
     pub const CUSTOM_BORDER: usize = 48;
     pub const BYTES: usize = 64;
 
+    /// `maxSamplerLodBias`: the texture unit clamps the sum of the sampler's and the
+    /// shader's bias to plus or minus this.
+    pub const MAX_LOD_BIAS: f32 = 15.0;
+
     /// `FLAGS` bits.
     pub mod flags {
         /// Compare against the reference with `COMPARE_OP`.
@@ -568,6 +576,23 @@ pub mod image {
     /// Layers in the whole image (what a level's size counts) and the view's first layer.
     pub const IMAGE_LAYERS: usize = 52;
     pub const BASE_LAYER: usize = 56;
+}
+
+/// What the raster unit can do, for the limits the API reports.
+pub mod limits {
+    /// Bits of sub-pixel precision (`subPixelPrecisionBits`): vertices snap to 1/256 pixel.
+    pub const SUBPIXEL_BITS: u32 = 8;
+    /// Point sizes are clamped to this range (`pointSizeRange`), in steps of 1/256
+    /// (`pointSizeGranularity`).
+    pub const POINT_SIZE_MIN: f32 = 1.0;
+    pub const POINT_SIZE_MAX: f32 = 64.0;
+    /// Line widths are clamped to this range (`lineWidthRange`, `lineWidthGranularity`
+    /// 1/256); lines are parallelograms (`strictLines` false).
+    pub const LINE_WIDTH_MIN: f32 = 1.0;
+    pub const LINE_WIDTH_MAX: f32 = 64.0;
+    /// Half-extent of the guard band in pixels from the viewport's centre: x and y are
+    /// clipped there (`viewportBoundsRange` must lie inside it).
+    pub const GUARD_BAND: f32 = 65536.0;
 }
 
 /// Vertices per primitive of a topology (`VkPrimitiveTopology`) and whether it is a strip
@@ -604,7 +629,8 @@ mod tests {
         assert!(state::STENCIL_FRONT + state::stencil::BYTES <= state::STENCIL_BACK);
         assert!(state::STENCIL_BACK + state::stencil::BYTES <= state::BLEND_CONSTANTS);
         assert!(state::BLEND_CONSTANTS + 16 <= state::COLOR_COUNT);
-        assert!(state::TARGET_HEIGHT + 4 <= state::DEPTH);
+        assert!(state::TARGET_HEIGHT + 4 <= state::CLIP_DISTANCES);
+        assert!(state::CLIP_DISTANCES + 4 <= state::DEPTH);
         assert!(state::DEPTH + state::attachment::BYTES <= state::COLOR);
         assert!(state::attachment::WRITE_MASK + 4 <= state::attachment::BYTES);
         assert!(state::vb::SIZE + 8 <= state::vb::BYTES);

@@ -183,6 +183,20 @@ pub mod desc {
     pub const IMG_SLICE_PITCH: usize = 36;
     pub const IMG_LAYER_PITCH: usize = 40;
     pub const IMG_TEXEL_BYTES: usize = 44;
+
+    /// `VkDescriptorType` of a combined image sampler, whose descriptor is two records: the
+    /// image's (a sampled-image record, `gfx::image`), then the sampler's (`gfx::sampler`).
+    pub const COMBINED_IMAGE_SAMPLER: u32 = 1;
+
+    /// Records one descriptor of `VkDescriptorType` `ty` occupies: element `i` of a binding
+    /// starts at the binding's offset plus `i * records(ty) * BYTES`.
+    pub const fn records(ty: u32) -> u32 {
+        if ty == COMBINED_IMAGE_SAMPLER {
+            2
+        } else {
+            1
+        }
+    }
 }
 
 /// A storage-image descriptor, as the texture path reads it.
@@ -285,6 +299,82 @@ impl ImageDesc {
     }
 }
 
+/// A sampled-image descriptor (sampled images, the image half of a combined image sampler,
+/// input attachments): the storage-image record of the view's base level ([`ImageDesc`])
+/// plus the fields of `gfx::image` that locate the view's other levels.
+///
+/// The level layout (`gfx::image`): an image's levels are stored one after another, each
+/// as all of the image's layers, each layer as depth slices of tightly pitched rows; level
+/// `k + 1` halves level `k`'s extent (at least 1). [`SampledDesc::level`] is that rule, the
+/// one the runtime lays images out by and the texture unit reads them by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct SampledDesc {
+    /// The view's base level: address of (base level, base layer), extent, pitches.
+    pub base: ImageDesc,
+    /// Levels in the view (`levelCount`; 0 reads as 1).
+    pub levels: u32,
+    /// Layers in the whole image (`arrayLayers`): what one level's size counts.
+    pub image_layers: u32,
+    /// The view's first layer (`baseArrayLayer`).
+    pub base_layer: u32,
+}
+
+impl SampledDesc {
+    pub fn parse(b: &[u8]) -> SampledDesc {
+        use super::gfx::image;
+        SampledDesc {
+            base: ImageDesc::parse(b),
+            levels: rd_u32(b, image::LEVELS),
+            image_layers: rd_u32(b, image::IMAGE_LAYERS),
+            base_layer: rd_u32(b, image::BASE_LAYER),
+        }
+    }
+
+    pub fn write(&self, b: &mut [u8]) {
+        use super::gfx::image;
+        self.base.write(b);
+        wr_u32(b, image::LEVELS, self.levels);
+        wr_u32(b, image::IMAGE_LAYERS, self.image_layers);
+        wr_u32(b, image::BASE_LAYER, self.base_layer);
+    }
+
+    /// Levels in the view, at least 1.
+    pub fn level_count(&self) -> u32 {
+        self.levels.max(1)
+    }
+
+    /// Level `k` of the view (0 is its base level) as a descriptor of that level alone: the
+    /// address of (level, the view's first layer), the level's extent and tight pitches;
+    /// format, view type and layer count are the view's. `None` past the view's last level
+    /// or when the address arithmetic overflows (a malformed record).
+    pub fn level(&self, k: u32) -> Option<ImageDesc> {
+        if k >= self.level_count() {
+            return None;
+        }
+        let mut d = self.base;
+        if k == 0 {
+            return Some(d);
+        }
+        let (layers, first) = (self.image_layers.max(1) as u64, self.base_layer as u64);
+        // The first byte of the base level: the view starts `base_layer` layers into it.
+        let mut start = d.addr.checked_sub(first.checked_mul(d.layer_pitch as u64)?)?;
+        for _ in 0..k {
+            start = start.checked_add((d.layer_pitch as u64).checked_mul(layers)?)?;
+            d.width = (d.width >> 1).max(1);
+            d.height = (d.height >> 1).max(1);
+            d.depth = (d.depth >> 1).max(1);
+            let row = (d.width as u64).checked_mul(d.texel_bytes as u64)?;
+            let slice = row.checked_mul(d.height as u64)?;
+            let layer = slice.checked_mul(d.depth as u64)?;
+            d.row_pitch = u32::try_from(row).ok()?;
+            d.slice_pitch = u32::try_from(slice).ok()?;
+            d.layer_pitch = u32::try_from(layer).ok()?;
+        }
+        d.addr = start.checked_add(first.checked_mul(d.layer_pitch as u64)?)?;
+        Some(d)
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::assertions_on_constants)] // layout invariants read best as plain asserts
 mod tests {
@@ -350,5 +440,48 @@ mod tests {
         let cube = ImageDesc { view_type: vt::TYPE_CUBE, depth: 1, layers: 6, ..d };
         assert_eq!(cube.texel_offset(1, 2, 5), Some(4 + 64 + 5 * 1024));
         assert_eq!(cube.texel_offset(0, 0, 6), None);
+    }
+
+    #[test]
+    fn sampled_levels_follow_the_layout_rule() {
+        use crate::abi::format::view_type as vt;
+        // A 2D array image of 8x4 texels, 4 bytes each, 3 layers, 3 levels, at 0x1000; the
+        // view starts at level 0, layer 1, and sees two layers.
+        let base = ImageDesc {
+            addr: 0x1000 + 128,
+            format: 0,
+            view_type: vt::TYPE_2D_ARRAY,
+            width: 8,
+            height: 4,
+            depth: 1,
+            layers: 2,
+            row_pitch: 32,
+            slice_pitch: 128,
+            layer_pitch: 128,
+            texel_bytes: 4,
+        };
+        let s = SampledDesc { base, levels: 3, image_layers: 3, base_layer: 1 };
+        let mut rec = [0u8; desc::BYTES];
+        s.write(&mut rec);
+        assert_eq!(SampledDesc::parse(&rec), s);
+        assert_eq!(s.level(0), Some(base));
+        // Level 1 (4x2) follows the 3 layers of level 0 (384 bytes); its layer 1 is 32 on.
+        let l1 = s.level(1).unwrap();
+        assert_eq!((l1.addr, l1.width, l1.height, l1.row_pitch, l1.layer_pitch), (0x1000 + 384 + 32, 4, 2, 16, 32));
+        // Level 2 (2x1) after level 1's 3 x 32 bytes.
+        let l2 = s.level(2).unwrap();
+        assert_eq!((l2.addr, l2.width, l2.height, l2.layer_pitch), (0x1000 + 384 + 96 + 8, 2, 1, 8));
+        assert_eq!(s.level(3), None, "past the view's last level");
+        // A 3D image halves its depth too; levels 0 means 1.
+        let cube3 = ImageDesc { view_type: vt::TYPE_3D, width: 4, height: 4, depth: 4, layers: 1, addr: 0, ..base };
+        let s3 = SampledDesc {
+            base: ImageDesc { row_pitch: 16, slice_pitch: 64, layer_pitch: 256, ..cube3 },
+            levels: 2,
+            image_layers: 1,
+            base_layer: 0,
+        };
+        let l = s3.level(1).unwrap();
+        assert_eq!((l.addr, l.depth, l.slice_pitch, l.layer_pitch), (256, 2, 16, 32));
+        assert_eq!(SampledDesc { levels: 0, ..s3 }.level_count(), 1);
     }
 }

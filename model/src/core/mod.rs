@@ -14,6 +14,7 @@ use crate::config::DeviceConfig;
 use crate::cta_dispatch::{full_mask, Admitted, CtaDispatcher};
 use crate::dcr::LaunchState;
 use crate::fault::{Fault, FaultKind};
+use crate::gfx::Stage;
 use crate::kmu::CtaDesc;
 use crate::mem::MemoryMap;
 use crate::rtu::RtuStats;
@@ -66,6 +67,8 @@ pub struct DispatchCtx<'a> {
     /// Where units report progress and learn that the dispatch must stop (a fault
     /// elsewhere, or a watchdog rule fired).
     pub watchdog: &'a Watchdog,
+    /// The graphics stage the kernel runs as (`None` for a dispatch).
+    pub gfx: Option<Stage<'a>>,
 }
 
 /// Instructions a warp runs before the core looks at its other warps; the core checks the
@@ -143,8 +146,15 @@ impl Core {
         let n = adm.warps.len() as u32;
         self.ctas[adm.slot as usize] =
             CtaCtx { block_idx: cta.block_idx, lmem_base: adm.lmem_base, num_warps: n, live_warps: n, at_barrier: 0 };
+        // A graphics stage decides which lanes run (vertices that exist, quads' pixels) and
+        // which of them are helpers.
+        let (live, helper) = ctx.gfx.map_or((u32::MAX, 0), |g| g.lanes(cta.block_idx, self.nt));
         for (rank, &wid) in adm.warps.iter().enumerate() {
-            let mask = if rank as u32 == n - 1 { adm.last_mask } else { full_mask(self.nt as u32) };
+            let mask = if rank as u32 == n - 1 { adm.last_mask } else { full_mask(self.nt as u32) } & live;
+            if let Some(Stage::Fragment(_)) = ctx.gfx {
+                self.units.om.launch(wid as usize, self.nt);
+                self.units.samples.reset(wid as usize);
+            }
             let w = &mut self.warps[wid as usize];
             w.cta_slot = adm.slot;
             w.rank = rank as u32;
@@ -156,6 +166,7 @@ impl Core {
                 k.private_bytes as usize,
                 &ctx.kernel.zeroed_regs,
             );
+            w.helper = helper;
             self.units.rtu.launch_warp(wid as usize, k.num_queries);
         }
     }
@@ -232,6 +243,7 @@ impl Core {
                     WarpState::Done => {
                         retired += 1;
                         self.record_work(wid, ctx.launch);
+                        self.merge_fragments(ctx, wid, 0)?;
                         let cta = &mut self.ctas[slot];
                         cta.live_warps -= 1;
                         disp.retire_warp(slot as u32, wid as u32);
@@ -264,6 +276,17 @@ impl Core {
         reporter.report(ctx.watchdog, tally(self, &stats, retired));
         stats.rtu = self.units.rtu.take_stats();
         Ok(stats)
+    }
+
+    /// A retired fragment warp hands its exports to the core's output merger (at cycle
+    /// `now` in timed mode).
+    pub(crate) fn merge_fragments(&mut self, ctx: &DispatchCtx, wid: usize, now: u64) -> Result<(), Fault> {
+        if let Some(Stage::Fragment(fs)) = ctx.gfx {
+            let block = self.ctas[self.warps[wid].cta_slot as usize].block_idx;
+            let (id, name) = (self.id, &ctx.kernel.name);
+            self.units.om.retire(wid, block[0], fs, ctx.mem, now).map_err(|f| f.at(name, 0, id, wid as u32, None))?;
+        }
+        Ok(())
     }
 
     fn release_barrier(&mut self, slot: usize) {

@@ -10,6 +10,9 @@
 //! - **LSU**: a global access coalesces its lanes into 64-byte lines through the L1 (banks
 //!   take one line per cycle each); stores write through; atomics go to the L2. LMEM pays one
 //!   cycle per extra bank-conflict way.
+//! - **TEX**: the core's texture unit takes one request per warp `TEX` (`tex/timed.rs`):
+//!   its lines through a texture cache, its texels through a filter stage of fixed
+//!   throughput; the destination is ready when the filtered result is.
 //! - **RTU ops**: TRACE holds the issue port for its burst (`trace_beats` uops under the FU
 //!   lock) and posts the armed lanes to the traversal core; CONTINUE posts its resumed lanes;
 //!   a WAIT whose record has not landed parks the warp (or, in the `hold` ablation, keeps
@@ -29,6 +32,7 @@ use crate::fault::Fault;
 use crate::kmu::CtaDesc;
 use crate::mem::MemoryMap;
 use crate::rtu::RtuMsg;
+use crate::tex::timed::{TexStats, TexTiming};
 use crate::tlb::{Tlb, TlbStats};
 use serde::Serialize;
 
@@ -114,6 +118,32 @@ pub struct CoreTimedStats {
     pub l1: CacheStats,
     /// The LSU's translations of lines in sparse resources.
     pub tlb: TlbStats,
+    /// The texture unit: requests, texels, lines, filter and queue cycles, its cache.
+    pub tex: TexStats,
+}
+
+impl CoreTimedStats {
+    /// Adds the counters of a phase that ran after this one on the same core.
+    pub fn add(&mut self, o: &CoreTimedStats) {
+        self.cycles += o.cycles;
+        self.active_cycles += o.active_cycles;
+        self.issue_cycles += o.issue_cycles;
+        self.warp_cycles += o.warp_cycles;
+        self.stall_scoreboard += o.stall_scoreboard;
+        self.stall_trace_burst += o.stall_trace_burst;
+        self.stall_wait_hold += o.stall_wait_hold;
+        self.stall_lsu += o.stall_lsu;
+        self.stall_no_ready_warp += o.stall_no_ready_warp;
+        self.waits_parked += o.waits_parked;
+        self.parked_warp_cycles += o.parked_warp_cycles;
+        self.lmem_accesses += o.lmem_accesses;
+        self.lmem_conflict_cycles += o.lmem_conflict_cycles;
+        self.global_accesses += o.global_accesses;
+        self.global_lines += o.global_lines;
+        self.l1.add(&o.l1);
+        self.tlb.add(&o.tlb);
+        self.tex.add(&o.tex);
+    }
 }
 
 /// Why a core did not issue.
@@ -154,6 +184,8 @@ pub struct Clock {
     pub l1: Cache,
     /// The LSU's TLB (sparse resources).
     pub tlb: Tlb,
+    /// The texture unit's timing.
+    pub tex: TexTiming,
     pub stats: CoreTimedStats,
     /// The counters functional mode keeps too (instructions, CTAs, warps).
     pub counts: super::CoreStats,
@@ -190,6 +222,7 @@ impl Clock {
                 latency: m.l1_latency,
                 merge_depth: None,
             }),
+            tex: TexTiming::new(&cfg.tex),
             stats: CoreTimedStats::default(),
             counts: super::CoreStats::default(),
         }
@@ -246,6 +279,7 @@ impl Clock {
         self.last_tick = Some(end.max(1) - 1);
         self.stats.l1 = self.l1.stats.clone();
         self.stats.tlb = self.tlb.stats.clone();
+        self.stats.tex = self.tex.stats.clone();
     }
 }
 
@@ -281,10 +315,12 @@ impl Core {
             w.state = WarpState::Done;
         }
         self.units.rtu.set_timed(true);
+        self.units.tex.set_timed(true);
     }
 
     pub(crate) fn end_timed(&mut self) {
         self.units.rtu.set_timed(false);
+        self.units.tex.set_timed(false);
     }
 
     /// The dispatcher accepted `cta` at cycle `now`: its warps start one per cycle after the
@@ -325,8 +361,16 @@ impl Core {
         at
     }
 
-    fn retire_warp_timed(&mut self, clk: &mut Clock, ctx: &DispatchCtx, kt: &KernelTiming, w: usize, now: u64) {
+    fn retire_warp_timed(
+        &mut self,
+        clk: &mut Clock,
+        ctx: &DispatchCtx,
+        kt: &KernelTiming,
+        w: usize,
+        now: u64,
+    ) -> Result<(), Fault> {
         self.record_work(w, ctx.launch);
+        self.merge_fragments(ctx, w, now)?;
         let slot = self.warps[w].cta_slot as usize;
         self.ctas[slot].live_warps -= 1;
         clk.disp.retire_warp(slot as u32, w as u32);
@@ -336,6 +380,7 @@ impl Core {
             clk.outgoing.push((now + 1, RtuMsg::Release { warp: w as u32 }));
         }
         self.release_barrier_timed(clk, kt, slot, now);
+        Ok(())
     }
 
     fn release_barrier_timed(&mut self, clk: &mut Clock, kt: &KernelTiming, slot: usize, now: u64) {
@@ -407,7 +452,7 @@ impl Core {
             }
             let Some(top) = self.warps[w].top() else {
                 self.warps[w].state = WarpState::Done;
-                self.retire_warp_timed(clk, ctx, kt, w, now);
+                self.retire_warp_timed(clk, ctx, kt, w, now)?;
                 continue;
             };
             let pc = top.pc as usize;
@@ -562,6 +607,10 @@ impl Core {
         let trace_beats = c.trace_beats as u64;
         let result = self.exec_env_run(ctx, w, &instr, mask);
         clk.stats_instr(mask);
+        if instr.op == Op::Tex && result.is_ok() {
+            let t = &self.units.tex;
+            lat = clk.tex.request(now, &t.lines, t.texels, |line, at| below.read(line, at));
+        }
         match result {
             Ok(Next::Step) => {
                 if let Some(t) = self.warps[w].stack.last_mut() {
@@ -570,7 +619,7 @@ impl Core {
             }
             Ok(Next::Moved) => {
                 if self.warps[w].state == WarpState::Done {
-                    self.retire_warp_timed(clk, ctx, kt, w, now);
+                    self.retire_warp_timed(clk, ctx, kt, w, now)?;
                 }
             }
             Ok(Next::Block) => match self.warps[w].state {

@@ -40,14 +40,18 @@ fn launch(i: &mut Inner, dev: &Device, base: [u32; 3], count: Option<[u32; 3]>, 
         tracing::error!("dispatch with no compute pipeline bound");
         return Err(vk::Result::ERROR_UNKNOWN);
     };
+    let Some(c) = p.as_compute() else {
+        tracing::error!("dispatch with pipeline '{}' bound, which is not a compute pipeline", p.name);
+        return Err(vk::Result::ERROR_UNKNOWN);
+    };
     let block = kargs_block(state, &i.push, &p, base, count.unwrap_or([0; 3]));
     let ka = i.stash(dev, &block)?;
     let launch = dcr::Launch {
-        pc: p.kernel_address(),
+        pc: c.kernel_address(),
         param: ka,
         grid: count.unwrap_or([0; 3]),
-        block: p.local_size,
-        lmem_bytes: p.lmem_bytes,
+        block: c.local_size,
+        lmem_bytes: c.lmem_bytes,
         cluster: [1, 1, 1],
     };
     i.rec.ops.extend(launch_dcrs(dev, &launch, count.is_none()));
@@ -64,8 +68,9 @@ fn launch(i: &mut Inner, dev: &Device, base: [u32; 3], count: Option<[u32; 3]>, 
     Ok(())
 }
 
-/// The kernel-argument block of a launch of `p` with the bind point's sets and `push`.
-fn kargs_block(state: &BindState, push: &[u8], p: &Pipeline, base: [u32; 3], count: [u32; 3]) -> Vec<u8> {
+/// The kernel-argument block of a launch of `p` with the bind point's sets and `push` (a
+/// draw's has no groups).
+pub(super) fn kargs_block(state: &BindState, push: &[u8], p: &Pipeline, base: [u32; 3], count: [u32; 3]) -> Vec<u8> {
     let mut k = vec![0u8; kargs::BYTES];
     for a in 0..3 {
         k[kargs::BASE_GROUP + 4 * a..][..4].copy_from_slice(&base[a].to_le_bytes());
@@ -91,13 +96,18 @@ fn kargs_block(state: &BindState, push: &[u8], p: &Pipeline, base: [u32; 3], cou
 /// For an indirect dispatch the grid DCRs are left for the command processor, which writes
 /// them when it reads the group counts.
 pub fn launch_dcrs(device: &Device, launch: &dcr::Launch, indirect: bool) -> Vec<StreamOp> {
-    let rtu = dcr::rtu_config(dcr::RTU_SCENE_CWBVH, device.config.rtu.bvh_width, 0);
     let grid = [dcr::KMU_GRID_DIM_X, dcr::KMU_GRID_DIM_Y, dcr::KMU_GRID_DIM_Z];
     launch
         .kmu_writes(device.config.num_threads)
         .into_iter()
         .filter(|(a, _)| !(indirect && grid.contains(a)))
-        .chain([(dcr::RTU_CONFIG, rtu), (dcr::RTU_STATS_RESET, 1)])
         .map(|(addr, value)| StreamOp::Dcr { addr, value })
+        .chain(rtu_dcrs(device))
         .collect()
+}
+
+/// The RTU configuration of a dispatch or draw (the kernels may trace).
+pub(super) fn rtu_dcrs(device: &Device) -> [StreamOp; 2] {
+    let rtu = dcr::rtu_config(dcr::RTU_SCENE_CWBVH, device.config.rtu.bvh_width, 0);
+    [StreamOp::Dcr { addr: dcr::RTU_CONFIG, value: rtu }, StreamOp::Dcr { addr: dcr::RTU_STATS_RESET, value: 1 }]
 }

@@ -6,13 +6,16 @@
 //!
 //! One module per command family, each adding its `vkCmd*` methods to [`CommandBuffer`]:
 //! `bind` (pipelines, descriptor sets and push constants, per bind point), `compute`,
-//! `transfer`, `accel`, `query` and `sync`. A new family (draws, trace rays) is a new module.
+//! `graphics` (render pass instances, dynamic state, vertex buffers, draws), `transfer`,
+//! `accel`, `query` and `sync`. A new family (trace rays) is a new module.
 //! Errors while recording are sticky: the first one is kept and `vkEndCommandBuffer`
 //! reports it.
 
 mod accel;
 mod bind;
+mod blit;
 mod compute;
+pub mod graphics;
 mod query;
 mod sync;
 mod transfer;
@@ -48,6 +51,8 @@ struct Inner {
     bound: Bindings,
     /// Push constants: command-buffer state shared by every bind point.
     push: Vec<u8>,
+    /// The render pass instance, dynamic state and vertex/index buffers.
+    gfx: graphics::GfxState,
 }
 
 impl Inner {
@@ -60,6 +65,7 @@ impl Inner {
             finished: None,
             bound: Bindings::default(),
             push: vec![0; vortex_model::abi::kernel::kargs::PUSH_BYTES],
+            gfx: graphics::GfxState::default(),
         }
     }
 
@@ -104,9 +110,17 @@ impl CommandBuffer {
     }
 
     pub fn begin(&self) {
+        self.begin_secondary(false);
+    }
+
+    /// Begins recording; a secondary buffer that continues a render pass
+    /// (`RENDER_PASS_CONTINUE`) may draw, its attachments known only when a primary executes
+    /// it.
+    pub fn begin_secondary(&self, render_pass_continue: bool) {
         let mut i = self.inner.lock();
         *i = Inner::new();
         i.state = CbState::Recording;
+        i.gfx.inherited = render_pass_continue;
     }
 
     pub fn end(&self) -> VkResult<()> {
@@ -152,8 +166,10 @@ impl CommandBuffer {
 
     /// vkCmdExecuteCommands: a secondary buffer's stream is replayed in place.
     pub fn execute(&self, secondary: Arc<Recording>) {
-        self.record("vkCmdExecuteCommands", |i, _| {
+        self.record("vkCmdExecuteCommands", |i, d| {
+            let at = i.rec.ops.len();
             i.rec.ops.extend(secondary.ops.iter().cloned());
+            graphics::resolve_deferred(i, d, at, &secondary.deferred)?;
             i.keep(secondary);
             Ok(())
         });

@@ -2,13 +2,13 @@
 //! device addresses. Images are stored linearly, so an image copy is a copy per row (rows
 //! that happen to be contiguous merge into one).
 
-use super::CommandBuffer;
+use super::{CommandBuffer, Inner};
 use crate::buffer::Buffer;
 use crate::image::Image;
 use crate::stream::StreamOp;
-use crate::vk;
+use crate::{vk, VkResult};
 use std::sync::Arc;
-use vortex_model::abi::format;
+use vortex_model::abi::format::Aspect;
 
 /// A buffer -> buffer copy region.
 #[derive(Clone, Copy, Debug)]
@@ -18,9 +18,11 @@ pub struct BufferCopy {
     pub size: u64,
 }
 
-/// A buffer <-> image copy region, in Vulkan's terms.
+/// A buffer <-> image copy region, in Vulkan's terms. `aspect` picks the plane of a
+/// depth/stencil image (the buffer holds that plane's texels).
 #[derive(Clone, Copy, Debug)]
 pub struct BufferImageCopy {
+    pub aspect: vk::ImageAspectFlags,
     pub buffer_offset: u64,
     pub buffer_row_length: u32,
     pub buffer_image_height: u32,
@@ -31,9 +33,10 @@ pub struct BufferImageCopy {
     pub extent: [u32; 3],
 }
 
-/// An image -> image copy region.
+/// An image -> image copy region (of the same aspect on both sides).
 #[derive(Clone, Copy, Debug)]
 pub struct ImageCopy {
+    pub aspect: vk::ImageAspectFlags,
     pub src_level: u32,
     pub src_layer: u32,
     pub layer_count: u32,
@@ -47,6 +50,7 @@ pub struct ImageCopy {
 /// An image subresource range for clears.
 #[derive(Clone, Copy, Debug)]
 pub struct SubresourceRange {
+    pub aspect: vk::ImageAspectFlags,
     pub base_level: u32,
     pub level_count: u32,
     pub base_layer: u32,
@@ -108,15 +112,16 @@ impl CommandBuffer {
     ) {
         self.record(what, |i, _| {
             let (buf_base, base) = (buffer.address_at(0)?, image.address()?);
-            let tb = image.format.texel_bytes() as u64;
             for r in regions {
+                let plane = plane_of(image, r.aspect);
+                let tb = image.format.plane_texel_bytes(plane).unwrap_or(image.format.texel_bytes()) as u64;
                 let row_len = if r.buffer_row_length == 0 { r.extent[0] } else { r.buffer_row_length } as u64;
                 let img_h = if r.buffer_image_height == 0 { r.extent[1] } else { r.buffer_image_height } as u64;
                 let buf_row = row_len * tb;
                 let buf_slice = buf_row * img_h;
                 let depth = r.extent[2].max(1) as u64;
                 for layer in 0..r.layer_count.max(1) {
-                    let sub = image.subresource(r.mip_level, r.base_layer + layer);
+                    let sub = image.plane_subresource(plane, r.mip_level, r.base_layer + layer);
                     let width_bytes = r.extent[0] as u64 * tb;
                     for z in 0..depth {
                         for y in 0..r.extent[1].max(1) as u64 {
@@ -145,12 +150,13 @@ impl CommandBuffer {
     pub fn copy_image(&self, src: &Arc<Image>, dst: &Arc<Image>, regions: &[ImageCopy]) {
         self.record("vkCmdCopyImage", |i, _| {
             let (sb, db) = (src.address()?, dst.address()?);
-            let tb = src.format.texel_bytes() as u64;
             for r in regions {
+                let (sp, dp) = (plane_of(src, r.aspect), plane_of(dst, r.aspect));
+                let tb = src.format.plane_texel_bytes(sp).unwrap_or(src.format.texel_bytes()) as u64;
                 let (s_off, d_off, ext) = (r.src_offset, r.dst_offset, r.extent);
                 for l in 0..r.layer_count.max(1) {
-                    let ss = src.subresource(r.src_level, r.src_layer + l);
-                    let ds = dst.subresource(r.dst_level, r.dst_layer + l);
+                    let ss = src.plane_subresource(sp, r.src_level, r.src_layer + l);
+                    let ds = dst.plane_subresource(dp, r.dst_level, r.dst_layer + l);
                     for z in 0..ext[2].max(1) as u64 {
                         for y in 0..ext[1].max(1) as u64 {
                             let s = sb
@@ -176,34 +182,48 @@ impl CommandBuffer {
 
     /// `color` is the raw VkClearColorValue (4 words, float or integer by format).
     pub fn clear_color_image(&self, image: &Arc<Image>, color: [u32; 4], ranges: &[SubresourceRange]) {
-        self.record("vkCmdClearColorImage", |i, _| {
-            let base = image.address()?;
-            let mut texel = vec![0u8; image.format.texel_bytes() as usize];
-            format::encode_texel(image.format, color, &mut texel);
-            for r in ranges {
-                let levels = if r.level_count == vk::REMAINING_MIP_LEVELS {
-                    image.mip_levels - r.base_level
-                } else {
-                    r.level_count
-                };
-                let layers = if r.layer_count == vk::REMAINING_ARRAY_LAYERS {
-                    image.array_layers - r.base_layer
-                } else {
-                    r.layer_count
-                };
-                for level in r.base_level..r.base_level + levels {
-                    let sub = image.subresource(level, r.base_layer);
-                    i.emit(StreamOp::Pattern {
-                        dst: base + sub.offset,
-                        len: sub.layer_pitch * layers as u64,
-                        pattern: texel.clone(),
-                    });
-                }
-            }
-            i.keep(image.clone());
-            Ok(())
-        });
+        self.record("vkCmdClearColorImage", |i, _| clear_image(i, image, color, ranges));
     }
+
+    /// `value`: the depth (f32 bits) and the stencil, the words of a `VkClearValue`; each
+    /// range's aspects choose the planes.
+    pub fn clear_depth_stencil_image(&self, image: &Arc<Image>, value: [u32; 4], ranges: &[SubresourceRange]) {
+        self.record("vkCmdClearDepthStencilImage", |i, _| clear_image(i, image, value, ranges));
+    }
+}
+
+/// A pattern write of the clear texel over every (level, layer) of each range, per plane.
+fn clear_image(i: &mut Inner, image: &Arc<Image>, value: [u32; 4], ranges: &[SubresourceRange]) -> VkResult<()> {
+    let base = image.address()?;
+    for r in ranges {
+        let rest = |count: u32, remaining: u32, base: u32, total: u32| {
+            if count == remaining {
+                total.saturating_sub(base)
+            } else {
+                count
+            }
+        };
+        let levels = rest(r.level_count, vk::REMAINING_MIP_LEVELS, r.base_level, image.mip_levels);
+        let layers = rest(r.layer_count, vk::REMAINING_ARRAY_LAYERS, r.base_layer, image.array_layers);
+        for plane in crate::image::planes(image.format, r.aspect) {
+            let texel = crate::image::clear_texel(image.format, plane, value);
+            for level in r.base_level..r.base_level + levels {
+                let sub = image.plane_subresource(plane, level, r.base_layer);
+                i.emit(StreamOp::Pattern {
+                    dst: base + sub.offset,
+                    len: sub.layer_pitch * layers as u64,
+                    pattern: texel.clone(),
+                });
+            }
+        }
+    }
+    i.keep(image.clone());
+    Ok(())
+}
+
+/// The plane a copy region's aspect names (the first, if it names several).
+fn plane_of(image: &Image, aspect: vk::ImageAspectFlags) -> Aspect {
+    crate::image::planes(image.format, aspect).first().copied().unwrap_or(Aspect::Color)
 }
 
 /// Appends a copy, merging it into the previous one when the two are contiguous.

@@ -144,6 +144,21 @@ impl I {
     pub fn mem(self, flags: u8) -> I {
         self.modifier(flags)
     }
+
+    /// `TEX`: the texture-unit op (`gfx::tex::op`).
+    pub fn tex(self, op: u8) -> I {
+        self.modifier(op)
+    }
+
+    /// `EXP`: the export target (`gfx::export`).
+    pub fn export(self, target: u8) -> I {
+        self.modifier(target)
+    }
+
+    /// `DERIV`: the derivative kind (`gfx::deriv`).
+    pub fn deriv(self, kind: u8) -> I {
+        self.modifier(kind)
+    }
 }
 
 impl From<Op> for I {

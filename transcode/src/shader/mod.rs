@@ -27,11 +27,13 @@ mod opt;
 mod reflect;
 mod target;
 mod types;
+mod vertex_format;
 
 pub use emit::RegName;
 pub use error::CompileError;
 pub use reflect::reflect_layout;
 pub use target::{RayQueryLowering, Stage, Target};
+pub use vertex_format::{vertex_format, vertex_formats, VertexFormat, VertexKind};
 
 use std::collections::BTreeMap;
 use vortex_model::abi::isa::Instr;
@@ -39,6 +41,10 @@ use vortex_model::abi::kernel::{build_image, KernelHeader};
 
 /// `VkDescriptorType` values the compiler understands.
 pub mod descriptor_type {
+    pub const SAMPLER: u32 = 0;
+    /// An image record followed by a sampler record: two records (128 bytes) an element.
+    pub const COMBINED_IMAGE_SAMPLER: u32 = 1;
+    pub const SAMPLED_IMAGE: u32 = 2;
     pub const STORAGE_IMAGE: u32 = 3;
     pub const UNIFORM_TEXEL_BUFFER: u32 = 4;
     pub const STORAGE_TEXEL_BUFFER: u32 = 5;
@@ -46,7 +52,18 @@ pub mod descriptor_type {
     pub const STORAGE_BUFFER: u32 = 7;
     pub const UNIFORM_BUFFER_DYNAMIC: u32 = 8;
     pub const STORAGE_BUFFER_DYNAMIC: u32 = 9;
+    pub const INPUT_ATTACHMENT: u32 = 10;
     pub const ACCELERATION_STRUCTURE: u32 = 1_000_150_000;
+
+    /// Descriptor records (`abi::kernel::desc::BYTES` each) one descriptor of type `t` takes
+    /// in its set: 2 for a combined image sampler, 1 for everything else.
+    pub const fn records(t: u32) -> u32 {
+        if t == COMBINED_IMAGE_SAMPLER {
+            2
+        } else {
+            1
+        }
+    }
 }
 
 /// One descriptor-set binding of the pipeline layout, as the runtime lays sets out.
@@ -59,7 +76,7 @@ pub struct BindingLayout {
     /// Descriptors in the binding (array size).
     pub count: u32,
     /// Byte offset of the binding's first descriptor inside its set; descriptor `i` is at
-    /// `offset + i * abi::kernel::desc::BYTES`.
+    /// `offset + i * descriptor_type::records(descriptor_type) * abi::kernel::desc::BYTES`.
     pub offset: u32,
     /// For dynamic uniform/storage buffers: index of the binding's first dynamic offset in
     /// the kernel arguments' `DYN_OFFSETS` (pipeline-layout order); element `i` uses
@@ -90,6 +107,45 @@ pub struct CompileOptions {
     /// Remove copies and dead code and reallocate registers after lowering (default true;
     /// the runtime turns it off for `VORTEX_OPT=0`, for differential testing).
     pub optimize: bool,
+    /// Vertex kernels: the pipeline's vertex attributes (`VkVertexInputAttributeDescription`),
+    /// from which the kernel fetches its `Input` locations itself.
+    pub vertex_input: Vec<VertexAttribute>,
+}
+
+/// One vertex attribute of the pipeline's vertex input state: location `location` reads
+/// `format` at `offset` bytes into each element of vertex buffer binding `binding` (whose
+/// address, stride, input rate and divisor the draw state record's `VB` table holds).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VertexAttribute {
+    pub location: u32,
+    pub binding: u32,
+    /// `VkFormat` ([`vertex_format`] says which ones the fetch converts).
+    pub format: u32,
+    pub offset: u32,
+}
+
+/// What the fixed-function units must know about a vertex or fragment kernel
+/// (`docs/SHADER.md`, "Vertex and fragment stages").
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct GraphicsInfo {
+    /// Vertex kernels: one more than the highest varying location the entry point declares
+    /// as an output (0 without varyings); the draw's `state::VOUT_STRIDE` must be at least
+    /// `gfx::vout::stride(vout_locations)`.
+    pub vout_locations: u32,
+    /// The kernel stores a `PointSize` the shader declares (1.0 where it does not write it).
+    pub writes_point_size: bool,
+    /// `ClipDistance` elements the kernel stores (`state::CLIP_DISTANCES`).
+    pub clip_distances: u32,
+    /// Fragment kernels: the `EarlyFragmentTests` execution mode.
+    pub early_tests: bool,
+    /// Exports `FragDepth` (`DepthReplacing`).
+    pub writes_depth: bool,
+    /// `OpKill`, `OpTerminateInvocation` or `OpDemoteToHelperInvocation` is reachable.
+    pub discards: bool,
+    /// Stores, atomics or image stores (what helper lanes skip).
+    pub side_effects: bool,
+    /// Bit `L`: colour location `L` is exported.
+    pub color_outputs: u32,
 }
 
 impl Default for CompileOptions {
@@ -100,6 +156,7 @@ impl Default for CompileOptions {
             specialization: BTreeMap::new(),
             layout: ResourceLayout::default(),
             optimize: true,
+            vertex_input: Vec::new(),
         }
     }
 }
@@ -130,6 +187,8 @@ pub struct CompiledKernel {
     pub lmem_bytes: u32,
     pub local_size: [u32; 3],
     pub entry_name: String,
+    /// Vertex and fragment kernels: what the draw's fixed-function state needs from them.
+    pub graphics: Option<GraphicsInfo>,
     /// Block boundaries and register provenance, for dumps.
     pub debug: DebugInfo,
 }
@@ -189,6 +248,7 @@ pub fn compile(words: &[u32], opts: &CompileOptions) -> Result<CompiledKernel, C
         lmem_bytes: out.lmem_bytes,
         local_size,
         entry_name: m.entry.name.clone(),
+        graphics: out.graphics,
         debug: DebugInfo { blocks: out.asm.blocks, regs: out.reg_names, virt_dst: out.asm.virt_dst },
     })
 }

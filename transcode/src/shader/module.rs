@@ -67,6 +67,22 @@ const CAPABILITIES: &[Capability] = &[
     Capability::AtomicFloat32AddEXT,
     Capability::VulkanMemoryModel,
     Capability::VulkanMemoryModelDeviceScope,
+    // The graphics stages (`lower/stage/vertex.rs`, `lower/stage/fragment.rs`) and sampling.
+    Capability::ClipDistance,
+    Capability::DrawParameters,
+    Capability::DerivativeControl,
+    Capability::DemoteToHelperInvocation,
+    Capability::InputAttachment,
+    Capability::Sampled1D,
+    Capability::SampledCubeArray,
+    Capability::ImageGatherExtended,
+    Capability::SampledImageArrayDynamicIndexing,
+    Capability::SampledImageArrayNonUniformIndexing,
+    Capability::InputAttachmentArrayDynamicIndexing,
+    Capability::InputAttachmentArrayNonUniformIndexing,
+    // What a fragment shader reading `PrimitiveId`, `Layer` or `ViewportIndex` declares;
+    // geometry shaders themselves are refused by stage.
+    Capability::Geometry,
 ];
 
 const EXTENSIONS: &[&str] = &[
@@ -83,6 +99,8 @@ const EXTENSIONS: &[&str] = &[
     "SPV_KHR_non_semantic_info",
     "SPV_KHR_relaxed_extended_instruction",
     "SPV_KHR_terminate_invocation",
+    "SPV_EXT_demote_to_helper_invocation",
+    "SPV_KHR_shader_draw_parameters",
     "SPV_EXT_shader_atomic_float_add",
     "SPV_EXT_opacity_micromap",
     "SPV_GOOGLE_decorate_string",
@@ -91,10 +109,19 @@ const EXTENSIONS: &[&str] = &[
 ];
 
 /// Decorations the compiler acts on; all others are semantically irrelevant here (precision,
-/// aliasing and access qualifiers, interpolation) and are ignored.
+/// aliasing and access qualifiers) and are ignored.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct Decos {
     pub builtin: Option<BuiltIn>,
+    /// Stage interface: `Location`, `Component`, `Index` (dual-source colour) and the
+    /// interpolation qualifiers.
+    pub location: Option<u32>,
+    pub component: Option<u32>,
+    pub index: Option<u32>,
+    pub flat: bool,
+    pub no_perspective: bool,
+    pub centroid: bool,
+    pub sample: bool,
     pub spec_id: Option<u32>,
     pub offset: Option<u32>,
     pub array_stride: Option<u32>,
@@ -109,6 +136,13 @@ pub(crate) struct Decos {
 impl Decos {
     fn merge(&mut self, o: &Decos) {
         self.builtin = self.builtin.or(o.builtin);
+        self.location = self.location.or(o.location);
+        self.component = self.component.or(o.component);
+        self.index = self.index.or(o.index);
+        self.flat |= o.flat;
+        self.no_perspective |= o.no_perspective;
+        self.centroid |= o.centroid;
+        self.sample |= o.sample;
         self.spec_id = self.spec_id.or(o.spec_id);
         self.offset = self.offset.or(o.offset);
         self.array_stride = self.array_stride.or(o.array_stride);
@@ -135,6 +169,9 @@ pub(crate) struct GlobalVar {
 pub(crate) struct EntryPoint {
     pub func: Id,
     pub name: String,
+    /// The `OpEntryPoint`'s interface variables (every `Input` and `Output` one it uses; all
+    /// its global variables from SPIR-V 1.4).
+    pub interface: Vec<Id>,
 }
 
 /// Everything module-scoped, resolved against the specialization constants.
@@ -305,7 +342,7 @@ impl Module {
             glsl: None,
             nonsemantic: HashSet::new(),
             funcs: HashMap::new(),
-            entry: EntryPoint { func: 0, name: String::new() },
+            entry: EntryPoint { func: 0, name: String::new(), interface: Vec::new() },
         };
         m.check_features()?;
         m.collect_decorations()?;
@@ -375,6 +412,13 @@ impl Module {
                     Decoration::BufferBlock => d.buffer_block = true,
                     Decoration::DescriptorSet => d.set = Some(lit(at + 1)?),
                     Decoration::Binding => d.binding = Some(lit(at + 1)?),
+                    Decoration::Location => d.location = Some(lit(at + 1)?),
+                    Decoration::Component => d.component = Some(lit(at + 1)?),
+                    Decoration::Index => d.index = Some(lit(at + 1)?),
+                    Decoration::Flat => d.flat = true,
+                    Decoration::NoPerspective => d.no_perspective = true,
+                    Decoration::Centroid => d.centroid = true,
+                    Decoration::Sample => d.sample = true,
                     _ => {}
                 },
                 o => return Err(invalid!("{} with operand {o:?}", inst.name())),
@@ -604,6 +648,7 @@ impl Module {
         let want = stage.execution_model();
         let mut seen = Vec::new();
         let (mut found, mut other) = (None, None);
+        let mut interface = Vec::new();
         for ep in &self.raw.entry_points {
             let model = match ep.operand(0)? {
                 Operand::ExecutionModel(m) => *m,
@@ -617,6 +662,7 @@ impl Module {
                 if found.replace(ep.id(1)?).is_some() {
                     return Err(invalid!("two {model:?} entry points are named `{name}`"));
                 }
+                interface = (3..ep.operands.len()).map(|i| ep.id(i)).collect::<Result<_>>()?;
             } else if ep_name == name {
                 other.get_or_insert(model);
             }
@@ -637,7 +683,12 @@ impl Module {
         if !self.funcs.contains_key(&func) {
             return Err(invalid!("entry point `{name}` names %{func}, which is not a function"));
         }
-        Ok(EntryPoint { func, name: name.to_string() })
+        Ok(EntryPoint { func, name: name.to_string(), interface })
+    }
+
+    /// Whether the module declares capability `c`.
+    pub fn has_capability(&self, c: Capability) -> bool {
+        self.raw.capabilities.iter().any(|i| matches!(i.operands.first(), Some(Operand::Capability(x)) if *x == c))
     }
 
     pub fn decos(&self, id: Id) -> Decos {

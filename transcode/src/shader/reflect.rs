@@ -1,6 +1,7 @@
 //! A pipeline layout read off a module: every descriptor binding its resource variables
 //! declare, with the descriptor type their SPIR-V type calls for, laid out the way the
-//! runtime lays sets out (bindings in order, one 64-byte record per descriptor). Tools use
+//! runtime lays sets out (bindings in order, one 64-byte record per descriptor, two for a
+//! combined image sampler). Tools use
 //! it to compile a module without a Vulkan pipeline layout: the corpus benchmark, the
 //! front-end fuzzer.
 
@@ -75,12 +76,24 @@ pub fn reflect_layout(words: &[u32]) -> Result<ResourceLayout> {
             (StorageClass::Uniform, _) if block.get(&t) == Some(&Decoration::BufferBlock) => vkdt::STORAGE_BUFFER,
             (StorageClass::Uniform, _) => vkdt::UNIFORM_BUFFER,
             (_, Op::TypeAccelerationStructureKHR) => vkdt::ACCELERATION_STRUCTURE,
-            (_, Op::TypeSampledImage) => vkdt::UNIFORM_TEXEL_BUFFER,
+            (_, Op::TypeSampler) => vkdt::SAMPLER,
+            (_, Op::TypeSampledImage) => {
+                let image = defs.get(&d.id(0)?).ok_or_else(|| invalid!("sampled image %{t} of an unknown image"))?;
+                match image.operand(1)? {
+                    Operand::Dim(Dim::DimBuffer) => vkdt::UNIFORM_TEXEL_BUFFER,
+                    _ => vkdt::COMBINED_IMAGE_SAMPLER,
+                }
+            }
             (_, Op::TypeImage) => {
-                let buffer = matches!(d.operand(1)?, Operand::Dim(Dim::DimBuffer));
-                match (buffer, d.lit(5)? == 1) {
-                    (true, true) => vkdt::UNIFORM_TEXEL_BUFFER,
-                    (true, false) => vkdt::STORAGE_TEXEL_BUFFER,
+                let dim = match d.operand(1)? {
+                    Operand::Dim(dim) => *dim,
+                    o => return Err(invalid!("OpTypeImage with dim {o:?}")),
+                };
+                match (dim, d.lit(5)? == 1) {
+                    (Dim::DimBuffer, true) => vkdt::UNIFORM_TEXEL_BUFFER,
+                    (Dim::DimBuffer, false) => vkdt::STORAGE_TEXEL_BUFFER,
+                    (Dim::DimSubpassData, _) => vkdt::INPUT_ATTACHMENT,
+                    (_, true) => vkdt::SAMPLED_IMAGE,
                     _ => vkdt::STORAGE_IMAGE,
                 }
             }
@@ -95,7 +108,7 @@ pub fn reflect_layout(words: &[u32]) -> Result<ResourceLayout> {
     for (set, binding, ty, count) in bindings {
         let off = offsets.entry(set).or_default();
         out.push(BindingLayout { set, binding, descriptor_type: ty, count, offset: *off, dynamic_index: None });
-        *off += count.saturating_mul(desc::BYTES as u32);
+        *off += count.saturating_mul(vkdt::records(ty) * desc::BYTES as u32);
     }
     Ok(ResourceLayout { bindings: out, push_constant_bytes: kargs::PUSH_BYTES as u32 })
 }

@@ -63,8 +63,9 @@ pub(crate) enum Type {
         format: ImageFormat,
     },
     Sampler,
-    /// An image with its sampler: only texel buffers (`samplerBuffer`) are supported, whose
-    /// value is the image descriptor's address.
+    /// An image with its sampler. A texel buffer's (`samplerBuffer`) value is its image
+    /// descriptor's address; any other's is the image descriptor's address followed by the
+    /// sampler record's.
     SampledImage {
         image: Id,
     },
@@ -214,10 +215,14 @@ impl Types {
                 }
                 s
             }
-            // Images (descriptor address), acceleration structures (device address) and
-            // pointers held as values are 64-bit addresses.
-            Type::Image { .. } | Type::AccelStruct | Type::Pointer { .. } | Type::SampledImage { .. } => 2,
-            Type::Void | Type::Function | Type::Sampler | Type::RuntimeArray { .. } => {
+            // Images and samplers (descriptor address), acceleration structures (device
+            // address) and pointers held as values are 64-bit addresses.
+            Type::Image { .. } | Type::Sampler | Type::AccelStruct | Type::Pointer { .. } => 2,
+            Type::SampledImage { image } => match self.get(*image)? {
+                Type::Image { dim: Dim::DimBuffer, .. } => 2,
+                _ => 4,
+            },
+            Type::Void | Type::Function | Type::RuntimeArray { .. } => {
                 return Err(unsupported!("values of type %{id} ({}) cannot live in registers", self.describe(id)))
             }
         })

@@ -42,11 +42,17 @@ pub fn glsl(src: &str) -> Option<Vec<u32>> {
 /// Same for another target environment (`vulkan1.3` emits SPIR-V 1.6: `OpExecutionModeId
 /// LocalSizeId`, `OpTerminateInvocation`, ...).
 pub fn glsl_for(src: &str, env: &str) -> Option<Vec<u32>> {
+    glsl_stage(src, "comp", env)
+}
+
+/// A GLSL shader of another stage (`vert`, `frag`: the file extension glslang reads the stage
+/// from).
+pub fn glsl_stage(src: &str, stage: &str, env: &str) -> Option<Vec<u32>> {
     if !have("glslangValidator") {
         eprintln!("skipped: glslangValidator not installed");
         return None;
     }
-    let (input, output) = (tmp("comp"), tmp("spv"));
+    let (input, output) = (tmp(stage), tmp("spv"));
     std::fs::write(&input, src).unwrap();
     let out = Command::new("glslangValidator")
         .args(["--target-env", env, "-V", "-o"])
@@ -367,9 +373,11 @@ pub fn successors(code: &[Instr], pc: usize) -> Vec<usize> {
 }
 
 /// Every `BRA`'s reconvergence point must post-dominate it: no path from the branch may reach
-/// `EXIT` without passing through the reconvergence point (traps end the dispatch, so paths
-/// into them are fine).
+/// the kernel's exit (its last `EXIT`) without passing through the reconvergence point
+/// (traps end the dispatch and a fragment kernel's other `EXIT`s end a discarded lane, so
+/// paths into them are fine).
 pub fn check_reconvergence(code: &[Instr]) -> Result<(), String> {
+    let exit = code.iter().rposition(|i| i.op == Op::Exit);
     for (pc, i) in code.iter().enumerate() {
         if i.op != Op::Bra {
             continue;
@@ -382,7 +390,7 @@ pub fn check_reconvergence(code: &[Instr]) -> Result<(), String> {
                 continue;
             }
             seen[n] = true;
-            if code[n].op == Op::Exit {
+            if Some(n) == exit {
                 return Err(format!("branch @{pc} reaches exit @{n} without passing its reconvergence point @{r}"));
             }
             stack.extend(successors(code, n));
@@ -414,8 +422,50 @@ pub fn run_words(
         mem.snapshot().write(r.base, bytes).unwrap();
         r.base
     };
-    let layout = layout(bindings, push.len() as u32);
     let mut k = vec![0u8; kargs::BYTES];
+    let locations = bind(&mem, bindings, &layout(bindings, push.len() as u32), &mut k);
+    for i in 0..3 {
+        k[kargs::NUM_GROUPS + 4 * i..kargs::NUM_GROUPS + 4 * i + 4].copy_from_slice(&grid[i].to_le_bytes());
+    }
+    k[kargs::PUSH..kargs::PUSH + push.len()].copy_from_slice(push);
+    let param = alloc(&k);
+    let pc = alloc(&kernel.image(1));
+    let launch =
+        Launch { pc, param, grid, block: kernel.local_size, lmem_bytes: kernel.lmem_bytes, cluster: [1, 1, 1] };
+    for (a, v) in launch.kmu_writes(threads) {
+        dev.dcr_write(a, v).unwrap();
+    }
+    if let Err(f) = dev.start() {
+        panic!("dispatch faulted: {f:?}\n{}", kernel.disassemble());
+    }
+    let snap = mem.snapshot();
+    let mut data = Vec::new();
+    for locs in locations {
+        for (a, len) in locs {
+            let mut v = vec![0u8; len];
+            if len > 0 {
+                snap.read(a, &mut v).unwrap();
+            }
+            data.push(v);
+        }
+    }
+    Run { kernel, data }
+}
+
+/// Allocates every resource of `bindings` in `mem` and writes the descriptor sets (laid out by
+/// `layout`) and their addresses, and any dynamic offsets, into the kernel arguments `k`.
+/// Returns each binding's (address, bytes) per descriptor, for reading results back.
+pub fn bind(
+    mem: &vortex_model::mem::AddressSpace,
+    bindings: &[Binding],
+    layout: &ResourceLayout,
+    k: &mut [u8],
+) -> Vec<Vec<(u64, usize)>> {
+    let alloc = |bytes: &[u8]| -> u64 {
+        let r = mem.allocate(bytes.len().max(16) as u64).unwrap();
+        mem.snapshot().write(r.base, bytes).unwrap();
+        r.base
+    };
     // Descriptor sets.
     let max_set = bindings.iter().map(|b| b.set).max().unwrap_or(0);
     let mut sets: Vec<Vec<u8>> = vec![vec![0u8; 64 * 64]; max_set as usize + 1];
@@ -465,7 +515,7 @@ pub fn run_words(
             }
             Res::TlasArray(scenes) => {
                 for (i, scene) in scenes.iter().enumerate() {
-                    let addr = scene.as_ref().map(|s| build_scene(&mem, s)).unwrap_or(0);
+                    let addr = scene.as_ref().map(|s| build_scene(mem, s)).unwrap_or(0);
                     let o = at(i as u32);
                     set[o..o + 8].copy_from_slice(&addr.to_le_bytes());
                 }
@@ -479,12 +529,12 @@ pub fn run_words(
                 locs.push((0, 0));
             }
             Res::Tlas(scene) => {
-                let addr = build_scene(&mem, scene);
+                let addr = build_scene(mem, scene);
                 set[at(0)..at(0) + 8].copy_from_slice(&addr.to_le_bytes());
                 locs.push((0, 0));
             }
             Res::TlasAddress(scene, extra) => {
-                let mut data = build_scene(&mem, scene).to_le_bytes().to_vec();
+                let mut data = build_scene(mem, scene).to_le_bytes().to_vec();
                 data.resize(8 + extra, 0);
                 let a = alloc(&data);
                 set[at(0)..at(0) + 8].copy_from_slice(&a.to_le_bytes());
@@ -498,32 +548,7 @@ pub fn run_words(
         let a = alloc(bytes);
         k[kargs::SET_ADDR + 8 * s..kargs::SET_ADDR + 8 * s + 8].copy_from_slice(&a.to_le_bytes());
     }
-    for i in 0..3 {
-        k[kargs::NUM_GROUPS + 4 * i..kargs::NUM_GROUPS + 4 * i + 4].copy_from_slice(&grid[i].to_le_bytes());
-    }
-    k[kargs::PUSH..kargs::PUSH + push.len()].copy_from_slice(push);
-    let param = alloc(&k);
-    let pc = alloc(&kernel.image(1));
-    let launch =
-        Launch { pc, param, grid, block: kernel.local_size, lmem_bytes: kernel.lmem_bytes, cluster: [1, 1, 1] };
-    for (a, v) in launch.kmu_writes(threads) {
-        dev.dcr_write(a, v).unwrap();
-    }
-    if let Err(f) = dev.start() {
-        panic!("dispatch faulted: {f:?}\n{}", kernel.disassemble());
-    }
-    let snap = mem.snapshot();
-    let mut data = Vec::new();
-    for locs in locations {
-        for (a, len) in locs {
-            let mut v = vec![0u8; len];
-            if len > 0 {
-                snap.read(a, &mut v).unwrap();
-            }
-            data.push(v);
-        }
-    }
-    Run { kernel, data }
+    locations
 }
 
 /// A storage-image descriptor for an image of `extent` (w, h, depth-or-layers) at `addr`.

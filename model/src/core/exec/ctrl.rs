@@ -2,10 +2,11 @@
 //! inline in the issue loop); and CSR reads.
 
 use super::{lane_fault, not_executed, ExecEnv, Next, Warp};
-use crate::abi::csr;
 use crate::abi::isa::{Instr, Op, TrapCode};
+use crate::abi::{csr, gfx};
 use crate::core::warp::WarpState;
 use crate::fault::{Fault, FaultKind};
+use crate::gfx::{frag, Stage};
 
 /// Executes control op `i` for the lanes in `mask`.
 pub(super) fn execute(i: &Instr, w: &mut Warp, mask: u32) -> Result<Next, Fault> {
@@ -43,8 +44,11 @@ pub(super) fn execute(i: &Instr, w: &mut Warp, mask: u32) -> Result<Next, Fault>
 }
 
 /// `CSR dst, imm`: the register's value in every lane in `mask`.
-pub(super) fn csr(i: &Instr, w: &mut Warp, mask: u32, env: &ExecEnv) {
+pub(super) fn csr(i: &Instr, w: &mut Warp, mask: u32, env: &mut ExecEnv) {
     let (nt, dd) = (env.nt, i.dst as usize * env.nt);
+    if (gfx::csr::BEGIN..=gfx::csr::END).contains(&i.imm) {
+        return gfx_csr(i, w, mask, env);
+    }
     if csr_per_lane(i.imm) {
         lanes!(mask, nt, |l| {
             let v = csr_value(i.imm, l, w, env);
@@ -57,6 +61,31 @@ pub(super) fn csr(i: &Instr, w: &mut Warp, mask: u32, env: &ExecEnv) {
             w.regs[dd + l] = v;
         });
     }
+}
+
+/// The graphics stages' CSRs (zero outside a draw). A fragment lane's interpolated values
+/// are computed once, when the lane first reads one.
+fn gfx_csr(i: &Instr, w: &mut Warp, mask: u32, env: &mut ExecEnv) {
+    let (nt, dd, id) = (env.nt, i.dst as usize * env.nt, i.imm);
+    let block = env.cta.block_idx;
+    let wid = env.warp_id as usize;
+    if crate::gfx::uniform_csr(id) {
+        let v = env.gfx.map_or(0, |g| g.csr(id, block, 0, nt, w.helper));
+        lanes!(mask, nt, |l| {
+            w.regs[dd + l] = v;
+        });
+        return;
+    }
+    lanes!(mask, nt, |l| {
+        let v = match env.gfx {
+            Some(Stage::Fragment(fs)) if frag::interpolated(id) => {
+                env.units.samples.get(wid, l, || fs.sample(block, l)).csr(id)
+            }
+            Some(g) => g.csr(id, block, l, nt, w.helper),
+            None => 0,
+        };
+        w.regs[dd + l] = v;
+    });
 }
 
 /// True for the CSRs whose value differs between the lanes of a warp.

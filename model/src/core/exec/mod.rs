@@ -17,6 +17,7 @@ use crate::dcr::LaunchState;
 use crate::fault::{Fault, FaultKind};
 use crate::mem::{MemFault, MemoryMap};
 use crate::rtu::RtuUnit;
+use crate::tex::TexUnit;
 
 /// Runs `body` for every active lane (a straight loop when all lanes are active, so the
 /// common case vectorises; a bit walk otherwise).
@@ -60,15 +61,26 @@ pub enum Next {
 }
 
 /// The units beside the register file that keep state across a warp's instructions, one
-/// set per core: today the RTU front end. A new unit (texture, node intersection) is a field
-/// here plus its module in `exec`.
+/// set per core: the RTU front end, the output-merger port, fragment samples and the texture
+/// unit. A new unit (node intersection) is
+/// a field here plus its module in `exec`.
 pub struct CoreUnits {
     pub rtu: RtuUnit,
+    /// The core's port to the output merger (`EXP`).
+    pub om: crate::gfx::om::Port,
+    /// Fragment lanes' interpolated values, computed when first read.
+    pub samples: crate::gfx::frag::SampleCache,
+    pub tex: TexUnit,
 }
 
 impl CoreUnits {
     pub fn new(cfg: &DeviceConfig) -> CoreUnits {
-        CoreUnits { rtu: RtuUnit::new(&cfg.rtu, cfg.num_warps as usize, cfg.num_threads as usize) }
+        CoreUnits {
+            rtu: RtuUnit::new(&cfg.rtu, cfg.num_warps as usize, cfg.num_threads as usize),
+            om: Default::default(),
+            samples: Default::default(),
+            tex: TexUnit::new(),
+        }
     }
 }
 
@@ -84,6 +96,8 @@ pub struct ExecEnv<'a> {
     pub num_warps: u32,
     pub num_cores: u32,
     pub nt: usize,
+    /// The graphics stage the kernel runs as.
+    pub gfx: Option<crate::gfx::Stage<'a>>,
 }
 
 impl Core {
@@ -103,6 +117,7 @@ impl Core {
             num_warps: *num_warps,
             num_cores: ctx.num_cores,
             nt: *nt,
+            gfx: ctx.gfx,
         };
         (w, env)
     }
@@ -404,7 +419,7 @@ fn execute_rest(i: &Instr, w: &mut Warp, mask: u32, env: &mut ExecEnv) -> Result
         Unit::Fpu => fpu::execute(i, &mut w.regs, nt, mask)?,
         Unit::Sfu => sfu::execute(i, &mut w.regs, nt, mask)?,
         Unit::Lsu => lsu::execute(i, w, mask, env)?,
-        Unit::Tex => tex::execute(i, &mut w.regs, nt, mask, env.mem)?,
+        Unit::Tex => tex::execute(i, &mut w.regs, nt, mask, env.mem, &mut env.units.tex)?,
         Unit::Om => om::execute(i, w, mask, env)?,
         Unit::Warp => warp_ops::execute(i, &mut w.regs, nt, mask)?,
         Unit::Csr => ctrl::csr(i, w, mask, env),
@@ -520,6 +535,7 @@ mod tests {
                 num_warps: 1,
                 num_cores: 1,
                 nt: NT,
+                gfx: None,
             };
             if let Err(f) = execute(&i, &mut w, u32::MAX, &mut env) {
                 assert!(!f.detail.contains("does not execute"), "{op:?}: {}", f.detail);
@@ -561,6 +577,7 @@ mod tests {
             num_warps: 1,
             num_cores: 1,
             nt: NT,
+            gfx: None,
         };
         let mut run = |w: &mut Warp, i: Instr, mask: u32| {
             execute(&i, w, mask, &mut env).unwrap();

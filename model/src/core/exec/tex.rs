@@ -1,6 +1,6 @@
 //! The texture unit: image loads, stores and atomics through the image's descriptor in global
-//! memory (the storage-image path), and `TEX` (sampling, fetches, queries; not yet
-//! implemented: it faults).
+//! memory (the storage-image path), and `TEX` (sampling, gathers, fetches, queries), which
+//! the core's texture unit (`crate::tex`) executes.
 
 use super::lsu::global_atomic32;
 use super::{illegal, lane_fault, mem_fault, not_executed, pair};
@@ -9,6 +9,7 @@ use crate::abi::isa::{AtomicOp, Instr, Op, REG_NONE};
 use crate::abi::kernel::{desc, ImageDesc};
 use crate::fault::Fault;
 use crate::mem::MemoryMap;
+use crate::tex::{Error as TexError, TexUnit};
 
 /// Reads the image descriptor at `addr`, checking its format.
 fn image_desc(mem: &MemoryMap, addr: u64, i: &Instr) -> Result<(ImageDesc, &'static format::Format), Fault> {
@@ -32,9 +33,19 @@ fn image_desc(mem: &MemoryMap, addr: u64, i: &Instr) -> Result<(ImageDesc, &'sta
 }
 
 /// Executes image op `i` for the lanes in `mask`, lane by lane in lane order.
-pub(super) fn execute(i: &Instr, regs: &mut [u32], nt: usize, mask: u32, mem: &MemoryMap) -> Result<(), Fault> {
+pub(super) fn execute(
+    i: &Instr,
+    regs: &mut [u32],
+    nt: usize,
+    mask: u32,
+    mem: &MemoryMap,
+    unit: &mut TexUnit,
+) -> Result<(), Fault> {
     if i.op == Op::Tex {
-        return Err(illegal(i, "TEX is not implemented yet"));
+        return crate::tex::execute(i, regs, nt, mask, mem, unit).map_err(|e| match e {
+            TexError::Memory { lane, fault } => mem_fault(fault, lane),
+            TexError::Illegal { lane, what } => lane_fault(illegal(i, &what), lane),
+        });
     }
     if !matches!(i.op, Op::Ild | Op::Ist | Op::Iatom) {
         return Err(not_executed(i));

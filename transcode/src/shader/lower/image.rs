@@ -17,6 +17,10 @@ use vortex_model::abi::kernel::desc;
 impl<'m> Lowerer<'m> {
     pub(super) fn image_inst(&mut self, inst: &Instruction) -> Result<()> {
         match inst.class.opcode {
+            Op::ImageRead if self.image_dim(inst.id(0)?)? == Some(Dim::DimSubpassData) => {
+                self.image_operands(inst, 2)?;
+                self.subpass_read(inst)
+            }
             Op::ImageRead => {
                 self.image_operands(inst, 2)?;
                 let image = self.regs(inst.id(0)?)?;
@@ -38,7 +42,7 @@ impl<'m> Lowerer<'m> {
                 self.e.emit(I::new(Vx::Ist).a(image).b(coords).c(texel));
                 Ok(())
             }
-            // A sampled image's image: the same descriptor address (texel buffers only).
+            // A sampled image's image: the same descriptor address, its first two registers.
             Op::Image => {
                 let r = self.regs(inst.id(0)?)?;
                 self.vals.insert(inst.rid()?, super::Val::Regs { r, ty: inst.rty()? });
@@ -48,7 +52,7 @@ impl<'m> Lowerer<'m> {
                 let img = inst.id(0)?;
                 let ty = self.type_of(img)?;
                 if !matches!(self.m.types.get(ty)?, Type::Image { dim: Dim::DimBuffer, .. }) {
-                    return Err(unsupported!("{} on a sampled image other than a texel buffer", inst.name()));
+                    return self.tex_fetch(inst);
                 }
                 self.image_operands(inst, 2)?;
                 let image = self.regs(img)?;
@@ -108,6 +112,15 @@ impl<'m> Lowerer<'m> {
             }
             _ => Err(unsupported!("SPIR-V instruction Op{}", inst.class.opname)),
         }
+    }
+
+    /// The dimension of image value `id` (`None` if it is not an image).
+    fn image_dim(&mut self, id: u32) -> Result<Option<Dim>> {
+        let ty = self.type_of(id)?;
+        Ok(match self.m.types.get(ty)? {
+            Type::Image { dim, .. } => Some(*dim),
+            _ => None,
+        })
     }
 
     /// Accepts the image operands a storage-image access may carry, refusing the rest.

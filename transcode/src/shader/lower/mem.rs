@@ -73,9 +73,12 @@ pub(crate) enum PtrKind {
     /// its register (`var`): storing a query value into the variable rebinds it to that
     /// query, as handles are copied by reference.
     Query { slot: u16, var: bool },
-    /// Descriptor(s) at address pair `addr`. For dynamic buffers, `dynamic` is the dynamic
-    /// offset index of the binding's first descriptor and `elem` the element index.
-    Desc { addr: u16, dynamic: Option<u32>, elem: Option<u16> },
+    /// Descriptor(s) at address pair `addr`, `stride` bytes apart (one record, or two for a
+    /// combined image sampler). For dynamic buffers, `dynamic` is the dynamic offset index
+    /// of the binding's first descriptor and `elem` the element index.
+    Desc { addr: u16, stride: u32, dynamic: Option<u32>, elem: Option<u16> },
+    /// A value read from a CSR at every load (`HelperInvocation`, which demotion changes).
+    Csr { id: u32 },
     /// A storage-image texel: image descriptor address pair and 3 coordinate registers.
     Texel { image: u16, coords: u16 },
 }
@@ -298,11 +301,8 @@ impl<'m> Lowerer<'m> {
             let slot = self.imm(base)?;
             return Ok(Ptr { ty, kind: PtrKind::Query { slot, var: false } });
         }
-        // Image and acceleration-structure handles are plain 64-bit values here, so variables
-        // holding them are ordinary; samplers have no representation at all.
-        if matches!(self.m.types.get(ty)?, Type::Sampler) {
-            return Err(unsupported!("variable %{id} of type {}", self.m.types.describe(ty)));
-        }
+        // Image, sampler and acceleration-structure handles are plain 64-bit values here, so
+        // variables holding them are ordinary.
         let n = self.m.types.regs(ty)?;
         let p = if !self.dynamic_vars.contains(&id) && n <= PROMOTE_REGS {
             let r = self.e.alloc(n)?;
@@ -406,14 +406,21 @@ impl<'m> Lowerer<'m> {
         }
         let is_array = matches!(self.m.types.get(ty)?, Type::Array { .. } | Type::RuntimeArray { .. });
         let dynamic = b.dynamic_index;
+        let stride = vkdt::records(b.descriptor_type) * desc::BYTES as u32;
+        // A sampler in a combined image sampler is its second record.
+        let first = if self.is_sampler(ty)? && b.descriptor_type == vkdt::COMBINED_IMAGE_SAMPLER {
+            b.offset.saturating_add(desc::BYTES as u32)
+        } else {
+            b.offset
+        };
         self.in_prologue(|l| {
             let set_addr = l.set_addr(set)?;
-            let addr = l.global_addr(set_addr, b.offset)?;
+            let addr = l.global_addr(set_addr, first)?;
             let elem = match (dynamic, is_array) {
                 (Some(_), true) => Some(l.imm(0)?),
                 _ => None,
             };
-            let p = Ptr { ty, kind: PtrKind::Desc { addr, dynamic, elem } };
+            let p = Ptr { ty, kind: PtrKind::Desc { addr, stride, dynamic, elem } };
             if !is_array && l.is_block(ty) {
                 l.desc_to_global(&p)
             } else {
@@ -447,29 +454,27 @@ impl<'m> Lowerer<'m> {
                 match (*dim, is_storage) {
                     (spirv::Dim::DimBuffer, true) => (&[vkdt::STORAGE_TEXEL_BUFFER], "storage texel buffer"),
                     (spirv::Dim::DimBuffer, false) => (&[vkdt::UNIFORM_TEXEL_BUFFER], "uniform texel buffer"),
-                    (spirv::Dim::DimSubpassData, _) => {
+                    _ if *ms => return Err(unsupported!("multisampled image {}", self.m.label(id))),
+                    (spirv::Dim::DimSubpassData, _) => (&[vkdt::INPUT_ATTACHMENT], "input attachment"),
+                    (spirv::Dim::DimRect, _) => {
                         return Err(unsupported!("image {} of dimension {dim:?}", self.m.label(id)))
                     }
-                    _ if *ms => return Err(unsupported!("multisampled image {}", self.m.label(id))),
                     (_, true) => (&[vkdt::STORAGE_IMAGE], "storage image"),
-                    (_, false) => {
-                        return Err(unsupported!(
-                            "sampled image {} (sampling is not supported; texel buffers are)",
-                            self.m.label(id)
-                        ))
-                    }
+                    (_, false) => (&[vkdt::SAMPLED_IMAGE, vkdt::COMBINED_IMAGE_SAMPLER], "sampled image"),
                 }
+            }
+            (StorageClass::UniformConstant, Type::Sampler) => {
+                (&[vkdt::SAMPLER, vkdt::COMBINED_IMAGE_SAMPLER], "sampler")
             }
             (StorageClass::UniformConstant, Type::SampledImage { image }) => match self.m.types.get(*image)? {
                 Type::Image { dim: spirv::Dim::DimBuffer, .. } => {
                     (&[vkdt::UNIFORM_TEXEL_BUFFER], "uniform texel buffer")
                 }
-                _ => {
-                    return Err(unsupported!(
-                        "sampled image {} (sampling is not supported; texel buffers are)",
-                        self.m.label(id)
-                    ))
+                Type::Image { ms: true, .. } => return Err(unsupported!("multisampled image {}", self.m.label(id))),
+                Type::Image { dim: spirv::Dim::DimRect, .. } => {
+                    return Err(unsupported!("sampled image {} of dimension Rect", self.m.label(id)))
                 }
+                _ => (&[vkdt::COMBINED_IMAGE_SAMPLER], "combined image sampler"),
             },
             (_, t) => return Err(unsupported!("resource {} of type {t:?}", self.m.label(id))),
         })
@@ -486,6 +491,14 @@ impl<'m> Lowerer<'m> {
             .unwrap_or(0)
     }
 
+    /// True for a sampler, or an array of them.
+    fn is_sampler(&self, mut ty: Id) -> Result<bool> {
+        while let Type::Array { elem, .. } | Type::RuntimeArray { elem } = self.m.types.get(ty)? {
+            ty = *elem;
+        }
+        Ok(matches!(self.m.types.get(ty)?, Type::Sampler))
+    }
+
     fn is_block(&self, ty: Id) -> bool {
         matches!(self.m.types.get(ty), Ok(Type::Struct { .. })) && {
             let d = self.m.decos(ty);
@@ -496,7 +509,7 @@ impl<'m> Lowerer<'m> {
     /// A buffer descriptor pointer -> a pointer to the buffer's memory (loads the address,
     /// adds the dynamic offset). Emits at the current point.
     fn desc_to_global(&mut self, p: &Ptr) -> Result<Ptr> {
-        let PtrKind::Desc { addr, dynamic, elem } = p.kind else {
+        let PtrKind::Desc { addr, dynamic, elem, .. } = p.kind else {
             return Err(invalid!("internal: not a descriptor pointer"));
         };
         let mut base = self.e.alloc(2)?;
@@ -730,13 +743,13 @@ impl<'m> Lowerer<'m> {
                 };
                 PtrKind::Query { slot: self.e.op2(Vx::Iadd, slot, t)?, var: false }
             }
-            PtrKind::Desc { addr, dynamic, elem: cur } => {
+            PtrKind::Desc { addr, stride, dynamic, elem: cur } => {
                 let per = self.descriptors_in(elem)?;
                 let idx = match c {
                     Some(c) => self.imm(c)?,
                     None => self.regs(i)?,
                 };
-                let bytes = self.scale(idx, per.saturating_mul(desc::BYTES as u32))?;
+                let bytes = self.scale(idx, per.saturating_mul(stride))?;
                 let addr = self.add64(addr, bytes)?;
                 let elem_idx = match cur {
                     Some(e) => {
@@ -745,9 +758,10 @@ impl<'m> Lowerer<'m> {
                     }
                     None => None,
                 };
-                PtrKind::Desc { addr, dynamic, elem: elem_idx }
+                PtrKind::Desc { addr, stride, dynamic, elem: elem_idx }
             }
             PtrKind::Texel { .. } => return Err(invalid!("access chain through an image texel pointer")),
+            PtrKind::Csr { .. } => return Err(invalid!("access chain into a scalar built-in")),
         };
         Ok(Ptr { ty: elem, kind })
     }
@@ -775,7 +789,17 @@ impl<'m> Lowerer<'m> {
                 Ok(Val::Regs { r, ty: rty })
             }
             PtrKind::Desc { addr, .. } => match self.m.types.get(p.ty)? {
-                Type::Image { .. } | Type::SampledImage { .. } => Ok(Val::Regs { r: addr, ty: rty }),
+                // A combined image sampler's value is its two records' addresses.
+                Type::SampledImage { .. } if self.m.types.regs(p.ty)? == 4 => {
+                    let r = self.e.alloc(4)?;
+                    self.e.mov(r, addr);
+                    self.e.mov(r + 1, addr + 1);
+                    let s = self.global_addr(addr, desc::BYTES as u32)?;
+                    self.e.mov(r + 2, s);
+                    self.e.mov(r + 3, s + 1);
+                    Ok(Val::Regs { r, ty: rty })
+                }
+                Type::Image { .. } | Type::SampledImage { .. } | Type::Sampler => Ok(Val::Regs { r: addr, ty: rty }),
                 Type::AccelStruct => {
                     let r = self.e.alloc(2)?;
                     self.e.emit(I::new(Vx::Ldg).size(MemSize::B64).dst(r).a(addr).imm(desc::AS_ADDR as u32));
@@ -784,6 +808,11 @@ impl<'m> Lowerer<'m> {
                 _ => Err(unsupported!("loading a whole descriptor array %{}", p.ty)),
             },
             PtrKind::Flat { space: Space::Fixed, base, off } => Ok(Val::Regs { r: base + off as u16, ty: p.ty }),
+            PtrKind::Csr { id } => {
+                let r = self.e.alloc(1)?;
+                self.e.emit(I::new(Vx::Csr).dst(r).imm(id));
+                Ok(Val::Regs { r, ty: rty })
+            }
             _ => {
                 if self.m.types.regs(rty)? != self.m.types.regs(p.ty)? {
                     return Err(invalid!(

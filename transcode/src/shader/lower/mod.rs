@@ -16,7 +16,8 @@
 //!
 //! Instruction families live in the submodules: [`alu`] (arithmetic, conversions,
 //! composites, matrices), [`glsl`] (`GLSL.std.450`), [`mem`] (variables, pointers, memory,
-//! atomics, barriers, descriptors), [`image`] (storage images) and [`rayquery`].
+//! atomics, barriers, descriptors), [`image`] (storage images), [`tex`] (sampling), [`quad`]
+//! (derivatives, demotion) and [`rayquery`].
 //!
 //! What depends on the compile target is behind two interfaces, picked from
 //! `CompileOptions::target` by [`Lowering::select`]: [`stage::StageIo`] (execution modes,
@@ -28,9 +29,11 @@ mod glsl;
 mod image;
 mod mem;
 mod num;
+mod quad;
 mod rayquery;
 mod stage;
 mod subgroup;
+mod tex;
 
 pub(crate) use mem::Ptr;
 
@@ -90,6 +93,7 @@ pub(crate) struct Lowered {
     pub private_bytes: u32,
     pub lmem_bytes: u32,
     pub reg_names: Vec<RegName>,
+    pub graphics: Option<super::GraphicsInfo>,
 }
 
 pub(crate) struct Lowerer<'m> {
@@ -127,6 +131,8 @@ pub(crate) struct Lowerer<'m> {
     /// Memoized prologue values of the subgroup lowering: lane id, warp mask.
     cache_lane: Option<u16>,
     cache_warp_mask: Option<u16>,
+    /// What the stage records while lowering (its outputs, prologue values).
+    pub(crate) io: stage::IoState,
 }
 
 pub(crate) fn lower(
@@ -164,6 +170,7 @@ pub(crate) fn lower(
         cache_lane: None,
         cache_warp_mask: None,
         ptr_types: HashMap::new(),
+        io: stage::IoState::default(),
     };
     l.analyze(flat)?;
     l.run(flat, cfg)?;
@@ -172,7 +179,8 @@ pub(crate) fn lower(
     let (private_bytes, lmem_bytes) = (l.private_bytes, l.lmem_bytes);
     let asm = l.e.assemble(opts.optimize)?;
     let num_regs = asm.num_regs;
-    Ok(Lowered { asm, num_regs, num_queries, private_bytes, lmem_bytes, reg_names })
+    let graphics = l.stage.graphics(m, &l.io, &asm.code)?;
+    Ok(Lowered { asm, num_regs, num_queries, private_bytes, lmem_bytes, reg_names, graphics })
 }
 
 impl<'m> Lowerer<'m> {
@@ -346,6 +354,8 @@ impl<'m> Lowerer<'m> {
             | AtomicXor
             | AtomicFAddEXT => self.mem_inst(inst),
             ImageRead | ImageWrite | ImageQuerySize | ImageTexelPointer | Image | ImageFetch => self.image_inst(inst),
+            op if tex::handles(op) => self.tex_inst(inst),
+            op if quad::handles(op) => self.quad_inst(inst),
             op if rayquery::handles(op) => self.ray_query_inst(inst),
             op if subgroup::handles(op) => self.subgroup_inst(inst),
             _ => self.alu_inst(inst),

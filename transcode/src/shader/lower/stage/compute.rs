@@ -4,15 +4,16 @@
 //! allowed in compute, but reachable in modules that carry them) trap.
 
 use super::super::subgroup;
-use super::{builtin_input, stage_modes, StageIo};
+use super::{builtin_input, stage_modes, IoState, StageIo};
 use crate::shader::emit::I;
 use crate::shader::error::{invalid, limit, unsupported, Result};
 use crate::shader::lower::{Lowerer, Ptr};
 use crate::shader::module::{GlobalVar, InstExt, Module};
 use crate::shader::types::Id;
+use crate::shader::GraphicsInfo;
 use spirv::{BuiltIn, ExecutionMode, StorageClass};
 use vortex_model::abi::csr;
-use vortex_model::abi::isa::{MemSize, Op as Vx, TrapCode};
+use vortex_model::abi::isa::{Instr, MemSize, Op as Vx, TrapCode};
 use vortex_model::abi::kernel::kargs;
 
 /// Most invocations in a workgroup.
@@ -45,6 +46,10 @@ impl StageIo for Compute {
     fn kill(&self, l: &mut Lowerer<'_>) -> Result<()> {
         l.e.emit(I::new(Vx::Trap).imm(TrapCode::Kill as u32));
         Ok(())
+    }
+
+    fn graphics(&self, _m: &Module, _io: &IoState, _code: &[Instr]) -> Result<Option<GraphicsInfo>> {
+        Ok(None)
     }
 }
 
