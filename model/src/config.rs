@@ -805,7 +805,8 @@ mod tests {
         assert!(e.contains("num_rtu_cores"), "{e}");
         let e = DeviceConfig::from_toml("[rtu]\nbvh_width = 0\n").unwrap_err();
         assert!(e.contains("flat"), "{e}");
-        let c = DeviceConfig::from_toml("rt_arch = \"rdna2\"\n[isect]\nbox16 = \"never\"\ncache_size = 4096\n").unwrap();
+        let c =
+            DeviceConfig::from_toml("rt_arch = \"rdna2\"\n[isect]\nbox16 = \"never\"\ncache_size = 4096\n").unwrap();
         assert_eq!((c.rt_arch, c.isect.box16, c.isect.cache_size), (RtArch::Rdna2, Box16::Never, 4096));
         assert_eq!(DeviceConfig::default().rt_arch, RtArch::Rtu, "the RTU stays the default");
         let e = DeviceConfig::from_toml("rt_arch = \"rdna3\"\n").unwrap_err();

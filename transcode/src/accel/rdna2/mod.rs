@@ -413,7 +413,10 @@ fn place_instances(plan: &mut Plan, inputs: &Inputs, root_ptr: u32) -> Result<u3
         let me = ptr::make(s, ptr::INSTANCE);
         let leaf = plan.src.insts[i as usize];
         let blas = inputs.blas.get(&leaf.blas).copied().ok_or_else(|| {
-            BuildError::BadRequest(format!("instance {} references {:#x}, whose header was not read", leaf.index, leaf.blas))
+            BuildError::BadRequest(format!(
+                "instance {} references {:#x}, whose header was not read",
+                leaf.index, leaf.blas
+            ))
         })?;
         let n = plan.node_mut(s, r2::inst::BYTES);
         for k in 0..12 {

@@ -31,7 +31,12 @@ struct Ctx<'a> {
 }
 
 /// Refits `req.dst` from the rdna2 structure at `src` (which may be `req.dst`).
-pub fn update(input: &dyn InputMemory, mem: &MemoryMap, req: &BuildRequest, src: u64) -> Result<BuildStats, BuildError> {
+pub fn update(
+    input: &dyn InputMemory,
+    mem: &MemoryMap,
+    req: &BuildRequest,
+    src: u64,
+) -> Result<BuildStats, BuildError> {
     let mut hb = [0u8; header::BYTES];
     mem.read(src, &mut hb).map_err(|fault| BuildError::Memory { what: "update source header".into(), fault })?;
     let (h, x) = r2::parse_header(&hb).map_err(|e| bad(e.to_string()))?;
@@ -169,8 +174,11 @@ impl Ctx<'_> {
         let k = ptr::ty(p) as usize;
         let n = self.node(ptr::make(ptr::slot(p), ptr::BOX32))?;
         let side = &n[r2::SLOT_BYTES as usize..];
-        let (prim, gw, order) =
-            (rd_u32(side, r2::tri_side::prim(k)), rd_u32(side, r2::tri_side::geom(k)), rd_u32(side, r2::tri_side::order(k)));
+        let (prim, gw, order) = (
+            rd_u32(side, r2::tri_side::prim(k)),
+            rd_u32(side, r2::tri_side::geom(k)),
+            rd_u32(side, r2::tri_side::order(k)),
+        );
         let g = (gw & 0x00FF_FFFF) as usize;
         let reader = self.tris.get(g).ok_or_else(|| bad(format!("triangle node {p:#x}: no geometry {g}")))?;
         if prim >= reader.count {
