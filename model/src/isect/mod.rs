@@ -12,6 +12,8 @@
 //! Nothing here turns a fault into a miss (seed 004): a pointer past the descriptor's node
 //! count, a reserved or driver-defined node type, or an unreadable node is an [`IsectFault`].
 
+pub mod timed;
+pub mod unit;
 pub mod walk;
 
 use crate::abi::rdna2::{self as r2, ptr, result, Descriptor};
@@ -76,10 +78,7 @@ pub enum IsectFault {
         node: u32,
     },
     /// The node's bytes could not be read.
-    Memory {
-        addr: u64,
-        what: String,
-    },
+    Memory(crate::mem::MemFault),
 }
 
 impl std::fmt::Display for IsectFault {
@@ -92,7 +91,7 @@ impl std::fmt::Display for IsectFault {
             IsectFault::NodeType { node } => {
                 write!(f, "ISECT: node pointer {node:#x} names type {}, which the unit does not test", ptr::ty(*node))
             }
-            IsectFault::Memory { addr, what } => write!(f, "ISECT: node at {addr:#x}: {what}"),
+            IsectFault::Memory(m) => write!(f, "ISECT: node fetch: {m}"),
         }
     }
 }
@@ -126,7 +125,7 @@ pub fn intersect(mem: &MemoryMap, desc: Descriptor, ray: &IsectRay) -> Result<([
     let addr = desc.base + ptr::offset(ray.node);
     let mut b = [0u8; r2::box32::BYTES];
     let bytes = if ty == ptr::BOX32 { r2::box32::BYTES } else { r2::tri::BYTES };
-    mem.read(addr, &mut b[..bytes]).map_err(|f| IsectFault::Memory { addr, what: f.to_string() })?;
+    mem.read(addr, &mut b[..bytes]).map_err(IsectFault::Memory)?;
     let mut work = Work { bytes: bytes as u32, addr, ..Work::default() };
     let words = if ty >= ptr::BOX16 {
         work.box_tests = 4;

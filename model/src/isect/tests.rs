@@ -156,3 +156,46 @@ fn nan_and_infinite_rays_are_inactive() {
     let w = ray([1.0, 2.0, 3.0], [4.0, 5.0, 6.0], 7.0, 42).words();
     assert_eq!(IsectRay::from_words(&w).node, 42);
 }
+
+#[test]
+fn a_warp_mixes_node_types_in_one_instruction() {
+    use super::unit::IsectUnit;
+    let tri = tri_bytes([[0.0, 0.0, 0.0], [2.0, 0.0, 0.0], [0.0, 2.0, 0.0], [0.0; 3], [0.0; 3]], 7);
+    let bx = node_with_boxes([cube(2.0), EMPTY_BOX, EMPTY_BOX, EMPTY_BOX], [8, !0, !0, !0]);
+    let (mem, desc) = region(&[(1, &tri), (2, &bx)], 4);
+    const NT: usize = 4;
+    let (dst, dreg, rreg) = (0usize, 4usize, 8usize);
+    let mut regs = vec![0u32; 19 * NT];
+    let rays = [
+        ray([0.5, 1.0, -3.0], [0.0, 0.0, 2.0], 10.0, ptr::make(1, 0)),
+        ray([0.0, 0.5, 0.5], [1.0, 0.0, 0.0], 10.0, ptr::make(2, ptr::BOX32)),
+        ray([f32::NAN, 0.5, 0.5], [1.0, 0.0, 0.0], 10.0, ptr::make(2, ptr::BOX32)),
+        ray([0.0, 0.5, 0.5], [1.0, 0.0, 0.0], 10.0, ptr::make(0, ptr::INSTANCE)),
+    ];
+    let dw = desc.encode();
+    for l in 0..NT {
+        for k in 0..4 {
+            regs[(dreg + k) * NT + l] = dw[k];
+        }
+        for (k, w) in rays[l].words().iter().enumerate() {
+            regs[(rreg + k) * NT + l] = *w;
+        }
+    }
+    let mut u = IsectUnit::default();
+    u.set_timed(true);
+    // Lanes 0..=2: a triangle, a box node and an inactive ray in one instruction.
+    u.execute(&mem, &mut regs, NT, 0b0111, (dst, dreg, rreg)).unwrap_or_else(|e| panic!("{}", e.fault));
+    let lane = |l: usize| [0, 1, 2, 3].map(|k| regs[(dst + k) * NT + l]);
+    assert_eq!(lane(0)[2..], [7, 1]);
+    assert_eq!(lane(1), [8, !0, !0, !0]);
+    assert_eq!(lane(2), ALL_MISS);
+    assert_eq!((u.box_lanes, u.tri_lanes, u.lines.len()), (1, 1, 3), "a triangle line and a box node's two");
+    let c = &u.counters;
+    assert_eq!(
+        (c.lanes, c.inactive_lanes, c.node_fetches, c.node_bytes, c.box_tests, c.tri_tests),
+        (3, 1, 2, 192, 4, 1)
+    );
+    // Lane 3's instance node is the shader's business: a fault naming the lane.
+    let e = u.execute(&mem, &mut regs, NT, 0b1000, (dst, dreg, rreg)).expect_err("a fault");
+    assert_eq!((e.lane, e.fault), (3, IsectFault::NodeType { node: ptr::make(0, ptr::INSTANCE) }));
+}
