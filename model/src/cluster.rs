@@ -421,6 +421,7 @@ impl<'a> Cluster<'a> {
             clk.finish(end);
             let mut counts = clk.counts.clone();
             counts.rtu = core.units.rtu.take_stats();
+            counts.isect = std::mem::take(&mut core.units.isect.counters);
             rep.cores.push((counts, clk.stats.clone()));
             core.end_timed();
         }

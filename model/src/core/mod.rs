@@ -46,6 +46,8 @@ pub struct CoreStats {
     pub ctas: u64,
     pub warps: u64,
     pub rtu: RtuStats,
+    /// The node-intersection unit's work (rdna2).
+    pub isect: crate::isect::unit::IsectCounters,
 }
 
 impl CoreStats {
@@ -55,6 +57,7 @@ impl CoreStats {
         self.ctas += o.ctas;
         self.warps += o.warps;
         self.rtu.add(&o.rtu);
+        self.isect.add(&o.isect);
     }
 }
 
@@ -275,6 +278,7 @@ impl Core {
         }
         reporter.report(ctx.watchdog, tally(self, &stats, retired));
         stats.rtu = self.units.rtu.take_stats();
+        stats.isect = std::mem::take(&mut self.units.isect.counters);
         Ok(stats)
     }
 
