@@ -334,3 +334,44 @@ fn layouts_of_the_other_architecture_are_refused() {
     let e = dev.build(Level::Top, vec![dev.instances(&[InstanceDesc::new(r2b.addr, translate(0.0, 0.0, 0.0))])]);
     assert!(matches!(e, Err(BuildError::BadInstance { .. })), "{e:?}");
 }
+
+/// Work per ray of the rdna2 walk on two scenes, per box format (run with `--release
+/// --ignored --nocapture`; docs/RDNA2.md quotes it).
+#[test]
+#[ignore]
+fn work_per_ray() {
+    let mut rng = Rng::new(5);
+    let soup = random_tris(&mut rng, 20_000, 10.0, 0.6);
+    let mesh = grid(100);
+    for (name, tris, lo, hi) in
+        [("soup 20k", &soup, [-10.0f32; 3], [10.0f32; 3]), ("grid 20k", &mesh, [0.0, 0.0, -1.0], [100.0, 100.0, 1.0])]
+    {
+        let rays = random_rays(&mut Rng::new(6), 20_000, lo, hi);
+        for box16 in [Box16::Never, Box16::Auto] {
+            let dev = Device::rdna2(box16);
+            let b = dev.blas(&[(tris, 1)]);
+            let (mut n, mut isects, mut boxes, mut tri, mut bytes, mut stack, mut hits) = (0u64, 0, 0, 0, 0, 0u32, 0);
+            for r in &rays {
+                let (h, s) = closest(&dev.mem(), b.addr, r, STEPS).unwrap();
+                n += 1;
+                hits += h.is_some() as u64;
+                isects += s.isects;
+                boxes += s.box_tests;
+                tri += s.tri_tests;
+                bytes += s.node_bytes;
+                stack = stack.max(s.stack_max);
+            }
+            let f = |x: u64| x as f64 / n as f64;
+            println!(
+                "{name:9} box16={box16:?}: {} B structure, {:.1}% hit, per ray: {:.1} ISECTs, {:.1} box tests, \
+                 {:.1} triangle tests, {:.0} node bytes; deepest stack {stack}",
+                b.stats.bytes,
+                100.0 * f(hits),
+                f(isects),
+                f(boxes),
+                f(tri),
+                f(bytes)
+            );
+        }
+    }
+}
