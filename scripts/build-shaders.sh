@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates every SPIR-V binary under examples/shaders from its GLSL source:
-# examples/shaders/NAME.comp -> examples/shaders/NAME.spv. A source whose second line reads
+# examples/shaders/NAME.comp -> examples/shaders/NAME.spv, NAME.vert and NAME.frag ->
+# NAME.vert.spv and NAME.frag.spv. A source whose second line reads
 # `// variants: OUT1=-DFLAG ... OUT2=...` is compiled once per variant into OUTn.spv with
 # the given (comma-separated) glslang flags instead. The .spv files are committed (the
 # examples embed them), and a test checks they match their sources.
@@ -11,10 +12,14 @@ command -v glslangValidator >/dev/null || {
   echo "build-shaders: glslangValidator not found (Debian: apt-get install glslang-tools)" >&2
   exit 1
 }
-for src in *.comp; do
+for src in *.comp *.vert *.frag; do
   variants=$(sed -n '2s|^// variants: ||p' "$src")
   if [ -z "$variants" ]; then
-    glslangValidator --target-env vulkan1.2 -V "$src" -o "${src%.comp}.spv" >/dev/null
+    case $src in
+      *.comp) out=${src%.comp}.spv ;;
+      *) out=$src.spv ;;
+    esac
+    glslangValidator --target-env vulkan1.2 -V "$src" -o "$out" >/dev/null
   else
     for v in $variants; do
       out=${v%%=*}

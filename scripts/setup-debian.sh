@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Installs the Debian packages Vortex RT needs on a fresh Debian 12 (bookworm) machine:
 # the Vulkan loader and tools, glslang/SPIR-V tools, and Mesa's lavapipe from
-# bookworm-backports (25.x: its lavapipe has ray queries; bookworm's 22.x does not).
+# bookworm-backports (25.x: its lavapipe has ray queries; bookworm's 22.x does not), and
+# for presenting: Xvfb (the swapchain test's X server; it reads windows back with GetImage),
+# libxcb and libX11-xcb (loaded by the driver for X11 surfaces).
 # Idempotent: does nothing when everything is already present.
 set -euo pipefail
 
-need=(libvulkan1 libvulkan-dev vulkan-tools vulkan-validationlayers glslang-tools spirv-tools)
+need=(libvulkan1 libvulkan-dev vulkan-tools vulkan-validationlayers glslang-tools spirv-tools
+      xvfb libxcb1 libx11-xcb1)
 have_all=1
 for p in "${need[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || have_all=0

@@ -4,8 +4,8 @@
 # target/release), and runs every test — unit tests, the device-model tests, and the
 # examples through the real Vulkan loader on both our ICD and lavapipe — and, when the real
 # Khronos conformance binary is at hand (../shared/tools/deqp-vk, or DEQP_VK=path), its
-# dEQP-VK.info and ray_query compute lists on our ICD, judged against cts/deqp/baselines and
-# lavapipe's results.
+# dEQP-VK.info and ray_query compute and vertex-fragment lists on our ICD, judged against
+# cts/deqp/baselines and lavapipe's results.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,8 +29,8 @@ VORTEX_MODE=timed cargo test --release --workspace
 deqp=${DEQP_VK:-../shared/tools/deqp-vk/deqp-vk}
 if [ -x "$deqp" ]; then
   for mode in functional timed; do
-    echo "== real dEQP-VK: info + ray_query compute on our ICD (VORTEX_MODE=$mode)" >&2
-    VORTEX_MODE=$mode DEQP_VK=$deqp cts/deqp/run.sh --output "target/deqp-results/$mode"
+    echo "== real dEQP-VK: info + ray_query compute and vertex-fragment on our ICD (VORTEX_MODE=$mode)" >&2
+    VORTEX_MODE=$mode DEQP_VK=$deqp cts/deqp/run.sh --lists compute,vertex-fragment --output "target/deqp-results/$mode"
   done
 else
   echo "== real dEQP-VK: skipped (no deqp-vk at $deqp; set DEQP_VK=path to run it)" >&2

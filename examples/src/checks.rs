@@ -41,6 +41,12 @@ impl Passed for () {
     }
 }
 
+impl Passed for Option<String> {
+    fn note(self) -> Option<String> {
+        self
+    }
+}
+
 impl Passed for String {
     fn note(self) -> Option<String> {
         Some(self)

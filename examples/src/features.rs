@@ -95,6 +95,8 @@ optional_features! {
     "shaderImageFloat32Atomics" => atomic_float.shader_image_float32_atomics,
     "shaderImageFloat32AtomicAdd" => atomic_float.shader_image_float32_atomic_add,
     "sparseBinding" => core.sparse_binding,
+    "vertexPipelineStoresAndAtomics" => core.vertex_pipeline_stores_and_atomics,
+    "fragmentStoresAndAtomics" => core.fragment_stores_and_atomics,
     "nullDescriptor" => robustness2.null_descriptor,
 }
 

@@ -13,9 +13,12 @@ pub mod image;
 pub mod math;
 pub mod obj;
 pub mod pipeline;
+pub mod raster;
+pub mod raster_scene;
 pub mod rawas;
 pub mod scene;
 pub mod sparse;
+pub mod wsi;
 
 pub use accel::{AabbGeometry, AccelerationStructure, AsStorage, Indices, Instance, TriangleGeometry};
 pub use buffer::Buffer;

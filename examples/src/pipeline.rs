@@ -48,6 +48,11 @@ pub struct ComputePipeline {
     pool: vk::DescriptorPool,
     sets: Vec<vk::DescriptorSet>,
     bindings: Vec<Binding>,
+    /// The stages the layout's bindings and push constants are visible to, and where the
+    /// pipeline binds (a graphics pipeline, [`crate::raster::GraphicsPipeline`], is built on
+    /// the same layout and descriptor machinery).
+    stages: vk::ShaderStageFlags,
+    bind_point: vk::PipelineBindPoint,
 }
 
 impl ComputePipeline {
@@ -89,6 +94,27 @@ impl ComputePipeline {
         push_constant_bytes: u32,
         specialization: &[(u32, Vec<u8>)],
     ) -> Result<Self> {
+        let stages = vk::ShaderStageFlags::COMPUTE;
+        Self::with_stages(
+            ctx,
+            bindings,
+            push_constant_bytes,
+            stages,
+            vk::PipelineBindPoint::COMPUTE,
+            |device, layout| compute_pipeline(device, layout, code, specialization),
+        )
+    }
+
+    /// A layout of `bindings` and `push_constant_bytes` visible to `stages`, its descriptor
+    /// sets, and the pipeline `make` creates on that layout.
+    pub(crate) fn with_stages(
+        ctx: &Context,
+        bindings: &[Binding],
+        push_constant_bytes: u32,
+        stages: vk::ShaderStageFlags,
+        bind_point: vk::PipelineBindPoint,
+        make: impl FnOnce(&ash::Device, vk::PipelineLayout) -> Result<vk::Pipeline>,
+    ) -> Result<Self> {
         // Each object is handed to `pipeline` as soon as it exists, so Drop cleans up
         // whatever was created if a later step fails.
         let mut pipeline = ComputePipeline {
@@ -99,6 +125,8 @@ impl ComputePipeline {
             pool: vk::DescriptorPool::null(),
             sets: Vec::new(),
             bindings: bindings.to_vec(),
+            stages,
+            bind_point,
         };
         let device = &ctx.shared.device;
         let num_sets = bindings.iter().map(|b| b.set + 1).max().unwrap_or(0);
@@ -113,47 +141,22 @@ impl ComputePipeline {
                             .binding(b.binding)
                             .descriptor_type(b.ty)
                             .descriptor_count(b.count)
-                            .stage_flags(vk::ShaderStageFlags::COMPUTE)
+                            .stage_flags(stages)
                     })
                     .collect();
                 let info = vk::DescriptorSetLayoutCreateInfo::default().bindings(&layout_bindings);
                 let l = device.create_descriptor_set_layout(&info, None).vk("vkCreateDescriptorSetLayout")?;
                 pipeline.set_layouts.push(l);
             }
-            let push_ranges = [vk::PushConstantRange::default()
-                .stage_flags(vk::ShaderStageFlags::COMPUTE)
-                .offset(0)
-                .size(push_constant_bytes)];
+            let push_ranges =
+                [vk::PushConstantRange::default().stage_flags(stages).offset(0).size(push_constant_bytes)];
             let push_ranges = if push_constant_bytes > 0 { &push_ranges[..] } else { &[] };
             let layout_info = vk::PipelineLayoutCreateInfo::default()
                 .set_layouts(&pipeline.set_layouts)
                 .push_constant_ranges(push_ranges);
             pipeline.layout = device.create_pipeline_layout(&layout_info, None).vk("vkCreatePipelineLayout")?;
 
-            let module_info = vk::ShaderModuleCreateInfo::default().code(code);
-            let module = device.create_shader_module(&module_info, None).vk("vkCreateShaderModule")?;
-            let mut entries = Vec::new();
-            let mut data = Vec::new();
-            for (id, bytes) in specialization {
-                entries.push(vk::SpecializationMapEntry {
-                    constant_id: *id,
-                    offset: data.len() as u32,
-                    size: bytes.len(),
-                });
-                data.extend_from_slice(bytes);
-            }
-            let spec = vk::SpecializationInfo::default().map_entries(&entries).data(&data);
-            let mut stage = vk::PipelineShaderStageCreateInfo::default()
-                .stage(vk::ShaderStageFlags::COMPUTE)
-                .module(module)
-                .name(c"main");
-            if !specialization.is_empty() {
-                stage = stage.specialization_info(&spec);
-            }
-            let info = vk::ComputePipelineCreateInfo::default().stage(stage).layout(pipeline.layout);
-            let created = device.create_compute_pipelines(vk::PipelineCache::null(), &[info], None);
-            device.destroy_shader_module(module, None);
-            pipeline.pipeline = created.map_err(|(_, result)| result).vk("vkCreateComputePipelines")?[0];
+            pipeline.pipeline = make(device, pipeline.layout)?;
 
             if num_sets > 0 {
                 let mut pool_sizes: Vec<vk::DescriptorPoolSize> = Vec::new();
@@ -176,6 +179,11 @@ impl ComputePipeline {
             }
         }
         Ok(pipeline)
+    }
+
+    /// The pipeline layout (for push constants recorded by hand).
+    pub fn layout(&self) -> vk::PipelineLayout {
+        self.layout
     }
 
     /// Writes element `element` of `set`/`binding`.
@@ -268,23 +276,16 @@ impl ComputePipeline {
 
     /// Binds the pipeline, its sets (with `dynamic_offsets`, in layout order) and the push
     /// constants.
-    fn bind(&self, cmd: vk::CommandBuffer, push_constants: &[u8], dynamic_offsets: &[u32]) {
+    pub(crate) fn bind(&self, cmd: vk::CommandBuffer, push_constants: &[u8], dynamic_offsets: &[u32]) {
         let device = &self.shared.device;
         // SAFETY: cmd is recording; the pipeline, layout and sets belong to this device.
         unsafe {
-            device.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, self.pipeline);
+            device.cmd_bind_pipeline(cmd, self.bind_point, self.pipeline);
             if !self.sets.is_empty() {
-                device.cmd_bind_descriptor_sets(
-                    cmd,
-                    vk::PipelineBindPoint::COMPUTE,
-                    self.layout,
-                    0,
-                    &self.sets,
-                    dynamic_offsets,
-                );
+                device.cmd_bind_descriptor_sets(cmd, self.bind_point, self.layout, 0, &self.sets, dynamic_offsets);
             }
             if !push_constants.is_empty() {
-                device.cmd_push_constants(cmd, self.layout, vk::ShaderStageFlags::COMPUTE, 0, push_constants);
+                device.cmd_push_constants(cmd, self.layout, self.stages, 0, push_constants);
             }
         }
     }
@@ -340,7 +341,39 @@ impl ComputePipeline {
     }
 }
 
-fn read_spirv(spirv: &[u8]) -> Result<Vec<u32>> {
+/// A compute pipeline of `code`'s `main` on `layout`, with specialization constants.
+fn compute_pipeline(
+    device: &ash::Device,
+    layout: vk::PipelineLayout,
+    code: &[u32],
+    specialization: &[(u32, Vec<u8>)],
+) -> Result<vk::Pipeline> {
+    // SAFETY: valid device and layout; every create info outlives its call.
+    unsafe {
+        let module_info = vk::ShaderModuleCreateInfo::default().code(code);
+        let module = device.create_shader_module(&module_info, None).vk("vkCreateShaderModule")?;
+        let mut entries = Vec::new();
+        let mut data = Vec::new();
+        for (id, bytes) in specialization {
+            entries.push(vk::SpecializationMapEntry { constant_id: *id, offset: data.len() as u32, size: bytes.len() });
+            data.extend_from_slice(bytes);
+        }
+        let spec = vk::SpecializationInfo::default().map_entries(&entries).data(&data);
+        let mut stage = vk::PipelineShaderStageCreateInfo::default()
+            .stage(vk::ShaderStageFlags::COMPUTE)
+            .module(module)
+            .name(c"main");
+        if !specialization.is_empty() {
+            stage = stage.specialization_info(&spec);
+        }
+        let info = vk::ComputePipelineCreateInfo::default().stage(stage).layout(layout);
+        let created = device.create_compute_pipelines(vk::PipelineCache::null(), &[info], None);
+        device.destroy_shader_module(module, None);
+        Ok(created.map_err(|(_, result)| result).vk("vkCreateComputePipelines")?[0])
+    }
+}
+
+pub(crate) fn read_spirv(spirv: &[u8]) -> Result<Vec<u32>> {
     ash::util::read_spv(&mut std::io::Cursor::new(spirv)).map_err(|e| Error::msg(format!("invalid SPIR-V module: {e}")))
 }
 

@@ -1,6 +1,7 @@
 //! Functional and timed mode through the Vulkan loader: the same programs, run on our ICD with
 //! `VORTEX_MODE=functional` and `VORTEX_MODE=timed`, produce the same bytes (the renderer's
-//! image) and the same per-ray verdicts and counts (rq_smoke).
+//! image, ray traced and drawn through the raster pipeline) and the same per-ray verdicts
+//! and counts (rq_smoke).
 
 use std::process::{Command, Output};
 
@@ -36,11 +37,21 @@ fn rq_smoke_reports_the_same_in_both_modes() {
 
 #[test]
 fn the_renderer_draws_the_same_bytes_in_both_modes() {
+    same_render_in_both_modes("modes", &[]);
+}
+
+#[test]
+fn the_raster_renderer_draws_the_same_bytes_in_both_modes() {
+    same_render_in_both_modes("modes_raster", &["--raster"]);
+}
+
+fn same_render_in_both_modes(name: &str, extra: &[&str]) {
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
     let run = |mode: &str| {
-        let out = dir.join(format!("modes_{mode}.png"));
+        let out = dir.join(format!("{name}_{mode}.png"));
         let mut c = Command::new(env!("CARGO_BIN_EXE_render"));
-        c.args(["--icd", "vortex", "--width", "64", "--height", "48", "--spp", "2", "--quiet", "--out"]).arg(&out);
+        c.args(["--icd", "vortex", "--width", "64", "--height", "48", "--spp", "2", "--quiet"]).args(extra);
+        c.arg("--out").arg(&out);
         let o = with_mode(c, mode);
         assert!(o.status.success(), "render ({mode}) failed:\n{}", String::from_utf8_lossy(&o.stderr));
         std::fs::read(&out).expect("the rendered image")

@@ -1,20 +1,31 @@
 //! The renderer on our ICD agrees with lavapipe: a small render of the default scene is
-//! compared pixel by pixel. Tolerance: at most 0.5% of pixels may differ by more than 2/255
-//! in a channel (rays that graze an edge may hit either triangle), and the PSNR must
-//! exceed 40 dB.
+//! compared pixel by pixel, ray traced and drawn through the raster pipeline (`--raster`).
+//! Tolerance for both: at most 0.5% of pixels may differ by more than 2/255 in a channel
+//! (rays that graze an edge may hit either triangle; derivatives and texture LODs are
+//! computed with each driver's precision), and the PSNR must exceed 40 dB.
 
 use std::process::Command;
 use vortex_examples::icd::LAVAPIPE_MANIFEST;
 
 #[test]
 fn small_render_matches_lavapipe() {
+    compare_small_render("render_test.png", &[]);
+}
+
+#[test]
+fn small_raster_render_matches_lavapipe() {
+    compare_small_render("render_raster_test.png", &["--raster"]);
+}
+
+fn compare_small_render(name: &str, extra: &[&str]) {
     if !std::path::Path::new(LAVAPIPE_MANIFEST).is_file() {
         eprintln!("skipped: lavapipe's manifest {LAVAPIPE_MANIFEST} is absent");
         return;
     }
-    let out = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("render_test.png");
+    let out = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
     let run = Command::new(env!("CARGO_BIN_EXE_render"))
         .args(["--icd", "vortex", "--width", "96", "--height", "72", "--spp", "2", "--quiet", "--compare", "lavapipe"])
+        .args(extra)
         .arg("--out")
         .arg(&out)
         .output()

@@ -27,8 +27,8 @@ fn committed_spirv_matches_its_source() {
         files.sort();
         files
     };
-    let sources = files_with("comp");
-    assert!(!sources.is_empty(), "no .comp sources in {}", shaders.display());
+    let sources: Vec<PathBuf> = ["comp", "vert", "frag"].into_iter().flat_map(files_with).collect();
+    assert!(!sources.is_empty(), "no shader sources in {}", shaders.display());
 
     let mut stale = Vec::new();
     let mut expected = Vec::new();
@@ -61,14 +61,18 @@ fn committed_spirv_matches_its_source() {
     assert!(orphans.is_empty(), "SPIR-V without a source: {orphans:?}");
 }
 
-/// The SPIR-V files a source compiles to, with their glslang flags: NAME.spv, or one file
-/// per entry of a `// variants: OUT=-DFLAG,...` second line (the convention of
-/// scripts/build-shaders.sh).
+/// The SPIR-V files a source compiles to, with their glslang flags: NAME.spv for a compute
+/// shader NAME.comp, NAME.STAGE.spv for NAME.vert and NAME.frag, or one file per entry of a
+/// `// variants: OUT=-DFLAG,...` second line (the convention of scripts/build-shaders.sh).
 fn outputs(source: &Path) -> Vec<(PathBuf, Vec<String>)> {
     let text = fs::read_to_string(source).expect("cannot read a shader source");
     let variants = text.lines().nth(1).and_then(|l| l.strip_prefix("// variants: "));
     match variants {
-        None => vec![(source.with_extension("spv"), Vec::new())],
+        None if source.extension().is_some_and(|e| e == "comp") => vec![(source.with_extension("spv"), Vec::new())],
+        None => {
+            let name = source.file_name().expect("file name").to_string_lossy();
+            vec![(source.with_file_name(format!("{name}.spv")), Vec::new())]
+        }
         Some(list) => list
             .split_whitespace()
             .map(|v| {

@@ -17,7 +17,18 @@ pub const DRIVER_VERSION: u32 = vk::make_api_version(0, 0, 1, 0);
 pub const VENDOR_ID: u32 = 0x1_0000 + 0x5652; // outside the PCI range: not a registered vendor
 pub const DEVICE_ID: u32 = 0x5254;
 
-pub const INSTANCE_EXTENSIONS: &[(&str, u32)] = &[("VK_KHR_get_physical_device_properties2", 2)];
+/// The largest 2D image (and so headless swapchain) side.
+pub const MAX_IMAGE_DIMENSION_2D: u32 = 16384;
+
+pub const INSTANCE_EXTENSIONS: &[(&str, u32)] = &[
+    ("VK_KHR_get_physical_device_properties2", 2),
+    // Window-system integration (`entry::wsi`).
+    ("VK_KHR_surface", 25),
+    ("VK_KHR_get_surface_capabilities2", 1),
+    ("VK_KHR_xcb_surface", 6),
+    ("VK_KHR_xlib_surface", 6),
+    ("VK_EXT_headless_surface", 1),
+];
 
 pub const DEVICE_EXTENSIONS: &[(&str, u32)] = &[
     ("VK_KHR_acceleration_structure", 13),
@@ -44,6 +55,8 @@ pub const DEVICE_EXTENSIONS: &[(&str, u32)] = &[
     // KHR promotion uses the EXT's structures and structure-type numbers.
     ("VK_EXT_robustness2", 1),
     ("VK_KHR_robustness2", 1),
+    // Presenting (`entry::wsi`): swapchain images are ordinary images.
+    ("VK_KHR_swapchain", 70),
 ];
 
 /// Every device extension offered: the compute and ray-query ones, and the graphics path's
@@ -79,6 +92,8 @@ pub fn features10() -> vk::PhysicalDeviceFeatures {
         shader_uniform_buffer_array_dynamic_indexing: vk::TRUE,
         shader_storage_buffer_array_dynamic_indexing: vk::TRUE,
         shader_storage_image_array_dynamic_indexing: vk::TRUE,
+        // Like the non-uniform indexing of Vulkan 1.2's features (examples' draw_check).
+        shader_sampled_image_array_dynamic_indexing: graphics::SAMPLING as vk::Bool32,
         // Buffers only: no sparse residency, no sparse images (`runtime::sparse`).
         sparse_binding: vk::TRUE,
         ..Default::default()
@@ -373,7 +388,7 @@ pub fn limits(gpu: &Gpu) -> vk::PhysicalDeviceLimits {
     let big = 1u32 << 20;
     let mut l = vk::PhysicalDeviceLimits {
         max_image_dimension1_d: 16384,
-        max_image_dimension2_d: 16384,
+        max_image_dimension2_d: MAX_IMAGE_DIMENSION_2D,
         max_image_dimension3_d: 2048,
         max_image_dimension_cube: 16384,
         max_image_array_layers: 2048,
@@ -622,9 +637,15 @@ pub fn format_properties(f: vk::Format) -> vk::FormatProperties {
         if fmt.texel_bytes() == 4 && fmt.is_integer() && fmt.comps == 1 {
             img |= vk::FormatFeatureFlags::STORAGE_IMAGE_ATOMIC;
         }
-        img |= graphics::image_features(f, graphics::GRAPHICS, graphics::SAMPLING);
         p.optimal_tiling_features = img;
         p.linear_tiling_features = img;
+    }
+    // Attachment, blit and sampling features, depth/stencil formats included (they are
+    // not storage formats, so the block above skips them; depth/stencil only optimally tiled).
+    let gfx = graphics::image_features(f, graphics::GRAPHICS, graphics::SAMPLING);
+    p.optimal_tiling_features |= gfx;
+    if !gfx.contains(vk::FormatFeatureFlags::DEPTH_STENCIL_ATTACHMENT) {
+        p.linear_tiling_features |= gfx;
     }
     if let Some(fmt) = format::lookup(f.as_raw() as u32) {
         // Texel buffers go through the same texel path as storage images.
@@ -794,6 +815,25 @@ pub unsafe fn unsupported_feature(chain: *const c_void) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn depth_stencil_formats_are_attachments() {
+        use vk::FormatFeatureFlags as F;
+        // Vulkan requires D16 and one of D24S8 / D32S8 as depth/stencil attachments.
+        for f in [
+            vk::Format::D16_UNORM,
+            vk::Format::D32_SFLOAT,
+            vk::Format::D24_UNORM_S8_UINT,
+            vk::Format::D32_SFLOAT_S8_UINT,
+        ] {
+            let p = format_properties(f);
+            assert_eq!(p.optimal_tiling_features.contains(F::DEPTH_STENCIL_ATTACHMENT), graphics::GRAPHICS, "{f:?}");
+            assert!(!p.linear_tiling_features.contains(F::DEPTH_STENCIL_ATTACHMENT), "{f:?}");
+        }
+        let rgba8 = format_properties(vk::Format::R8G8B8A8_UNORM);
+        assert_eq!(rgba8.optimal_tiling_features.contains(F::COLOR_ATTACHMENT), graphics::GRAPHICS);
+        assert!(rgba8.optimal_tiling_features.contains(F::STORAGE_IMAGE));
+    }
 
     #[test]
     fn feature_requests_are_checked_field_by_field() {

@@ -300,6 +300,29 @@ entries! {
     "vkGetDeferredOperationResultKHR" => deferred::get_deferred_operation_result as PFN_vkGetDeferredOperationResultKHR, Device, "VK_KHR_deferred_host_operations";
     "vkDeferredOperationJoinKHR" => deferred::deferred_operation_join as PFN_vkDeferredOperationJoinKHR, Device, "VK_KHR_deferred_host_operations";
 
+    // Window-system integration (`entry::wsi`).
+    "vkCreateXcbSurfaceKHR" => wsi::surface::create_xcb_surface as PFN_vkCreateXcbSurfaceKHR, Instance;
+    "vkCreateXlibSurfaceKHR" => wsi::surface::create_xlib_surface as PFN_vkCreateXlibSurfaceKHR, Instance;
+    "vkCreateHeadlessSurfaceEXT" => wsi::surface::create_headless_surface as PFN_vkCreateHeadlessSurfaceEXT, Instance;
+    "vkDestroySurfaceKHR" => wsi::surface::destroy_surface as PFN_vkDestroySurfaceKHR, Instance;
+    "vkGetPhysicalDeviceSurfaceSupportKHR" => wsi::surface::get_physical_device_surface_support as PFN_vkGetPhysicalDeviceSurfaceSupportKHR, Physical;
+    "vkGetPhysicalDeviceSurfaceCapabilitiesKHR" => wsi::surface::get_physical_device_surface_capabilities as PFN_vkGetPhysicalDeviceSurfaceCapabilitiesKHR, Physical;
+    "vkGetPhysicalDeviceSurfaceCapabilities2KHR" => wsi::surface::get_physical_device_surface_capabilities2 as PFN_vkGetPhysicalDeviceSurfaceCapabilities2KHR, Physical;
+    "vkGetPhysicalDeviceSurfaceFormatsKHR" => wsi::surface::get_physical_device_surface_formats as PFN_vkGetPhysicalDeviceSurfaceFormatsKHR, Physical;
+    "vkGetPhysicalDeviceSurfaceFormats2KHR" => wsi::surface::get_physical_device_surface_formats2 as PFN_vkGetPhysicalDeviceSurfaceFormats2KHR, Physical;
+    "vkGetPhysicalDeviceSurfacePresentModesKHR" => wsi::surface::get_physical_device_surface_present_modes as PFN_vkGetPhysicalDeviceSurfacePresentModesKHR, Physical;
+    "vkGetPhysicalDevicePresentRectanglesKHR" => wsi::surface::get_physical_device_present_rectangles as PFN_vkGetPhysicalDevicePresentRectanglesKHR, Physical;
+    "vkGetPhysicalDeviceXcbPresentationSupportKHR" => wsi::surface::get_physical_device_xcb_presentation_support as PFN_vkGetPhysicalDeviceXcbPresentationSupportKHR, Physical;
+    "vkGetPhysicalDeviceXlibPresentationSupportKHR" => wsi::surface::get_physical_device_xlib_presentation_support as PFN_vkGetPhysicalDeviceXlibPresentationSupportKHR, Physical;
+    "vkCreateSwapchainKHR" => wsi::swapchain::create_swapchain as PFN_vkCreateSwapchainKHR, Device, "VK_KHR_swapchain";
+    "vkDestroySwapchainKHR" => wsi::swapchain::destroy_swapchain as PFN_vkDestroySwapchainKHR, Device, "VK_KHR_swapchain";
+    "vkGetSwapchainImagesKHR" => wsi::swapchain::get_swapchain_images as PFN_vkGetSwapchainImagesKHR, Device, "VK_KHR_swapchain";
+    "vkAcquireNextImageKHR" => wsi::swapchain::acquire_next_image as PFN_vkAcquireNextImageKHR, Device, "VK_KHR_swapchain";
+    "vkAcquireNextImage2KHR" => wsi::swapchain::acquire_next_image2 as PFN_vkAcquireNextImage2KHR, Device, "VK_KHR_swapchain";
+    "vkQueuePresentKHR" => wsi::swapchain::queue_present as PFN_vkQueuePresentKHR, Device, "VK_KHR_swapchain";
+    "vkGetDeviceGroupPresentCapabilitiesKHR" => wsi::swapchain::get_device_group_present_capabilities as PFN_vkGetDeviceGroupPresentCapabilitiesKHR, Device, "VK_KHR_swapchain";
+    "vkGetDeviceGroupSurfacePresentModesKHR" => wsi::swapchain::get_device_group_surface_present_modes as PFN_vkGetDeviceGroupSurfacePresentModesKHR, Device, "VK_KHR_swapchain";
+
     // Not a Vulkan command: the test hook of `entry::debug`.
     "vkDebugInjectPanicVORTEX" => debug::inject_panic as PFN_vkDeviceWaitIdle, Device;
 }

@@ -63,10 +63,16 @@ fn vulkaninfo_lists_the_vortex_device_and_its_extensions() {
     let as_line = out.lines().find(|l| l.contains("maxPerStageDescriptorAccelerationStructures")).expect("AS limits");
     let n: u64 = as_line.rsplit('=').next().unwrap().trim().parse().unwrap();
     assert!(n >= 500, "{as_line}");
-    // One queue family, compute + transfer + sparse binding, no graphics.
+    // One queue family: graphics, compute, transfer and sparse binding.
     let families: Vec<&str> = out.lines().filter(|l| l.contains("queueFlags")).collect();
     assert_eq!(families.len(), 1, "one queue family: {families:?}");
-    assert!(families[0].ends_with("= QUEUE_COMPUTE | QUEUE_TRANSFER | QUEUE_SPARSE_BINDING"), "{families:?}");
+    assert!(
+        families[0].ends_with("= QUEUE_GRAPHICS | QUEUE_COMPUTE | QUEUE_TRANSFER | QUEUE_SPARSE_BINDING"),
+        "{families:?}"
+    );
+    for ext in ["VK_KHR_dynamic_rendering", "VK_EXT_extended_dynamic_state", "VK_EXT_provoking_vertex"] {
+        assert!(out.contains(ext), "{ext} not listed");
+    }
     // Sparse binding of buffers, without residency (an unbound page is a fault).
     let flag =
         |key: &str| out.lines().find(|l| l.trim_start().starts_with(key)).map(|l| l.trim_end().ends_with("true"));

@@ -795,6 +795,7 @@ fn functional_and_timed_draw_the_same_pixels() {
     let (c, d, f) = run(Mode::Functional, 1);
     let st = f.draw.clone().unwrap();
     assert!(st.fragments > 500 && st.om.merged > 300 && st.om.early_depth_kills > 0, "{st:?}");
+    assert_eq!(st.om.passed, st.om.merged, "with a fragment kernel the merged fragments passed");
     for (mode, threads) in [(Mode::Functional, 0), (Mode::Timed, 1), (Mode::Timed, 0)] {
         let (c2, d2, r) = run(mode, threads);
         assert!(c == c2 && d == d2, "{mode:?} with {threads} threads draws other pixels");
@@ -975,8 +976,11 @@ fn clip_distances_depth_clamp_and_bounds() {
     let j = rep.to_json();
     assert_eq!(j["draw"]["primitives"], 1);
     assert_eq!(j["draw"]["fragments"], (w * h) as u64);
+    // Without a fragment kernel the samples the early tests keep are the ones that passed.
+    assert_eq!(j["draw"]["om"]["passed"], (w * h) as u64);
     // Depth bounds [0.9, 1.0]: the stored 1.0 is inside; [0.0, 0.9] it is not.
     assert_eq!(run(flags::DEPTH_CLAMP | flags::DEPTH_BOUNDS, 1.0, [0.9, 1.0]).0, 0.75);
     let (z, rep) = run(flags::DEPTH_CLAMP | flags::DEPTH_BOUNDS, 1.0, [0.0, 0.9]);
-    assert_eq!((z, rep.draw.unwrap().om.depth_bounds_kills), (1.0, (w * h) as u64));
+    let om = rep.draw.unwrap().om;
+    assert_eq!((z, om.depth_bounds_kills, om.passed), (1.0, (w * h) as u64, 0));
 }

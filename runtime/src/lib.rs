@@ -21,6 +21,7 @@ pub mod device;
 pub mod image;
 pub mod memory;
 pub mod pipeline;
+pub mod present;
 pub mod query;
 pub mod queue;
 pub mod renderpass;

@@ -75,6 +75,8 @@ pub enum StreamOp {
         len: u64,
         pattern: Vec<u8>,
     },
+    /// `vkQueuePresentKHR`: the frame goes to its swapchain's presentation engine.
+    Present(Arc<crate::present::PresentRequest>),
     BuildAccel(Box<AccelBuildJob>),
     /// Clone or compact (the same byte copy here).
     CopyAccel {
@@ -103,7 +105,13 @@ pub enum StreamOp {
         first: u32,
         count: u32,
     },
-    /// Makes a query available with a value: 0 (occlusion: nothing is drawn) or the time.
+    /// Opens an occlusion query: the samples of the draws played until its `WriteQuery`.
+    BeginQuery {
+        pool: Arc<QueryPool>,
+        query: u32,
+    },
+    /// Makes a query available with a value: the time, or the samples that passed every test
+    /// in the draws since the occlusion query's `BeginQuery`.
     WriteQuery {
         pool: Arc<QueryPool>,
         query: u32,
@@ -140,12 +148,14 @@ impl StreamOp {
             StreamOp::Fill { .. } => "DMA_FILL",
             StreamOp::Write { .. } => "DMA_WRITE",
             StreamOp::Pattern { .. } => "DMA_PATTERN",
+            StreamOp::Present(_) => "PRESENT",
             StreamOp::BuildAccel(_) => "AS_BUILD",
             StreamOp::CopyAccel { .. } => "AS_COPY",
             StreamOp::SerializeAccel { .. } => "AS_SERIALIZE",
             StreamOp::DeserializeAccel { .. } => "AS_DESERIALIZE",
             StreamOp::WriteAccelProperties { .. } => "AS_PROPERTIES",
             StreamOp::ResetQueries { .. } => "QUERY_RESET",
+            StreamOp::BeginQuery { .. } => "QUERY_BEGIN",
             StreamOp::WriteQuery { .. } => "QUERY_WRITE",
             StreamOp::CopyQueryResults { .. } => "QUERY_COPY",
             StreamOp::SetEvent { .. } => "SET_EVENT",
@@ -234,6 +244,26 @@ pub fn compile_kernel(
     })
 }
 
+/// The occlusion queries open in a stream: each counts the samples that passed in the draws
+/// reported since it began.
+#[derive(Default)]
+struct Occlusion(Vec<(Arc<QueryPool>, u32, usize)>);
+
+impl Occlusion {
+    fn begin(&mut self, pool: &Arc<QueryPool>, query: u32, reports: usize) {
+        self.0.push((pool.clone(), query, reports));
+    }
+
+    /// The samples since the query began (0 for one that never began in this stream).
+    fn end(&mut self, pool: &Arc<QueryPool>, query: u32, reports: &[DispatchReport]) -> u64 {
+        let Some(k) = self.0.iter().position(|(p, q, _)| Arc::ptr_eq(p, pool) && *q == query) else {
+            return 0;
+        };
+        let (_, _, from) = self.0.swap_remove(k);
+        reports[from..].iter().filter_map(|r| r.draw.as_ref()).map(|d| d.om.passed).sum()
+    }
+}
+
 /// The command processor: plays one stream into the model, with its scratch for draws. The
 /// first device fault stops the stream and is returned (the queue turns it into
 /// DEVICE_LOST).
@@ -244,6 +274,7 @@ pub fn play(
     scratch: &mut Scratch,
 ) -> Result<(), Fault> {
     let print = std::env::var_os("VORTEX_ICD_PRINT_CMDS").is_some();
+    let mut occlusion = Occlusion::default();
     for op in ops {
         if print {
             match op {
@@ -284,6 +315,7 @@ pub fn play(
             StreamOp::Fill { dst, len, word } => mem().fill(*dst, *len, *word)?,
             StreamOp::Write { dst, data } => mem().write(*dst, data)?,
             StreamOp::Pattern { dst, len, pattern } => pattern_fill(&mem(), *dst, *len, pattern)?,
+            StreamOp::Present(req) => req.reached(),
             StreamOp::BuildAccel(job) => run_accel_build(&mem(), job, &job.options)?,
             StreamOp::CopyAccel { src, dst } => crate::accel::copy(&mem(), src, dst)?,
             StreamOp::SerializeAccel { src, dst } => serialize_accel(&mem(), src, *dst)?,
@@ -295,9 +327,9 @@ pub fn play(
                 }
             }
             StreamOp::ResetQueries { pool, first, count } => pool.reset(*first, *count),
-            StreamOp::WriteQuery { pool, query, timestamp } => {
-                pool.set(*query, if *timestamp { crate::query::timestamp() } else { 0 })
-            }
+            StreamOp::BeginQuery { pool, query } => occlusion.begin(pool, *query, reports.len()),
+            StreamOp::WriteQuery { pool, query, timestamp } => pool
+                .set(*query, if *timestamp { crate::query::timestamp() } else { occlusion.end(pool, *query, reports) }),
             StreamOp::CopyQueryResults { pool, first, count, dst, stride, flags } => {
                 copy_query_results(&mem(), pool, *first, *count, *dst, *stride, *flags)?
             }

@@ -17,16 +17,20 @@ use std::process::Command;
 
 /// The deqp-vk command for one batch: its case list, its own log file (not flushed after
 /// every case: that costs more than the cases), a shader cache kept across the batches of
-/// one runner thread (`cache`), the chosen ICD only.
+/// one runner thread (`cache`), the chosen ICD only. deqp-vk runs in its own directory, so
+/// every path it is given is made absolute first (a relative `--output` would otherwise name
+/// files that do not exist there).
 pub fn command(binary: &Path, args: &[String], manifest: &Path, caselist: &Path, log: &Path, cache: &Path) -> Command {
-    let mut c = Command::new(binary);
+    let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    let (manifest, caselist, log, cache) = (abs(manifest), abs(caselist), abs(log), abs(cache));
+    let mut c = Command::new(abs(binary));
     c.arg(format!("--deqp-caselist-file={}", caselist.display()))
         .arg(format!("--deqp-log-filename={}", log.display()))
         .arg("--deqp-log-flush=disable")
         .arg(format!("--deqp-shadercache-filename={}", cache.display()))
         .arg("--deqp-shadercache-truncate=disable")
         .args(args)
-        .env("VK_ICD_FILENAMES", manifest)
+        .env("VK_ICD_FILENAMES", &manifest)
         .env_remove("VK_DRIVER_FILES");
     // dEQP looks for its data next to the binary; run it from there.
     if let Some(dir) = binary.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -72,6 +76,22 @@ mod tests {
             Line::Result(s, None, r) => Some((s, r)),
             _ => None,
         }
+    }
+
+    #[test]
+    fn paths_given_to_deqp_are_absolute() {
+        // deqp-vk runs in its own directory: a relative output directory must not reach it.
+        let rel = Path::new("target/out/worker-0-1.caselist.txt");
+        let c = command(Path::new("/opt/deqp/deqp-vk"), &[], Path::new("json/icd.json"), rel, rel, rel);
+        assert_eq!(c.get_current_dir(), Some(Path::new("/opt/deqp")));
+        for a in c.get_args() {
+            let a = a.to_string_lossy();
+            if let Some((_, path)) = a.split_once("-filename=").or_else(|| a.split_once("-file=")) {
+                assert!(Path::new(path).is_absolute(), "{a}");
+            }
+        }
+        let icd = c.get_envs().find(|(k, _)| *k == "VK_ICD_FILENAMES").and_then(|(_, v)| v).unwrap();
+        assert!(Path::new(icd).is_absolute());
     }
 
     #[test]

@@ -13,9 +13,9 @@ use vortex_model::abi::gfx;
 use vortex_runtime::pipeline::graphics as gp;
 
 /// The graphics queue, features and extensions (draws run end to end).
-pub const GRAPHICS: bool = false;
+pub const GRAPHICS: bool = true;
 /// Sampled images, combined image samplers and input attachments (the texture unit samples).
-pub const SAMPLING: bool = false;
+pub const SAMPLING: bool = true;
 
 /// Device extensions of the graphics path.
 pub const EXTENSIONS: &[(&str, u32)] = &[
@@ -202,6 +202,11 @@ pub fn limits(l: &mut vk::PhysicalDeviceLimits) {
     l.strict_lines = vk::FALSE;
     l.max_per_stage_descriptor_input_attachments = big;
     l.max_descriptor_set_input_attachments = big;
+    // Constant texel offsets, one signed field per dimension in TEX's `imm`.
+    l.min_texel_offset = gfx::tex::OFFSET_MIN;
+    l.max_texel_offset = gfx::tex::OFFSET_MAX as u32;
+    l.min_texel_gather_offset = gfx::tex::OFFSET_MIN;
+    l.max_texel_gather_offset = gfx::tex::OFFSET_MAX as u32;
 }
 
 /// Image format features the graphics path adds for `f` (optimal and linear tiling alike):
@@ -314,6 +319,7 @@ mod tests {
         assert!(l.max_vertex_input_attribute_offset >= 2047 && l.max_vertex_input_binding_stride >= 2048);
         assert!(l.max_vertex_output_components >= 64 && l.max_color_attachments >= 4);
         assert_eq!(l.sub_pixel_precision_bits, 8);
+        assert!(l.min_texel_offset <= -8 && l.max_texel_offset >= 7, "Vulkan's minimum texel offset range");
         assert!(
             -l.viewport_bounds_range[0] <= gfx::limits::GUARD_BAND
                 && l.viewport_bounds_range[1] <= gfx::limits::GUARD_BAND

@@ -4,9 +4,8 @@
 //! is discarded, a blend state without colour attachments, ...) are not read, since they may
 //! be dangling pointers.
 
-use super::device::device;
 use super::pipeline::specialization;
-use crate::handle::{guard_device_result, nd};
+use crate::handle::nd;
 use crate::util::{cstr, find_in, slice};
 use ash::vk;
 use std::sync::Arc;
@@ -25,27 +24,10 @@ pub unsafe extern "system" fn create_graphics_pipelines(
     _a: *const vk::AllocationCallbacks<'_>,
     p_pipelines: *mut vk::Pipeline,
 ) -> vk::Result {
-    guard_device_result("vkCreateGraphicsPipelines", d, || {
-        let dev = device(d)?;
-        dev.rt.check()?;
-        let mut result = vk::Result::SUCCESS;
-        // SAFETY: create infos per the API contract.
-        for (i, info) in unsafe { slice(p_infos, count) }.iter().enumerate() {
-            // SAFETY: forwarded pointers of a valid create info.
-            let r = unsafe { create_one(dev, info) };
-            // SAFETY: the output array holds `count` handles.
-            unsafe {
-                *p_pipelines.add(i) = match r {
-                    Ok(p) => crate::handle::nd_new(Arc::new(p)),
-                    Err(e) => {
-                        result = e;
-                        vk::Pipeline::null()
-                    }
-                }
-            };
-        }
-        Ok(result)
-    })
+    // SAFETY: the caller's arrays per the API contract.
+    unsafe {
+        super::pipeline::create_pipelines("vkCreateGraphicsPipelines", d, count, p_infos, p_pipelines, create_one)
+    }
 }
 
 /// # Safety

@@ -23,3 +23,4 @@ pub mod sampler;
 pub mod sparse;
 pub mod sync;
 pub mod transfer;
+pub mod wsi;

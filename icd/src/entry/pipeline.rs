@@ -150,7 +150,24 @@ pub unsafe extern "system" fn create_compute_pipelines(
     _a: *const vk::AllocationCallbacks<'_>,
     p_pipelines: *mut vk::Pipeline,
 ) -> vk::Result {
-    guard_device_result("vkCreateComputePipelines", d, || {
+    // SAFETY: the caller's arrays per the API contract.
+    unsafe { create_pipelines("vkCreateComputePipelines", d, count, p_infos, p_pipelines, create_one) }
+}
+
+/// `vkCreate*Pipelines`: each create info through `create_one`; a failed one leaves a null
+/// handle and its error is the call's result, the others are still created.
+///
+/// # Safety
+/// `p_infos` holds `count` valid create infos and `p_pipelines` room for `count` handles.
+pub(super) unsafe fn create_pipelines<I>(
+    name: &'static str,
+    d: vk::Device,
+    count: u32,
+    p_infos: *const I,
+    p_pipelines: *mut vk::Pipeline,
+    create_one: unsafe fn(&super::device::Device, &I) -> Result<Pipeline, vk::Result>,
+) -> vk::Result {
+    guard_device_result(name, d, || {
         let dev = device(d)?;
         dev.rt.check()?;
         let mut result = vk::Result::SUCCESS;

@@ -1,8 +1,8 @@
 //! Query pools: acceleration-structure properties (compacted size, serialization size,
 //! size, bottom-level pointer count — written on the device timeline by
 //! `vkCmdWriteAccelerationStructuresPropertiesKHR` or at once by
-//! `vkWriteAccelerationStructuresPropertiesKHR`), occlusion queries (always 0: nothing is
-//! drawn here) and timestamps. Results through `vkGetQueryPoolResults` and
+//! `vkWriteAccelerationStructuresPropertiesKHR`), occlusion queries (the samples that passed
+//! every test in the draws between begin and end) and timestamps. Results through `vkGetQueryPoolResults` and
 //! `vkCmdCopyQueryPoolResults` with the 64-bit, wait, availability and partial flags.
 
 use super::command::cmd;
@@ -100,12 +100,12 @@ pub unsafe extern "system" fn cmd_reset_query_pool(h: vk::CommandBuffer, p: vk::
 pub unsafe extern "system" fn cmd_begin_query(
     h: vk::CommandBuffer,
     p: vk::QueryPool,
-    _query: u32,
+    query: u32,
     _flags: vk::QueryControlFlags,
 ) {
     cmd("vkCmdBeginQuery", h, |cb| {
         // SAFETY: a live pool handle.
-        cb.begin_query(&*unsafe { nd::<_, QueryPool>(p)? });
+        cb.begin_query(unsafe { nd::<_, QueryPool>(p)? }, query);
         Ok(())
     })
 }

@@ -466,6 +466,10 @@ pub mod tex {
     pub const LOD_GRAD: u32 = 3;
     /// `imm` bits 8-19: a constant texel offset, three signed 4-bit fields (x, y, z).
     pub const OFFSET_SHIFT: u32 = 8;
+    /// The range of one offset field (`minTexelOffset`, `maxTexelOffset`, and the same for
+    /// gathers).
+    pub const OFFSET_MIN: i32 = -8;
+    pub const OFFSET_MAX: i32 = 7;
     /// `imm` bits 20-21: the gathered component.
     pub const GATHER_SHIFT: u32 = 20;
 
@@ -674,6 +678,7 @@ mod tests {
         assert_eq!(tex::dims(tex::DIM_2D), 2);
         let off = (0xF << tex::OFFSET_SHIFT) | (0x7 << (tex::OFFSET_SHIFT + 4)) | (0x8 << (tex::OFFSET_SHIFT + 8));
         assert_eq!(tex::offset(off), [-1, 7, -8]);
+        assert_eq!([tex::offset(off)[2], tex::offset(off)[1]], [tex::OFFSET_MIN, tex::OFFSET_MAX], "the field's range");
         assert_eq!(index_type::info(index_type::U16), Some((2, 0xFFFF)));
         assert_eq!(topology(5), Some((3, Assembly::Fan)));
         assert_eq!(topology(6), None);

@@ -33,6 +33,9 @@ pub struct OmStats {
     /// Fragments that reached the colour attachments, and the pixels written blended.
     pub merged: u64,
     pub blended: u64,
+    /// Samples that passed every test: the merged fragments, or without a fragment kernel
+    /// those the early tests kept (what an occlusion query counts).
+    pub passed: u64,
 }
 
 impl OmStats {
@@ -46,6 +49,7 @@ impl OmStats {
         self.discarded += o.discarded;
         self.merged += o.merged;
         self.blended += o.blended;
+        self.passed += o.passed;
     }
 }
 
@@ -411,6 +415,7 @@ fn merge(fs: &FragStage, w: u32, outs: &[FragOut], mem: &MemoryMap, stats: &mut 
                 }
             }
             stats.merged += 1;
+            stats.passed += 1;
             for (loc, att) in st.color.iter().enumerate() {
                 if let Some(att) = att.as_ref().filter(|_| o.written >> loc & 1 != 0) {
                     color(st, att, mem, x, y, o.color[loc], stats)?;

@@ -1,4 +1,5 @@
-//! Query commands: resets, occlusion begin/end (nothing is drawn, so 0), timestamps,
+//! Query commands: resets, occlusion begin/end (the samples the draws between them passed),
+//! timestamps,
 //! acceleration-structure properties and copies of results into a buffer. Each takes
 //! effect when the command processor reaches it.
 
@@ -18,18 +19,19 @@ impl CommandBuffer {
         });
     }
 
-    /// Only occlusion queries have a begin and an end; beginning records nothing.
-    pub fn begin_query(&self, pool: &QueryPool) {
-        self.record("vkCmdBeginQuery", |_, _| {
+    /// Only occlusion queries have a begin and an end.
+    pub fn begin_query(&self, pool: Arc<QueryPool>, query: u32) {
+        self.record("vkCmdBeginQuery", |i, _| {
             if pool.ty != vk::QueryType::OCCLUSION {
                 tracing::error!("vkCmdBeginQuery: {:?} queries have no begin/end", pool.ty);
                 return Err(vk::Result::ERROR_UNKNOWN);
             }
+            i.emit(StreamOp::BeginQuery { pool, query });
             Ok(())
         });
     }
 
-    /// Ends an occlusion query: available, with 0 samples passed.
+    /// Ends an occlusion query: available, with the samples that passed since it began.
     pub fn end_query(&self, pool: Arc<QueryPool>, query: u32) {
         self.record("vkCmdEndQuery", |i, _| {
             i.emit(StreamOp::WriteQuery { pool, query, timestamp: false });

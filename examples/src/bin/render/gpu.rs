@@ -1,6 +1,7 @@
 //! The scene on the device: one BLAS per mesh, a TLAS over the placements, the shading
 //! buffers, and the render in bands of rows (one submission each, for the progress bar).
 
+use crate::window::Viewer;
 use crate::Options;
 use ash::vk;
 use std::io::Write;
@@ -26,7 +27,8 @@ pub struct Rendered {
     pub render_seconds: f64,
 }
 
-pub fn render(ctx: &Context, scene: &Scene, o: &Options) -> Result<Rendered> {
+/// Renders the scene; `viewer` (`--window`) shows each band as it lands.
+pub fn render(ctx: &Context, scene: &Scene, o: &Options, mut viewer: Option<&mut Viewer>) -> Result<Rendered> {
     let gpu = GpuScene::build(ctx, scene)?;
     let build_seconds = gpu.build_seconds;
 
@@ -70,6 +72,9 @@ pub fn render(ctx: &Context, scene: &Scene, o: &Options) -> Result<Rendered> {
         ctx.submit_once(|cmd| pipe.record_dispatch(cmd, &push, [w.div_ceil(8), rows.div_ceil(8), 1]))?;
         row += rows;
         bands += 1;
+        if let Some(v) = viewer.as_deref_mut() {
+            v.show(&pixels.read::<u8>())?;
+        }
         if !o.quiet {
             let done = row as f64 / h as f64;
             let bar = (done * 40.0) as usize;

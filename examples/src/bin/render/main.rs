@@ -4,12 +4,19 @@
 //! ```text
 //! render [--icd vortex|lavapipe|PATH] [--scene bunny|spheres|million|random | --obj FILE]
 //!        [--subdivide N] [--copies N] [--width W] [--height H] [--spp N] [--out FILE.png]
-//!        [--compare ICD] [--quiet]
+//!        [--raster] [--compare ICD] [--quiet] [--window [--hold SECONDS]]
 //! ```
+//!
+//! `--window` also shows the image in an X11 window (`$DISPLAY`) as it is rendered, through a
+//! swapchain on the same driver, and keeps it there for `--hold` seconds (default 10).
 //!
 //! With `VORTEX_STATS=FILE` (on Vortex RT) it also writes `OUT.heat.png`, the RTU work per
 //! ray of every pixel with a legend, and in timed mode (`VORTEX_MODE=timed`)
 //! `OUT.timeline.svg`, the traversal cores' activity over the render.
+//!
+//! `--raster` draws the scene through a vertex + fragment pipeline instead (depth-tested,
+//! the shadow and ambient-occlusion rays traced by ray queries in the fragment shader, the
+//! ground textured with a mipmapped checker).
 //!
 //! `--compare ICD` renders the same image on a second driver (in a child process: the loader
 //! picks its driver per process) and reports the fraction of differing pixels and the PSNR.
@@ -17,15 +24,17 @@
 mod compare;
 mod gpu;
 mod stats;
+mod window;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use vortex_examples::scene::{Scene, SceneOptions};
+use vortex_examples::raster_scene::RasterScene;
+use vortex_examples::scene::{GpuScene, Scene, SceneOptions};
 use vortex_examples::{Context, Icd};
 
 const USAGE: &str = "usage: render [--icd vortex|lavapipe|PATH] [--scene bunny|spheres|million|random | --obj FILE]
               [--subdivide N] [--copies N] [--width W] [--height H] [--spp N] [--out FILE.png]
-              [--compare ICD] [--quiet]
+              [--raster] [--compare ICD] [--quiet] [--window [--hold SECONDS]]
   --icd        the Vulkan driver to render on (default: vortex)
   --scene      a built-in scene (default: bunny); --obj renders an OBJ file on a ground plane
   --subdivide  split the main mesh's triangles in four, N times (bunny: 3,676 x 4^N)
@@ -33,7 +42,11 @@ const USAGE: &str = "usage: render [--icd vortex|lavapipe|PATH] [--scene bunny|s
                e.g. --subdivide 4 or --copies 300 puts over a million triangles in the scene
   --spp        ambient-occlusion rays per pixel (default 4)
   --out        the PNG to write (default: render.png)
+  --raster     draw the scene with a vertex + fragment pipeline (ray-query shadows and
+               AO in the fragment shader, a textured ground) instead of primary rays
   --compare    also render on this driver and report differing pixels and PSNR
+  --window     also show the image in a window ($DISPLAY) as it is rendered, through a
+               swapchain, and keep it there for --hold seconds (default 10)
 environment:
   VORTEX_STATS=FILE  (Vortex RT) also write OUT.heat.png, RTU work per ray with a legend,
                      and with VORTEX_MODE=timed OUT.timeline.svg, RTU activity over time
@@ -50,6 +63,9 @@ pub struct Options {
     pub out: PathBuf,
     pub compare: Option<String>,
     pub quiet: bool,
+    /// Seconds to keep the finished image in a window (`--window`), or none.
+    pub window: Option<f64>,
+    pub raster: bool,
 }
 
 fn parse(mut args: impl Iterator<Item = String>) -> Result<Option<Options>, String> {
@@ -64,6 +80,8 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Option<Options>, Stri
         out: PathBuf::from("render.png"),
         compare: None,
         quiet: false,
+        window: None,
+        raster: false,
     };
     while let Some(a) = args.next() {
         let mut value = || args.next().ok_or(format!("{a} needs a value"));
@@ -81,6 +99,13 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Option<Options>, Stri
             "--out" => o.out = PathBuf::from(value()?),
             "--compare" => o.compare = Some(value()?),
             "--quiet" => o.quiet = true,
+            "--window" => o.window = Some(o.window.unwrap_or(10.0)),
+            "--hold" => {
+                let v = value()?;
+                o.window =
+                    Some(v.parse::<f64>().ok().filter(|s| *s >= 0.0).ok_or(format!("--hold: {v:?} is not seconds"))?);
+            }
+            "--raster" => o.raster = true,
             _ => return Err(format!("unexpected argument {a:?}")),
         }
     }
@@ -102,6 +127,12 @@ fn run(o: &Options) -> Result<(), String> {
         None => Scene::builtin_with(&o.scene, &o.shape),
     }
     .map_err(|e| e.to_string())?;
+    // The window's device is made first: both set the loader's environment before it
+    // starts threads.
+    let mut viewer = match o.window {
+        Some(_) => Some(window::Viewer::open(&o.icd, o.width, o.height).map_err(|e| format!("--window: {e}"))?),
+        None => None,
+    };
     let ctx = Context::new(&o.icd).map_err(|e| e.to_string())?;
     if !o.quiet {
         println!("device: {}", ctx.info().name);
@@ -113,7 +144,10 @@ fn run(o: &Options) -> Result<(), String> {
             scene.unique_triangle_count()
         );
     }
-    let r = gpu::render(&ctx, &scene, o).map_err(|e| e.to_string())?;
+    if o.raster {
+        return raster(&ctx, &scene, o, viewer.as_mut());
+    }
+    let r = gpu::render(&ctx, &scene, o, viewer.as_mut()).map_err(|e| e.to_string())?;
     compare::write_png(&o.out, o.width, o.height, &r.pixels)?;
     if !o.quiet {
         println!(
@@ -141,6 +175,40 @@ fn run(o: &Options) -> Result<(), String> {
     }
     if let Some(other) = &o.compare {
         compare::against(o, other)?;
+    }
+    if let (Some(v), Some(seconds)) = (viewer.as_mut(), o.window) {
+        v.hold(&r.pixels, seconds).map_err(|e| format!("--window: {e}"))?;
+    }
+    Ok(())
+}
+
+/// The scene drawn through the raster pipeline (`--raster`).
+fn raster(ctx: &Context, scene: &Scene, o: &Options, viewer: Option<&mut window::Viewer>) -> Result<(), String> {
+    let gpu = GpuScene::build(ctx, scene).map_err(|e| e.to_string())?;
+    let r = RasterScene::new(ctx, scene, &gpu, [o.width, o.height], o.spp).map_err(|e| e.to_string())?;
+    let t = std::time::Instant::now();
+    r.draw(ctx).map_err(|e| e.to_string())?;
+    let seconds = t.elapsed().as_secs_f64();
+    let pixels = r.pixels(ctx).map_err(|e| e.to_string())?;
+    compare::write_png(&o.out, o.width, o.height, &pixels)?;
+    if !o.quiet {
+        println!(
+            "drew {}x{} ({} draws, {} AO spp, shadows and AO by ray queries in the fragment shader) in {seconds:.3} s",
+            o.width,
+            o.height,
+            scene.placements.len(),
+            o.spp
+        );
+        println!("wrote {}", o.out.display());
+    }
+    if std::env::var_os("VORTEX_STATS").is_some_and(|p| !p.is_empty()) && !o.quiet {
+        println!("VORTEX_STATS: the heatmap and timeline are drawn for ray-traced renders only");
+    }
+    if let Some(other) = &o.compare {
+        compare::against(o, other)?;
+    }
+    if let (Some(v), Some(seconds)) = (viewer, o.window) {
+        v.hold(&pixels, seconds).map_err(|e| format!("--window: {e}"))?;
     }
     Ok(())
 }

@@ -381,6 +381,9 @@ impl Unit<'_> {
                 }
             }
         }
+        if !self.r.shade {
+            self.om.passed += cover.count_ones() as u64;
+        }
         if cover == 0 || !self.r.shade {
             return Ok(());
         }

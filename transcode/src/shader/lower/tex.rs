@@ -403,8 +403,8 @@ struct Coords {
 
 /// Offset `v` in field `k` of `imm` (4 signed bits).
 fn offset_field(v: i32, k: u32) -> Result<u32> {
-    if !(-8..=7).contains(&v) {
-        return Err(limit!("texel offset {v} (the device takes -8..=7)"));
+    if !(tex::OFFSET_MIN..=tex::OFFSET_MAX).contains(&v) {
+        return Err(limit!("texel offset {v} (the device takes {}..={})", tex::OFFSET_MIN, tex::OFFSET_MAX));
     }
     Ok(((v as u32) & 0xF) << (tex::OFFSET_SHIFT + 4 * k))
 }

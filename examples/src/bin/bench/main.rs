@@ -4,9 +4,13 @@
 //! driver runs in its own child process (the loader picks its driver per process); the
 //! hit counts of every workload are compared across drivers, so a fast wrong answer shows.
 //!
+//! Then the raster workloads on the same drivers (`raster.rs`): fill rate, draws per
+//! second, and a 1280x720 frame drawn through a vertex + fragment pipeline with a shadow ray
+//! per fragment; the pixels are checksummed and compared across drivers too.
+//!
 //! ```text
 //! bench [--scenes bunny,spheres,million,random] [--icds vortex,lavapipe] [--samples N]
-//!       [--size WxH]
+//!       [--size WxH] [--workloads rt,raster] [--raster-size WxH]
 //! ```
 //! An ICD name `vortex-timed` runs our driver in timed mode (`VORTEX_MODE=timed`); a name
 //! ending in `-sparse` (`vortex-sparse`, `lavapipe-sparse`, `vortex-timed-sparse`) builds
@@ -14,13 +18,15 @@
 //! reverse order (`AsStorage::Sparse`), so `--icds vortex,vortex-sparse` puts the cost of
 //! translating sparse pages next to ordinary memory.
 
+mod raster;
+
 use ash::vk;
 use std::process::{Command, ExitCode};
 use std::time::Instant;
 use vortex_examples::scene::{GpuScene, Scene};
 use vortex_examples::{AsStorage, Buffer, ComputePipeline, Context, Icd};
 
-const BENCH: &[u8] = include_bytes!("../../shaders/bench.spv");
+const BENCH: &[u8] = include_bytes!("../../../shaders/bench.spv");
 const MODES: [&str; 3] = ["coherent", "incoherent", "any-hit"];
 
 /// What one driver measured on one scene.
@@ -83,13 +89,14 @@ fn worker(icd: &Icd, scene_name: &str, size: (u32, u32), samples: u32, storage: 
     Ok(())
 }
 
-fn measure(icd: &str, scene: &str, size: (u32, u32), samples: u32) -> Result<Measured, String> {
+/// Runs this program as a worker on driver `icd` (a name with `-timed`/`-sparse`
+/// suffixes) with `args`; its standard output, or why it failed.
+fn run_worker(icd: &str, what: &str, args: &[String]) -> Result<String, String> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let (icd_arg, sparse) = icd.strip_suffix("-sparse").map_or((icd, false), |base| (base, true));
     let (icd_arg, timed) = icd_arg.strip_suffix("-timed").map_or((icd_arg, false), |base| (base, true));
     let mut cmd = Command::new(exe);
-    cmd.args(["--worker", "--icd", icd_arg, "--scenes", scene, "--samples", &samples.to_string()]);
-    cmd.args(["--size", &format!("{}x{}", size.0, size.1)]);
+    cmd.args(["--icd", icd_arg]).args(args);
     if sparse {
         cmd.arg("--sparse");
     }
@@ -97,10 +104,17 @@ fn measure(icd: &str, scene: &str, size: (u32, u32), samples: u32) -> Result<Mea
         cmd.env("VORTEX_MODE", "timed");
     }
     let out = cmd.output().map_err(|e| format!("cannot start the {icd} worker: {e}"))?;
-    let stdout = String::from_utf8_lossy(&out.stdout);
     if !out.status.success() {
-        return Err(format!("{icd} on {scene} failed: {}", String::from_utf8_lossy(&out.stderr).trim()));
+        return Err(format!("{icd} on {what} failed: {}", String::from_utf8_lossy(&out.stderr).trim()));
     }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+fn measure(icd: &str, scene: &str, size: (u32, u32), samples: u32) -> Result<Measured, String> {
+    let args = ["--worker", "--scenes", scene, "--samples", &samples.to_string()].map(String::from);
+    let mut args = args.to_vec();
+    args.extend(["--size".to_string(), format!("{}x{}", size.0, size.1)]);
+    let stdout = run_worker(icd, scene, &args)?;
     let mut m = Measured::default();
     for line in stdout.lines() {
         let f: Vec<&str> = line.split_whitespace().collect();
@@ -126,6 +140,9 @@ fn main() -> ExitCode {
     let mut size: Option<(u32, u32)> = None;
     let mut worker_icd: Option<Icd> = None;
     let mut storage = AsStorage::Memory;
+    let mut workloads = "rt,raster".to_string();
+    let mut raster_size = [1280u32, 720];
+    let mut raster_worker = false;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         let mut value = || args.next().unwrap_or_default();
@@ -144,8 +161,21 @@ fn main() -> ExitCode {
             "--worker" => worker_icd = Some(Icd::Vortex),
             "--icd" => worker_icd = Some(Icd::parse(&value())),
             "--sparse" => storage = AsStorage::Sparse,
+            "--workloads" => workloads = value(),
+            "--raster-worker" => raster_worker = true,
+            "--raster-size" => {
+                let v = value();
+                match v.split_once('x').and_then(|(w, h)| Some([w.parse().ok()?, h.parse().ok()?])) {
+                    Some(s) => raster_size = s,
+                    None => {
+                        eprintln!("bench: --raster-size wants WxH, got {v:?}");
+                        return ExitCode::from(2);
+                    }
+                }
+            }
             "-h" | "--help" => {
                 println!("usage: bench [--scenes bunny,spheres,million,random] [--icds vortex,lavapipe] [--samples N] [--size WxH]");
+                println!("             [--workloads rt,raster] [--raster-size WxH (1280x720)]");
                 return ExitCode::SUCCESS;
             }
             _ => {
@@ -153,6 +183,15 @@ fn main() -> ExitCode {
                 return ExitCode::from(2);
             }
         }
+    }
+    if let (Some(icd), true) = (&worker_icd, raster_worker) {
+        return match raster::worker(icd, raster_size) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("bench raster worker: {e}");
+                ExitCode::from(1)
+            }
+        };
     }
     if let Some(icd) = worker_icd {
         let scene = scenes.split(',').next().unwrap_or("bunny").to_string();
@@ -165,6 +204,79 @@ fn main() -> ExitCode {
         };
     }
     let icds: Vec<&str> = icds.split(',').collect();
+    let workloads: Vec<&str> = workloads.split(',').collect();
+    let mut failed = false;
+    if workloads.contains(&"rt") {
+        failed |= rt_table(&icds, &scenes, size, samples);
+    }
+    if workloads.contains(&"raster") {
+        failed |= raster_table(&icds, raster_size);
+    }
+    if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// The raster workloads on every driver: one table, ratios of the first driver to the
+/// others, and the pixels' checksums compared (the frame's within 0.1%: drivers may
+/// differ on a few edge pixels). True if something failed.
+fn raster_table(icds: &[&str], size: [u32; 2]) -> bool {
+    println!();
+    println!(
+        "{:<24} {:<14} {:>14} {:>12} {:>12}   (frame: default scene, a shadow ray per fragment)",
+        "raster", "driver", "fill Mfrag/s", "draws/s", "frame ms"
+    );
+    let args = ["--raster-worker", "--raster-size", &format!("{}x{}", size[0], size[1])].map(String::from);
+    let mut first: Option<raster::Measured> = None;
+    let mut failed = false;
+    for &icd in icds {
+        let m = match run_worker(icd, "the raster workloads", &args) {
+            Ok(out) => raster::parse(&out),
+            Err(e) => {
+                println!("{:<24} {:<14} error: {e}", "raster", icd);
+                failed = true;
+                continue;
+            }
+        };
+        let label = format!("@{}x{}", size[0], size[1]);
+        println!(
+            "{:<24} {:<14} {:>14.2} {:>12.0} {:>12.1}",
+            label,
+            icd,
+            raster::rate(&m, 0),
+            raster::rate(&m, 1),
+            m[2].0 * 1e3
+        );
+        match &first {
+            None => first = Some(m),
+            Some(f) => {
+                let r = |k: usize| raster::rate(f, k) / raster::rate(&m, k);
+                println!(
+                    "{:<24} {:<14} {:>13.3}x {:>11.3}x {:>11.2}x",
+                    "",
+                    format!("{}/{}", icds[0], icd),
+                    r(0),
+                    r(1),
+                    r(2)
+                );
+                for (k, (name, _)) in raster::WORKLOADS.iter().enumerate() {
+                    let (a, b) = (f[k].2 as f64, m[k].2 as f64);
+                    let tolerance = if *name == "frame" { 1e-3 * a.max(b) } else { 0.0 };
+                    if (a - b).abs() > tolerance {
+                        println!("  ! {name} pixels disagree: checksum {} vs {}", f[k].2, m[k].2);
+                        failed = true;
+                    }
+                }
+            }
+        }
+    }
+    failed
+}
+
+/// The ray-tracing table (AS builds and the three trace workloads). True if something failed.
+fn rt_table(icds: &[&str], scenes: &str, size: Option<(u32, u32)>, samples: u32) -> bool {
     println!(
         "{:<44} {:<14} {:>12} {:>14} {:>14} {:>14}",
         "scene", "driver", "build Mtri/s", "coherent Mr/s", "incoher. Mr/s", "any-hit Mr/s"
@@ -220,9 +332,5 @@ fn main() -> ExitCode {
             }
         }
     }
-    if failed {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    }
+    failed
 }

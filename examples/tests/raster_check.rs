@@ -1,0 +1,27 @@
+//! Rasterization, clipping, depth/stencil, blending, vertex formats, sampling, derivatives,
+//! helper invocations and indirect draws, checked against hand-solved results, on both ICDs.
+
+use std::process::Command;
+use vortex_examples::icd::LAVAPIPE_MANIFEST;
+
+fn run(icd: &str) {
+    let out = Command::new(env!("CARGO_BIN_EXE_raster_check")).args(["--icd", icd]).output().expect("start");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "raster_check on {icd} failed ({}):\n{stdout}\n{stderr}", out.status);
+    assert!(stdout.contains("11/11 raster checks passed"), "{stdout}");
+}
+
+#[test]
+fn raster_checks_on_lavapipe() {
+    if !std::path::Path::new(LAVAPIPE_MANIFEST).is_file() {
+        eprintln!("skipped: lavapipe's manifest {LAVAPIPE_MANIFEST} is absent");
+        return;
+    }
+    run("lavapipe");
+}
+
+#[test]
+fn raster_checks_on_vortex() {
+    run("vortex");
+}
