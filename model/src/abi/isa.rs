@@ -825,6 +825,10 @@ pub enum TrapCode {
     BadQuery = 2,
     /// OpTerminateInvocation/OpKill in a compute kernel.
     Kill = 3,
+    /// An rdna2 ray query's traversal stack would overflow (`docs/RDNA2.md`).
+    RayQueryStack = 4,
+    /// An rdna2 ray query visited more nodes than its bound (seed 004: fail, never loop).
+    RayQuerySteps = 5,
 }
 
 /// One decoded instruction. R-format fields are `dst, a, b, c, d, imm`; for `BRA`,

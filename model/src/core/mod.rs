@@ -195,12 +195,12 @@ impl Core {
         let mut since_check = 0u64;
         // Progress for the watchdog, reported once per quantum rather than per event.
         let mut retired = 0u64;
-        let rays_before = self.units.rtu.stats().records;
+        let rays_before = self.units.rtu.stats().records + self.units.isect.counters.instrs;
         let mut reporter = Reporter::default();
         let tally = |core: &Core, stats: &CoreStats, retired: u64| Tally {
             warps_retired: retired,
             ctas_launched: stats.ctas,
-            rays_completed: core.units.rtu.stats().records - rays_before,
+            rays_completed: core.units.rtu.stats().records + core.units.isect.counters.instrs - rays_before,
         };
         loop {
             // Admission: take CTAs while the dispatcher accepts them.
