@@ -17,7 +17,12 @@
 //! every acceleration structure into a sparse buffer whose pages are bound one by one in
 //! reverse order (`AsStorage::Sparse`), so `--icds vortex,vortex-sparse` puts the cost of
 //! translating sparse pages next to ordinary memory.
+//!
+//! `--arch rtu,rdna2` instead compares our ICD's two ray-tracing architectures on the
+//! scenes (`arch.rs`, `docs/RDNA2.md`): rays/s, simulated cycles, shader instructions, node
+//! fetches and tests per ray, unit utilisation and SIMT efficiency (default size 256x192).
 
+mod arch;
 mod raster;
 
 use ash::vk;
@@ -143,6 +148,7 @@ fn main() -> ExitCode {
     let mut workloads = "rt,raster".to_string();
     let mut raster_size = [1280u32, 720];
     let mut raster_worker = false;
+    let mut archs: Option<String> = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         let mut value = || args.next().unwrap_or_default();
@@ -162,6 +168,7 @@ fn main() -> ExitCode {
             "--icd" => worker_icd = Some(Icd::parse(&value())),
             "--sparse" => storage = AsStorage::Sparse,
             "--workloads" => workloads = value(),
+            "--arch" => archs = Some(value()),
             "--raster-worker" => raster_worker = true,
             "--raster-size" => {
                 let v = value();
@@ -176,6 +183,7 @@ fn main() -> ExitCode {
             "-h" | "--help" => {
                 println!("usage: bench [--scenes bunny,spheres,million,random] [--icds vortex,lavapipe] [--samples N] [--size WxH]");
                 println!("             [--workloads rt,raster] [--raster-size WxH (1280x720)]");
+                println!("       bench --arch rtu,rdna2 [--scenes ...] [--size WxH (256x192)] [--samples N]");
                 return ExitCode::SUCCESS;
             }
             _ => {
@@ -202,6 +210,11 @@ fn main() -> ExitCode {
                 ExitCode::from(1)
             }
         };
+    }
+    if let Some(archs) = archs {
+        let archs: Vec<&str> = archs.split(',').collect();
+        let failed = arch::table(&archs, &scenes, size.unwrap_or((256, 192)), samples);
+        return if failed { ExitCode::from(1) } else { ExitCode::SUCCESS };
     }
     let icds: Vec<&str> = icds.split(',').collect();
     let workloads: Vec<&str> = workloads.split(',').collect();
