@@ -96,7 +96,7 @@ pub enum RayQueryLowering {
     #[default]
     Rtu,
     /// The rdna2 architecture: a traversal loop in the shader around `ISECT`
-    /// (`lower/rayquery/rdna2.rs`).
+    /// (`lower/rayquery/rdna2/`).
     Rdna2,
 }
 
