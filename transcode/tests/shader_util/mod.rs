@@ -175,7 +175,8 @@ pub fn rt_arch() -> vortex_model::config::RtArch {
 pub fn build_scene(mem: &vortex_model::mem::AddressSpace, scene: &Scene) -> u64 {
     use vortex_transcode::accel::testkit::{InstanceDesc, R32G32B32_SFLOAT};
     use vortex_transcode::accel::{
-        build, build_sizes_for, index_type, BuildRange, BuildRequest, Geometry, GeometryInput, GeometryKind, Level, Mode,
+        build, build_sizes_for, index_type, BuildRange, BuildRequest, Geometry, GeometryInput, GeometryKind, Level,
+        Mode,
     };
     let width = vortex_model::config::RtuConfig::default().bvh_width;
     let options = vortex_transcode::accel::Options::for_arch(rt_arch(), width, Default::default());

@@ -78,7 +78,12 @@ fn timed_records(stats: &str, arch: &str, rays: &[(f64, u64, u64)]) -> Result<Ve
                 let cores = r["cores"].as_array().map_or(&[][..], |v| v.as_slice());
                 let test: f64 = cores.iter().map(|c| num(c, &["isect", "test_cycles"])).sum();
                 let util = test / (cycles * cores.len().max(1) as f64);
-                (num(r, &["isect", "node_fetches"]), num(r, &["isect", "box_tests"]), num(r, &["isect", "tri_tests"]), util)
+                (
+                    num(r, &["isect", "node_fetches"]),
+                    num(r, &["isect", "box_tests"]),
+                    num(r, &["isect", "tri_tests"]),
+                    util,
+                )
             } else {
                 let f = num(r, &["rtu", "node_fetches"]);
                 (f, num(r, &["rtu", "box_tests"]), num(r, &["rtu", "tri_tests"]), num(r, &["rtu", "timed", "busy"]))
@@ -101,7 +106,18 @@ fn timed_records(stats: &str, arch: &str, rays: &[(f64, u64, u64)]) -> Result<Ve
 pub fn table(archs: &[&str], scenes: &str, size: (u32, u32), samples: u32) -> bool {
     println!(
         "{:<28} {:<6} {:<10} {:>8} {:>10} {:>10} {:>9} {:>8} {:>8} {:>7} {:>6} {:>7}",
-        "scene", "arch", "workload", "Mrays/s", "cycles/ray", "instr/ray", "nodes/ray", "box/ray", "tri/ray", "unit%", "SIMT%", "hits"
+        "scene",
+        "arch",
+        "workload",
+        "Mrays/s",
+        "cycles/ray",
+        "instr/ray",
+        "nodes/ray",
+        "box/ray",
+        "tri/ray",
+        "unit%",
+        "SIMT%",
+        "hits"
     );
     let stats = std::env::temp_dir().join(format!("vortex-bench-arch-{}.jsonl", std::process::id()));
     let stats = stats.to_string_lossy().into_owned();

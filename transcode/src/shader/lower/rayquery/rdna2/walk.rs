@@ -116,7 +116,17 @@ pub fn initialize(l: &mut Lowerer<'_>, q: u16, ray: &Ray) -> Result<()> {
     let never = never_starts(l, ray)?;
     l.e.mov(ctl + st::DONE as u16, never);
     st::store(l, s, st::CTL, ctl, st::CTL_WORDS);
-    st::store(l, s, st::COMM + rec::KIND, zero, 1);
+    // Both records cleared and the committed t at tmax, as the RTU's window starts (a
+    // shader may compare a candidate against the committed t before anything commits).
+    let z4 = l.e.alloc(4)?;
+    for w in 0..4 {
+        set(l, z4 + w, 0);
+    }
+    const { assert!(st::COMM == st::CAND + rec::WORDS && (2 * rec::WORDS) % 4 == 0) };
+    for w in (0..2 * rec::WORDS).step_by(4) {
+        st::store(l, s, st::CAND + w, z4, 4);
+    }
+    st::store(l, s, st::COMM + rec::T, ray.tmax, 1);
     Ok(())
 }
 
@@ -437,7 +447,14 @@ struct Fields {
 
 /// Writes a record at private byte offset `at` (the loop's instance and object ray, and
 /// `f`); `tri` is the triangle node's address and index for position fetch.
-fn record(l: &mut Lowerer<'_>, lp: &Loop, at: u16, f: &Fields, aabb_opaque: u16, tri: Option<(u16, u16)>) -> Result<()> {
+fn record(
+    l: &mut Lowerer<'_>,
+    lp: &Loop,
+    at: u16,
+    f: &Fields,
+    aabb_opaque: u16,
+    tri: Option<(u16, u16)>,
+) -> Result<()> {
     let w = |l: &mut Lowerer<'_>, word: u32, r: u16, n: u32| st::store(l, at, word, r, n);
     w(l, rec::T, f.t, 1);
     w(l, rec::U, f.u, 1);
