@@ -42,8 +42,11 @@ fn worker(arch: &str, timed: bool, scene: &str, size: (u32, u32), samples: u32, 
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-/// Per workload (in order): (seconds, rays, hit pixels) from a worker's output.
-fn modes(out: &str) -> Vec<(f64, u64, u64)> {
+/// One workload's (seconds, rays, hit pixels).
+type Mode = (f64, u64, u64);
+
+/// Per workload (in order), from a worker's output.
+fn modes(out: &str) -> Vec<Mode> {
     out.lines()
         .filter_map(|l| {
             let f: Vec<&str> = l.split_whitespace().collect();
@@ -60,7 +63,7 @@ fn num(v: &Value, path: &[&str]) -> f64 {
 }
 
 /// The trace dispatches' records (the last three of the file: the workloads, in order).
-fn timed_records(stats: &str, arch: &str, rays: &[(f64, u64, u64)]) -> Result<Vec<Timed>, String> {
+fn timed_records(stats: &str, arch: &str, rays: &[Mode]) -> Result<Vec<Timed>, String> {
     let text = std::fs::read_to_string(stats).map_err(|e| format!("{stats}: {e}"))?;
     let recs: Vec<Value> = text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
     if recs.len() < rays.len() {
@@ -125,7 +128,7 @@ pub fn table(archs: &[&str], scenes: &str, size: (u32, u32), samples: u32) -> bo
     for scene in scenes.split(',') {
         let mut first_hits: Option<Vec<u64>> = None;
         for &arch in archs {
-            let run = || -> Result<(Vec<(f64, u64, u64)>, Vec<Timed>), String> {
+            let run = || -> Result<(Vec<Mode>, Vec<Timed>), String> {
                 let f = modes(&worker(arch, false, scene, size, samples, &stats)?);
                 let t = modes(&worker(arch, true, scene, size, samples, &stats)?);
                 let rec = timed_records(&stats, arch, &t)?;

@@ -122,7 +122,7 @@ pub fn initialize(l: &mut Lowerer<'_>, q: u16, ray: &Ray) -> Result<()> {
     for w in 0..4 {
         set(l, z4 + w, 0);
     }
-    const { assert!(st::COMM == st::CAND + rec::WORDS && (2 * rec::WORDS) % 4 == 0) };
+    const { assert!(st::COMM == st::CAND + rec::WORDS && (2 * rec::WORDS).is_multiple_of(4)) };
     for w in (0..2 * rec::WORDS).step_by(4) {
         st::store(l, s, st::CAND + w, z4, 4);
     }
