@@ -23,6 +23,13 @@ cargo test --release --workspace
 # same bits (model/tests/modes.rs also compares the two modes output for output).
 echo "== cargo test --release (VORTEX_MODE=timed)" >&2
 VORTEX_MODE=timed cargo test --release --workspace
+# The second ray-tracing architecture (docs/RDNA2.md): the test binaries that trace rays,
+# again on rdna2 devices, where ray queries are the shader's loop around ISECT over the
+# rdna2 layout (`modes` runs them in both modes; the RTU's heatmap test is the RTU's).
+echo "== ray-query tests on the rdna2 architecture (VORTEX_RT_ARCH=rdna2)" >&2
+VORTEX_RT_ARCH=rdna2 cargo test --release -p vortex-transcode --test shader_rayquery
+VORTEX_RT_ARCH=rdna2 cargo test --release -p vortex-examples --test rq_smoke --test modes --test arch --test render \
+  --test compute_check -- --skip stats_give_a_heatmap_and_a_timeline
 
 # The real conformance binary, when present: every case lavapipe passes must pass, every
 # expected failure or gap is listed with its reason (cts/deqp/baselines).
@@ -32,6 +39,8 @@ if [ -x "$deqp" ]; then
     echo "== real dEQP-VK: info + ray_query compute and vertex-fragment on our ICD (VORTEX_MODE=$mode)" >&2
     VORTEX_MODE=$mode DEQP_VK=$deqp cts/deqp/run.sh --lists compute,vertex-fragment --output "target/deqp-results/$mode"
   done
+  echo "== real dEQP-VK: info + ray_query compute on the rdna2 architecture (VORTEX_RT_ARCH=rdna2)" >&2
+  VORTEX_RT_ARCH=rdna2 DEQP_VK=$deqp cts/deqp/run.sh --lists compute --output target/deqp-results/rdna2
 else
   echo "== real dEQP-VK: skipped (no deqp-vk at $deqp; set DEQP_VK=path to run it)" >&2
 fi

@@ -208,7 +208,7 @@ impl<'a> Cluster<'a> {
             .collect();
         let m = &cfg.mem;
         let (cores_len, rtus_len) = (cores.len(), rtus.len());
-        let rays_before = cores.iter().map(|c| c.units.rtu.stats().records).sum();
+        let rays_before = cores.iter().map(|c| c.units.rtu.stats().records + c.units.isect.counters.instrs).sum();
         Ok(Cluster {
             id,
             cores,
@@ -258,7 +258,7 @@ impl<'a> Cluster<'a> {
         for (core, clk) in self.cores.iter().zip(&self.clocks) {
             t.ctas_launched += clk.counts.ctas;
             t.warps_retired += clk.counts.warps - clk.resident();
-            t.rays_completed += core.units.rtu.stats().records;
+            t.rays_completed += core.units.rtu.stats().records + core.units.isect.counters.instrs;
         }
         t.rays_completed -= self.rays_before;
         t
@@ -421,6 +421,7 @@ impl<'a> Cluster<'a> {
             clk.finish(end);
             let mut counts = clk.counts.clone();
             counts.rtu = core.units.rtu.take_stats();
+            counts.isect = std::mem::take(&mut core.units.isect.counters);
             rep.cores.push((counts, clk.stats.clone()));
             core.end_timed();
         }

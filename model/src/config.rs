@@ -200,6 +200,84 @@ impl RtuConfig {
     }
 }
 
+/// Which ray-tracing architecture the device is (`VORTEX_RT_ARCH`, the `rt_arch` key): the
+/// fixed-function RTU walking CW-BVHs (seed 000), or an RDNA2-style node-intersection
+/// instruction with traversal in the shader (seed 003, `docs/RDNA2.md`). It decides the
+/// acceleration-structure layout the builder writes and the ray-query lowering, so it is
+/// read once, at device creation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RtArch {
+    #[default]
+    Rtu,
+    Rdna2,
+}
+
+impl RtArch {
+    pub fn parse(s: &str) -> Result<RtArch, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "rtu" => Ok(RtArch::Rtu),
+            "rdna2" => Ok(RtArch::Rdna2),
+            other => Err(format!("VORTEX_RT_ARCH={other:?}: expected `rtu` or `rdna2`")),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            RtArch::Rtu => "rtu",
+            RtArch::Rdna2 => "rdna2",
+        }
+    }
+}
+
+/// When the rdna2 builder writes FP16 box nodes (64 bytes) instead of FP32 ones (128).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Box16 {
+    /// Where the outward-rounded halves grow no child box by more than 1/64 of the node's
+    /// extent on any axis.
+    #[default]
+    Auto,
+    Never,
+    /// Wherever every corner has a half.
+    Always,
+}
+
+/// The node-intersection unit of the rdna2 architecture (seed 003's texture-path "TD"),
+/// one per SIMT core: a node cache, then a pipeline testing one lane's node per cycle (four
+/// boxes or one triangle per clock).
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct IsectConfig {
+    /// Node cache (read-only, 64-byte lines), backed by the cluster's L2.
+    pub cache_size: u32,
+    pub cache_ways: u32,
+    pub cache_banks: u32,
+    pub cache_mshrs: u32,
+    pub cache_latency: u32,
+    /// Cycles from a lane's node data to its result: a box node (four slab tests and the
+    /// sort) and a triangle (the watertight test).
+    pub box_latency: u32,
+    pub tri_latency: u32,
+    /// FP16 box nodes in rdna2 builds.
+    pub box16: Box16,
+}
+
+impl Default for IsectConfig {
+    fn default() -> Self {
+        IsectConfig {
+            cache_size: 16 * 1024,
+            cache_ways: 4,
+            cache_banks: 2,
+            cache_mshrs: 16,
+            cache_latency: 4,
+            box_latency: 12,
+            tri_latency: 16,
+            box16: Box16::Auto,
+        }
+    }
+}
+
 /// Per-op-class latencies of the SIMT core, cycles from issue to a dependent's issue.
 #[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -388,7 +466,11 @@ pub struct DeviceConfig {
     pub num_threads: u32,
     /// Local memory per core, bytes.
     pub lmem_bytes: u32,
+    /// The ray-tracing architecture (`VORTEX_RT_ARCH` overrides it).
+    pub rt_arch: RtArch,
     pub rtu: RtuConfig,
+    /// The rdna2 architecture's node-intersection unit.
+    pub isect: IsectConfig,
     pub core: CoreConfig,
     pub mem: MemConfig,
     pub tex: TexConfig,
@@ -426,7 +508,9 @@ impl Default for DeviceConfig {
             num_warps: 32,
             num_threads: 32,
             lmem_bytes: 64 * 1024,
+            rt_arch: RtArch::Rtu,
             rtu: RtuConfig::default(),
+            isect: IsectConfig::default(),
             core: CoreConfig::default(),
             mem: MemConfig::default(),
             tex: TexConfig::default(),
@@ -599,10 +683,15 @@ impl DeviceConfig {
         if m.tlb_entries == 0 || m.tlb_entries > 4096 {
             return Err(format!("mem.tlb_entries = {} must be in 1..=4096", m.tlb_entries));
         }
+        let x = &self.isect;
+        cache_rule("isect.cache", x.cache_size, x.cache_ways, x.cache_banks, x.cache_mshrs)?;
         let t = &self.tex;
         cache_rule("tex.cache", t.cache_size, t.cache_ways, t.cache_banks, t.cache_mshrs)?;
         let c = &self.core;
         for (name, v) in [
+            ("isect.cache_latency", x.cache_latency),
+            ("isect.box_latency", x.box_latency),
+            ("isect.tri_latency", x.tri_latency),
             ("core.alu_latency", c.alu_latency),
             ("core.fma_latency", c.fma_latency),
             ("core.div_latency", c.div_latency),
@@ -721,6 +810,16 @@ mod tests {
         assert!(e.contains("num_rtu_cores"), "{e}");
         let e = DeviceConfig::from_toml("[rtu]\nbvh_width = 0\n").unwrap_err();
         assert!(e.contains("flat"), "{e}");
+        let c =
+            DeviceConfig::from_toml("rt_arch = \"rdna2\"\n[isect]\nbox16 = \"never\"\ncache_size = 4096\n").unwrap();
+        assert_eq!((c.rt_arch, c.isect.box16, c.isect.cache_size), (RtArch::Rdna2, Box16::Never, 4096));
+        assert_eq!(DeviceConfig::default().rt_arch, RtArch::Rtu, "the RTU stays the default");
+        let e = DeviceConfig::from_toml("rt_arch = \"rdna3\"\n").unwrap_err();
+        assert!(e.contains("rdna3") || e.contains("variant"), "{e}");
+        let e = DeviceConfig::from_toml("[isect]\ncache_size = 100\n").unwrap_err();
+        assert!(e.contains("isect.cache_size"), "{e}");
+        assert_eq!(RtArch::parse(" RDNA2 "), Ok(RtArch::Rdna2));
+        assert!(RtArch::parse("x").unwrap_err().contains("VORTEX_RT_ARCH"));
         let e = DeviceConfig::from_toml("[tex]\ncache_ways = 3\n").unwrap_err();
         assert!(e.contains("tex.cache_ways"), "{e}");
         let e = DeviceConfig::from_toml("[tex]\ntexels_per_cycle = 0\n").unwrap_err();

@@ -40,12 +40,15 @@ pub struct DispatchReport {
     pub work: Vec<([u32; 3], u32)>,
     /// A draw's fixed-function counters (`Device::draw`); `None` for a dispatch.
     pub draw: Option<DrawStats>,
+    /// The device's ray-tracing architecture.
+    pub rt_arch: crate::config::RtArch,
 }
 
 impl DispatchReport {
     /// Adds the counters of a stage that ran after this one (a draw's fragment stage after
     /// its vertex stage): instructions, CTAs and warps add up, timed mode's cycles too.
     pub fn absorb(&mut self, next: DispatchReport) {
+        self.rt_arch = next.rt_arch;
         self.totals.add(&next.totals);
         for (i, c) in next.per_core.iter().enumerate() {
             match self.per_core.get_mut(i) {
@@ -183,6 +186,7 @@ impl Device {
             kernel: kernel.name.clone(),
             grid: launch.grid_dim,
             block: launch.block_dim,
+            rt_arch: self.cfg.rt_arch,
             ..Default::default()
         };
         let watchdog = Watchdog::new(&self.cfg);

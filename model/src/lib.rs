@@ -23,6 +23,7 @@ pub mod dcr;
 pub mod device;
 pub mod fault;
 pub mod gfx;
+pub mod isect;
 pub mod jit;
 pub mod kmu;
 pub mod mem;

@@ -95,6 +95,8 @@ struct MemJson {
 struct DispatchJson<'a> {
     kernel: &'a str,
     mode: &'static str,
+    /// The device's ray-tracing architecture (`rtu` or `rdna2`).
+    rt_arch: &'static str,
     grid: [u32; 3],
     block: [u32; 3],
     ctas: u64,
@@ -109,6 +111,9 @@ struct DispatchJson<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     warp_occupancy: Option<f64>,
     rtu: RtuJson,
+    /// The node-intersection unit's counters, when the dispatch ran `ISECT`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    isect: Option<&'a crate::isect::unit::IsectCounters>,
     #[serde(skip_serializing_if = "Option::is_none")]
     memory: Option<MemJson>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -293,6 +298,8 @@ impl DispatchReport {
         let j = DispatchJson {
             kernel: &self.kernel,
             mode: if self.timed.is_some() { "timed" } else { "functional" },
+            rt_arch: self.rt_arch.name(),
+            isect: Some(&self.totals.isect).filter(|c| c.instrs > 0),
             grid: self.grid,
             block: self.block,
             ctas: self.totals.ctas,

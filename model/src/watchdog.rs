@@ -25,7 +25,8 @@ use std::time::Instant;
 pub struct Tally {
     pub warps_retired: u64,
     pub ctas_launched: u64,
-    /// Walks that reached their record (terminal or candidate), `RtuStats::records`.
+    /// Walks that reached their record (terminal or candidate), `RtuStats::records`, and
+    /// on rdna2 node tests (`ISECT`s: the walk is the shader's, bounded by its own step limit).
     pub rays_completed: u64,
 }
 

@@ -27,9 +27,9 @@ impl Gpu {
     /// `docs/TIMING.md`; an invalid one is refused), then the
     /// environment (`VORTEX_MODE`, `VORTEX_WATCHDOG_IDLE_MS`, `VORTEX_WATCHDOG_MS`,
     /// `VORTEX_THREADS`, `VORTEX_WARP_SIZE`, `VORTEX_BVH_WIDTH`, `VORTEX_BVH_LEAF`,
-    /// `VORTEX_BVH_BUILDER`). A malformed value is
-    /// reported and ignored, except those that shape the machine (the warp size and the BVH
-    /// width): like the configuration, they are refused.
+    /// `VORTEX_BVH_BUILDER`, `VORTEX_RT_ARCH`). A malformed value is
+    /// reported and ignored, except those that shape the machine (the warp size, the BVH
+    /// width, the ray-tracing architecture): like the configuration, they are refused.
     pub fn from_env() -> Result<Gpu, String> {
         // A configuration that cannot be used is refused, not replaced by the defaults: a
         // measurement taken on a machine other than the one asked for is worse than none.
@@ -68,8 +68,12 @@ impl Gpu {
                 _ => return Err(format!("VORTEX_BVH_WIDTH={v:?} is not 4 or 6")),
             }
         }
+        if let Ok(v) = std::env::var("VORTEX_RT_ARCH") {
+            config.rt_arch = vortex_model::config::RtArch::parse(&v)?;
+        }
         config.validate()?;
-        let mut accel = accel::Options::new(config.rtu.bvh_width);
+        // The architecture decides the layout every build on the device writes.
+        let mut accel = accel::Options::for_arch(config.rt_arch, config.rtu.bvh_width, config.isect.box16);
         if let Ok(v) = std::env::var("VORTEX_BVH_LEAF") {
             match v.trim().parse::<u32>() {
                 Ok(l @ 1..=8) => accel.max_leaf = Some(l),
@@ -92,6 +96,14 @@ impl Gpu {
 
     pub fn name(&self) -> String {
         let c = &self.config;
+        if c.rt_arch == vortex_model::config::RtArch::Rdna2 {
+            return format!(
+                "Vortex RT (modelled, {} cores x {} warps x {} threads, rdna2 node intersection)",
+                c.num_cores(),
+                c.num_warps,
+                c.num_threads
+            );
+        }
         format!(
             "Vortex RT (modelled, {} cores x {} warps x {} threads, CW-BVH{})",
             c.num_cores(),

@@ -92,15 +92,11 @@ impl Pipeline {
         spec: &Specialization,
         layout: Arc<PipelineLayout>,
     ) -> VkResult<Pipeline> {
-        let k = crate::stream::compile_kernel(
-            device,
-            &module.words,
-            entry,
-            spec,
-            &layout,
-            shader::Target::COMPUTE,
-            Vec::new(),
-        )?;
+        let target = shader::Target {
+            ray_query: shader::RayQueryLowering::for_arch(device.config.rt_arch),
+            ..shader::Target::COMPUTE
+        };
+        let k = crate::stream::compile_kernel(device, &module.words, entry, spec, &layout, target, Vec::new())?;
         let max = device.config.max_block_threads();
         let threads: u32 = k.local_size.iter().product();
         if threads == 0 || threads > max {

@@ -218,7 +218,9 @@ void main() {
     let bindings = [b(0, 0, Res::Tlas(scene)), b(0, 1, Res::Storage(vec![0; 48 * 4]))];
     let Some(w) = glsl(src) else { return };
     let k = build(&w, &bindings, 0, &[]).unwrap();
-    assert_eq!(k.num_queries, 48);
+    // The kernel declares 48 RT-unit slots; on rdna2 the queries are the shader's own.
+    let rtu_slots = if rt_arch() == vortex_model::config::RtArch::Rtu { 48 } else { 0 };
+    assert_eq!(k.num_queries, rtu_slots);
     // (spirv-opt's validator refuses glslang's access-chain arguments here, so no -O variant.)
     for threads in [8, 32] {
         let r = run_words(&w, &bindings, [1, 1, 1], &[], &[], threads);
@@ -317,4 +319,30 @@ void main() {
             .collect();
         assert_eq!(r.u32s(1), want, "{threads} lanes");
     }
+}
+
+/// On rdna2 a ray query is the shader's own loop: `ISECT` and no RT-unit op, the two
+/// traversal bounds as traps, the query's state in private memory, no RTU slot declared, and
+/// reconvergence points that hold (whatever `VORTEX_RT_ARCH` says: compiled for rdna2 here).
+#[test]
+fn rdna2_lowering_is_a_loop_around_isect() {
+    use vortex_model::abi::isa::{Op, TrapCode};
+    use vortex_transcode::shader::{compile, CompileOptions, RayQueryLowering};
+    let (scene, _) = checkerboard(0);
+    let bindings = [b(0, 0, Res::Tlas(scene)), b(0, 1, Res::Storage(vec![0; 64 * 20 * 4]))];
+    let Some(w) = glsl(GETTERS) else { return };
+    let mut opts = CompileOptions::entry("main");
+    opts.layout = layout(&bindings, 0);
+    opts.target.ray_query = RayQueryLowering::Rdna2;
+    let k = compile(&w, &opts).unwrap();
+    let has = |op: Op| k.code.iter().any(|i| i.op == op);
+    assert!(has(Op::Isect), "{}", k.disassemble());
+    for op in [Op::Trace, Op::Wait, Op::Cont, Op::Getw, Op::Getwf] {
+        assert!(!has(op), "{op:?} in an rdna2 kernel");
+    }
+    let traps: Vec<u32> = k.code.iter().filter(|i| i.op == Op::Trap).map(|i| i.imm).collect();
+    assert!(traps.contains(&(TrapCode::RayQueryStack as u32)) && traps.contains(&(TrapCode::RayQuerySteps as u32)));
+    assert_eq!(k.num_queries, 0);
+    assert!(k.private_bytes >= 512, "{} private bytes", k.private_bytes);
+    check_reconvergence(&k.code).unwrap();
 }

@@ -159,7 +159,7 @@ pub unsafe extern "system" fn get_acceleration_structure_build_sizes(
         }
         let Ok(dev) = device(d) else { return };
         let level = vortex_runtime::accel::level(info.ty, &inputs);
-        let s = vortex_transcode::accel::build_sizes(level, &kinds, info.flags.as_raw(), dev.rt.config.rtu.bvh_width);
+        let s = vortex_transcode::accel::build_sizes_for(level, &kinds, info.flags.as_raw(), &dev.rt.accel);
         // SAFETY: valid output pointer.
         unsafe {
             (*p_sizes).acceleration_structure_size = s.as_size;
@@ -425,7 +425,8 @@ pub unsafe extern "system" fn get_device_acceleration_structure_compatibility(
     guard_device_void("vkGetDeviceAccelerationStructureCompatibilityKHR", d, || {
         // SAFETY: the version data is 2 * VK_UUID_SIZE bytes.
         let data: &[u8; 2 * vk::UUID_SIZE] = unsafe { &*(*p_info).p_version_data };
-        let ok = serial::compatible(data, &vortex_runtime::device::DRIVER_UUID);
+        let Ok(dev) = device(d) else { return };
+        let ok = serial::compatible_on(data, &vortex_runtime::device::DRIVER_UUID, dev.rt.config.rt_arch);
         // SAFETY: valid output pointer.
         unsafe {
             *p_compat = if ok {

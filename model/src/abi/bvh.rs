@@ -295,15 +295,21 @@ impl std::fmt::Display for HeaderError {
 
 impl Header {
     pub fn parse(b: &[u8]) -> Result<Header, HeaderError> {
+        Header::parse_as(b, MAGIC, VERSION)
+    }
+
+    /// The header of a structure laid out as `magic` says (the rdna2 layout, `abi::rdna2`,
+    /// shares these fields under its own magic).
+    pub fn parse_as(b: &[u8], want_magic: u32, want_version: u16) -> Result<Header, HeaderError> {
         if b.len() < header::BYTES {
             return Err(HeaderError::TooShort(b.len()));
         }
         let magic = rd_u32(b, header::MAGIC);
-        if magic != MAGIC {
+        if magic != want_magic {
             return Err(HeaderError::BadMagic(magic));
         }
         let version = super::rd_u16(b, header::VERSION);
-        if version != VERSION {
+        if version != want_version {
             return Err(HeaderError::BadVersion(version));
         }
         let kind = b[header::KIND];
@@ -333,10 +339,15 @@ impl Header {
     }
 
     pub fn write(&self, b: &mut [u8]) {
+        self.write_as(b, MAGIC, VERSION);
+    }
+
+    /// Writes the header with another layout's magic and version (see [`Header::parse_as`]).
+    pub fn write_as(&self, b: &mut [u8], magic: u32, version: u16) {
         use super::{wr_f32, wr_u16, wr_u32, wr_u64};
         b[..header::BYTES].fill(0);
-        wr_u32(b, header::MAGIC, MAGIC);
-        wr_u16(b, header::VERSION, VERSION);
+        wr_u32(b, header::MAGIC, magic);
+        wr_u16(b, header::VERSION, version);
         b[header::KIND] = self.kind;
         b[header::WIDTH] = self.width as u8;
         wr_u32(b, header::ROOT, self.root);

@@ -79,6 +79,8 @@ pub enum Unit {
     Om,
     /// Ray-query ops (the core's RTU front end).
     Rtu,
+    /// The rdna2 architecture's node-intersection unit (`crate::isect`), on the texture path.
+    Isect,
     /// Cross-lane ops.
     Warp,
     /// Branches, barriers, exit, traps.
@@ -285,6 +287,8 @@ mod sig {
     pub const RAY: Width = Width::Ray;
     pub const TEXOPS: Width = Width::TexOperands;
     pub const EXPW: Width = Width::Export;
+    /// ISECT's ray operand ([`super::super::rdna2::ray::REGS`]).
+    pub const ISECT_RAY: Width = Width::Fixed(super::super::rdna2::ray::REGS as u8);
 
     const fn spec(width: Width, write: bool, full: bool, optional: bool) -> OperandSpec {
         OperandSpec { width, write, full, optional }
@@ -515,6 +519,9 @@ opcodes! {
     /// Export to the output merger: target `mod` ([`super::gfx::export`]) from `a..`, `imm`
     /// [`super::gfx::export::DONE`] on the fragment's last export. Helper lanes export nothing.
     Exp = 0x84, "exp", Lsu, Om, R, Export, { a: rd(EXPW) };
+    /// rdna2 node intersection (seed 003, [`super::rdna2`]): dst..dst+3 = the result words
+    /// of the node the ray operand b..b+10 names, relative to the BVH descriptor a..a+3.
+    Isect = 0x85, "isect", Tex, Isect, R, Any, { dst: wr_all(W4), a: rd(W4), b: rd(ISECT_RAY) };
 
     /// dst = 1 on every active lane when the vote `mod` ([`VoteOp`]) over the active
     /// lanes' `a` holds (all non-zero, any non-zero, all equal), else 0.
@@ -818,6 +825,10 @@ pub enum TrapCode {
     BadQuery = 2,
     /// OpTerminateInvocation/OpKill in a compute kernel.
     Kill = 3,
+    /// An rdna2 ray query's traversal stack would overflow (`docs/RDNA2.md`).
+    RayQueryStack = 4,
+    /// An rdna2 ray query visited more nodes than its bound (seed 004: fail, never loop).
+    RayQuerySteps = 5,
 }
 
 /// One decoded instruction. R-format fields are `dst, a, b, c, d, imm`; for `BRA`,

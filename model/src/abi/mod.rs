@@ -11,6 +11,7 @@
 //! | [`gfx`]    | the graphics path: draw DCRs and state record, vertex outputs, fragment CSRs, export, texture and sampler records |
 //! | [`rtu`]    | RTU ops' data: hit-window slot map, status codes, ray flags, actions  |
 //! | [`bvh`]    | CW-BVH byte layout: AS header, internal nodes, leaves                 |
+//! | [`rdna2`]  | the rdna2 architecture: node formats, node pointer, BVH descriptor, `ISECT` operands and results |
 //! | [`raylog`] | the ray log's file format (`VORTEX_RAYLOG`, `rt_replay`)              |
 //!
 //! `docs/ISA.md`, `docs/DCR.md` and `docs/BVH.md` describe the same contract in prose; a
@@ -24,6 +25,7 @@ pub mod gfx;
 pub mod isa;
 pub mod kernel;
 pub mod raylog;
+pub mod rdna2;
 pub mod rtu;
 
 /// Bytes in one device memory line (RTCache line, BVH node granule for width 4).

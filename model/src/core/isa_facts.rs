@@ -5,7 +5,7 @@
 //! encoding order): `K` is `W` (written by every active lane: the zeroing analysis may
 //! trust the write), `w` (written, not trusted) or `r` (read); `W` the width: `1`..`4`, `m`
 //! (the `mod` memory size), `x` (2 with `imm` bit 0, the 64-bit atomics), `e` (2 with
-//! `RED_WIDE`), `n` (the GETW count in `mod`), `y` (the TRACE ray), `t` (TEX's operand
+//! `RED_WIDE`), `n` (the GETW count in `mod`), `y` (the TRACE ray), `i` (the ISECT ray), `t` (TEX's operand
 //! block), `o` (EXP's data: 4 for a colour target, else 1); `?` marks a field that may be
 //! `REG_NONE`.
 
@@ -109,6 +109,7 @@ const EXPECT: &[(Op, &str)] = &[
     (Op::Iatom, "dst:w1? a:r2 b:r3 c:r1 d:r1?"),
     (Op::Tex, "dst:w4 a:r2 b:rt? c:r2?"),
     (Op::Exp, "a:ro"),
+    (Op::Isect, "dst:W4 a:r4 b:ri"),
     (Op::Vote, "dst:w1 a:r1"),
     (Op::Ballot, "dst:w1 a:r1"),
     (Op::Shfl, "dst:w1 a:r1 b:r1"),
@@ -181,6 +182,8 @@ fn width(w: char, i: &Instr) -> Option<u32> {
         'e' => 1 + (i.imm & RED_WIDE != 0) as u32,
         'n' => i.modifier.max(1) as u32,
         'y' => rtu::ray::REGS,
+        // ISECT's ray: seed 003's eleven input words, counted by hand.
+        'i' => 11,
         't' => tex_block(i.modifier, i.imm)?,
         'o' => match i.modifier {
             0..=7 => 4,

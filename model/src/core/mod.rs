@@ -46,6 +46,8 @@ pub struct CoreStats {
     pub ctas: u64,
     pub warps: u64,
     pub rtu: RtuStats,
+    /// The node-intersection unit's work (rdna2).
+    pub isect: crate::isect::unit::IsectCounters,
 }
 
 impl CoreStats {
@@ -55,6 +57,7 @@ impl CoreStats {
         self.ctas += o.ctas;
         self.warps += o.warps;
         self.rtu.add(&o.rtu);
+        self.isect.add(&o.isect);
     }
 }
 
@@ -198,13 +201,13 @@ impl Core {
         let mut since_check = 0u64;
         // Progress for the watchdog, reported once per quantum rather than per event.
         let mut retired = 0u64;
-        let rays_before = self.units.rtu.stats().records;
+        let rays_before = self.units.rtu.stats().records + self.units.isect.counters.instrs;
         let mut reporter = Reporter::default();
         let jit = if self.jit { ctx.kernel.jit.get(ctx.kernel, self.nt) } else { None };
         let tally = |core: &Core, stats: &CoreStats, retired: u64| Tally {
             warps_retired: retired,
             ctas_launched: stats.ctas,
-            rays_completed: core.units.rtu.stats().records - rays_before,
+            rays_completed: core.units.rtu.stats().records + core.units.isect.counters.instrs - rays_before,
         };
         loop {
             // Admission: take CTAs while the dispatcher accepts them.
@@ -284,6 +287,7 @@ impl Core {
         reporter.report(ctx.watchdog, tally(self, &stats, retired));
         crate::jit::count_instructions(std::mem::take(&mut self.jit_instrs));
         stats.rtu = self.units.rtu.take_stats();
+        stats.isect = std::mem::take(&mut self.units.isect.counters);
         Ok(stats)
     }
 

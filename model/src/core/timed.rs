@@ -120,6 +120,8 @@ pub struct CoreTimedStats {
     pub tlb: TlbStats,
     /// The texture unit: requests, texels, lines, filter and queue cycles, its cache.
     pub tex: TexStats,
+    /// The node-intersection unit (rdna2): requests, lines, test and queue cycles, its cache.
+    pub isect: crate::isect::timed::IsectStats,
 }
 
 impl CoreTimedStats {
@@ -143,6 +145,7 @@ impl CoreTimedStats {
         self.l1.add(&o.l1);
         self.tlb.add(&o.tlb);
         self.tex.add(&o.tex);
+        self.isect.add(&o.isect);
     }
 }
 
@@ -186,6 +189,8 @@ pub struct Clock {
     pub tlb: Tlb,
     /// The texture unit's timing.
     pub tex: TexTiming,
+    /// The node-intersection unit's timing (rdna2).
+    pub isect: crate::isect::timed::IsectTiming,
     pub stats: CoreTimedStats,
     /// The counters functional mode keeps too (instructions, CTAs, warps).
     pub counts: super::CoreStats,
@@ -223,6 +228,7 @@ impl Clock {
                 merge_depth: None,
             }),
             tex: TexTiming::new(&cfg.tex),
+            isect: crate::isect::timed::IsectTiming::new(&cfg.isect),
             stats: CoreTimedStats::default(),
             counts: super::CoreStats::default(),
         }
@@ -280,6 +286,7 @@ impl Clock {
         self.stats.l1 = self.l1.stats.clone();
         self.stats.tlb = self.tlb.stats.clone();
         self.stats.tex = self.tex.stats.clone();
+        self.stats.isect = self.isect.stats.clone();
     }
 }
 
@@ -316,11 +323,13 @@ impl Core {
         }
         self.units.rtu.set_timed(true);
         self.units.tex.set_timed(true);
+        self.units.isect.set_timed(true);
     }
 
     pub(crate) fn end_timed(&mut self) {
         self.units.rtu.set_timed(false);
         self.units.tex.set_timed(false);
+        self.units.isect.set_timed(false);
     }
 
     /// The dispatcher accepted `cta` at cycle `now`: its warps start one per cycle after the
@@ -610,6 +619,10 @@ impl Core {
         if instr.op == Op::Tex && result.is_ok() {
             let t = &self.units.tex;
             lat = clk.tex.request(now, &t.lines, t.texels, |line, at| below.read(line, at));
+        }
+        if instr.op == Op::Isect && result.is_ok() {
+            let x = &self.units.isect;
+            lat = clk.isect.request(now, &x.lines, x.box_lanes, x.tri_lanes, |line, at| below.read(line, at));
         }
         match result {
             Ok(Next::Step) => {

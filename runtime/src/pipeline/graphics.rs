@@ -432,7 +432,10 @@ fn compile_stage(
     fixed: &FixedState,
     layout: &PipelineLayout,
 ) -> VkResult<(Memory, StageInfo)> {
-    let target = shader::Target::stage(stage);
+    let target = shader::Target {
+        ray_query: shader::RayQueryLowering::for_arch(device.config.rt_arch),
+        ..shader::Target::stage(stage)
+    };
     let vertex_input = match stage {
         Stage::Vertex => fixed
             .attributes

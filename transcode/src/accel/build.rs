@@ -6,12 +6,13 @@
 
 use super::input::{self, Aabb, PrimRef};
 use super::tree::{self, BNode, Kind, Nodes, Tree};
-use super::{arena, device_bytes_mut, layout, lbvh, morton, refit, sah, scratch_bytes};
+use super::{arena, device_bytes_mut, layout, lbvh, morton, rdna2, sah, scratch_bytes};
 use super::{
     BuildError, BuildRequest, BuildStats, Builder, Geometry, GeometryInput, InputMemory, Level, Mode, Options, Phases,
 };
 use rayon::prelude::*;
 use vortex_model::abi::bvh::{self, header};
+use vortex_model::config::RtArch;
 use vortex_model::mem::MemoryMap;
 
 /// Builds with inputs read through `input` (host memory for host builds) and `scratch`
@@ -25,11 +26,11 @@ pub fn build_from(
     scratch: Option<&mut [u8]>,
 ) -> Result<BuildStats, BuildError> {
     if let Mode::Update { src } = req.mode {
-        return refit::update(input, mem, req, src);
+        return super::update(input, mem, req, src, opts);
     }
     let width = opts.width;
-    if !bvh::WIDTHS.contains(&width) {
-        return Err(BuildError::BadRequest(format!("BVH width {width} is not 4 or 6")));
+    if !bvh::WIDTHS.contains(&width) || (opts.arch == RtArch::Rdna2 && width != 4) {
+        return Err(BuildError::BadRequest(format!("BVH width {width} is not 4 or 6 (4 for rdna2)")));
     }
     let kind = request_kind(req)?;
     let n = req.geometries.iter().map(|g| g.range.primitive_count as usize).sum::<usize>();
@@ -55,8 +56,9 @@ pub fn build_from(
         geom_flags: req.geometries.iter().map(|g| g.flags).collect(),
     };
     let bases = Bases::new(req);
+    let mut blas_roots = std::collections::HashMap::new();
     let (active, blas_table) = match kind {
-        Kind::Instances => gather_instances(input, mem, req, &mut src, sc.refs, sc.keys)?,
+        Kind::Instances => gather_instances(input, mem, req, opts.arch, &mut src, sc.refs, sc.keys, &mut blas_roots)?,
         _ => (gather_prims(input, req, &bases, &mut src, sc.refs, sc.keys)?, Vec::new()),
     };
     phases.gather = clock.lap();
@@ -96,7 +98,18 @@ pub fn build_from(
     phases.tree = clock.lap();
 
     // 4. Layout, straight into the destination.
-    let mut stats = write(mem, req, &t, &src, root, &blas_table)?;
+    let mut stats = match opts.arch {
+        RtArch::Rtu => write(mem, req, &t, &src, root, &blas_table)?,
+        RtArch::Rdna2 => {
+            // Shared vertices would pin an updatable structure's triangles together.
+            // Updatable structures keep FP32 boxes and a node per triangle: a refit writes
+            // new boxes and vertices into the same nodes.
+            let share = req.flags & super::flags::ALLOW_UPDATE == 0;
+            let box16 = if share { opts.box16 } else { vortex_model::config::Box16::Never };
+            let inputs = rdna2::Inputs { blas: &blas_roots, style: rdna2::Style { box16, share } };
+            rdna2::write(mem, req, &t, &src, root, &blas_table, &inputs)?
+        }
+    };
     stats.builder = Some(builder);
     phases.write = clock.lap();
     stats.phases = Phases {
@@ -225,15 +238,18 @@ fn gather_prims<'i>(
 /// Instances: each active instance's world box into `refs` (and its data into `src`), the
 /// Morton keys of their centroids. Returns the active count and the table of referenced
 /// BLAS addresses.
+#[allow(clippy::too_many_arguments)]
 fn gather_instances(
     input: &dyn InputMemory,
     mem: &MemoryMap,
     req: &BuildRequest,
+    arch: RtArch,
     src: &mut layout::Source,
     refs: &mut [PrimRef],
     keys: &mut [u64],
+    roots: &mut std::collections::HashMap<u64, rdna2::BlasRoot>,
 ) -> Result<(usize, Vec<u64>), BuildError> {
-    let mut headers = input::BlasHeaders::new(mem);
+    let mut headers = input::BlasHeaders::new(mem, arch);
     let mut bounds = Aabb::EMPTY;
     let mut at = 0;
     for (gi, g) in req.geometries.iter().enumerate() {
@@ -260,6 +276,7 @@ fn gather_instances(
         };
         *k = (code as u64) << 32 | i as u64;
     }
+    *roots = std::mem::take(&mut headers.roots);
     Ok((src.insts.len(), headers.table))
 }
 

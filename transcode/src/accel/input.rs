@@ -4,8 +4,9 @@
 
 use super::{BuildError, Geometry, GeometryInput, InputMemory};
 use std::collections::HashMap;
-use vortex_model::abi::bvh;
 use vortex_model::abi::format as fmt;
+use vortex_model::abi::{bvh, rdna2};
+use vortex_model::config::RtArch;
 use vortex_model::mem::{MemFault, MemFaultKind, MemoryMap};
 
 /// An axis-aligned box.
@@ -604,18 +605,23 @@ pub fn instance_box(o2w: &[f32; 12], lo: [f32; 3], hi: [f32; 3]) -> Aabb {
 /// Headers of the BLASes instances reference, looked up once per build.
 pub struct BlasHeaders<'a> {
     mem: &'a MemoryMap,
+    /// The layout a referenced BLAS must have (the device's architecture).
+    arch: RtArch,
     /// Header, and whether the address is in `table` yet.
     seen: HashMap<u64, (bvh::Header, bool)>,
+    /// rdna2 BLASes: their root pointers and node-region offsets, for instance nodes.
+    pub roots: HashMap<u64, super::rdna2::BlasRoot>,
     /// Distinct BLAS addresses referenced by active instances, in first-seen order.
     pub table: Vec<u64>,
 }
 
 impl<'a> BlasHeaders<'a> {
-    pub fn new(mem: &'a MemoryMap) -> BlasHeaders<'a> {
-        BlasHeaders { mem, seen: HashMap::new(), table: Vec::new() }
+    pub fn new(mem: &'a MemoryMap, arch: RtArch) -> BlasHeaders<'a> {
+        BlasHeaders { mem, arch, seen: HashMap::new(), roots: HashMap::new(), table: Vec::new() }
     }
 
-    /// The header of the BLAS at `blas` (reached through `reference` by instance `i`).
+    /// The header of the BLAS at `blas` (reached through `reference` by instance `i`). Its
+    /// `root` is 0 for an empty structure, whatever the layout.
     pub fn get(&mut self, blas: u64, reference: u64, i: u32) -> Result<bvh::Header, BuildError> {
         if let Some(h) = self.seen.get(&blas) {
             return Ok(h.0);
@@ -623,7 +629,15 @@ impl<'a> BlasHeaders<'a> {
         let bad = |reason: String| BuildError::BadInstance { instance: i, reference, reason };
         let mut hb = [0u8; bvh::header::BYTES];
         self.mem.read(blas, &mut hb).map_err(|f| bad(format!("cannot read its header: {f}")))?;
-        let h = bvh::Header::parse(&hb).map_err(|e| bad(e.to_string()))?;
+        let h = match self.arch {
+            RtArch::Rtu => bvh::Header::parse(&hb).map_err(|e| bad(e.to_string()))?,
+            RtArch::Rdna2 => {
+                let (mut h, x) = rdna2::parse_header(&hb).map_err(|e| bad(format!("{e} (not an rdna2 structure)")))?;
+                self.roots.insert(blas, super::rdna2::BlasRoot { root: h.root, bvh_offset: x.bvh_offset });
+                h.root = (h.root != rdna2::ptr::INVALID) as u32;
+                h
+            }
+        };
         if h.kind != bvh::KIND_BOTTOM {
             return Err(bad("it is a top-level structure".into()));
         }

@@ -24,6 +24,7 @@ pub mod input;
 pub mod layout;
 pub mod lbvh;
 pub mod morton;
+pub mod rdna2;
 pub mod refit;
 pub mod sah;
 pub mod serial;
@@ -33,6 +34,7 @@ pub mod tree;
 use input::PrimRef;
 use tree::{BNode, Kind};
 use vortex_model::abi::bvh::{self, header};
+use vortex_model::config::{Box16, RtArch};
 use vortex_model::mem::{DeviceBytesMut, MemFault, MemoryMap};
 
 pub use input::{index_type, vertex_formats};
@@ -270,6 +272,10 @@ pub struct Options {
     pub rebuild: u32,
     /// Forces a builder regardless of the build flags.
     pub builder: Option<Builder>,
+    /// The layout to write: CW-BVH for the RTU, or the rdna2 node formats (`rdna2`).
+    pub arch: RtArch,
+    /// rdna2 builds: where box nodes are FP16.
+    pub box16: Box16,
 }
 
 /// Leaf size of `LOW_MEMORY` builds.
@@ -285,7 +291,20 @@ pub const SAH_LEAF: u32 = 4;
 
 impl Options {
     pub fn new(width: u32) -> Options {
-        Options { width, max_leaf: None, cluster: 16, rebuild: 16, builder: None }
+        Options {
+            width,
+            max_leaf: None,
+            cluster: 16,
+            rebuild: 16,
+            builder: None,
+            arch: RtArch::Rtu,
+            box16: Box16::Auto,
+        }
+    }
+
+    /// The options of a device of architecture `arch` (rdna2 box nodes are four-wide).
+    pub fn for_arch(arch: RtArch, width: u32, box16: Box16) -> Options {
+        Options { arch, box16, ..Options::new(if arch == RtArch::Rdna2 { 4 } else { width }) }
     }
 
     /// The builder for `VkBuildAccelerationStructureFlagsKHR` `flags`.
@@ -297,6 +316,9 @@ impl Options {
     /// (`all_opaque`) or not.
     fn leaf_for(&self, f: u32, kind: Kind, all_opaque: bool) -> u32 {
         let l = self.max_leaf.unwrap_or(match self.builder_for(f) {
+            // rdna2 box nodes test every child box, so a primitive per child is the tree it
+            // traverses best (a multi-primitive leaf becomes a box node of its own).
+            _ if self.arch == RtArch::Rdna2 => 1,
             Builder::Fast => FAST_LEAF,
             // Candidates (non-opaque triangles, procedural boxes) go back to the shader one
             // by one, and the walker offers a leaf's in stored order: with single-primitive
@@ -378,11 +400,27 @@ pub fn build_sizes(level: Level, geometries: &[(GeometryKind, u32)], _flags: u32
     }
 }
 
+/// [`build_sizes`] for the layout `opts` writes.
+pub fn build_sizes_for(level: Level, geometries: &[(GeometryKind, u32)], flags: u32, opts: &Options) -> Sizes {
+    let cw = build_sizes(level, geometries, flags, opts.width);
+    if opts.arch != RtArch::Rdna2 {
+        return cw;
+    }
+    let n: u64 = geometries.iter().map(|g| g.1 as u64).sum();
+    let kind = match geometries.first().map(|g| g.0) {
+        Some(GeometryKind::Aabbs) => Kind::Aabbs,
+        Some(GeometryKind::Instances) => Kind::Instances,
+        _ if level == Level::Top => Kind::Instances,
+        _ => Kind::Triangles,
+    };
+    Sizes { as_size: rdna2::size_bound(level, kind, n), ..cw }
+}
+
 /// Builds (or refits, for an update) a device-built structure: inputs, scratch and
 /// destination in device memory.
 pub fn build(mem: &MemoryMap, req: &BuildRequest, opts: &Options) -> Result<BuildStats, BuildError> {
     if let Mode::Update { src } = req.mode {
-        return refit::update(mem, mem, req, src);
+        return update(mem, mem, req, src, opts);
     }
     let n: u64 = req.geometries.iter().map(|g| g.range.primitive_count as u64).sum();
     let need = scratch_bytes(n);
@@ -392,3 +430,17 @@ pub fn build(mem: &MemoryMap, req: &BuildRequest, opts: &Options) -> Result<Buil
 }
 
 pub use build::build_from;
+
+/// An update of the structure at `src`, in the layout of `opts`.
+pub(crate) fn update(
+    input: &dyn InputMemory,
+    mem: &MemoryMap,
+    req: &BuildRequest,
+    src: u64,
+    opts: &Options,
+) -> Result<BuildStats, BuildError> {
+    match opts.arch {
+        RtArch::Rtu => refit::update(input, mem, req, src),
+        RtArch::Rdna2 => rdna2::refit::update(input, mem, req, src),
+    }
+}

@@ -61,7 +61,7 @@ pub fn update(
         tris: Vec::new(),
         aabbs: Vec::new(),
         insts: None,
-        headers: Mutex::new(BlasHeaders::new(mem)),
+        headers: Mutex::new(BlasHeaders::new(mem, vortex_model::config::RtArch::Rtu)),
         geom_flags: req.geometries.iter().map(|g| g.flags).collect(),
     };
     for (gi, g) in req.geometries.iter().enumerate() {

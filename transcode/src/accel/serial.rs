@@ -1,12 +1,13 @@
 //! Serialized acceleration structures and post-build properties.
 //!
 //! The serialized form is the header Vulkan defines, then the structure's bytes as they
-//! sit in memory (the CW-BVH is position independent: child words are offsets from the
-//! structure's base):
+//! sit in memory (both layouts are position independent: CW-BVH child words are offsets from
+//! the structure's base, rdna2 node pointers are relative to a node region at a fixed offset
+//! from it):
 //!
 //! ```text
 //!  0  u8[16]  driverUUID
-//! 16  u8[16]  compatibility UUID ([`COMPAT_UUID`]: the CW-BVH layout version)
+//! 16  u8[16]  compatibility UUID ([`compat_uuid`]: the layout and its version, CW-BVH or rdna2)
 //! 32  u64     serialized size (this header, the handles and the structure)
 //! 40  u64     deserialized size (the structure's size: what the application creates)
 //! 48  u64     handle count: the distinct BLAS addresses a TLAS references (0 for a BLAS)
@@ -22,7 +23,8 @@
 use super::{device_bytes_mut, BuildError};
 use std::collections::HashMap;
 use vortex_model::abi::bvh::{self, header, inst};
-use vortex_model::abi::{rd_u64, wr_u64};
+use vortex_model::abi::{rd_u64, rdna2, wr_u64};
+use vortex_model::config::RtArch;
 use vortex_model::mem::MemoryMap;
 
 /// Bytes of the serialized header before the handles.
@@ -34,6 +36,24 @@ pub const HANDLE_COUNT: usize = 48;
 /// Identifies the CW-BVH layout a serialized structure uses (with the driver UUID, the
 /// `vkGetDeviceAccelerationStructureCompatibilityKHR` check).
 pub const COMPAT_UUID: [u8; 16] = *b"VortexRT-cwbvh-1";
+/// The same for the rdna2 layout (`abi::rdna2`).
+pub const COMPAT_UUID_RDNA2: [u8; 16] = *b"VortexRT-rdna2-1";
+
+/// The compatibility UUID of the layout a device of architecture `arch` builds.
+pub fn compat_uuid(arch: RtArch) -> [u8; 16] {
+    match arch {
+        RtArch::Rtu => COMPAT_UUID,
+        RtArch::Rdna2 => COMPAT_UUID_RDNA2,
+    }
+}
+
+/// A structure image's header and layout, whichever of the two it is.
+fn parse_any(b: &[u8]) -> Result<(bvh::Header, Option<rdna2::Extra>), bvh::HeaderError> {
+    match bvh::Header::parse(b) {
+        Err(bvh::HeaderError::BadMagic(m)) if m == rdna2::MAGIC => rdna2::parse_header(b).map(|(h, x)| (h, Some(x))),
+        r => r.map(|h| (h, None)),
+    }
+}
 
 /// Post-build properties (`VkQueryType` values for acceleration structures).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,15 +68,15 @@ pub struct Properties {
     pub blas_pointers: u64,
 }
 
-fn header_of(mem: &MemoryMap, addr: u64) -> Result<bvh::Header, BuildError> {
+fn header_of(mem: &MemoryMap, addr: u64) -> Result<(bvh::Header, Option<rdna2::Extra>), BuildError> {
     let mut hb = [0u8; header::BYTES];
     mem.read(addr, &mut hb).map_err(|fault| BuildError::Memory { what: "acceleration structure".into(), fault })?;
-    bvh::Header::parse(&hb).map_err(|e| BuildError::BadRequest(format!("not a built acceleration structure: {e}")))
+    parse_any(&hb).map_err(|e| BuildError::BadRequest(format!("not a built acceleration structure: {e}")))
 }
 
 /// The properties of the structure at `addr`.
 pub fn properties(mem: &MemoryMap, addr: u64) -> Result<Properties, BuildError> {
-    let h = header_of(mem, addr)?;
+    let (h, _) = header_of(mem, addr)?;
     let handles = if h.kind == bvh::KIND_TOP { h.blas_count as u64 } else { 0 };
     Ok(Properties {
         compacted: h.size,
@@ -68,13 +88,13 @@ pub fn properties(mem: &MemoryMap, addr: u64) -> Result<Properties, BuildError> 
 
 /// Serializes the structure at `src` into `out` (at least its serialization size).
 pub fn serialize(mem: &MemoryMap, src: u64, out: &mut [u8], driver_uuid: &[u8; 16]) -> Result<u64, BuildError> {
-    let h = header_of(mem, src)?;
+    let (h, x) = header_of(mem, src)?;
     let p = properties(mem, src)?;
     if (out.len() as u64) < p.serialized {
         return Err(BuildError::DoesNotFit { needed: p.serialized, available: out.len() as u64 });
     }
     out[..16].copy_from_slice(driver_uuid);
-    out[16..32].copy_from_slice(&COMPAT_UUID);
+    out[16..32].copy_from_slice(&compat_uuid(if x.is_some() { RtArch::Rdna2 } else { RtArch::Rtu }));
     wr_u64(out, SERIALIZED_SIZE, p.serialized);
     wr_u64(out, DESERIALIZED_SIZE, h.size);
     wr_u64(out, HANDLE_COUNT, p.blas_pointers);
@@ -124,9 +144,16 @@ pub fn checked_blob_size(head: &[u8], driver_uuid: &[u8; 16], dst_size: u64) -> 
 }
 
 /// True if a blob whose header starts with `version` (driver UUID then compatibility
-/// UUID) can be deserialized here.
+/// UUID) can be deserialized here, into a structure of either layout.
 pub fn compatible(version: &[u8], driver_uuid: &[u8; 16]) -> bool {
-    version.len() >= 32 && version[..16] == driver_uuid[..] && version[16..32] == COMPAT_UUID[..]
+    compatible_on(version, driver_uuid, RtArch::Rtu) || compatible_on(version, driver_uuid, RtArch::Rdna2)
+}
+
+/// True if a device of architecture `arch` can use a structure deserialized from a blob
+/// whose header starts with `version` (`vkGetDeviceAccelerationStructureCompatibilityKHR`):
+/// the layout must be the one it traverses.
+pub fn compatible_on(version: &[u8], driver_uuid: &[u8; 16], arch: RtArch) -> bool {
+    version.len() >= 32 && version[..16] == driver_uuid[..] && version[16..32] == compat_uuid(arch)[..]
 }
 
 /// Deserializes `blob` (the whole serialized form) into the structure at `dst` of
@@ -152,7 +179,11 @@ pub fn deserialize(
         return Err(BuildError::DoesNotFit { needed: size, available: dst_size });
     }
     let image = &blob[body..end];
-    let h = bvh::Header::parse(image).map_err(|e| bad(e.to_string()))?;
+    let (h, x) = parse_any(image).map_err(|e| bad(e.to_string()))?;
+    let layout = if x.is_some() { RtArch::Rdna2 } else { RtArch::Rtu };
+    if blob[16..32] != compat_uuid(layout)[..] {
+        return Err(bad("its compatibility UUID is not its structure's layout".into()));
+    }
     if h.size != size {
         return Err(bad(format!("its structure says {} bytes, its header {size}", h.size)));
     }
@@ -169,7 +200,10 @@ pub fn deserialize(
     }
     let map: HashMap<u64, u64> =
         (0..count).map(|i| (rd_u64(&out, table + 8 * i), rd_u64(blob, HEADER_BYTES + 8 * i))).collect();
-    relocate(&mut out, &h, &map).map_err(bad)?;
+    match x {
+        None => relocate(&mut out, &h, &map).map_err(bad)?,
+        Some(x) => relocate_rdna2(&mut out, &h, &x, &map).map_err(bad)?,
+    }
     for i in 0..count {
         wr_u64(&mut out, table + 8 * i, rd_u64(blob, HEADER_BYTES + 8 * i));
     }
@@ -198,6 +232,23 @@ fn relocate(image: &mut [u8], h: &bvh::Header, map: &HashMap<u64, u64>) -> Resul
     }
     if at != end {
         return Err("records overrun the BLAS table".into());
+    }
+    Ok(())
+}
+
+/// [`relocate`] for an rdna2 TLAS: its instance nodes are contiguous from `inst_first`.
+fn relocate_rdna2(image: &mut [u8], h: &bvh::Header, x: &rdna2::Extra, map: &HashMap<u64, u64>) -> Result<(), String> {
+    let slot = rdna2::SLOT_BYTES as usize;
+    let n = if h.root == rdna2::ptr::INVALID { 0 } else { h.leaf_count as usize };
+    for i in 0..n {
+        let at = x.bvh_offset as usize + (x.inst_first as usize + 2 * i) * slot + rdna2::inst::BLAS;
+        if at + 8 > image.len() {
+            return Err(format!("instance node {i} lies past the structure"));
+        }
+        let a = rd_u64(image, at);
+        if let Some(&to) = map.get(&a) {
+            wr_u64(image, at, to);
+        }
     }
     Ok(())
 }

@@ -2,8 +2,8 @@
 //! upload geometry into and build structures from, the way the Vulkan layer will.
 
 use super::{
-    build, build_sizes, BuildError, BuildRange, BuildRequest, BuildStats, Geometry, GeometryInput, GeometryKind, Level,
-    Mode, Options,
+    build, build_sizes_for, BuildError, BuildRange, BuildRequest, BuildStats, Geometry, GeometryInput, GeometryKind,
+    Level, Mode, Options,
 };
 use std::sync::Arc;
 use vortex_model::mem::{AddressSpace, MemoryMap};
@@ -75,6 +75,11 @@ impl Device {
         Device::with_options(Options { max_leaf: Some(1), ..Options::new(width) })
     }
 
+    /// A device in the rdna2 architecture: its builds write `abi::rdna2` structures.
+    pub fn rdna2(box16: vortex_model::config::Box16) -> Device {
+        Device::with_options(Options::for_arch(vortex_model::config::RtArch::Rdna2, 4, box16))
+    }
+
     /// A device whose builds use `opts` (and its width).
     pub fn with_options(opts: Options) -> Device {
         Device { space: AddressSpace::new(), width: opts.width, opts, flags: 0 }
@@ -109,7 +114,7 @@ impl Device {
                 (k, g.range.primitive_count)
             })
             .collect();
-        let sizes = build_sizes(level, &kinds, self.flags, self.width);
+        let sizes = build_sizes_for(level, &kinds, self.flags, &self.opts);
         let dst = self.alloc(sizes.as_size);
         let scratch = self.alloc(sizes.build_scratch);
         let req = BuildRequest {

@@ -640,14 +640,14 @@ mod tests {
     }
 
     /// What the pass may delete when its destination is dead, written out: everything but
-    /// the control, memory, image and ray-tracing ops, with a `mod` the device accepts (a bad
+    /// the control, memory, image, node-intersection (it faults on a bad node) and ray-tracing ops, with a `mod` the device accepts (a bad
     /// one faults when executed, which is an effect).
     #[test]
     fn removable_matches_expectations() {
         use Op::*;
         let effects = [
             Nop, Exit, Jmp, Bra, Bar, Fence, Trap, Demote, Ldg, Stg, Ldl, Stl, Ldp, Stp, Atomg, Atoml, Ild, Ist, Iatom,
-            Tex, Exp, Trace, Wait, Cont, Getw, Getwf,
+            Tex, Exp, Isect, Trace, Wait, Cont, Getw, Getwf,
         ];
         let accepted = |op: Op, m: u8| match op {
             Icmp | Icmp64 => m <= 9,

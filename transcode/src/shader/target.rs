@@ -95,12 +95,24 @@ pub enum RayQueryLowering {
     /// step it from candidate to candidate, `GETW` reads its hit window (`ISA.md`, `BVH.md`).
     #[default]
     Rtu,
+    /// The rdna2 architecture: a traversal loop in the shader around `ISECT`
+    /// (`lower/rayquery/rdna2/`).
+    Rdna2,
 }
 
 impl RayQueryLowering {
     pub fn name(self) -> &'static str {
         match self {
             RayQueryLowering::Rtu => "rtu",
+            RayQueryLowering::Rdna2 => "rdna2",
+        }
+    }
+
+    /// The lowering of a device of architecture `arch`.
+    pub fn for_arch(arch: vortex_model::config::RtArch) -> RayQueryLowering {
+        match arch {
+            vortex_model::config::RtArch::Rtu => RayQueryLowering::Rtu,
+            vortex_model::config::RtArch::Rdna2 => RayQueryLowering::Rdna2,
         }
     }
 }

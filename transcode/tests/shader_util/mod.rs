@@ -161,13 +161,25 @@ pub struct Scene {
 
 pub const IDENTITY: [f32; 12] = [1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0];
 
+/// The ray-tracing architecture the tests build for and compile against:
+/// `VORTEX_RT_ARCH` (rtu by default), so the ray-query tests run on either.
+pub fn rt_arch() -> vortex_model::config::RtArch {
+    let v = std::env::var("VORTEX_RT_ARCH").unwrap_or_default();
+    if v.is_empty() {
+        return vortex_model::config::RtArch::default();
+    }
+    vortex_model::config::RtArch::parse(&v).expect("VORTEX_RT_ARCH")
+}
+
 /// Builds `scene` into `mem` with the AS transcoder; returns the TLAS address.
 pub fn build_scene(mem: &vortex_model::mem::AddressSpace, scene: &Scene) -> u64 {
     use vortex_transcode::accel::testkit::{InstanceDesc, R32G32B32_SFLOAT};
     use vortex_transcode::accel::{
-        build, build_sizes, index_type, BuildRange, BuildRequest, Geometry, GeometryInput, GeometryKind, Level, Mode,
+        build, build_sizes_for, index_type, BuildRange, BuildRequest, Geometry, GeometryInput, GeometryKind, Level,
+        Mode,
     };
     let width = vortex_model::config::RtuConfig::default().bvh_width;
+    let options = vortex_transcode::accel::Options::for_arch(rt_arch(), width, Default::default());
     let upload = |bytes: &[u8]| -> u64 {
         let r = mem.allocate(bytes.len().max(16) as u64).unwrap();
         mem.snapshot().write(r.base, bytes).unwrap();
@@ -175,7 +187,7 @@ pub fn build_scene(mem: &vortex_model::mem::AddressSpace, scene: &Scene) -> u64 
     };
     let make = |level: Level, geoms: Vec<(GeometryKind, GeometryInput)>| -> u64 {
         let kinds: Vec<(GeometryKind, u32)> = geoms.iter().map(|(k, g)| (*k, g.range.primitive_count)).collect();
-        let sizes = build_sizes(level, &kinds, 0, width);
+        let sizes = build_sizes_for(level, &kinds, 0, &options);
         let dst = mem.allocate(sizes.as_size).unwrap().base;
         let req = BuildRequest {
             level,
@@ -186,7 +198,7 @@ pub fn build_scene(mem: &vortex_model::mem::AddressSpace, scene: &Scene) -> u64 
             scratch: 0,
             geometries: geoms.into_iter().map(|(_, g)| g).collect(),
         };
-        build(&mem.snapshot(), &req, &vortex_transcode::accel::Options::new(width)).expect("AS build");
+        build(&mem.snapshot(), &req, &options).expect("AS build");
         dst
     };
     let range = |n: usize| BuildRange { primitive_count: n as u32, ..BuildRange::default() };
@@ -363,6 +375,7 @@ pub fn build_robust(
 ) -> Result<CompiledKernel, CompileError> {
     let mut opts = CompileOptions::entry("main");
     opts.robust_buffer_access = robust;
+    opts.target.ray_query = vortex_transcode::shader::RayQueryLowering::for_arch(rt_arch());
     opts.optimize = optimize_from_env();
     opts.layout = layout(bindings, push);
     opts.specialization = spec.iter().cloned().collect();

@@ -21,7 +21,12 @@
 //! every acceleration structure into a sparse buffer whose pages are bound one by one in
 //! reverse order (`AsStorage::Sparse`), so `--icds vortex,vortex-sparse` puts the cost of
 //! translating sparse pages next to ordinary memory.
+//!
+//! `--arch rtu,rdna2` instead compares our ICD's two ray-tracing architectures on the
+//! scenes (`arch.rs`, `docs/RDNA2.md`): rays/s, simulated cycles, shader instructions, node
+//! fetches and tests per ray, unit utilisation and SIMT efficiency (default size 256x192).
 
+mod arch;
 mod pathtrace;
 mod raster;
 
@@ -150,6 +155,7 @@ fn main() -> ExitCode {
     let mut pt_worker = false;
     let mut raster_size = [1280u32, 720];
     let mut raster_worker = false;
+    let mut archs: Option<String> = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         let mut value = || args.next().unwrap_or_default();
@@ -169,6 +175,7 @@ fn main() -> ExitCode {
             "--icd" => worker_icd = Some(Icd::parse(&value())),
             "--sparse" => storage = AsStorage::Sparse,
             "--workloads" => workloads = value(),
+            "--arch" => archs = Some(value()),
             "--raster-worker" => raster_worker = true,
             "--pt-worker" => pt_worker = true,
             "--pt-scene" => pt.scene = value(),
@@ -199,6 +206,7 @@ fn main() -> ExitCode {
                 println!("usage: bench [--scenes bunny,spheres,million,random] [--icds vortex,lavapipe] [--samples N] [--size WxH]");
                 println!("             [--workloads rt,pt,raster] [--raster-size WxH (1280x720)]");
                 println!("             [--pt-scene spheres] [--pt-size 800x600] [--pt-spp 1] [--pt-bounces 3] [--pt-frames 3]");
+                println!("       bench --arch rtu,rdna2 [--scenes ...] [--size WxH (256x192)] [--samples N]");
                 return ExitCode::SUCCESS;
             }
             _ => {
@@ -234,6 +242,11 @@ fn main() -> ExitCode {
                 ExitCode::from(1)
             }
         };
+    }
+    if let Some(archs) = archs {
+        let archs: Vec<&str> = archs.split(',').collect();
+        let failed = arch::table(&archs, &scenes, size.unwrap_or((256, 192)), samples);
+        return if failed { ExitCode::from(1) } else { ExitCode::SUCCESS };
     }
     let icds: Vec<&str> = icds.split(',').collect();
     let workloads: Vec<&str> = workloads.split(',').collect();

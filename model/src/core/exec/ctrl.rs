@@ -34,6 +34,8 @@ pub(super) fn execute(i: &Instr, w: &mut Warp, mask: u32) -> Result<Next, Fault>
                 x if x == TrapCode::Unreachable as u32 => "OpUnreachable reached",
                 x if x == TrapCode::BadQuery as u32 => "ray-query slot out of range",
                 x if x == TrapCode::Kill as u32 => "invocation killed",
+                x if x == TrapCode::RayQueryStack as u32 => "rdna2 ray query: traversal stack overflow",
+                x if x == TrapCode::RayQuerySteps as u32 => "rdna2 ray query: traversal exceeded its node-visit bound",
                 _ => "trap",
             };
             let lane = mask.trailing_zeros() as usize;

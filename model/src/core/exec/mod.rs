@@ -41,6 +41,7 @@ macro_rules! lanes {
 mod alu;
 mod ctrl;
 mod fpu;
+mod isect;
 mod lsu;
 mod om;
 mod rtu;
@@ -71,6 +72,8 @@ pub struct CoreUnits {
     /// Fragment lanes' interpolated values, computed when first read.
     pub samples: crate::gfx::frag::SampleCache,
     pub tex: TexUnit,
+    /// The rdna2 architecture's node-intersection unit.
+    pub isect: crate::isect::unit::IsectUnit,
 }
 
 impl CoreUnits {
@@ -80,6 +83,7 @@ impl CoreUnits {
             om: Default::default(),
             samples: Default::default(),
             tex: TexUnit::new(),
+            isect: Default::default(),
         }
     }
 }
@@ -420,6 +424,7 @@ fn execute_rest(i: &Instr, w: &mut Warp, mask: u32, env: &mut ExecEnv) -> Result
         Unit::Sfu => sfu::execute(i, &mut w.regs, nt, mask)?,
         Unit::Lsu => lsu::execute(i, w, mask, env)?,
         Unit::Tex => tex::execute(i, &mut w.regs, nt, mask, env.mem, &mut env.units.tex)?,
+        Unit::Isect => isect::execute(i, &mut w.regs, nt, mask, env.mem, &mut env.units.isect)?,
         Unit::Om => om::execute(i, w, mask, env)?,
         Unit::Warp => warp_ops::execute(i, &mut w.regs, nt, mask)?,
         Unit::Csr => ctrl::csr(i, w, mask, env),

@@ -9,9 +9,10 @@
 //! This module decodes the `OpRayQuery*KHR` instructions (which operand is the query, the
 //! ray, committed or candidate, the result's shape) and hands each operation to the target's
 //! [`RayQueryOps`]: [`rtu`] (the fixed-function RT unit: `TRACE`/`CONT`/`WAIT`/`GETW`) is
-//! the one implementation. Adding a lowering is a module here implementing [`RayQueryOps`]
+//! one implementation, [`rdna2`] (traversal in the shader around `ISECT`) the other. Adding a lowering is a module here implementing [`RayQueryOps`]
 //! and an arm in [`select`].
 
+mod rdna2;
 mod rtu;
 
 use super::{Lowerer, Val};
@@ -126,6 +127,7 @@ pub(crate) trait RayQueryOps: Sync {
 pub(crate) fn select(lowering: RayQueryLowering) -> Result<&'static dyn RayQueryOps> {
     match lowering {
         RayQueryLowering::Rtu => Ok(&rtu::Rtu),
+        RayQueryLowering::Rdna2 => Ok(&rdna2::Rdna2),
     }
 }
 

@@ -1,0 +1,127 @@
+//! One core's node-intersection unit in the issue path: a warp's `ISECT` runs its active
+//! lanes in lane order (the descriptor decoded once per distinct value), and the unit keeps
+//! what the instruction cost, for the counters and for timed mode's [`super::timed`].
+
+use super::{intersect, IsectFault, IsectRay};
+use crate::abi::rdna2::{ray, Descriptor};
+use crate::cache::line_of;
+use serde::Serialize;
+
+/// What a core's `ISECT`s did (both modes).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct IsectCounters {
+    /// `ISECT` instructions and the lanes they ran for.
+    pub instrs: u64,
+    pub lanes: u64,
+    /// Lanes whose ray was inactive (a NaN, or an infinite origin): no fetch, no test.
+    pub inactive_lanes: u64,
+    /// Node fetches (one per active lane) and their bytes.
+    pub node_fetches: u64,
+    pub node_bytes: u64,
+    /// Ray/box tests (four per box node) and ray/triangle tests.
+    pub box_tests: u64,
+    pub tri_tests: u64,
+}
+
+impl IsectCounters {
+    pub fn add(&mut self, o: &IsectCounters) {
+        self.instrs += o.instrs;
+        self.lanes += o.lanes;
+        self.inactive_lanes += o.inactive_lanes;
+        self.node_fetches += o.node_fetches;
+        self.node_bytes += o.node_bytes;
+        self.box_tests += o.box_tests;
+        self.tri_tests += o.tri_tests;
+    }
+}
+
+/// A core's unit.
+#[derive(Default)]
+pub struct IsectUnit {
+    timed: bool,
+    /// The last instruction's node lines (sorted, each once), box-node lanes and triangle
+    /// lanes: what the timed model charges it (timed mode only).
+    pub lines: Vec<u64>,
+    pub box_lanes: u32,
+    pub tri_lanes: u32,
+    pub counters: IsectCounters,
+}
+
+/// A lane's fault.
+pub struct LaneFault {
+    pub lane: usize,
+    pub fault: IsectFault,
+}
+
+impl IsectUnit {
+    pub fn set_timed(&mut self, on: bool) {
+        self.timed = on;
+    }
+
+    /// Runs `ISECT` for the lanes of `mask`: the descriptor in registers `desc..desc+3`, the
+    /// ray in `ray_reg..ray_reg+10`, the four result words into `dst..dst+3`.
+    pub fn execute(
+        &mut self,
+        mem: &crate::mem::MemoryMap,
+        regs: &mut [u32],
+        nt: usize,
+        mask: u32,
+        (dst, desc, ray_reg): (usize, usize, usize),
+    ) -> Result<(), LaneFault> {
+        self.lines.clear();
+        self.box_lanes = 0;
+        self.tri_lanes = 0;
+        self.counters.instrs += 1;
+        let mut cached: Option<([u32; 4], Descriptor)> = None;
+        let mut todo = mask;
+        while todo != 0 {
+            let l = todo.trailing_zeros() as usize;
+            todo &= todo - 1;
+            let words: [u32; 4] = std::array::from_fn(|k| regs[(desc + k) * nt + l]);
+            let d = match cached {
+                Some((w, d)) if w == words => d,
+                _ => {
+                    let d = Descriptor::decode(words)
+                        .map_err(|e| LaneFault { lane: l, fault: IsectFault::Descriptor(e) })?;
+                    cached = Some((words, d));
+                    d
+                }
+            };
+            let rw: [u32; ray::REGS as usize] = std::array::from_fn(|k| regs[(ray_reg + k) * nt + l]);
+            let (out, work) =
+                intersect(mem, d, &IsectRay::from_words(&rw)).map_err(|fault| LaneFault { lane: l, fault })?;
+            for (k, v) in out.iter().enumerate() {
+                regs[(dst + k) * nt + l] = *v;
+            }
+            self.account(&work);
+        }
+        if self.timed {
+            self.lines.sort_unstable();
+            self.lines.dedup();
+        }
+        Ok(())
+    }
+
+    fn account(&mut self, w: &super::Work) {
+        let c = &mut self.counters;
+        c.lanes += 1;
+        if w.bytes == 0 {
+            c.inactive_lanes += 1;
+            return;
+        }
+        c.node_fetches += 1;
+        c.node_bytes += w.bytes as u64;
+        c.box_tests += w.box_tests as u64;
+        c.tri_tests += w.tri_tests as u64;
+        if w.box_tests > 0 {
+            self.box_lanes += 1;
+        } else {
+            self.tri_lanes += 1;
+        }
+        if self.timed {
+            let first = line_of(w.addr);
+            let last = line_of(w.addr + w.bytes as u64 - 1);
+            self.lines.extend(first..=last);
+        }
+    }
+}
