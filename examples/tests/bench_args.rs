@@ -41,3 +41,29 @@ fn path_tracer_agrees_with_lavapipe() {
         assert!(rays_per_pixel > 1.0, "{row}");
     }
 }
+
+/// Each driver's row is measured on that driver: the tracing workers report their device,
+/// and lavapipe's row must come from llvmpipe, ours from Vortex RT.
+#[test]
+fn each_driver_row_is_measured_on_that_driver() {
+    let out = Command::new(env!("CARGO_BIN_EXE_bench"))
+        .args([
+            "--workloads",
+            "rt",
+            "--icds",
+            "vortex,lavapipe",
+            "--scenes",
+            "bunny",
+            "--size",
+            "16x16",
+            "--samples",
+            "1",
+        ])
+        .output()
+        .expect("start");
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{text}");
+    let devices = text.lines().find(|l| l.contains("devices:")).unwrap_or_else(|| panic!("no devices line:\n{text}"));
+    assert!(devices.contains("vortex: Vortex RT"), "{devices}");
+    assert!(devices.contains("lavapipe: llvmpipe"), "{devices}");
+}

@@ -46,6 +46,8 @@ struct Measured {
     build_s: f64,
     /// Per mode: (seconds, rays, hit pixels).
     modes: [(f64, u64, u64); 3],
+    /// The device the worker ran on.
+    device: String,
 }
 
 fn default_size(scene: &str) -> (u32, u32) {
@@ -67,6 +69,8 @@ fn worker(icd: &Icd, scene_name: &str, size: (u32, u32), samples: u32, storage: 
     }
     .map_err(|e| e.to_string())?;
     let gpu = GpuScene::build_in(&ctx, &scene, storage).map_err(|e| e.to_string())?;
+    // Which device really ran: the table shows it, so a worker that ran the wrong driver shows.
+    println!("device {}", ctx.info().name);
     println!("build {} {}", gpu.build_seconds, scene.unique_triangle_count());
     let (w, h) = size;
     let n = w as u64 * h as u64;
@@ -128,6 +132,9 @@ fn measure(icd: &str, scene: &str, size: (u32, u32), samples: u32) -> Result<Mea
     let mut m = Measured::default();
     for line in stdout.lines() {
         let f: Vec<&str> = line.split_whitespace().collect();
+        if let Some(name) = line.strip_prefix("device ") {
+            m.device = name.to_string();
+        }
         match f.as_slice() {
             ["build", s, t] => {
                 m.build_s = s.parse().unwrap_or(f64::NAN);
@@ -149,6 +156,7 @@ fn main() -> ExitCode {
     let mut samples = 4u32;
     let mut size: Option<(u32, u32)> = None;
     let mut worker_icd: Option<Icd> = None;
+    let mut rt_worker = false;
     let mut storage = AsStorage::Memory;
     let mut workloads = "rt,pt,raster".to_string();
     let mut pt = pathtrace::Params { scene: "spheres".into(), size: (800, 600), spp: 1, bounces: 3, frames: 3 };
@@ -171,7 +179,8 @@ fn main() -> ExitCode {
                     return ExitCode::from(2);
                 }
             }
-            "--worker" => worker_icd = Some(Icd::Vortex),
+            // The tracing worker; on `--icd`'s driver, ours without one (in either order).
+            "--worker" => rt_worker = true,
             "--icd" => worker_icd = Some(Icd::parse(&value())),
             "--sparse" => storage = AsStorage::Sparse,
             "--workloads" => workloads = value(),
@@ -233,7 +242,8 @@ fn main() -> ExitCode {
             }
         };
     }
-    if let Some(icd) = worker_icd {
+    if rt_worker || worker_icd.is_some() {
+        let icd = worker_icd.unwrap_or(Icd::Vortex);
         let scene = scenes.split(',').next().unwrap_or("bunny").to_string();
         return match worker(&icd, &scene, size.unwrap_or_else(|| default_size(&scene)), samples, storage) {
             Ok(()) => ExitCode::SUCCESS,
@@ -432,6 +442,26 @@ fn rt_table(icds: &[&str], scenes: &str, size: Option<(u32, u32)>, samples: u32)
                     failed = true;
                 }
             }
+        }
+        failed |= check_devices(&results);
+    }
+    failed
+}
+
+/// Prints which device each driver's worker ran on, and fails when a worker ran on the
+/// wrong one (ours for another driver's name, or another for ours): a table comparing a
+/// driver with itself must not pass for a comparison.
+fn check_devices(results: &[(&str, Result<Measured, String>)]) -> bool {
+    let ran: Vec<(&str, &str)> =
+        results.iter().filter_map(|(i, r)| Some((*i, r.as_ref().ok()?.device.as_str()))).collect();
+    let list: Vec<String> = ran.iter().map(|(i, d)| format!("{i}: {d}")).collect();
+    println!("{:<44} devices: {}", "", list.join("; "));
+    let mut failed = false;
+    for (icd, device) in ran {
+        let ours = device.starts_with("Vortex");
+        if ours != icd.starts_with("vortex") && !icd.ends_with(".json") {
+            println!("  ! the {icd} worker ran on {device:?}");
+            failed = true;
         }
     }
     failed
