@@ -516,7 +516,7 @@ fn draws_in_a_secondary_buffer_take_the_executing_instance_s_attachments() {
     let d = device();
     let p = pipeline(&d, fixed());
     let sec = CommandBuffer::new(d.clone(), vk::CommandBufferLevel::SECONDARY);
-    sec.begin_secondary(true);
+    sec.begin_secondary(Some(0));
     sec.bind_pipeline(BindPoint::Graphics, p);
     sec.draw(3, 1, 0, 0);
     let sec = finish(&sec);
@@ -751,7 +751,7 @@ fn a_secondary_buffer_draws_into_the_executing_primary_s_attachments() {
     let p = pipeline(&d, fixed());
     let vb = buffer(&d, &quad(4.0, 8.0, 0.5));
     let sec = CommandBuffer::new(d.clone(), vk::CommandBufferLevel::SECONDARY);
-    sec.begin_secondary(true);
+    sec.begin_secondary(Some(0));
     sec.bind_pipeline(BindPoint::Graphics, p);
     sec.push_constants(0, &[1.0f32, 0.0, 0.0, 1.0].iter().flat_map(|f| f.to_le_bytes()).collect::<Vec<_>>());
     sec.bind_vertex_buffers(0, vec![VertexBuffer { buffer: vb, offset: 0, size: None, stride: None }]);
@@ -781,7 +781,7 @@ fn a_multiview_draw_is_replayed_per_view_into_the_view_s_layer() {
     let vb = buffer(&d, &quad(0.0, 4.0, 0.5));
     let red = [1.0f32, 0.0, 0.0, 1.0].iter().flat_map(|f| f.to_le_bytes()).collect::<Vec<_>>();
     let sec = CommandBuffer::new(d.clone(), vk::CommandBufferLevel::SECONDARY);
-    sec.begin_secondary(true);
+    sec.begin_secondary(Some(0));
     sec.bind_pipeline(BindPoint::Graphics, p.clone());
     sec.push_constants(0, &red);
     sec.bind_vertex_buffers(0, vec![VertexBuffer { buffer: vb.clone(), offset: 0, size: None, stride: None }]);

@@ -7,7 +7,8 @@
 //!   pixels by `gl_ViewIndex`, the fragment shader colours it by `gl_ViewIndex`; then
 //!   `vkCmdClearAttachments` with layer 0, count 1 clears a rectangle of both views;
 //! - 4 views with an occlusion query, which uses 4 consecutive queries whose results sum to
-//!   the samples of every view;
+//!   the samples of every view; again with the query and the draw in a secondary command
+//!   buffer, which knows the views from its inheritance info;
 //! - a view mask with a hole (0b101): the load clears layers 0 and 2, layer 1 keeps what a
 //!   transfer wrote before the pass;
 //! - two subpasses (views 0, then 0 and 1): each view's layer is loaded in the first
@@ -343,6 +344,12 @@ impl<'a> Objects<'a> {
 
     /// Begins the render pass (cleared to `CLEAR`) with the first pipeline bound.
     fn begin(&self, cmd: vk::CommandBuffer) {
+        self.begin_with(cmd, vk::SubpassContents::INLINE);
+    }
+
+    /// Begins the render pass (cleared to `CLEAR`) with the first pipeline bound, its first
+    /// subpass's commands `contents`.
+    fn begin_with(&self, cmd: vk::CommandBuffer, contents: vk::SubpassContents) {
         let values = [vk::ClearValue { color: vk::ClearColorValue { float32: CLEAR } }];
         let info = vk::RenderPassBeginInfo::default()
             .render_pass(self.pass)
@@ -351,7 +358,7 @@ impl<'a> Objects<'a> {
             .clear_values(&values);
         // SAFETY: cmd is recording; the objects belong to this device.
         unsafe {
-            self.d.cmd_begin_render_pass(cmd, &info, vk::SubpassContents::INLINE);
+            self.d.cmd_begin_render_pass(cmd, &info, contents);
             self.d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::GRAPHICS, self.pipeline);
         }
     }
@@ -484,8 +491,10 @@ fn two_views(ctx: &Context) -> Check {
     })
 }
 
-/// Four views inside an occlusion query: its 4 queries sum to every view's samples.
-fn four_views_and_a_query(ctx: &Context) -> Result<String, String> {
+/// Four views inside an occlusion query: its 4 queries sum to every view's samples. With
+/// `in_secondary`, the query begins and ends in a secondary command buffer continuing the
+/// render pass, which knows its views only from its inheritance info.
+fn four_views_and_a_query(ctx: &Context, in_secondary: bool) -> Result<String, String> {
     let mut o = Objects::new(ctx, 4)?;
     o.pass(&[0b1111])?;
     o.pipeline(VIEW_FS, 0, 0)?;
@@ -493,19 +502,38 @@ fn four_views_and_a_query(ctx: &Context) -> Result<String, String> {
     // SAFETY: valid create info; Drop destroys the pool.
     o.queries = unsafe { o.d.create_query_pool(&qi, None) }.vk("vkCreateQueryPool").map_err(err)?;
     let out = o.out_buffer(ctx)?;
+    let secondary = if in_secondary { Some(Secondary::new(ctx)?) } else { None };
+    let queried_draw = |cmd| {
+        // SAFETY: cmd is recording inside the render pass; the pool belongs to this device.
+        unsafe { o.d.cmd_begin_query(cmd, o.queries, 0, vk::QueryControlFlags::empty()) };
+        o.draw(cmd, ROWS);
+        // SAFETY: as above.
+        unsafe { o.d.cmd_end_query(cmd, o.queries, 0) };
+    };
+    if let Some(s) = &secondary {
+        s.record(o.pass, o.framebuffer, |cmd| {
+            // SAFETY: cmd is recording, continuing the render pass.
+            unsafe { o.d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::GRAPHICS, o.pipeline) };
+            queried_draw(cmd);
+        })?;
+    }
     ctx.submit_once(|cmd| {
         o.fill(cmd);
         // SAFETY: cmd is recording; the pool belongs to this device.
         unsafe { o.d.cmd_reset_query_pool(cmd, o.queries, 0, 4) };
-        o.begin(cmd);
-        // SAFETY: as above, inside the render pass.
-        unsafe { o.d.cmd_begin_query(cmd, o.queries, 0, vk::QueryControlFlags::empty()) };
-        o.draw(cmd, ROWS);
-        // SAFETY: as above.
-        unsafe {
-            o.d.cmd_end_query(cmd, o.queries, 0);
-            o.d.cmd_end_render_pass(cmd);
+        match &secondary {
+            Some(s) => {
+                o.begin_with(cmd, vk::SubpassContents::SECONDARY_COMMAND_BUFFERS);
+                // SAFETY: the secondary buffer was recorded for this render pass.
+                unsafe { o.d.cmd_execute_commands(cmd, &[s.cmd]) };
+            }
+            None => {
+                o.begin(cmd);
+                queried_draw(cmd);
+            }
         }
+        // SAFETY: as above.
+        unsafe { o.d.cmd_end_render_pass(cmd) };
         o.read(cmd, &out);
     })
     .map_err(err)?;
@@ -527,6 +555,56 @@ fn four_views_and_a_query(ctx: &Context) -> Result<String, String> {
         return Err(format!("the 4 queries hold {results:?}, which should sum to {want}"));
     }
     Ok(format!("queries {results:?}"))
+}
+
+/// A secondary command buffer (and its pool) that continues subpass 0 of a render pass.
+struct Secondary<'a> {
+    d: &'a ash::Device,
+    pool: vk::CommandPool,
+    cmd: vk::CommandBuffer,
+}
+
+impl<'a> Secondary<'a> {
+    fn new(ctx: &'a Context) -> Result<Self, String> {
+        let d = ctx.device();
+        let pi = vk::CommandPoolCreateInfo::default().queue_family_index(ctx.queue_family().0);
+        // SAFETY: valid create and allocate infos; Drop destroys the pool (and the buffer).
+        unsafe {
+            let pool = d.create_command_pool(&pi, None).vk("vkCreateCommandPool").map_err(err)?;
+            let ai = vk::CommandBufferAllocateInfo::default()
+                .command_pool(pool)
+                .level(vk::CommandBufferLevel::SECONDARY)
+                .command_buffer_count(1);
+            let cmd = match d.allocate_command_buffers(&ai).vk("vkAllocateCommandBuffers") {
+                Ok(c) => c[0],
+                Err(e) => {
+                    d.destroy_command_pool(pool, None);
+                    return Err(err(e));
+                }
+            };
+            Ok(Secondary { d, pool, cmd })
+        }
+    }
+
+    fn record(&self, pass: vk::RenderPass, framebuffer: vk::Framebuffer, f: impl FnOnce(vk::CommandBuffer)) -> Check {
+        let inheritance =
+            vk::CommandBufferInheritanceInfo::default().render_pass(pass).subpass(0).framebuffer(framebuffer);
+        let bi = vk::CommandBufferBeginInfo::default()
+            .flags(vk::CommandBufferUsageFlags::RENDER_PASS_CONTINUE)
+            .inheritance_info(&inheritance);
+        // SAFETY: a secondary buffer of this device, not in use.
+        unsafe { self.d.begin_command_buffer(self.cmd, &bi) }.vk("vkBeginCommandBuffer").map_err(err)?;
+        f(self.cmd);
+        // SAFETY: as above, recording.
+        unsafe { self.d.end_command_buffer(self.cmd) }.vk("vkEndCommandBuffer").map_err(err)
+    }
+}
+
+impl Drop for Secondary<'_> {
+    fn drop(&mut self) {
+        // SAFETY: the submission that used the buffer has completed.
+        unsafe { self.d.destroy_command_pool(self.pool, None) };
+    }
 }
 
 /// View mask 0b101: layers 0 and 2 are loaded and drawn, layer 1 keeps what was there.
@@ -702,9 +780,10 @@ fn main() {
         eprintln!("multiview_check: the device does not offer multiview");
         std::process::exit(2);
     }
-    let list: [checks::Check<'_, Option<String>>; 6] = [
+    let list: [checks::Check<'_, Option<String>>; 7] = [
         ("2 views: gl_ViewIndex placement and colour, clear attachments per view", &|c| two_views(c).map(|_| None)),
-        ("4 views: an occlusion query over 4 consecutive queries", &|c| four_views_and_a_query(c).map(Some)),
+        ("4 views: an occlusion query over 4 consecutive queries", &|c| four_views_and_a_query(c, false).map(Some)),
+        ("4 views: the query in a secondary command buffer", &|c| four_views_and_a_query(c, true).map(Some)),
         ("view mask 0b101: layer 1 untouched", &|c| mask_with_a_hole(c).map(|_| None)),
         ("two subpasses: each view loaded on its first use", &|c| per_view_loads(c).map(|_| None)),
         ("dynamic rendering with a view mask", &dynamic_rendering),

@@ -9,7 +9,7 @@ use super::sync::Event;
 use crate::handle::{
     disp, disp_destroy, dispatchable, guard_device_result, guard_device_void, nd, nd_destroy, nd_new, OfDevice,
 };
-use crate::util::slice;
+use crate::util::{find_in, slice};
 use ash::vk;
 use parking_lot::Mutex;
 use std::ffi::c_void;
@@ -17,6 +17,7 @@ use std::sync::Arc;
 use vortex_runtime::buffer::Buffer;
 use vortex_runtime::cmd::CommandBuffer;
 use vortex_runtime::pipeline::{BindPoint, Pipeline};
+use vortex_runtime::renderpass::RenderPass;
 
 pub struct CommandPool {
     pub device: Arc<vortex_runtime::device::Device>,
@@ -140,9 +141,35 @@ pub unsafe extern "system" fn begin_command_buffer(
         let flags = unsafe { p.as_ref() }.map_or(vk::CommandBufferUsageFlags::empty(), |b| b.flags);
         let continues = cb.level == vk::CommandBufferLevel::SECONDARY
             && flags.contains(vk::CommandBufferUsageFlags::RENDER_PASS_CONTINUE);
-        cb.begin_secondary(continues);
+        // SAFETY: a valid begin info, whose inheritance info a continuing secondary has.
+        let views = if continues { Some(unsafe { inherited_view_mask(p)? }) } else { None };
+        cb.begin_secondary(views);
         Ok(vk::Result::SUCCESS)
     })
+}
+
+/// The view mask a render-pass-continuing secondary buffer renders with: its inherited
+/// subpass's, or dynamic rendering's from `VkCommandBufferInheritanceRenderingInfo`.
+///
+/// # Safety
+/// `p` must be a valid begin info whose inheritance info (if any) is valid.
+unsafe fn inherited_view_mask(p: *const vk::CommandBufferBeginInfo<'_>) -> Result<u32, vk::Result> {
+    // SAFETY: per the contract.
+    let Some(inh) = (unsafe { p.as_ref().and_then(|b| b.p_inheritance_info.as_ref()) }) else {
+        return Ok(0);
+    };
+    if inh.render_pass != vk::RenderPass::null() {
+        // SAFETY: a live render pass handle.
+        return Ok(unsafe { nd::<_, RenderPass>(inh.render_pass)? }.targets(inh.subpass)?.view_mask);
+    }
+    // SAFETY: the inheritance info's chain.
+    let r = unsafe {
+        find_in::<vk::CommandBufferInheritanceRenderingInfo>(
+            inh.p_next,
+            vk::StructureType::COMMAND_BUFFER_INHERITANCE_RENDERING_INFO,
+        )
+    };
+    Ok(r.map_or(0, |r| r.view_mask))
 }
 
 pub unsafe extern "system" fn end_command_buffer(cb: vk::CommandBuffer) -> vk::Result {

@@ -110,17 +110,18 @@ impl CommandBuffer {
     }
 
     pub fn begin(&self) {
-        self.begin_secondary(false);
+        self.begin_secondary(None);
     }
 
     /// Begins recording; a secondary buffer that continues a render pass
-    /// (`RENDER_PASS_CONTINUE`) may draw, its attachments known only when a primary executes
-    /// it.
-    pub fn begin_secondary(&self, render_pass_continue: bool) {
+    /// (`RENDER_PASS_CONTINUE`, with the inherited subpass's view mask) may draw, its
+    /// attachments known only when a primary executes it.
+    pub fn begin_secondary(&self, render_pass_continue: Option<u32>) {
         let mut i = self.inner.lock();
         *i = Inner::new();
         i.state = CbState::Recording;
-        i.gfx.inherited = render_pass_continue;
+        i.gfx.inherited = render_pass_continue.is_some();
+        i.gfx.inherited_view_mask = render_pass_continue.unwrap_or(0);
     }
 
     pub fn end(&self) -> VkResult<()> {

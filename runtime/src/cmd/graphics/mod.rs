@@ -99,6 +99,8 @@ pub(super) struct GfxState {
     pass: Option<PassInstance>,
     /// A secondary buffer continuing a render pass whose attachments it does not know.
     pub inherited: bool,
+    /// Such a buffer's view mask, from its inheritance info (0: no multiview).
+    pub inherited_view_mask: u32,
     pub dynamic: DynamicValues,
     vertex: [Option<VertexBuffer>; rec::MAX_VB],
     index: Option<IndexBuffer>,
@@ -106,9 +108,15 @@ pub(super) struct GfxState {
 
 impl GfxState {
     /// Views the current subpass renders (queries use as many consecutive indices): 1
-    /// without multiview or outside a render pass instance.
+    /// without multiview or outside a render pass instance. A secondary buffer continuing
+    /// a render pass knows them from its inheritance info.
     pub(in crate::cmd) fn view_count(&self) -> u32 {
-        self.pass.as_ref().map_or(1, |p| p.view_mask.count_ones().max(1))
+        let mask = match &self.pass {
+            Some(p) => p.view_mask,
+            None if self.inherited => self.inherited_view_mask,
+            None => 0,
+        };
+        mask.count_ones().max(1)
     }
 }
 
@@ -117,6 +125,7 @@ impl Default for GfxState {
         GfxState {
             pass: None,
             inherited: false,
+            inherited_view_mask: 0,
             dynamic: DynamicValues::default(),
             vertex: std::array::from_fn(|_| None),
             index: None,
