@@ -8,6 +8,7 @@ pub mod checks;
 pub mod context;
 pub mod error;
 pub mod features;
+pub mod glsl;
 pub mod icd;
 pub mod image;
 pub mod math;

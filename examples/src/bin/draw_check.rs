@@ -21,8 +21,6 @@
 //! 1: a check failed, 2: could not run)
 
 use ash::vk;
-use std::path::PathBuf;
-use std::process::Command;
 use vortex_examples::{checks, memory_barrier, Buffer, Context, VkResultExt};
 
 type Check = Result<(), String>;
@@ -33,28 +31,6 @@ fn err(e: impl std::fmt::Display) -> String {
 
 const W: u32 = 32;
 const H: u32 = 32;
-
-/// SPIR-V words of a GLSL shader of `stage` (`vert`, `frag`).
-fn spirv(stage: &str, source: &str) -> Result<Vec<u32>, String> {
-    let dir = std::env::temp_dir().join(format!("draw_check-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(err)?;
-    let src: PathBuf = dir.join(format!("shader.{stage}"));
-    let out = dir.join(format!("{stage}.spv"));
-    std::fs::write(&src, source).map_err(err)?;
-    let run = Command::new("glslangValidator")
-        .args(["--target-env", "vulkan1.2", "-V"])
-        .arg(&src)
-        .arg("-o")
-        .arg(&out)
-        .output()
-        .map_err(|e| format!("glslangValidator (Debian: glslang-tools): {e}"))?;
-    if !run.status.success() {
-        return Err(format!("glslangValidator: {}", String::from_utf8_lossy(&run.stdout)));
-    }
-    let bytes = std::fs::read(&out).map_err(err)?;
-    let _ = std::fs::remove_dir_all(&dir);
-    Ok(bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
-}
 
 /// Every object a check creates, destroyed on drop (null handles are ignored).
 struct Objects<'a> {
@@ -140,7 +116,7 @@ impl<'a> Objects<'a> {
     }
 
     fn module(&mut self, stage: &str, source: &str) -> Result<vk::ShaderModule, String> {
-        let words = spirv(stage, source)?;
+        let words = vortex_examples::glsl::compile(stage, source)?;
         let info = vk::ShaderModuleCreateInfo::default().code(&words);
         // SAFETY: valid SPIR-V words; Drop destroys the module.
         let m = unsafe { self.d.create_shader_module(&info, None) }.vk("vkCreateShaderModule").map_err(err)?;

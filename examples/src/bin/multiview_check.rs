@@ -23,7 +23,6 @@
 //! failed, 2: could not run)
 
 use ash::{khr, vk};
-use std::process::Command;
 use vortex_examples::{
     checks, memory_barrier, AccelerationStructure, Buffer, Context, Indices, Instance, Mat3x4, TriangleGeometry,
     VkResultExt,
@@ -42,28 +41,6 @@ const FORMAT: vk::Format = vk::Format::R8G8B8A8_UNORM;
 const CLEAR: [f32; 4] = [0.0, 0.0, 1.0, 1.0];
 const CLEAR_BYTES: [u8; 4] = [0, 0, 255, 255];
 const BEFORE: [u8; 4] = [255, 0, 255, 255];
-
-/// SPIR-V words of a GLSL shader of `stage` (`vert`, `frag`).
-fn spirv(stage: &str, source: &str) -> Result<Vec<u32>, String> {
-    let dir = std::env::temp_dir().join(format!("multiview_check-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(err)?;
-    let src = dir.join(format!("shader.{stage}"));
-    let out = dir.join(format!("{stage}.spv"));
-    std::fs::write(&src, source).map_err(err)?;
-    let run = Command::new("glslangValidator")
-        .args(["--target-env", "vulkan1.2", "-V"])
-        .arg(&src)
-        .arg("-o")
-        .arg(&out)
-        .output()
-        .map_err(|e| format!("glslangValidator (Debian: glslang-tools): {e}"))?;
-    if !run.status.success() {
-        return Err(format!("glslangValidator: {}", String::from_utf8_lossy(&run.stdout)));
-    }
-    let bytes = std::fs::read(&out).map_err(err)?;
-    let _ = std::fs::remove_dir_all(&dir);
-    Ok(bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
-}
 
 /// View `v`'s band: pixels x in [8v, 8v + 8), y in [y0, y1) (push constants), as two
 /// triangles; no pixel centre lies on an edge.
@@ -179,7 +156,7 @@ impl<'a> Objects<'a> {
     }
 
     fn module(&mut self, stage: &str, source: &str) -> Result<vk::ShaderModule, String> {
-        let words = spirv(stage, source)?;
+        let words = vortex_examples::glsl::compile(stage, source)?;
         let info = vk::ShaderModuleCreateInfo::default().code(&words);
         // SAFETY: valid SPIR-V words; Drop destroys the module.
         let m = unsafe { self.d.create_shader_module(&info, None) }.vk("vkCreateShaderModule").map_err(err)?;
