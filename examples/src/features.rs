@@ -99,6 +99,8 @@ optional_features! {
     "sparseBinding" => core.sparse_binding,
     "vertexPipelineStoresAndAtomics" => core.vertex_pipeline_stores_and_atomics,
     "fragmentStoresAndAtomics" => core.fragment_stores_and_atomics,
+    "wideLines" => core.wide_lines,
+    "largePoints" => core.large_points,
     "nullDescriptor" => robustness2.null_descriptor,
     "dynamicRendering" => dynamic_rendering.dynamic_rendering,
 }

@@ -13,6 +13,7 @@ pub mod icd;
 pub mod image;
 pub mod math;
 pub mod obj;
+pub mod owned;
 pub mod pipeline;
 pub mod raster;
 pub mod raster_scene;

@@ -21,6 +21,7 @@
 //! 1: a check failed, 2: could not run)
 
 use ash::vk;
+use vortex_examples::owned::Owned;
 use vortex_examples::{checks, memory_barrier, Buffer, Context, VkResultExt};
 
 type Check = Result<(), String>;
@@ -35,8 +36,9 @@ const H: u32 = 32;
 /// Every object a check creates, destroyed on drop (null handles are ignored).
 struct Objects<'a> {
     d: &'a ash::Device,
-    images: Vec<(vk::Image, vk::ImageView, vk::DeviceMemory)>,
-    modules: Vec<vk::ShaderModule>,
+    own: Owned<'a>,
+    /// Images with their views, in the order made.
+    images: Vec<(vk::Image, vk::ImageView)>,
     pass: vk::RenderPass,
     framebuffer: vk::Framebuffer,
     set_layout: vk::DescriptorSetLayout,
@@ -51,8 +53,8 @@ impl<'a> Objects<'a> {
     fn new(d: &'a ash::Device) -> Self {
         Objects {
             d,
+            own: Owned::new(d),
             images: vec![],
-            modules: vec![],
             pass: vk::RenderPass::null(),
             framebuffer: vk::Framebuffer::null(),
             set_layout: vk::DescriptorSetLayout::null(),
@@ -83,7 +85,6 @@ impl<'a> Objects<'a> {
         [w, h]: [u32; 2],
         usage: vk::ImageUsageFlags,
     ) -> Result<vk::Image, String> {
-        let d = self.d;
         let info = vk::ImageCreateInfo::default()
             .image_type(vk::ImageType::TYPE_2D)
             .format(format)
@@ -94,63 +95,13 @@ impl<'a> Objects<'a> {
             .tiling(vk::ImageTiling::OPTIMAL)
             .usage(usage)
             .initial_layout(vk::ImageLayout::UNDEFINED);
-        // SAFETY (this block): a valid device and create infos; Drop destroys the objects.
-        let image = unsafe {
-            let image = d.create_image(&info, None).vk("vkCreateImage").map_err(err)?;
-            self.images.push((image, vk::ImageView::null(), vk::DeviceMemory::null()));
-            let slot = self.images.len() - 1;
-            let req = d.get_image_memory_requirements(image);
-            let ty = ctx.memory_type(req.memory_type_bits).ok_or("no memory type for the image")?;
-            let alloc = vk::MemoryAllocateInfo::default().allocation_size(req.size).memory_type_index(ty);
-            self.images[slot].2 = d.allocate_memory(&alloc, None).vk("vkAllocateMemory").map_err(err)?;
-            d.bind_image_memory(image, self.images[slot].2, 0).vk("vkBindImageMemory").map_err(err)?;
-            let view = vk::ImageViewCreateInfo::default()
-                .image(image)
-                .view_type(vk::ImageViewType::TYPE_2D)
-                .format(format)
-                .subresource_range(range(aspect));
-            self.images[slot].1 = d.create_image_view(&view, None).vk("vkCreateImageView").map_err(err)?;
-            image
-        };
-        Ok(image)
+        let made = self.own.image(ctx, &info, vk::ImageViewType::TYPE_2D, range(aspect)).map_err(err)?;
+        self.images.push(made);
+        Ok(made.0)
     }
 
     fn module(&mut self, stage: &str, source: &str) -> Result<vk::ShaderModule, String> {
-        let words = vortex_examples::glsl::compile(stage, source)?;
-        let info = vk::ShaderModuleCreateInfo::default().code(&words);
-        // SAFETY: valid SPIR-V words; Drop destroys the module.
-        let m = unsafe { self.d.create_shader_module(&info, None) }.vk("vkCreateShaderModule").map_err(err)?;
-        self.modules.push(m);
-        Ok(m)
-    }
-}
-
-impl Drop for Objects<'_> {
-    fn drop(&mut self) {
-        let d = self.d;
-        // SAFETY: no submission is pending (submit_once waits); null handles are ignored.
-        unsafe {
-            for &p in &self.pipelines {
-                d.destroy_pipeline(p, None);
-            }
-            d.destroy_pipeline_layout(self.layout, None);
-            d.destroy_descriptor_pool(self.pool, None);
-            d.destroy_descriptor_set_layout(self.set_layout, None);
-            d.destroy_framebuffer(self.framebuffer, None);
-            d.destroy_render_pass(self.pass, None);
-            d.destroy_query_pool(self.queries, None);
-            for &s in &self.samplers {
-                d.destroy_sampler(s, None);
-            }
-            for &m in &self.modules {
-                d.destroy_shader_module(m, None);
-            }
-            for &(i, v, m) in &self.images {
-                d.destroy_image_view(v, None);
-                d.destroy_image(i, None);
-                d.free_memory(m, None);
-            }
-        }
+        self.own.module(stage, source).map_err(err)
     }
 }
 
@@ -200,12 +151,12 @@ fn pass_and_framebuffer(o: &mut Objects, depth: bool) -> Check {
     let subs = [sub];
     let deps = [dep];
     let info = vk::RenderPassCreateInfo::default().attachments(&atts).subpasses(&subs).dependencies(&deps);
-    // SAFETY: valid create infos; Drop destroys the objects.
-    o.pass = unsafe { o.d.create_render_pass(&info, None) }.vk("vkCreateRenderPass").map_err(err)?;
+    // SAFETY: valid create infos; kept: destroyed when the check ends.
+    o.pass = o.own.keep(unsafe { o.d.create_render_pass(&info, None) }.vk("vkCreateRenderPass").map_err(err)?);
     let views: Vec<_> = o.images.iter().map(|i| i.1).collect();
     let fb = vk::FramebufferCreateInfo::default().render_pass(o.pass).attachments(&views).width(W).height(H).layers(1);
     // SAFETY: as above.
-    o.framebuffer = unsafe { o.d.create_framebuffer(&fb, None) }.vk("vkCreateFramebuffer").map_err(err)?;
+    o.framebuffer = o.own.keep(unsafe { o.d.create_framebuffer(&fb, None) }.vk("vkCreateFramebuffer").map_err(err)?);
     Ok(())
 }
 
@@ -253,8 +204,9 @@ fn pipeline(o: &mut Objects, p: &PipelineDesc) -> Check {
         li = li.push_constant_ranges(&push);
     }
     if o.layout == vk::PipelineLayout::null() {
-        // SAFETY: valid create info; Drop destroys the layout.
-        o.layout = unsafe { d.create_pipeline_layout(&li, None) }.vk("vkCreatePipelineLayout").map_err(err)?;
+        // SAFETY: valid create info; kept: destroyed when the check ends.
+        o.layout =
+            o.own.keep(unsafe { d.create_pipeline_layout(&li, None) }.vk("vkCreatePipelineLayout").map_err(err)?);
     }
     let stages = [
         vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::VERTEX).module(p.vs).name(c"main"),
@@ -291,9 +243,9 @@ fn pipeline(o: &mut Objects, p: &PipelineDesc) -> Check {
         .layout(o.layout)
         .render_pass(o.pass)
         .subpass(p.subpass);
-    // SAFETY: valid create infos; Drop destroys the pipeline.
+    // SAFETY: valid create infos; kept: destroyed when the check ends.
     let made = unsafe { d.create_graphics_pipelines(vk::PipelineCache::null(), &[info], None) };
-    o.pipelines.push(made.map_err(|(_, r)| format!("vkCreateGraphicsPipelines: {r:?}"))?[0]);
+    o.pipelines.push(o.own.keep(made.map_err(|(_, r)| format!("vkCreateGraphicsPipelines: {r:?}"))?[0]));
     Ok(())
 }
 
@@ -373,9 +325,10 @@ fn triangle(ctx: &Context) -> Check {
         .descriptor_count(1)
         .stage_flags(vk::ShaderStageFlags::FRAGMENT)];
     let sli = vk::DescriptorSetLayoutCreateInfo::default().bindings(&binding);
-    // SAFETY: valid create info; Drop destroys it.
-    o.set_layout =
-        unsafe { d.create_descriptor_set_layout(&sli, None) }.vk("vkCreateDescriptorSetLayout").map_err(err)?;
+    // SAFETY: valid create info; kept: destroyed when the check ends.
+    o.set_layout = o
+        .own
+        .keep(unsafe { d.create_descriptor_set_layout(&sli, None) }.vk("vkCreateDescriptorSetLayout").map_err(err)?);
     let colors: [[u8; 4]; 3] = [[255, 0, 0, 255], [0, 255, 0, 255], [0, 0, 255, 255]];
     let mut verts = Vec::new();
     for (p, c) in TRI.iter().zip(colors) {
@@ -396,9 +349,9 @@ fn triangle(ctx: &Context) -> Check {
     let out = Buffer::new(ctx, (W * H * 4) as u64, vk::BufferUsageFlags::TRANSFER_DST).map_err(err)?;
     let sizes = [vk::DescriptorPoolSize { ty: vk::DescriptorType::STORAGE_BUFFER, descriptor_count: 1 }];
     let pi = vk::DescriptorPoolCreateInfo::default().max_sets(1).pool_sizes(&sizes);
-    // SAFETY: valid create infos; Drop destroys the pool (and its set).
+    // SAFETY: valid create infos; kept: destroyed when the check ends.
     let set = unsafe {
-        o.pool = d.create_descriptor_pool(&pi, None).vk("vkCreateDescriptorPool").map_err(err)?;
+        o.pool = o.own.keep(d.create_descriptor_pool(&pi, None).vk("vkCreateDescriptorPool").map_err(err)?);
         let layouts = [o.set_layout];
         let ai = vk::DescriptorSetAllocateInfo::default().descriptor_pool(o.pool).set_layouts(&layouts);
         let set = d.allocate_descriptor_sets(&ai).vk("vkAllocateDescriptorSets").map_err(err)?[0];
@@ -510,8 +463,8 @@ fn depth_tested_quads(ctx: &Context) -> Check {
     let out = Buffer::new(ctx, (W * H * 4) as u64, vk::BufferUsageFlags::TRANSFER_DST).map_err(err)?;
     let (near, far) = ([0.0f32, 1.0, 0.0, 1.0], [1.0f32, 0.0, 0.0, 1.0]);
     let qi = vk::QueryPoolCreateInfo::default().query_type(vk::QueryType::OCCLUSION).query_count(2);
-    // SAFETY: valid create info; Drop destroys the pool.
-    o.queries = unsafe { d.create_query_pool(&qi, None) }.vk("vkCreateQueryPool").map_err(err)?;
+    // SAFETY: valid create info; kept: destroyed when the check ends.
+    o.queries = o.own.keep(unsafe { d.create_query_pool(&qi, None) }.vk("vkCreateQueryPool").map_err(err)?);
     ctx.submit_once(|cmd| {
         // SAFETY: cmd is recording outside a render pass.
         unsafe { d.cmd_reset_query_pool(cmd, o.queries, 0, 2) };
@@ -602,6 +555,7 @@ fn texel(i: i64, j: i64) -> [u8; 4] {
 /// samplers with a texel offset, the bottom half through a sampled image and an array of two
 /// samplers, each picked by a non-uniform index (and a push constant).
 fn sampling(ctx: &Context) -> Check {
+    needs(ctx, &["shaderSampledImageArrayNonUniformIndexing"])?;
     let d = ctx.device();
     let mut o = Objects::new(d);
     o.image(ctx, vk::Format::R8G8B8A8_UNORM, vk::ImageAspectFlags::COLOR)?;
@@ -620,8 +574,8 @@ fn sampling(ctx: &Context) -> Check {
             .address_mode_v(edge)
             .address_mode_w(edge)
             .max_lod(0.0);
-        // SAFETY: valid create info; Drop destroys the sampler.
-        o.samplers.push(unsafe { d.create_sampler(&si, None) }.vk("vkCreateSampler").map_err(err)?);
+        // SAFETY: valid create info; kept: destroyed when the check ends.
+        o.samplers.push(o.own.keep(unsafe { d.create_sampler(&si, None) }.vk("vkCreateSampler").map_err(err)?));
     }
     let kinds =
         [vk::DescriptorType::COMBINED_IMAGE_SAMPLER, vk::DescriptorType::SAMPLED_IMAGE, vk::DescriptorType::SAMPLER];
@@ -638,15 +592,16 @@ fn sampling(ctx: &Context) -> Check {
         })
         .collect();
     let sli = vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings);
-    // SAFETY: valid create info; Drop destroys it.
-    o.set_layout =
-        unsafe { d.create_descriptor_set_layout(&sli, None) }.vk("vkCreateDescriptorSetLayout").map_err(err)?;
+    // SAFETY: valid create info; kept: destroyed when the check ends.
+    o.set_layout = o
+        .own
+        .keep(unsafe { d.create_descriptor_set_layout(&sli, None) }.vk("vkCreateDescriptorSetLayout").map_err(err)?);
     pipeline(&mut o, &PipelineDesc { push_bytes: 4, ..PipelineDesc::new(vs, fs) })?;
     let sizes = [0, 1, 2].map(|i| vk::DescriptorPoolSize { ty: kinds[i], descriptor_count: counts[i] });
     let pi = vk::DescriptorPoolCreateInfo::default().max_sets(1).pool_sizes(&sizes);
-    // SAFETY: valid create infos; Drop destroys the pool (and its set).
+    // SAFETY: valid create infos; kept: destroyed when the check ends.
     let set = unsafe {
-        o.pool = d.create_descriptor_pool(&pi, None).vk("vkCreateDescriptorPool").map_err(err)?;
+        o.pool = o.own.keep(d.create_descriptor_pool(&pi, None).vk("vkCreateDescriptorPool").map_err(err)?);
         let layouts = [o.set_layout];
         let ai = vk::DescriptorSetAllocateInfo::default().descriptor_pool(o.pool).set_layouts(&layouts);
         let set = d.allocate_descriptor_sets(&ai).vk("vkAllocateDescriptorSets").map_err(err)?[0];
@@ -754,6 +709,7 @@ void main() {
 /// each covering 4 x 4 pixels, and a line 3 pixels wide from (2, 20.5) to (30, 20.5),
 /// covering x in [2, 30) and y in [19, 22). No pixel centre lies on an edge.
 fn points_and_lines(ctx: &Context) -> Check {
+    needs(ctx, &["largePoints", "wideLines"])?;
     let d = ctx.device();
     let mut o = Objects::new(d);
     o.image(ctx, vk::Format::R8G8B8A8_UNORM, vk::ImageAspectFlags::COLOR)?;
@@ -864,29 +820,30 @@ fn input_attachments(ctx: &Context) -> Check {
             .dst_access_mask(vk::AccessFlags::TRANSFER_READ),
     ];
     let info = vk::RenderPassCreateInfo::default().attachments(&atts).subpasses(&subs).dependencies(&deps);
-    // SAFETY: valid create infos; Drop destroys the objects.
-    o.pass = unsafe { d.create_render_pass(&info, None) }.vk("vkCreateRenderPass").map_err(err)?;
+    // SAFETY: valid create infos; kept: destroyed when the check ends.
+    o.pass = o.own.keep(unsafe { d.create_render_pass(&info, None) }.vk("vkCreateRenderPass").map_err(err)?);
     let views = [o.images[0].1, o.images[1].1];
     let fb = vk::FramebufferCreateInfo::default().render_pass(o.pass).attachments(&views).width(W).height(H).layers(1);
     // SAFETY: as above.
-    o.framebuffer = unsafe { d.create_framebuffer(&fb, None) }.vk("vkCreateFramebuffer").map_err(err)?;
+    o.framebuffer = o.own.keep(unsafe { d.create_framebuffer(&fb, None) }.vk("vkCreateFramebuffer").map_err(err)?);
     let binding = [vk::DescriptorSetLayoutBinding::default()
         .binding(0)
         .descriptor_type(vk::DescriptorType::INPUT_ATTACHMENT)
         .descriptor_count(1)
         .stage_flags(vk::ShaderStageFlags::FRAGMENT)];
     let sli = vk::DescriptorSetLayoutCreateInfo::default().bindings(&binding);
-    // SAFETY: valid create info; Drop destroys it.
-    o.set_layout =
-        unsafe { d.create_descriptor_set_layout(&sli, None) }.vk("vkCreateDescriptorSetLayout").map_err(err)?;
+    // SAFETY: valid create info; kept: destroyed when the check ends.
+    o.set_layout = o
+        .own
+        .keep(unsafe { d.create_descriptor_set_layout(&sli, None) }.vk("vkCreateDescriptorSetLayout").map_err(err)?);
     let (vs, half, read) = (o.module("vert", FULLSCREEN_VS)?, o.module("frag", HALF_FS)?, o.module("frag", INPUT_FS)?);
     pipeline(&mut o, &PipelineDesc::new(vs, half))?;
     pipeline(&mut o, &PipelineDesc { subpass: 1, ..PipelineDesc::new(vs, read) })?;
     let sizes = [vk::DescriptorPoolSize { ty: vk::DescriptorType::INPUT_ATTACHMENT, descriptor_count: 1 }];
     let pi = vk::DescriptorPoolCreateInfo::default().max_sets(1).pool_sizes(&sizes);
-    // SAFETY: valid create infos; Drop destroys the pool (and its set).
+    // SAFETY: valid create infos; kept: destroyed when the check ends.
     let set = unsafe {
-        o.pool = d.create_descriptor_pool(&pi, None).vk("vkCreateDescriptorPool").map_err(err)?;
+        o.pool = o.own.keep(d.create_descriptor_pool(&pi, None).vk("vkCreateDescriptorPool").map_err(err)?);
         let layouts = [o.set_layout];
         let ai = vk::DescriptorSetAllocateInfo::default().descriptor_pool(o.pool).set_layouts(&layouts);
         let set = d.allocate_descriptor_sets(&ai).vk("vkAllocateDescriptorSets").map_err(err)?[0];
@@ -953,9 +910,21 @@ fn input_attachments(ctx: &Context) -> Check {
     Ok(())
 }
 
+/// Fails unless the context enabled every feature of `features` (a check that uses one
+/// without it is not valid Vulkan).
+fn needs(ctx: &Context, features: &[&str]) -> Check {
+    match features.iter().find(|f| !ctx.info().enabled.contains(f)) {
+        Some(f) => Err(format!("the device does not offer {f}")),
+        None => Ok(()),
+    }
+}
+
 fn main() {
     let icd = checks::icd_from_args("draw_check");
-    let ctx = checks::context_or_exit("draw_check", &icd);
+    let ctx = Context::with_optional_features(&icd).unwrap_or_else(|e| {
+        eprintln!("draw_check: {e}");
+        std::process::exit(2);
+    });
     println!("device: {} ({})", ctx.info().name, ctx.info().driver_name);
     let list: [checks::Check<'_, ()>; 5] = [
         ("triangle: vertex fetch, interpolated colour, fragment atomics", &triangle),

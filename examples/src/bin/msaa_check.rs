@@ -18,6 +18,7 @@
 //! could not run)
 
 use ash::vk;
+use vortex_examples::owned::Owned;
 use vortex_examples::{checks, memory_barrier, Buffer, Context, VkResultExt};
 
 type Check = Result<(), String>;
@@ -117,8 +118,9 @@ void main() {
 /// Every object a check creates, destroyed on drop (null handles are ignored).
 struct Objects<'a> {
     d: &'a ash::Device,
-    images: Vec<(vk::Image, vk::ImageView, vk::DeviceMemory)>,
-    modules: Vec<vk::ShaderModule>,
+    own: Owned<'a>,
+    /// Images with their views, in the order made.
+    images: Vec<(vk::Image, vk::ImageView)>,
     passes: Vec<vk::RenderPass>,
     framebuffers: Vec<vk::Framebuffer>,
     set_layout: vk::DescriptorSetLayout,
@@ -126,38 +128,6 @@ struct Objects<'a> {
     layouts: Vec<vk::PipelineLayout>,
     pipelines: Vec<vk::Pipeline>,
     sampler: vk::Sampler,
-}
-
-impl Drop for Objects<'_> {
-    fn drop(&mut self) {
-        let d = self.d;
-        // SAFETY: no submission is pending (submit_once waits); null handles are ignored.
-        unsafe {
-            for &p in &self.pipelines {
-                d.destroy_pipeline(p, None);
-            }
-            for &l in &self.layouts {
-                d.destroy_pipeline_layout(l, None);
-            }
-            d.destroy_descriptor_pool(self.pool, None);
-            d.destroy_descriptor_set_layout(self.set_layout, None);
-            d.destroy_sampler(self.sampler, None);
-            for &f in &self.framebuffers {
-                d.destroy_framebuffer(f, None);
-            }
-            for &p in &self.passes {
-                d.destroy_render_pass(p, None);
-            }
-            for &m in &self.modules {
-                d.destroy_shader_module(m, None);
-            }
-            for &(i, v, m) in &self.images {
-                d.destroy_image_view(v, None);
-                d.destroy_image(i, None);
-                d.free_memory(m, None);
-            }
-        }
-    }
 }
 
 fn range(aspect: vk::ImageAspectFlags) -> vk::ImageSubresourceRange {
@@ -181,8 +151,8 @@ impl<'a> Objects<'a> {
     fn new(d: &'a ash::Device) -> Self {
         Objects {
             d,
+            own: Owned::new(d),
             images: vec![],
-            modules: vec![],
             passes: vec![],
             framebuffers: vec![],
             set_layout: vk::DescriptorSetLayout::null(),
@@ -195,7 +165,6 @@ impl<'a> Objects<'a> {
 
     /// A `W` x `H` image with its memory and view; returns its index.
     fn image(&mut self, ctx: &Context, format: vk::Format, samples: vk::SampleCountFlags) -> Result<usize, String> {
-        let d = self.d;
         let depth = format == vk::Format::D32_SFLOAT;
         let (aspect, attach) = match depth {
             true => (vk::ImageAspectFlags::DEPTH, vk::ImageUsageFlags::DEPTH_STENCIL_ATTACHMENT),
@@ -215,24 +184,9 @@ impl<'a> Objects<'a> {
             .tiling(vk::ImageTiling::OPTIMAL)
             .usage(usage)
             .initial_layout(vk::ImageLayout::UNDEFINED);
-        // SAFETY (this block): a valid device and create infos; Drop destroys the objects.
-        unsafe {
-            let image = d.create_image(&info, None).vk("vkCreateImage").map_err(err)?;
-            self.images.push((image, vk::ImageView::null(), vk::DeviceMemory::null()));
-            let slot = self.images.len() - 1;
-            let req = d.get_image_memory_requirements(image);
-            let ty = ctx.memory_type(req.memory_type_bits).ok_or("no memory type for the image")?;
-            let alloc = vk::MemoryAllocateInfo::default().allocation_size(req.size).memory_type_index(ty);
-            self.images[slot].2 = d.allocate_memory(&alloc, None).vk("vkAllocateMemory").map_err(err)?;
-            d.bind_image_memory(image, self.images[slot].2, 0).vk("vkBindImageMemory").map_err(err)?;
-            let view = vk::ImageViewCreateInfo::default()
-                .image(image)
-                .view_type(vk::ImageViewType::TYPE_2D)
-                .format(format)
-                .subresource_range(range(aspect));
-            self.images[slot].1 = d.create_image_view(&view, None).vk("vkCreateImageView").map_err(err)?;
-            Ok(slot)
-        }
+        let made = self.own.image(ctx, &info, vk::ImageViewType::TYPE_2D, range(aspect)).map_err(err)?;
+        self.images.push(made);
+        Ok(self.images.len() - 1)
     }
 
     /// A one-subpass render pass (`vkCreateRenderPass2`) over `atts`: colour attachment 0,
@@ -288,16 +242,16 @@ impl<'a> Objects<'a> {
             .dst_access_mask(vk::AccessFlags::TRANSFER_READ | vk::AccessFlags::SHADER_READ);
         let (subs, deps) = ([sub], [dep]);
         let info = vk::RenderPassCreateInfo2::default().attachments(&atts2).subpasses(&subs).dependencies(&deps);
-        // SAFETY: valid create infos; Drop destroys the objects.
+        // SAFETY: valid create infos; kept: destroyed when the check ends.
         let pass = unsafe { self.d.create_render_pass2(&info, None) }.vk("vkCreateRenderPass2").map_err(err)?;
-        self.passes.push(pass);
+        self.passes.push(self.own.keep(pass));
         let base = self.images.len() - atts.len();
         let views: Vec<_> = self.images[base..].iter().map(|i| i.1).collect();
         let fb =
             vk::FramebufferCreateInfo::default().render_pass(pass).attachments(&views).width(W).height(H).layers(1);
         // SAFETY: as above.
         let fb = unsafe { self.d.create_framebuffer(&fb, None) }.vk("vkCreateFramebuffer").map_err(err)?;
-        self.framebuffers.push(fb);
+        self.framebuffers.push(self.own.keep(fb));
         Ok(())
     }
 
@@ -317,9 +271,9 @@ impl<'a> Objects<'a> {
         if self.set_layout != vk::DescriptorSetLayout::null() {
             li = li.set_layouts(&set_layouts);
         }
-        // SAFETY: valid create info; Drop destroys the layout.
+        // SAFETY: valid create info; kept: destroyed when the check ends.
         let layout = unsafe { d.create_pipeline_layout(&li, None) }.vk("vkCreatePipelineLayout").map_err(err)?;
-        self.layouts.push(layout);
+        self.layouts.push(self.own.keep(layout));
         let stages = [
             vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::VERTEX).module(vs).name(c"main"),
             vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::FRAGMENT).module(fs).name(c"main"),
@@ -353,19 +307,14 @@ impl<'a> Objects<'a> {
             .layout(layout)
             .render_pass(*self.passes.last().ok_or("no render pass")?)
             .subpass(0);
-        // SAFETY: valid create infos; Drop destroys the pipeline.
+        // SAFETY: valid create infos; kept: destroyed when the check ends.
         let made = unsafe { d.create_graphics_pipelines(vk::PipelineCache::null(), &[info], None) };
-        self.pipelines.push(made.map_err(|(_, r)| format!("vkCreateGraphicsPipelines: {r:?}"))?[0]);
+        self.pipelines.push(self.own.keep(made.map_err(|(_, r)| format!("vkCreateGraphicsPipelines: {r:?}"))?[0]));
         Ok(())
     }
 
     fn module(&mut self, stage: &str, source: &str) -> Result<vk::ShaderModule, String> {
-        let words = vortex_examples::glsl::compile(stage, source)?;
-        let info = vk::ShaderModuleCreateInfo::default().code(&words);
-        // SAFETY: valid SPIR-V words; Drop destroys the module.
-        let m = unsafe { self.d.create_shader_module(&info, None) }.vk("vkCreateShaderModule").map_err(err)?;
-        self.modules.push(m);
-        Ok(m)
+        self.own.module(stage, source).map_err(err)
     }
 
     /// Records render pass `k` (cleared to `clears`) with `draws`: (pipeline, push constants).
@@ -556,17 +505,19 @@ fn fetch_samples(ctx: &Context) -> Check {
         .descriptor_count(1)
         .stage_flags(vk::ShaderStageFlags::FRAGMENT)];
     let sli = vk::DescriptorSetLayoutCreateInfo::default().bindings(&binding);
-    // SAFETY: valid create info; Drop destroys it.
-    o.set_layout =
-        unsafe { d.create_descriptor_set_layout(&sli, None) }.vk("vkCreateDescriptorSetLayout").map_err(err)?;
+    // SAFETY: valid create info; kept: destroyed when the check ends.
+    o.set_layout = o
+        .own
+        .keep(unsafe { d.create_descriptor_set_layout(&sli, None) }.vk("vkCreateDescriptorSetLayout").map_err(err)?);
     o.pass(&[(u, S1, vk::AttachmentLoadOp::CLEAR)], None, None, None)?;
     o.pipeline(FETCH_FS, S1, false)?;
     let sizes = [vk::DescriptorPoolSize { ty: vk::DescriptorType::COMBINED_IMAGE_SAMPLER, descriptor_count: 1 }];
     let pi = vk::DescriptorPoolCreateInfo::default().max_sets(1).pool_sizes(&sizes);
-    // SAFETY (this block): valid create infos; Drop destroys the objects.
+    // SAFETY (this block): valid create infos; kept: destroyed when the check ends.
     let set = unsafe {
-        o.sampler = d.create_sampler(&vk::SamplerCreateInfo::default(), None).vk("vkCreateSampler").map_err(err)?;
-        o.pool = d.create_descriptor_pool(&pi, None).vk("vkCreateDescriptorPool").map_err(err)?;
+        o.sampler =
+            o.own.keep(d.create_sampler(&vk::SamplerCreateInfo::default(), None).vk("vkCreateSampler").map_err(err)?);
+        o.pool = o.own.keep(d.create_descriptor_pool(&pi, None).vk("vkCreateDescriptorPool").map_err(err)?);
         let sl = [o.set_layout];
         let ai = vk::DescriptorSetAllocateInfo::default().descriptor_pool(o.pool).set_layouts(&sl);
         let set = d.allocate_descriptor_sets(&ai).vk("vkAllocateDescriptorSets").map_err(err)?[0];

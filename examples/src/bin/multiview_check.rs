@@ -23,6 +23,7 @@
 //! failed, 2: could not run)
 
 use ash::{khr, vk};
+use vortex_examples::owned::Owned;
 use vortex_examples::{
     checks, memory_barrier, AccelerationStructure, Buffer, Context, Indices, Instance, Mat3x4, TriangleGeometry,
     VkResultExt,
@@ -90,11 +91,10 @@ fn view_color(v: u32) -> [u8; 4] {
 /// Every object a check creates, destroyed on drop (null handles are ignored).
 struct Objects<'a> {
     d: &'a ash::Device,
+    own: Owned<'a>,
     image: vk::Image,
-    memory: vk::DeviceMemory,
     view: vk::ImageView,
     layers: u32,
-    modules: Vec<vk::ShaderModule>,
     pass: vk::RenderPass,
     framebuffer: vk::Framebuffer,
     set_layout: vk::DescriptorSetLayout,
@@ -110,11 +110,10 @@ impl<'a> Objects<'a> {
         let d = ctx.device();
         let mut o = Objects {
             d,
+            own: Owned::new(d),
             image: vk::Image::null(),
-            memory: vk::DeviceMemory::null(),
             view: vk::ImageView::null(),
             layers,
-            modules: vec![],
             pass: vk::RenderPass::null(),
             framebuffer: vk::Framebuffer::null(),
             set_layout: vk::DescriptorSetLayout::null(),
@@ -137,31 +136,12 @@ impl<'a> Objects<'a> {
                     | vk::ImageUsageFlags::TRANSFER_DST,
             )
             .initial_layout(vk::ImageLayout::UNDEFINED);
-        // SAFETY (this block): a valid device and create infos; Drop destroys the objects.
-        unsafe {
-            o.image = d.create_image(&info, None).vk("vkCreateImage").map_err(err)?;
-            let req = d.get_image_memory_requirements(o.image);
-            let ty = ctx.memory_type(req.memory_type_bits).ok_or("no memory type for the image")?;
-            let alloc = vk::MemoryAllocateInfo::default().allocation_size(req.size).memory_type_index(ty);
-            o.memory = d.allocate_memory(&alloc, None).vk("vkAllocateMemory").map_err(err)?;
-            d.bind_image_memory(o.image, o.memory, 0).vk("vkBindImageMemory").map_err(err)?;
-            let view = vk::ImageViewCreateInfo::default()
-                .image(o.image)
-                .view_type(vk::ImageViewType::TYPE_2D_ARRAY)
-                .format(FORMAT)
-                .subresource_range(range(layers));
-            o.view = d.create_image_view(&view, None).vk("vkCreateImageView").map_err(err)?;
-        }
+        (o.image, o.view) = o.own.image(ctx, &info, vk::ImageViewType::TYPE_2D_ARRAY, range(layers)).map_err(err)?;
         Ok(o)
     }
 
     fn module(&mut self, stage: &str, source: &str) -> Result<vk::ShaderModule, String> {
-        let words = vortex_examples::glsl::compile(stage, source)?;
-        let info = vk::ShaderModuleCreateInfo::default().code(&words);
-        // SAFETY: valid SPIR-V words; Drop destroys the module.
-        let m = unsafe { self.d.create_shader_module(&info, None) }.vk("vkCreateShaderModule").map_err(err)?;
-        self.modules.push(m);
-        Ok(m)
+        self.own.module(stage, source).map_err(err)
     }
 
     /// A render pass over the image (load CLEAR, layouts GENERAL) with one subpass per view
@@ -215,8 +195,9 @@ impl<'a> Objects<'a> {
             .subpasses(&subs)
             .dependencies(&deps)
             .push_next(&mut mv);
-        // SAFETY: valid create infos; Drop destroys the objects.
-        self.pass = unsafe { self.d.create_render_pass(&info, None) }.vk("vkCreateRenderPass").map_err(err)?;
+        // SAFETY: valid create infos; kept: destroyed when the check ends.
+        self.pass =
+            self.own.keep(unsafe { self.d.create_render_pass(&info, None) }.vk("vkCreateRenderPass").map_err(err)?);
         let views = [self.view];
         let fb = vk::FramebufferCreateInfo::default()
             .render_pass(self.pass)
@@ -225,7 +206,8 @@ impl<'a> Objects<'a> {
             .height(H)
             .layers(1);
         // SAFETY: as above.
-        self.framebuffer = unsafe { self.d.create_framebuffer(&fb, None) }.vk("vkCreateFramebuffer").map_err(err)?;
+        self.framebuffer =
+            self.own.keep(unsafe { self.d.create_framebuffer(&fb, None) }.vk("vkCreateFramebuffer").map_err(err)?);
         Ok(())
     }
 
@@ -237,8 +219,10 @@ impl<'a> Objects<'a> {
         if self.set_layout != vk::DescriptorSetLayout::null() {
             li = li.set_layouts(&sets);
         }
-        // SAFETY: valid create info; Drop destroys the layout.
-        self.layout = unsafe { self.d.create_pipeline_layout(&li, None) }.vk("vkCreatePipelineLayout").map_err(err)?;
+        // SAFETY: valid create info; kept: destroyed when the check ends.
+        self.layout = self
+            .own
+            .keep(unsafe { self.d.create_pipeline_layout(&li, None) }.vk("vkCreatePipelineLayout").map_err(err)?);
         Ok(())
     }
 
@@ -283,9 +267,9 @@ impl<'a> Objects<'a> {
         if self.pass == vk::RenderPass::null() {
             info = info.push_next(&mut rendering);
         }
-        // SAFETY: valid create infos; Drop destroys the pipeline.
+        // SAFETY: valid create infos; kept: destroyed when the check ends.
         let made = unsafe { self.d.create_graphics_pipelines(vk::PipelineCache::null(), &[info], None) };
-        let p = made.map_err(|(_, r)| format!("vkCreateGraphicsPipelines: {r:?}"))?[0];
+        let p = self.own.keep(made.map_err(|(_, r)| format!("vkCreateGraphicsPipelines: {r:?}"))?[0]);
         if self.pipeline == vk::Pipeline::null() {
             self.pipeline = p;
         }
@@ -368,28 +352,6 @@ impl<'a> Objects<'a> {
 
     fn out_buffer(&self, ctx: &Context) -> Result<Buffer, String> {
         Buffer::new(ctx, (W * H * 4 * self.layers) as u64, vk::BufferUsageFlags::TRANSFER_DST).map_err(err)
-    }
-}
-
-impl Drop for Objects<'_> {
-    fn drop(&mut self) {
-        let d = self.d;
-        // SAFETY: no submission is pending (submit_once waits); null handles are ignored.
-        unsafe {
-            d.destroy_pipeline(self.pipeline, None);
-            d.destroy_pipeline_layout(self.layout, None);
-            d.destroy_descriptor_pool(self.pool, None);
-            d.destroy_descriptor_set_layout(self.set_layout, None);
-            d.destroy_framebuffer(self.framebuffer, None);
-            d.destroy_render_pass(self.pass, None);
-            d.destroy_query_pool(self.queries, None);
-            for &m in &self.modules {
-                d.destroy_shader_module(m, None);
-            }
-            d.destroy_image_view(self.view, None);
-            d.destroy_image(self.image, None);
-            d.free_memory(self.memory, None);
-        }
     }
 }
 
@@ -476,8 +438,8 @@ fn four_views_and_a_query(ctx: &Context, in_secondary: bool) -> Result<String, S
     o.pass(&[0b1111])?;
     o.pipeline(VIEW_FS, 0, 0)?;
     let qi = vk::QueryPoolCreateInfo::default().query_type(vk::QueryType::OCCLUSION).query_count(4);
-    // SAFETY: valid create info; Drop destroys the pool.
-    o.queries = unsafe { o.d.create_query_pool(&qi, None) }.vk("vkCreateQueryPool").map_err(err)?;
+    // SAFETY: valid create info; kept: destroyed when the check ends.
+    o.queries = o.own.keep(unsafe { o.d.create_query_pool(&qi, None) }.vk("vkCreateQueryPool").map_err(err)?);
     let out = o.out_buffer(ctx)?;
     let secondary = if in_secondary { Some(Secondary::new(ctx)?) } else { None };
     let queried_draw = |cmd| {
@@ -537,30 +499,26 @@ fn four_views_and_a_query(ctx: &Context, in_secondary: bool) -> Result<String, S
 /// A secondary command buffer (and its pool) that continues subpass 0 of a render pass.
 struct Secondary<'a> {
     d: &'a ash::Device,
-    pool: vk::CommandPool,
+    _own: Owned<'a>,
     cmd: vk::CommandBuffer,
 }
 
 impl<'a> Secondary<'a> {
     fn new(ctx: &'a Context) -> Result<Self, String> {
         let d = ctx.device();
+        let mut own = Owned::new(d);
         let pi = vk::CommandPoolCreateInfo::default().queue_family_index(ctx.queue_family().0);
-        // SAFETY: valid create and allocate infos; Drop destroys the pool (and the buffer).
-        unsafe {
-            let pool = d.create_command_pool(&pi, None).vk("vkCreateCommandPool").map_err(err)?;
+        // SAFETY: valid create and allocate infos; the pool (and with it the buffer) is kept:
+        // destroyed when the check ends.
+        let cmd = unsafe {
+            let pool = own.keep(d.create_command_pool(&pi, None).vk("vkCreateCommandPool").map_err(err)?);
             let ai = vk::CommandBufferAllocateInfo::default()
                 .command_pool(pool)
                 .level(vk::CommandBufferLevel::SECONDARY)
                 .command_buffer_count(1);
-            let cmd = match d.allocate_command_buffers(&ai).vk("vkAllocateCommandBuffers") {
-                Ok(c) => c[0],
-                Err(e) => {
-                    d.destroy_command_pool(pool, None);
-                    return Err(err(e));
-                }
-            };
-            Ok(Secondary { d, pool, cmd })
-        }
+            d.allocate_command_buffers(&ai).vk("vkAllocateCommandBuffers").map_err(err)?[0]
+        };
+        Ok(Secondary { d, _own: own, cmd })
     }
 
     fn record(&self, pass: vk::RenderPass, framebuffer: vk::Framebuffer, f: impl FnOnce(vk::CommandBuffer)) -> Check {
@@ -574,13 +532,6 @@ impl<'a> Secondary<'a> {
         f(self.cmd);
         // SAFETY: as above, recording.
         unsafe { self.d.end_command_buffer(self.cmd) }.vk("vkEndCommandBuffer").map_err(err)
-    }
-}
-
-impl Drop for Secondary<'_> {
-    fn drop(&mut self) {
-        // SAFETY: the submission that used the buffer has completed.
-        unsafe { self.d.destroy_command_pool(self.pool, None) };
     }
 }
 
@@ -628,8 +579,6 @@ fn per_view_loads(ctx: &Context) -> Check {
         unsafe { o.d.cmd_end_render_pass(cmd) };
         o.read(cmd, &out);
     });
-    // SAFETY: the submission finished; the second pipeline is not the one Drop destroys.
-    unsafe { o.d.destroy_pipeline(second, None) };
     result.map_err(err)?;
     expect(&out.read::<[u8; 4]>(), 2, |l, x, y| {
         let drawn = (l == 0 && in_band(0, x, y, [4, 16])) || in_band(l, x, y, [16, 28]);
@@ -706,10 +655,11 @@ fn ray_query(ctx: &Context) -> Check {
     let sli = vk::DescriptorSetLayoutCreateInfo::default().bindings(&binding);
     let sizes = [vk::DescriptorPoolSize { ty: vk::DescriptorType::ACCELERATION_STRUCTURE_KHR, descriptor_count: 1 }];
     let pi = vk::DescriptorPoolCreateInfo::default().max_sets(1).pool_sizes(&sizes);
-    // SAFETY: valid create infos; Drop destroys the layout and the pool (and its set).
+    // SAFETY: valid create infos; kept: destroyed when the check ends.
     let set = unsafe {
-        o.set_layout = d.create_descriptor_set_layout(&sli, None).vk("vkCreateDescriptorSetLayout").map_err(err)?;
-        o.pool = d.create_descriptor_pool(&pi, None).vk("vkCreateDescriptorPool").map_err(err)?;
+        o.set_layout =
+            o.own.keep(d.create_descriptor_set_layout(&sli, None).vk("vkCreateDescriptorSetLayout").map_err(err)?);
+        o.pool = o.own.keep(d.create_descriptor_pool(&pi, None).vk("vkCreateDescriptorPool").map_err(err)?);
         let layouts = [o.set_layout];
         let ai = vk::DescriptorSetAllocateInfo::default().descriptor_pool(o.pool).set_layouts(&layouts);
         let set = d.allocate_descriptor_sets(&ai).vk("vkAllocateDescriptorSets").map_err(err)?[0];
