@@ -277,34 +277,6 @@ void main() {
 }
 
 #[test]
-fn array_length_of_dynamic_buffers_counts_from_the_dynamic_offset() {
-    let src = r#"#version 450
-layout(local_size_x = 1) in;
-layout(std430, set = 0, binding = 0) buffer E { uint head; uint v[]; } explicit_range;
-layout(std430, set = 0, binding = 1) buffer W { uint head; uint v[]; } whole;
-layout(std430, set = 0, binding = 2) buffer R { uint r[4]; } res;
-void main() {
-    res.r[0] = uint(explicit_range.v.length());
-    res.r[1] = uint(whole.v.length());
-    res.r[2] = whole.v[0];
-    res.r[3] = 0xC0FFEEu;
-}"#;
-    // 12 words, dynamic offset 16 bytes: both see words 4..12, so 1 head + 7 elements.
-    let data: Vec<u32> = (0..12).collect();
-    run_variants(
-        src,
-        &[
-            b(0, 0, Res::StorageDynamic(bytes_u32(&data), 16)),
-            b(0, 1, Res::StorageDynamicWhole(bytes_u32(&data), 16)),
-            b(0, 2, Res::Storage(vec![0; 16])),
-        ],
-        [1, 1, 1],
-        &[],
-        |what, r| assert_eq!(r.u32s(2), vec![7, 7, 5, 0xC0FFEE], "{what}: lengths and the first element"),
-    );
-}
-
-#[test]
 fn robust_buffer_access_bounds_descriptor_accesses() {
     let src = r#"#version 450
 layout(local_size_x = 1) in;

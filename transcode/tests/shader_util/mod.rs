@@ -108,9 +108,6 @@ pub enum Res {
     Uniform(Vec<u8>),
     /// A dynamic storage buffer: contents and the dynamic offset to apply.
     StorageDynamic(Vec<u8>, u32),
-    /// A dynamic storage buffer bound with `VK_WHOLE_SIZE`: the descriptor's range is the
-    /// whole buffer, the shader's is what the dynamic offset leaves of it.
-    StorageDynamicWhole(Vec<u8>, u32),
     /// An array of storage buffers.
     StorageArray(Vec<Vec<u8>>),
     /// A storage image: format, view type, extent (w, h, depth-or-layers), initial bytes.
@@ -263,7 +260,7 @@ impl Res {
             Res::TlasAddress(..) => dt::STORAGE_BUFFER,
             Res::Tlas(_) | Res::TlasArray(_) => dt::ACCELERATION_STRUCTURE,
             Res::ImageArray { .. } => dt::STORAGE_IMAGE,
-            Res::StorageDynamic(..) | Res::StorageDynamicWhole(..) => dt::STORAGE_BUFFER_DYNAMIC,
+            Res::StorageDynamic(..) => dt::STORAGE_BUFFER_DYNAMIC,
             Res::Image { .. } => dt::STORAGE_IMAGE,
             Res::Accel(_) => dt::ACCELERATION_STRUCTURE,
         }
@@ -300,7 +297,7 @@ pub fn layout(bindings: &[Binding], push: u32) -> ResourceLayout {
             set = b.set;
             off = 0;
         }
-        let is_dyn = matches!(b.res, Res::StorageDynamic(..) | Res::StorageDynamicWhole(..));
+        let is_dyn = matches!(b.res, Res::StorageDynamic(..));
         out.bindings.push(BindingLayout {
             set: b.set,
             binding: b.binding,
@@ -525,10 +522,9 @@ pub fn bind(
                 set[at(0) + 16..at(0) + 24].copy_from_slice(&(data.len() as u64).to_le_bytes());
                 locs.push((a, data.len()));
             }
-            Res::StorageDynamic(data, dynoff) | Res::StorageDynamicWhole(data, dynoff) => {
+            Res::StorageDynamic(data, dynoff) => {
                 let a = alloc(data);
-                let whole = matches!(bnd.res, Res::StorageDynamicWhole(..));
-                let range = if whole { data.len() as u64 } else { data.len() as u64 - *dynoff as u64 };
+                let range = data.len() as u64 - *dynoff as u64;
                 set[at(0)..at(0) + 8].copy_from_slice(&a.to_le_bytes());
                 set[at(0) + 8..at(0) + 16].copy_from_slice(&range.to_le_bytes());
                 set[at(0) + 16..at(0) + 24].copy_from_slice(&(data.len() as u64).to_le_bytes());

@@ -86,11 +86,9 @@ pub(crate) enum PtrKind {
 /// Where explicitly laid-out memory came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Origin {
-    /// A storage or uniform buffer: the descriptor's address (for `OpArrayLength`), the
-    /// dynamic offset's register for a dynamic buffer (a `VK_WHOLE_SIZE` range is then
-    /// shorter by it) and, compiled for robust buffer access, the bounds every access is
-    /// checked against.
-    Desc(u16, Option<u16>, Option<Bounds>),
+    /// A storage or uniform buffer: the descriptor's address (for `OpArrayLength`) and,
+    /// compiled for robust buffer access, the bounds every access is checked against.
+    Desc(u16, Option<Bounds>),
     /// The kernel arguments' push-constant block.
     Push,
     /// A physical storage buffer address (`GL_EXT_buffer_reference`): the pointer is a
@@ -569,13 +567,8 @@ impl<'m> Lowerer<'m> {
             dyn_off = Some(off);
         }
         let bounds = if self.opts.robust_buffer_access { Some(self.bounds(addr, base, dyn_off)?) } else { None };
-        let kind = PtrKind::Global {
-            base,
-            off: 0,
-            align: BUFFER_ALIGN,
-            lay: Lay::Plain,
-            origin: Origin::Desc(addr, dyn_off, bounds),
-        };
+        let kind =
+            PtrKind::Global { base, off: 0, align: BUFFER_ALIGN, lay: Lay::Plain, origin: Origin::Desc(addr, bounds) };
         Ok(Ptr { ty: p.ty, kind })
     }
 
@@ -954,7 +947,7 @@ impl<'m> Lowerer<'m> {
     fn access(&mut self, p: &Ptr, ty: Id, r: u16, n: u32, store: bool) -> Result<()> {
         match p.kind {
             PtrKind::Global { base, off, align, lay, origin } => {
-                let bounds = if let Origin::Desc(_, _, b) = origin { b } else { None };
+                let bounds = if let Origin::Desc(_, b) = origin { b } else { None };
                 let at = At { base, off, align, bounds };
                 self.global_access(store, at, lay, ty, r)
             }
@@ -1115,12 +1108,11 @@ impl<'m> Lowerer<'m> {
         Ok(())
     }
 
-    /// Elements in a buffer's trailing runtime array: (range - offset) / stride, where a
-    /// dynamic buffer's range is at most the bytes left after its dynamic offset.
+    /// Elements in a buffer's trailing runtime array: (range - offset) / stride.
     fn array_length(&mut self, inst: &Instruction) -> Result<()> {
         let p = self.ptr(inst.id(0)?)?;
         let member = inst.lit(1)?;
-        let PtrKind::Global { off, origin: Origin::Desc(d, dyn_off, _), .. } = p.kind else {
+        let PtrKind::Global { off, origin: Origin::Desc(d, _), .. } = p.kind else {
             return Err(invalid!("OpArrayLength on something other than a storage buffer block"));
         };
         let (_, mty) = self.m.types.member(p.ty, member)?;
@@ -1129,11 +1121,8 @@ impl<'m> Lowerer<'m> {
         if stride == 0 {
             return Err(invalid!("runtime array with ArrayStride 0"));
         }
-        let mut range = self.e.alloc(1)?;
+        let range = self.e.alloc(1)?;
         self.e.emit(I::new(Vx::Ldg).size(MemSize::B32).dst(range).a(d).imm(desc::BUF_RANGE as u32));
-        if let Some(dyn_off) = dyn_off {
-            range = self.dynamic_range(d, range, dyn_off)?;
-        }
         let start = self.imm(add_off(off, mo as u64)?)?;
         let t = self.e.op2(Vx::Imax, range, start)?;
         let t = self.e.op2(Vx::Isub, t, start)?;
@@ -1141,20 +1130,6 @@ impl<'m> Lowerer<'m> {
         let len = self.e.op2(Vx::Udiv, t, s)?;
         self.define(inst.rid()?, len, inst.rty()?);
         Ok(())
-    }
-
-    /// `min(range, BUF_LIMIT - dyn_off)`: the range a dynamic buffer's shader sees (all of
-    /// it up to the buffer's end for `VK_WHOLE_SIZE`, which the descriptor records as the
-    /// bytes from its offset to the end).
-    fn dynamic_range(&mut self, d: u16, range: u16, dyn_off: u16) -> Result<u16> {
-        let limit = self.e.alloc(1)?;
-        self.e.emit(I::new(Vx::Ldg).size(MemSize::B32).dst(limit).a(d).imm(desc::BUF_LIMIT as u32));
-        let left = self.e.op2(Vx::Isub, limit, dyn_off)?;
-        let shorter = self.e.alloc(1)?;
-        self.e.emit(I::new(Vx::Icmp).cond(IntCond::Ult).dst(shorter).a(left).b(range));
-        let r = self.e.alloc(1)?;
-        self.e.emit(I::new(Vx::Sel).dst(r).a(shorter).b(left).c(range));
-        Ok(r)
     }
 
     // ---- atomics ------------------------------------------------------------------------
@@ -1198,7 +1173,7 @@ impl<'m> Lowerer<'m> {
         let (b, c) = (value.unwrap_or(N), cmp.unwrap_or(N));
         match p.kind {
             PtrKind::Global { base, off, origin, .. } => {
-                let bounds = if let Origin::Desc(_, _, b) = origin { b } else { None };
+                let bounds = if let Origin::Desc(_, b) = origin { b } else { None };
                 let a = match bounds {
                     Some(_) => self.checked(base, off, if wide { 8 } else { 4 }, bounds)?.0,
                     None => self.global_addr(base, off)?,
