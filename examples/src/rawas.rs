@@ -506,15 +506,19 @@ pub fn trace(ctx: &Context, tlas: vk::AccelerationStructureKHR, rays: &[([f32; 3
 
 /// A TLAS over `records` built on the device (for tracing a BLAS built anywhere).
 pub fn device_tlas(ctx: &Context, records: &[InstanceRecord]) -> Result<(Accel, Geometries)> {
+    device_tlas_with(ctx, records, vk::BuildAccelerationStructureFlagsKHR::PREFER_FAST_TRACE)
+}
+
+/// [`device_tlas`] built with `flags`.
+pub fn device_tlas_with(
+    ctx: &Context,
+    records: &[InstanceRecord],
+    flags: vk::BuildAccelerationStructureFlagsKHR,
+) -> Result<(Accel, Geometries)> {
     let mut g = Geometries::new();
     g.instances(ctx, Where::Device, records, false)?;
-    let b = Build {
-        at: Where::Device,
-        ty: vk::AccelerationStructureTypeKHR::TOP_LEVEL,
-        flags: vk::BuildAccelerationStructureFlagsKHR::PREFER_FAST_TRACE,
-        geometries: &g,
-        src: None,
-    };
+    let b =
+        Build { at: Where::Device, ty: vk::AccelerationStructureTypeKHR::TOP_LEVEL, flags, geometries: &g, src: None };
     let a = b.new_accel(ctx)?;
     Ok((a, g))
 }

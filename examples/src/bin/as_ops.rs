@@ -6,7 +6,9 @@
 //! Usage: as_ops [--icd vortex|lavapipe|PATH]   (exit 0: all passed, 1: a check failed)
 
 use ash::vk;
-use vortex_examples::rawas::{device_tlas, sizes, soup, trace, Accel, Build, Geometries, Hit, InstanceRecord, Where};
+use vortex_examples::rawas::{
+    device_tlas, device_tlas_with, sizes, soup, trace, Accel, Build, Geometries, Hit, InstanceRecord, Where,
+};
 use vortex_examples::{checks, Buffer, Context, VkResultExt};
 
 type Check = Result<String, String>;
@@ -214,8 +216,10 @@ fn serialization(ctx: &Context) -> Check {
 fn queries(ctx: &Context) -> Check {
     let d = ctx.device();
     let tris = soup(300, 31);
-    let blas = blas(ctx, &tris, vk::BuildAccelerationStructureFlagsKHR::ALLOW_COMPACTION)?;
-    let (tlas, _g) = device_tlas(ctx, &[InstanceRecord::new(blas.address, 0, [0.0; 3])]).map_err(err)?;
+    let compactable = vk::BuildAccelerationStructureFlagsKHR::ALLOW_COMPACTION;
+    let blas = blas(ctx, &tris, compactable)?;
+    let record = InstanceRecord::new(blas.address, 0, [0.0; 3]);
+    let (tlas, _g) = device_tlas_with(ctx, &[record], compactable).map_err(err)?;
     let ty = vk::QueryType::ACCELERATION_STRUCTURE_COMPACTED_SIZE_KHR;
     let info = vk::QueryPoolCreateInfo::default().query_type(ty).query_count(4);
     // SAFETY (this function): valid handles; pools destroyed before returning.

@@ -1,7 +1,8 @@
 //! Robust buffer and image access through the loader, on any driver: a device created with
 //! `robustBufferAccess` (and `robustImageAccess` when it offers `VK_EXT_image_robustness`)
 //! runs a shader that reads and writes past a storage buffer descriptor's range, past a
-//! dynamic storage buffer's range, past the end of a `VK_WHOLE_SIZE` dynamic uniform buffer,
+//! dynamic storage buffer's range, past the end of a dynamic uniform buffer whose range
+//! ends with the buffer,
 //! far past every allocation, and outside a storage image (coordinates, array layer) and a
 //! storage texel buffer. Nothing is lost, nothing outside the buffers changes, and every
 //! out-of-bounds read gives a value the specification allows ("Robust Buffer Access": zero,
@@ -60,7 +61,8 @@ fn objects(ctx: &Context) -> Result<Objects, Error> {
     };
     let image = Image::new(ctx, spec)?;
     let pixels: Vec<u32> = (0..IMAGE_TEXELS as u32).map(|i| texel(i % 4, (i / 4) % 4, i / 16)).collect();
-    let image_copy = Buffer::with_data(ctx, &pixels, vk::BufferUsageFlags::empty())?;
+    let transfer = vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST;
+    let image_copy = Buffer::with_data(ctx, &pixels, transfer)?;
     ctx.submit_once(|cmd| image.record_upload(cmd, &image_copy))?;
     let info =
         vk::BufferViewCreateInfo::default().buffer(texels.handle()).format(vk::Format::R32_UINT).offset(0).range(16);
@@ -79,10 +81,11 @@ fn objects(ctx: &Context) -> Result<Objects, Error> {
     pipe.bind_storage_buffer(0, &results);
     let range = |offset, range| Descriptor::Buffer { buffer: data.handle(), offset, range };
     // `small`: words 64..68; `dyn`: 16 bytes at the dynamic offset; `whole`: the rest of
-    // the buffer from its dynamic offset.
+    // the buffer from its dynamic offset (the last 256 of 1024 bytes; not VK_WHOLE_SIZE, which a
+    // dynamic offset other than 0 may not be used with: VUID-vkCmdBindDescriptorSets-06715).
     pipe.write(0, 1, 0, &range(256, 16))?;
     pipe.write(0, 2, 0, &range(0, 16))?;
-    pipe.write(0, 3, 0, &range(0, vk::WHOLE_SIZE))?;
+    pipe.write(0, 3, 0, &range(0, 256))?;
     pipe.write(0, 4, 0, &Descriptor::Image(image.view))?;
     pipe.write(0, 5, 0, &Descriptor::TexelBuffer(view))?;
     let device = ctx.device().clone();
