@@ -119,8 +119,8 @@ void main() {
 struct Objects<'a> {
     d: &'a ash::Device,
     own: Owned<'a>,
-    /// Images with their views, in the order made.
-    images: Vec<(vk::Image, vk::ImageView)>,
+    /// Images with their views and aspects, in the order made.
+    images: Vec<(vk::Image, vk::ImageView, vk::ImageAspectFlags)>,
     passes: Vec<vk::RenderPass>,
     framebuffers: Vec<vk::Framebuffer>,
     set_layout: vk::DescriptorSetLayout,
@@ -184,8 +184,8 @@ impl<'a> Objects<'a> {
             .tiling(vk::ImageTiling::OPTIMAL)
             .usage(usage)
             .initial_layout(vk::ImageLayout::UNDEFINED);
-        let made = self.own.image(ctx, &info, vk::ImageViewType::TYPE_2D, range(aspect)).map_err(err)?;
-        self.images.push(made);
+        let (image, view) = self.own.image(ctx, &info, vk::ImageViewType::TYPE_2D, range(aspect)).map_err(err)?;
+        self.images.push((image, view, aspect));
         Ok(self.images.len() - 1)
     }
 
@@ -338,6 +338,28 @@ impl<'a> Objects<'a> {
         }
     }
 
+    /// Moves every image from `UNDEFINED` (its contents discarded) to `GENERAL`, the layout
+    /// the checks use it in outside render passes: the first command of each submission.
+    fn to_general(&self, cmd: vk::CommandBuffer) {
+        let barriers: Vec<_> = self
+            .images
+            .iter()
+            .map(|&(image, _, aspect)| {
+                vk::ImageMemoryBarrier::default()
+                    .old_layout(vk::ImageLayout::UNDEFINED)
+                    .new_layout(vk::ImageLayout::GENERAL)
+                    .dst_access_mask(vk::AccessFlags::MEMORY_READ | vk::AccessFlags::MEMORY_WRITE)
+                    .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+                    .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+                    .image(image)
+                    .subresource_range(range(aspect))
+            })
+            .collect();
+        let (top, all) = (vk::PipelineStageFlags::TOP_OF_PIPE, vk::PipelineStageFlags::ALL_COMMANDS);
+        // SAFETY: cmd is recording outside a render pass; the images belong to this device.
+        unsafe { self.d.cmd_pipeline_barrier(cmd, top, all, vk::DependencyFlags::empty(), &[], &[], &barriers) };
+    }
+
     /// Copies image `k`'s `aspect` into `out` and makes it visible to the host.
     fn read(&self, cmd: vk::CommandBuffer, k: usize, aspect: vk::ImageAspectFlags, out: &Buffer) {
         let region = vk::BufferImageCopy::default().image_subresource(layers(aspect)).image_extent(vk::Extent3D {
@@ -398,6 +420,7 @@ fn edge(ctx: &Context) -> Check {
     o.pipeline(COLOR_FS, S4, false)?;
     let out = Buffer::new(ctx, (W * H * 4) as u64, vk::BufferUsageFlags::TRANSFER_DST).map_err(err)?;
     ctx.submit_once(|cmd| {
+        o.to_general(cmd);
         o.render(cmd, 0, &[color([0.0; 4])], &[(0, Push::new([1.0; 4], TRI, 0.5))]);
         o.read(cmd, 1, vk::ImageAspectFlags::COLOR, &out);
     })
@@ -433,6 +456,7 @@ fn depth_per_sample(ctx: &Context) -> Check {
         vk::ClearValue { depth_stencil: vk::ClearDepthStencilValue { depth: 1.0, stencil: 0 } },
     ];
     ctx.submit_once(|cmd| {
+        o.to_general(cmd);
         let near = Push::new([0.0, 1.0, 0.0, 1.0], TRI, 0.25);
         let far = Push::full_screen([0.0, 0.0, 1.0, 1.0], 0.5);
         o.render(cmd, 0, &clears, &[(0, near), (0, far)]);
@@ -461,6 +485,7 @@ fn integer_resolve(ctx: &Context) -> Check {
     let out = Buffer::new(ctx, (W * H * 4) as u64, vk::BufferUsageFlags::TRANSFER_DST).map_err(err)?;
     let zero = vk::ClearValue { color: vk::ClearColorValue { uint32: [0; 4] } };
     ctx.submit_once(|cmd| {
+        o.to_general(cmd);
         o.render(cmd, 0, &[zero], &[(0, Push::new([0.0; 4], TRI, 0.5))]);
         let region = vk::ImageResolve {
             src_subresource: layers(vk::ImageAspectFlags::COLOR),
@@ -537,6 +562,7 @@ fn fetch_samples(ctx: &Context) -> Check {
     let out = Buffer::new(ctx, (W * H * 4) as u64, vk::BufferUsageFlags::TRANSFER_DST).map_err(err)?;
     let zero = vk::ClearValue { color: vk::ClearColorValue { uint32: [0; 4] } };
     ctx.submit_once(|cmd| {
+        o.to_general(cmd);
         let (src, copy) = (o.images[0].0, o.images[1].0);
         let general = vk::ImageLayout::GENERAL;
         // SAFETY: cmd is recording; the objects belong to this device.

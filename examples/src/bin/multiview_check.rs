@@ -308,8 +308,8 @@ impl<'a> Objects<'a> {
         self.begin_with(cmd, vk::SubpassContents::INLINE);
     }
 
-    /// Begins the render pass (cleared to `CLEAR`) with the first pipeline bound, its first
-    /// subpass's commands `contents`.
+    /// Begins the render pass (cleared to `CLEAR`), its first subpass's commands `contents`,
+    /// with the first pipeline bound when they are inline.
     fn begin_with(&self, cmd: vk::CommandBuffer, contents: vk::SubpassContents) {
         let values = [vk::ClearValue { color: vk::ClearColorValue { float32: CLEAR } }];
         let info = vk::RenderPassBeginInfo::default()
@@ -320,7 +320,9 @@ impl<'a> Objects<'a> {
         // SAFETY: cmd is recording; the objects belong to this device.
         unsafe {
             self.d.cmd_begin_render_pass(cmd, &info, contents);
-            self.d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::GRAPHICS, self.pipeline);
+            if contents == vk::SubpassContents::INLINE {
+                self.d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::GRAPHICS, self.pipeline);
+            }
         }
     }
 
