@@ -1312,3 +1312,39 @@ fn deserializer_fuzz_never_panics() {
     );
     assert!(outcomes[0] > 0 && outcomes[1] + outcomes[2] > 0, "{outcomes:?}");
 }
+
+/// A build's bytes do not depend on the thread count: the same structure from pools of 1,
+/// 2 and 3 threads, for both builders, over triangles (multi-primitive leaves) and AABBs,
+/// large enough that every phase splits its work.
+#[test]
+fn builds_are_the_same_whatever_the_thread_count() {
+    use vortex_transcode::accel::Builder;
+    let mut rng = Rng::new(1812);
+    let tris = random_tris(&mut rng, 60_000, 100.0, 0.5);
+    let boxes: Vec<([f32; 3], [f32; 3])> = tris
+        .iter()
+        .map(|t| {
+            let lo: [f32; 3] = std::array::from_fn(|a| t[0][a].min(t[1][a]).min(t[2][a]));
+            let hi: [f32; 3] = std::array::from_fn(|a| t[0][a].max(t[1][a]).max(t[2][a]));
+            (lo, hi)
+        })
+        .collect();
+    for builder in [Builder::Fast, Builder::Sah] {
+        for aabbs in [false, true] {
+            let mut first: Option<Vec<u8>> = None;
+            for threads in [1, 2, 3] {
+                let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+                let dev = Device::with_options(Options { builder: Some(builder), ..Options::new(4) });
+                let input = if aabbs { dev.aabbs(&boxes, 1) } else { dev.triangles(&tris, 1) };
+                let b = pool.install(|| dev.build(Level::Bottom, vec![input])).unwrap();
+                let bytes = read(&dev.mem(), b.addr, b.stats.bytes as usize);
+                match &first {
+                    None => first = Some(bytes),
+                    Some(f) => {
+                        assert!(*f == bytes, "{builder:?} (AABBs: {aabbs}) on {threads} threads differs from 1 thread")
+                    }
+                }
+            }
+        }
+    }
+}
