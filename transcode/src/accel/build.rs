@@ -43,10 +43,12 @@ fn in_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     }
 }
 
-/// Starts the builder's thread pool if it is not running yet, without waiting for it: a
-/// structure's creation calls this so that its first build does not pay for the threads.
+/// Starts the builder's thread pool if it is not running yet: a structure's creation calls
+/// this so that its first build does not pay for the threads. Never panics here: a pool
+/// that cannot start is the first build's failure, as it would be without this call.
 pub fn warm_up() {
-    rayon::spawn(|| {});
+    // An error is also what a running pool answers.
+    let _ = rayon::ThreadPoolBuilder::new().build_global();
 }
 
 /// [`build_from`] on the current thread.
