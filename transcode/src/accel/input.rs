@@ -501,7 +501,9 @@ impl<'a> TriReader<'a> {
         Some((bad == 0).then_some(t))
     }
 
-    #[inline]
+    /// Triangle `i`, or `None` if it is inactive. The decode-free paths are inlined into
+    /// the build's loops; the general reader is a call.
+    #[inline(always)]
     pub fn tri(&self, i: u32) -> Result<Option<[[f32; 3]; 3]>, BuildError> {
         if self.plain && i < self.count {
             return Ok(self.tri_plain(i));
@@ -511,6 +513,13 @@ impl<'a> TriReader<'a> {
                 return Ok(t);
             }
         }
+        self.tri_general(i)
+    }
+
+    /// [`TriReader::tri`] through the vertex format's decode, the transform and single
+    /// vertex reads outside the window.
+    #[inline(never)]
+    fn tri_general(&self, i: u32) -> Result<Option<[[f32; 3]; 3]>, BuildError> {
         let c = self.corners(i);
         let mut v = [[0.0f32; 3]; 3];
         for k in 0..3 {
