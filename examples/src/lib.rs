@@ -4,6 +4,7 @@
 
 pub mod accel;
 pub mod buffer;
+pub mod buildbench;
 pub mod checks;
 pub mod context;
 pub mod error;

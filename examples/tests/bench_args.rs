@@ -67,3 +67,36 @@ fn each_driver_row_is_measured_on_that_driver() {
     assert!(devices.contains("vortex: Vortex RT"), "{devices}");
     assert!(devices.contains("lavapipe: llvmpipe"), "{devices}");
 }
+
+/// The build workload runs every build flag on both drivers, each row on its own driver,
+/// and the drivers' structures find the same hits (the bench fails its exit code when
+/// they do not).
+#[test]
+fn build_workload_covers_every_flag_and_agrees_with_lavapipe() {
+    let out = Command::new(env!("CARGO_BIN_EXE_bench"))
+        .args(["--workloads", "build", "--icds", "vortex,lavapipe", "--build-tris", "3000", "--build-reps", "1"])
+        .output()
+        .expect("start");
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{text}");
+    for flag in ["fast-trace", "fast-build", "update", "compaction", "low-memory"] {
+        let row = text.lines().find(|l| l.split_whitespace().nth(1) == Some(flag));
+        let row = row.unwrap_or_else(|| panic!("no {flag} row:\n{text}"));
+        let hits: u64 = row.split_whitespace().last().and_then(|v| v.parse().ok()).expect("a hit count");
+        assert!(hits > 100, "rays aimed at the sphere hit it: {row}");
+    }
+    assert_eq!(text.lines().filter(|l| l.contains("lavapipe/vortex")).count(), 5, "{text}");
+    assert!(!text.contains('!'), "no disagreement, no wrong device:\n{text}");
+}
+
+#[test]
+fn as_bench_refuses_an_unknown_build_flag() {
+    let out = Command::new(env!("CARGO_BIN_EXE_as_bench"))
+        .args(["--builds", "--tris", "1000", "--flags", "fast-trace,nosuch"])
+        .output()
+        .expect("start");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "stderr: {err}");
+    assert!(err.contains(r#"unknown build flag "nosuch""#), "stderr: {err}");
+    assert!(out.stdout.is_empty(), "nothing measured, nothing printed: {}", String::from_utf8_lossy(&out.stdout));
+}

@@ -407,7 +407,7 @@ fn run_accel_build(m: &MemoryMap, job: &AccelBuildJob, opts: &vortex_transcode::
     match vortex_transcode::accel::build(m, &req, opts) {
         Ok(s) => {
             tracing::debug!(
-                "AS build at {:#x} ({:?}): {} primitives, {} nodes, {} leaves, {} bytes, SAH cost {:.2}, {:.3} ms",
+                "AS build at {:#x} ({:?}): {} primitives, {} nodes, {} leaves, {} bytes, SAH cost {:.2}, {:.3} ms (gather {:.3}, sort {:.3}, permute {:.3}, tree {:.3}, write {:.3})",
                 req.dst,
                 s.builder,
                 s.prims,
@@ -415,7 +415,12 @@ fn run_accel_build(m: &MemoryMap, job: &AccelBuildJob, opts: &vortex_transcode::
                 s.leaves,
                 s.bytes,
                 s.sah_cost,
-                t.elapsed().as_secs_f64() * 1e3
+                t.elapsed().as_secs_f64() * 1e3,
+                s.phases.gather * 1e3,
+                s.phases.sort * 1e3,
+                s.phases.permute * 1e3,
+                s.phases.tree * 1e3,
+                s.phases.write * 1e3
             );
             Ok(())
         }

@@ -1312,3 +1312,91 @@ fn deserializer_fuzz_never_panics() {
     );
     assert!(outcomes[0] > 0 && outcomes[1] + outcomes[2] > 0, "{outcomes:?}");
 }
+
+/// A build's bytes do not depend on the thread count: the same structure from pools of 1,
+/// 2 and 3 threads, for both builders, over triangles (multi-primitive leaves) and AABBs,
+/// large enough that every phase splits its work.
+#[test]
+fn builds_are_the_same_whatever_the_thread_count() {
+    use vortex_transcode::accel::Builder;
+    let mut rng = Rng::new(1812);
+    let tris = random_tris(&mut rng, 60_000, 100.0, 0.5);
+    let boxes: Vec<([f32; 3], [f32; 3])> = tris
+        .iter()
+        .map(|t| {
+            let lo: [f32; 3] = std::array::from_fn(|a| t[0][a].min(t[1][a]).min(t[2][a]));
+            let hi: [f32; 3] = std::array::from_fn(|a| t[0][a].max(t[1][a]).max(t[2][a]));
+            (lo, hi)
+        })
+        .collect();
+    for builder in [Builder::Fast, Builder::Sah] {
+        for aabbs in [false, true] {
+            let mut first: Option<Vec<u8>> = None;
+            for threads in [1, 2, 3] {
+                let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+                let dev = Device::with_options(Options { builder: Some(builder), ..Options::new(4) });
+                let input = if aabbs { dev.aabbs(&boxes, 1) } else { dev.triangles(&tris, 1) };
+                let b = pool.install(|| dev.build(Level::Bottom, vec![input])).unwrap();
+                let bytes = read(&dev.mem(), b.addr, b.stats.bytes as usize);
+                match &first {
+                    None => first = Some(bytes),
+                    Some(f) => {
+                        assert!(*f == bytes, "{builder:?} (AABBs: {aabbs}) on {threads} threads differs from 1 thread")
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Indexed R32G32B32 triangles (32-bit indices, a padded stride, firstVertex, a vertex
+/// with a NaN, a maxVertex too small for some indices) build the same bytes as the same
+/// triangles given one after another: the indexed reader's fast path and its fallback
+/// agree with the plain reader.
+#[test]
+fn indexed_u32_triangles_build_like_unindexed_ones() {
+    use vortex_transcode::accel::Builder;
+    let mut rng = Rng::new(77);
+    let mut tris = random_tris(&mut rng, 5000, 10.0, 0.5);
+    tris[123][1][2] = f32::NAN;
+    let n = tris.len();
+    // Vertex k of the mesh is corner k % 3 of triangle perm(k / 3): indices undo it.
+    let perm = |t: usize| (t * 7919) % n;
+    let (first, stride) = (3usize, 16usize);
+    let mut vb = vec![0xAAu8; (first + 3 * n) * stride];
+    let mut idx = vec![0u32; 3 * n];
+    for k in 0..3 * n {
+        let (t, c) = (perm(k / 3), k % 3);
+        for a in 0..3 {
+            let at = (first + k) * stride + 4 * a;
+            vb[at..at + 4].copy_from_slice(&tris[t][c][a].to_le_bytes());
+        }
+        idx[3 * t + c] = k as u32;
+    }
+    for builder in [Builder::Fast, Builder::Sah] {
+        let dev = Device::with_options(Options { builder: Some(builder), ..Options::new(4) });
+        let plain = dev.build(Level::Bottom, vec![dev.triangles(&tris, 1)]).unwrap();
+        let want = read(&dev.mem(), plain.addr, plain.stats.bytes as usize);
+        let vaddr = dev.upload(&vb);
+        let iaddr = dev.upload(&idx.iter().flat_map(|i| i.to_le_bytes()).collect::<Vec<_>>());
+        for max_vertex in [3 * n as u32 - 1, n as u32] {
+            let g = GeometryInput {
+                geometry: Geometry::Triangles {
+                    vertex_format: R32G32B32_SFLOAT,
+                    vertex_data: vaddr,
+                    vertex_stride: stride as u64,
+                    max_vertex,
+                    index_type: index_type::UINT32,
+                    index_data: iaddr,
+                    transform_data: 0,
+                },
+                flags: 1,
+                range: BuildRange { primitive_count: n as u32, first_vertex: first as u32, ..BuildRange::default() },
+            };
+            let b = dev.build(Level::Bottom, vec![g]).unwrap();
+            assert_eq!(b.stats.prims, n as u64 - 1, "the NaN triangle is inactive");
+            let got = read(&dev.mem(), b.addr, b.stats.bytes as usize);
+            assert!(got == want, "{builder:?}, maxVertex {max_vertex}: the indexed build differs");
+        }
+    }
+}

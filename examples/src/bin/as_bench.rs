@@ -22,7 +22,12 @@
 //!
 //! ```text
 //! as_bench [--icds vortex,lavapipe] [--scenes soup,terrain] [--tris N] [--reps R] [--rays N]
+//! as_bench --builds [--icds vortex,lavapipe] [--tris 10000,100000,1000000] [--reps R]
+//!          [--flags fast-trace,fast-build,update,compaction,low-memory] [--rounds K] [--rays N]
 //! ```
+//! `--builds` prints, per size and build flag, every driver's cold (first in the process)
+//! and warm (best of `--reps`) fence-to-fence BLAS build of an indexed sphere side by side,
+//! cross-checked by tracing (`vortex_examples::buildbench`).
 //! Each driver and builder runs in its own child process (the loader picks one driver per
 //! process; a forced builder is an environment variable of the child).
 
@@ -429,25 +434,56 @@ fn measure(v: &Variant, scene: &str, n: usize, reps: u32, rays: usize) -> Result
 
 fn main() -> ExitCode {
     let (mut icds, mut scenes) = ("vortex,lavapipe".to_string(), "soup,terrain".to_string());
-    let (mut n, mut reps, mut rays) = (1_000_000usize, 5u32, 65_536usize);
+    let (mut tris, mut reps, mut rays) = (None, 5u32, None);
     let (mut worker_icd, mut fast) = (None, false);
+    let (mut builds, mut flags, mut rounds) = (false, None, 1u32);
+    let mut build_worker = Vec::new();
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         let mut value = || args.next().unwrap_or_default();
         match a.as_str() {
             "--icds" => icds = value(),
             "--scenes" => scenes = value(),
-            "--tris" => n = value().parse().unwrap_or(n),
+            "--tris" => tris = Some(value()),
             "--reps" => reps = value().parse().unwrap_or(reps),
-            "--rays" => rays = value().parse().unwrap_or(rays),
+            "--rays" => rays = value().parse().ok(),
+            "--builds" => builds = true,
+            "--flags" => flags = Some(value()),
+            "--rounds" => rounds = value().parse().unwrap_or(rounds),
+            "--build-worker" => build_worker.push(String::new()),
+            w @ ("--build-tris" | "--build-flag" | "--build-reps" | "--build-rays") => {
+                build_worker.extend([w.to_string(), value()])
+            }
             "--worker" => worker_icd = Some(value()),
             "--fast" => fast = true,
             other => {
                 eprintln!("as_bench: unexpected argument {other:?}\nusage: as_bench [--icds vortex,lavapipe] [--scenes soup,terrain] [--tris N] [--reps R] [--rays N]");
+                eprintln!("       as_bench --builds [--icds vortex,lavapipe] [--tris 10000,100000,1000000] [--reps R] [--flags fast-trace,...] [--rounds K] [--rays N]");
                 return ExitCode::from(2);
             }
         }
     }
+    if let (Some(icd), false) = (&worker_icd, build_worker.is_empty()) {
+        return match vortex_examples::buildbench::worker(&Icd::parse(icd), &build_worker) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("{e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
+    let list = tris.as_deref().unwrap_or(if builds { "10000,100000,1000000" } else { "1000000" });
+    let sizes: Vec<usize> = match list.split(',').map(|t| t.parse()).collect() {
+        Ok(v) => v,
+        Err(_) => {
+            eprintln!("as_bench: --tris wants triangle counts separated by commas, got {list:?}");
+            return ExitCode::from(2);
+        }
+    };
+    if builds {
+        return builds_table(&icds, &sizes, flags.as_deref(), reps, rays.unwrap_or(4096), rounds);
+    }
+    let (n, rays) = (sizes[0], rays.unwrap_or(65_536));
     if let Some(icd) = worker_icd {
         return match worker(&icd, &scenes, n, reps, rays, fast) {
             Ok(()) => ExitCode::SUCCESS,
@@ -513,5 +549,40 @@ fn main() -> ExitCode {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
+    }
+}
+
+/// `--builds`: the build table of `vortex_examples::buildbench` on the drivers of `--icds`.
+fn builds_table(icds: &str, sizes: &[usize], flags: Option<&str>, reps: u32, rays: usize, rounds: u32) -> ExitCode {
+    let all: Vec<&str> = vortex_examples::buildbench::FLAGS.iter().map(|f| f.0).collect();
+    let flags: Vec<&str> = flags.map_or(all, |f| f.split(',').collect());
+    if let Some(bad) = flags.iter().find(|f| vortex_examples::buildbench::flag_bits(f).is_none()) {
+        eprintln!("as_bench: unknown build flag {bad:?} (fast-trace, fast-build, update, compaction, low-memory)");
+        return ExitCode::from(2);
+    }
+    let exe = match std::env::current_exe() {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("as_bench: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let run = |icd: &str, args: &[String]| -> Result<String, String> {
+        let out = Command::new(&exe)
+            .args(["--worker", icd, "--build-worker"])
+            .args(args)
+            .env_remove("VORTEX_BVH_BUILDER")
+            .output()
+            .map_err(|e| format!("cannot start the {icd} worker: {e}"))?;
+        if !out.status.success() {
+            return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    let icds: Vec<&str> = icds.split(',').collect();
+    if vortex_examples::buildbench::table(&icds, sizes, &flags, reps, rays, rounds, run) {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
     }
 }

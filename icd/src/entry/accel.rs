@@ -40,6 +40,8 @@ pub unsafe extern "system" fn create_acceleration_structure(
         let a = Arc::new(AccelStruct::new(buffer, i.offset, i.size, i.ty)?);
         let h: vk::AccelerationStructureKHR = nd_new(a.clone());
         dev.rt.accels.register(h.as_raw(), &a);
+        // A build follows: its builder threads start now, not inside the first build.
+        vortex_transcode::accel::warm_up();
         // SAFETY: valid output pointer.
         unsafe { *p_as = h };
         Ok(vk::Result::SUCCESS)

@@ -18,7 +18,41 @@ use vortex_model::mem::MemoryMap;
 /// Builds with inputs read through `input` (host memory for host builds) and `scratch`
 /// (used when large enough, else pooled host memory); the structure and referenced BLAS
 /// headers are in device memory `mem`.
+///
+/// The whole build runs on one of the builder's pool threads: a parallel phase started
+/// from outside the pool (the queue's thread) hands its work over and sleeps until the
+/// pool has finished it, a cross-thread round trip per phase that a build of 10k
+/// triangles feels and a loaded machine multiplies; inside the pool a phase starts at
+/// once and the other threads join it as they come.
 pub fn build_from(
+    input: &dyn InputMemory,
+    mem: &MemoryMap,
+    req: &BuildRequest,
+    opts: &Options,
+    scratch: Option<&mut [u8]>,
+) -> Result<BuildStats, BuildError> {
+    in_pool(|| build_here(input, mem, req, opts, scratch))
+}
+
+/// Runs `f` on a thread of the pool (at once when this is one).
+fn in_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    if rayon::current_thread_index().is_some() {
+        f()
+    } else {
+        rayon::scope(|_| f())
+    }
+}
+
+/// Starts the builder's thread pool if it is not running yet: a structure's creation calls
+/// this so that its first build does not pay for the threads. Never panics here: a pool
+/// that cannot start is the first build's failure, as it would be without this call.
+pub fn warm_up() {
+    // An error is also what a running pool answers.
+    let _ = rayon::ThreadPoolBuilder::new().build_global();
+}
+
+/// [`build_from`] on the current thread.
+fn build_here(
     input: &dyn InputMemory,
     mem: &MemoryMap,
     req: &BuildRequest,
@@ -59,6 +93,10 @@ pub fn build_from(
     let mut blas_roots = std::collections::HashMap::new();
     let (active, blas_table) = match kind {
         Kind::Instances => gather_instances(input, mem, req, opts.arch, &mut src, sc.refs, sc.keys, &mut blas_roots)?,
+        // Triangles keep their centroids in the vertex array, which the permutation fills
+        // only after the keys are made: memory the build touches anyway (fresh scratch
+        // costs a page fault per 4 KiB on its first build).
+        Kind::Triangles => (gather_prims(input, req, &bases, &mut src, sc.verts, sc.keys)?, Vec::new()),
         _ => (gather_prims(input, req, &bases, &mut src, sc.refs, sc.keys)?, Vec::new()),
     };
     phases.gather = clock.lap();
@@ -193,14 +231,15 @@ impl Bases {
 
 /// Triangles and AABBs: opens each geometry's reader into `src`, then one streaming pass
 /// over the inputs, geometry by geometry, each loop specialised for its reader: every
-/// primitive's centroid (into the refs array, which only instance builds use) and the
-/// centroid bounds; then Morton keys from the centroids alone. Returns the active count.
-fn gather_prims<'i>(
+/// primitive's centroid (into `room`, an array free until the permutation, of at least 12
+/// bytes per key) and the centroid bounds; then Morton keys from the centroids alone.
+/// Returns the active count.
+fn gather_prims<'i, T: bytemuck::Pod>(
     input: &'i dyn InputMemory,
     req: &BuildRequest,
     bases: &Bases,
     src: &mut layout::Source<'i>,
-    refs: &mut [PrimRef],
+    room: &mut [T],
     keys: &mut [u64],
 ) -> Result<usize, BuildError> {
     for (gi, g) in req.geometries.iter().enumerate() {
@@ -210,7 +249,7 @@ fn gather_prims<'i>(
         }
     }
     let n = keys.len();
-    let cents: &mut [[f32; 3]] = bytemuck::cast_slice_mut(&mut bytemuck::cast_slice_mut::<_, f32>(refs)[..3 * n]);
+    let cents: &mut [[f32; 3]] = bytemuck::cast_slice_mut(&mut bytemuck::cast_slice_mut::<_, f32>(room)[..3 * n]);
     let mut acc = (Aabb::EMPTY, 0usize);
     for (g, &base) in bases.0.iter().enumerate() {
         let cs = &mut cents[base as usize..][..req.geometries[g].range.primitive_count as usize];

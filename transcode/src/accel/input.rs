@@ -477,11 +477,49 @@ impl<'a> TriReader<'a> {
         (bad == 0).then_some(t)
     }
 
-    #[inline]
+    /// Triangle `i` of an `rgb32` reader with 32-bit indices whose corners are all in the
+    /// window: three index loads and three unaligned 12-byte vertex loads, with no decode
+    /// and no per-vertex dispatch (a client's indexed mesh). `None`: a corner is outside
+    /// the window, read the general way.
+    #[inline(always)]
+    fn tri_u32(&self, ib: &[u8], i: u32) -> Option<Option<[[f32; 3]; 3]>> {
+        let v: &[u8] = &self.verts;
+        let o = 12 * i as usize;
+        let idx: [u32; 3] = bytemuck::pod_read_unaligned(&ib[o..o + 12]);
+        let mut t = [[0.0f32; 3]; 3];
+        for (k, c) in idx.into_iter().enumerate() {
+            let rel = (c as u64 + self.first).wrapping_sub(self.win_lo);
+            if rel >= self.win_len {
+                return None;
+            }
+            let o = (rel * self.stride) as usize;
+            t[k] = bytemuck::pod_read_unaligned(&v[o..o + 12]);
+        }
+        // Finite, as in `tri_plain`.
+        let bad =
+            t.as_flattened().iter().fold(0u32, |acc, x| acc | ((x.to_bits() & 0x7f80_0000) == 0x7f80_0000) as u32);
+        Some((bad == 0).then_some(t))
+    }
+
+    /// Triangle `i`, or `None` if it is inactive. The decode-free paths are inlined into
+    /// the build's loops; the general reader is a call.
+    #[inline(always)]
     pub fn tri(&self, i: u32) -> Result<Option<[[f32; 3]; 3]>, BuildError> {
         if self.plain && i < self.count {
             return Ok(self.tri_plain(i));
         }
+        if let (true, Index::U32(ib)) = (self.rgb32, &self.index) {
+            if let Some(t) = self.tri_u32(ib, i) {
+                return Ok(t);
+            }
+        }
+        self.tri_general(i)
+    }
+
+    /// [`TriReader::tri`] through the vertex format's decode, the transform and single
+    /// vertex reads outside the window.
+    #[inline(never)]
+    fn tri_general(&self, i: u32) -> Result<Option<[[f32; 3]; 3]>, BuildError> {
         let c = self.corners(i);
         let mut v = [[0.0f32; 3]; 3];
         for k in 0..3 {

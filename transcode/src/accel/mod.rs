@@ -429,7 +429,7 @@ pub fn build(mem: &MemoryMap, req: &BuildRequest, opts: &Options) -> Result<Buil
     build_from(mem, mem, req, opts, scratch.as_deref_mut())
 }
 
-pub use build::build_from;
+pub use build::{build_from, warm_up};
 
 /// An update of the structure at `src`, in the layout of `opts`.
 pub(crate) fn update(

@@ -7,13 +7,19 @@
 //! The path tracer (`pathtrace.rs`): shading-heavy compute shaped like a client's, several
 //! bounces per pixel with a shadow ray at each hit; rays and radiance cross-checked.
 //!
+//! `--workloads build`: 100k-triangle BLAS builds through the API, every build flag, cold
+//! (first build of a process) and warm (best of `--build-reps`) fence to fence, side by side
+//! and cross-checked by tracing (`vortex_examples::buildbench`; `as_bench --builds` runs the
+//! same at other sizes).
+//!
 //! Then the raster workloads on the same drivers (`raster.rs`): fill rate, draws per
 //! second, and a 1280x720 frame drawn through a vertex + fragment pipeline with a shadow ray
 //! per fragment; the pixels are checksummed and compared across drivers too.
 //!
 //! ```text
 //! bench [--scenes bunny,spheres,million,random] [--icds vortex,lavapipe] [--samples N]
-//!       [--size WxH] [--workloads rt,pt,raster] [--raster-size WxH]
+//!       [--size WxH] [--workloads rt,pt,build,raster] [--raster-size WxH]
+//!       [--build-tris N] [--build-reps N]
 //!       [--pt-scene S] [--pt-size WxH] [--pt-spp N] [--pt-bounces N] [--pt-frames N]
 //! ```
 //! An ICD name `vortex-timed` runs our driver in timed mode (`VORTEX_MODE=timed`); a name
@@ -158,12 +164,14 @@ fn main() -> ExitCode {
     let mut worker_icd: Option<Icd> = None;
     let mut rt_worker = false;
     let mut storage = AsStorage::Memory;
-    let mut workloads = "rt,pt,raster".to_string();
+    let mut workloads = "rt,pt,build,raster".to_string();
     let mut pt = pathtrace::Params { scene: "spheres".into(), size: (800, 600), spp: 1, bounces: 3, frames: 3 };
     let mut pt_worker = false;
     let mut raster_size = [1280u32, 720];
     let mut raster_worker = false;
     let mut archs: Option<String> = None;
+    let (mut build_tris, mut build_reps) = (100_000usize, 5u32);
+    let mut build_worker: Vec<String> = Vec::new();
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         let mut value = || args.next().unwrap_or_default();
@@ -187,6 +195,18 @@ fn main() -> ExitCode {
             "--arch" => archs = Some(value()),
             "--raster-worker" => raster_worker = true,
             "--pt-worker" => pt_worker = true,
+            "--build-worker" => build_worker.push(a.clone()),
+            w @ ("--build-flag" | "--build-rays") => build_worker.extend([w.to_string(), value()]),
+            "--build-tris" => {
+                let v = value();
+                build_tris = v.parse().unwrap_or(build_tris);
+                build_worker.extend(["--build-tris".to_string(), v]);
+            }
+            "--build-reps" => {
+                let v = value();
+                build_reps = v.parse().unwrap_or(build_reps);
+                build_worker.extend(["--build-reps".to_string(), v]);
+            }
             "--pt-scene" => pt.scene = value(),
             "--pt-spp" => pt.spp = value().parse().unwrap_or(pt.spp),
             "--pt-bounces" => pt.bounces = value().parse().unwrap_or(pt.bounces),
@@ -213,7 +233,8 @@ fn main() -> ExitCode {
             }
             "-h" | "--help" => {
                 println!("usage: bench [--scenes bunny,spheres,million,random] [--icds vortex,lavapipe] [--samples N] [--size WxH]");
-                println!("             [--workloads rt,pt,raster] [--raster-size WxH (1280x720)]");
+                println!("             [--workloads rt,pt,build,raster] [--raster-size WxH (1280x720)]");
+                println!("             [--build-tris 100000] [--build-reps 5]");
                 println!("             [--pt-scene spheres] [--pt-size 800x600] [--pt-spp 1] [--pt-bounces 3] [--pt-frames 3]");
                 println!("       bench --arch rtu,rdna2 [--scenes ...] [--size WxH (256x192)] [--samples N]");
                 return ExitCode::SUCCESS;
@@ -229,6 +250,15 @@ fn main() -> ExitCode {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("bench raster worker: {e}");
+                ExitCode::from(1)
+            }
+        };
+    }
+    if let (Some(icd), false) = (&worker_icd, build_worker.is_empty()) {
+        return match vortex_examples::buildbench::worker(icd, &build_worker) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("bench build worker: {e}");
                 ExitCode::from(1)
             }
         };
@@ -266,6 +296,9 @@ fn main() -> ExitCode {
     }
     if workloads.contains(&"pt") {
         failed |= pt_table(&icds, &pt);
+    }
+    if workloads.contains(&"build") {
+        failed |= build_table(&icds, build_tris, build_reps);
     }
     if workloads.contains(&"raster") {
         failed |= raster_table(&icds, raster_size);
@@ -329,6 +362,18 @@ fn pt_table(icds: &[&str], p: &pathtrace::Params) -> bool {
         }
     }
     failed
+}
+
+/// BLAS builds through the API at one size, every build flag, on every driver (see
+/// `vortex_examples::buildbench`). True if something failed.
+fn build_table(icds: &[&str], tris: usize, reps: u32) -> bool {
+    let flags: Vec<&str> = vortex_examples::buildbench::FLAGS.iter().map(|f| f.0).collect();
+    let run = |icd: &str, args: &[String]| {
+        let mut a = vec!["--build-worker".to_string()];
+        a.extend_from_slice(args);
+        run_worker(icd, "the build workload", &a)
+    };
+    vortex_examples::buildbench::table(icds, &[tris], &flags, reps, 4096, 1, run)
 }
 
 /// The raster workloads on every driver: one table, ratios of the first driver to the
