@@ -55,6 +55,13 @@ pub enum StreamOp {
         kargs: u64,
         kernel: Arc<str>,
     },
+    /// Indirect trace rays (`cmd::trace`): the launch size (width, height, depth rays) at
+    /// `src` goes into the kernel arguments, the CTAs covering it into the grid DCRs.
+    TraceRaysIndirect {
+        src: u64,
+        kargs: u64,
+        kernel: Arc<str>,
+    },
     Copy {
         src: u64,
         dst: u64,
@@ -146,6 +153,7 @@ impl StreamOp {
             StreamOp::Dcr { .. } => "DCR",
             StreamOp::Start { .. } => "START",
             StreamOp::DispatchIndirect { .. } => "START_INDIRECT",
+            StreamOp::TraceRaysIndirect { .. } => "TRACE_RAYS_INDIRECT",
             StreamOp::Copy { .. } => "DMA_COPY",
             StreamOp::Fill { .. } => "DMA_FILL",
             StreamOp::Write { .. } => "DMA_WRITE",
@@ -314,6 +322,22 @@ pub fn play(
                 }
                 let r = model.start()?;
                 tracing::debug!("indirect dispatch '{kernel}' {g:?}: {} CTAs", r.totals.ctas);
+                reports.push(r);
+            }
+            StreamOp::TraceRaysIndirect { src, kargs: ka, kernel } => {
+                let m = mem();
+                let size = [m.read_u32(*src)?, m.read_u32(*src + 4)?, m.read_u32(*src + 8)?];
+                for (i, v) in size.iter().enumerate() {
+                    m.write_u32(*ka + kargs::LAUNCH_SIZE as u64 + 4 * i as u64, *v)?;
+                }
+                let grid = crate::cmd::trace::grid(size);
+                for (addr, value) in
+                    [dcr::KMU_GRID_DIM_X, dcr::KMU_GRID_DIM_Y, dcr::KMU_GRID_DIM_Z].into_iter().zip(grid)
+                {
+                    model.dcr_write(addr, value)?;
+                }
+                let r = model.start()?;
+                tracing::debug!("indirect trace rays '{kernel}' {size:?}: {} CTAs", r.totals.ctas);
                 reports.push(r);
             }
             StreamOp::Copy { src, dst, len } => mem().copy(*dst, *src, *len)?,

@@ -285,7 +285,7 @@ impl<'m> Lowerer<'m> {
         let first = flat.blocks.first().ok_or_else(|| invalid!("entry point without blocks"))?.label;
         let first = self.labels[&first];
         let prev = self.e.switch_to(self.prologue);
-        self.e.jmp(first);
+        stage.enter(self, first)?;
         self.e.switch_to(prev);
         Ok(())
     }
