@@ -61,6 +61,8 @@ pub enum StreamOp {
         src: u64,
         kargs: u64,
         kernel: Arc<str>,
+        /// A `VkTraceRaysIndirectCommand2KHR`: the SBT regions come from `src` too.
+        regions: bool,
     },
     Copy {
         src: u64,
@@ -324,20 +326,15 @@ pub fn play(
                 tracing::debug!("indirect dispatch '{kernel}' {g:?}: {} CTAs", r.totals.ctas);
                 reports.push(r);
             }
-            StreamOp::TraceRaysIndirect { src, kargs: ka, kernel } => {
-                let m = mem();
-                let size = [m.read_u32(*src)?, m.read_u32(*src + 4)?, m.read_u32(*src + 8)?];
-                for (i, v) in size.iter().enumerate() {
-                    m.write_u32(*ka + kargs::LAUNCH_SIZE as u64 + 4 * i as u64, *v)?;
-                }
-                let grid = crate::cmd::trace::grid(size);
+            StreamOp::TraceRaysIndirect { src, kargs: ka, kernel, regions } => {
+                let grid = crate::cmd::trace::play_indirect(&mem(), *src, *ka, *regions)?;
                 for (addr, value) in
                     [dcr::KMU_GRID_DIM_X, dcr::KMU_GRID_DIM_Y, dcr::KMU_GRID_DIM_Z].into_iter().zip(grid)
                 {
                     model.dcr_write(addr, value)?;
                 }
                 let r = model.start()?;
-                tracing::debug!("indirect trace rays '{kernel}' {size:?}: {} CTAs", r.totals.ctas);
+                tracing::debug!("indirect trace rays '{kernel}' {grid:?}: {} CTAs", r.totals.ctas);
                 reports.push(r);
             }
             StreamOp::Copy { src, dst, len } => mem().copy(*dst, *src, *len)?,

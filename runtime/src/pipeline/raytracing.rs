@@ -22,8 +22,9 @@ pub const HANDLE_ALIGNMENT: u32 = 32;
 pub const BASE_ALIGNMENT: u32 = 64;
 /// `maxShaderGroupStride`.
 pub const MAX_GROUP_STRIDE: u32 = 4096;
-/// `maxRayRecursionDepth`: the levels the compiler may expand a `traceRayEXT` into.
-pub const MAX_RECURSION: u32 = 31;
+/// `maxRayRecursionDepth`: the Vulkan minimum while `traceRayEXT` is not compiled; the
+/// design expands recursion at compile time and will raise it (`docs/RTPIPELINE.md`).
+pub const MAX_RECURSION: u32 = 1;
 /// `maxRayHitAttributeSize`.
 pub const MAX_HIT_ATTRIBUTE_BYTES: u32 = 32;
 /// `maxRayDispatchInvocationCount`: the launch grid's CTAs are counted in 32 bits.
