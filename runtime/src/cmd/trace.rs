@@ -156,7 +156,12 @@ fn indirect2_raygen(dev: &Device, src: u64) -> u64 {
 /// Plays an indirect trace: the launch size (and with `regions`, the SBT regions of a
 /// `VkTraceRaysIndirectCommand2KHR`) from `src` into the kernel arguments at `ka`; returns
 /// the grid of CTAs.
-pub fn play_indirect(m: &vortex_model::mem::MemoryMap, src: u64, ka: u64, regions: bool) -> Result<[u32; 3], vortex_model::mem::MemFault> {
+pub fn play_indirect(
+    m: &vortex_model::mem::MemoryMap,
+    src: u64,
+    ka: u64,
+    regions: bool,
+) -> Result<[u32; 3], vortex_model::mem::MemFault> {
     let size_at = if regions { src + indirect2::SIZE } else { src };
     let size = [m.read_u32(size_at)?, m.read_u32(size_at + 4)?, m.read_u32(size_at + 8)?];
     for (k, v) in size.iter().enumerate() {

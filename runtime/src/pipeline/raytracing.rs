@@ -22,8 +22,8 @@ pub const HANDLE_ALIGNMENT: u32 = 32;
 pub const BASE_ALIGNMENT: u32 = 64;
 /// `maxShaderGroupStride`.
 pub const MAX_GROUP_STRIDE: u32 = 4096;
-/// `maxRayRecursionDepth`: the Vulkan minimum while `traceRayEXT` is not compiled; the
-/// design expands recursion at compile time and will raise it (`docs/RTPIPELINE.md`).
+/// `maxRayRecursionDepth`: traces from the ray generation shader only, for now (the design
+/// expands recursion at compile time and will raise it: `docs/RTPIPELINE.md`).
 pub const MAX_RECURSION: u32 = 1;
 /// `maxRayHitAttributeSize`.
 pub const MAX_HIT_ATTRIBUTE_BYTES: u32 = 32;
@@ -89,10 +89,10 @@ impl Pipeline {
         let mut raygen = Vec::with_capacity(groups.len());
         let mut name = None;
         for g in &groups {
-            let k = match (g.kind, g.general.map(|s| &stages[s as usize])) {
-                (GroupKind::General, Some(s)) if s.stage == Stage::RayGeneration => {
-                    name.get_or_insert_with(|| s.entry.clone());
-                    Some(compile_raygen(device, s, &layout)?)
+            let k = match (g.kind, g.general) {
+                (GroupKind::General, Some(r)) if stages[r as usize].stage == Stage::RayGeneration => {
+                    name.get_or_insert_with(|| stages[r as usize].entry.clone());
+                    Some(compile_raygen(device, &stages, &groups, r as usize, &layout)?)
                 }
                 _ => None,
             };
@@ -132,12 +132,48 @@ fn check_groups(stages: &[RtStage], groups: &[Group]) -> VkResult<()> {
     Ok(())
 }
 
-fn compile_raygen(device: &Device, s: &RtStage, layout: &PipelineLayout) -> VkResult<Kernel> {
+fn compile_raygen(
+    device: &Device,
+    stages: &[RtStage],
+    groups: &[Group],
+    raygen: usize,
+    layout: &PipelineLayout,
+) -> VkResult<Kernel> {
     let target = shader::Target {
         stage: Stage::RayGeneration,
         ray_query: shader::RayQueryLowering::for_arch(device.config.rt_arch),
     };
-    let k = crate::stream::compile_kernel(device, &s.module.words, &s.entry, &s.spec, layout, target, Vec::new())?;
+    let opts = shader::CompileOptions {
+        target,
+        layout: crate::stream::resource_layout(layout),
+        optimize: shader::optimize_from_env(),
+        robust_buffer_access: device.robust_buffer_access(),
+        ..Default::default()
+    };
+    let shaders: Vec<shader::RtShader> = stages
+        .iter()
+        .map(|s| shader::RtShader {
+            words: s.module.words.clone(),
+            entry: s.entry.clone(),
+            stage: s.stage,
+            specialization: s.spec.iter().cloned().collect(),
+        })
+        .collect();
+    let idx = |i: Option<u32>| i.map(|i| i as usize);
+    let groups: Vec<shader::RtGroup> = groups
+        .iter()
+        .map(|g| shader::RtGroup {
+            general: idx(g.general),
+            closest_hit: idx(g.closest_hit),
+            any_hit: idx(g.any_hit),
+            intersection: idx(g.intersection),
+        })
+        .collect();
+    let s = &stages[raygen];
+    let k = shader::compile_ray_tracing(&shaders, &groups, raygen, &opts).map_err(|e| {
+        tracing::error!("cannot compile ray-tracing pipeline '{}': {e}", s.entry);
+        vk::Result::ERROR_UNKNOWN
+    })?;
     let kernel = load_kernel(device, &k)?;
     Ok(Kernel { kernel, lmem_bytes: k.lmem_bytes, private_bytes: k.private_bytes })
 }

@@ -12,6 +12,7 @@
 //! sharing [`io`]; [`select`] refuses every other stage by name. Adding one is a module here with an implementation of
 //! [`StageIo`] and an arm in [`select`].
 
+mod callee;
 mod compute;
 mod fetch;
 mod fragment;
@@ -74,6 +75,19 @@ pub(crate) fn select(stage: Stage) -> Result<&'static dyn StageIo> {
         Stage::Fragment => Ok(&fragment::Fragment),
         Stage::RayGeneration => Ok(&raygen::RayGeneration),
         s => Err(unsupported!("{s} shaders are not supported yet")),
+    }
+}
+
+/// The implementation of a stage a ray-tracing pipeline runs in place of a call
+/// (`lower/raytracing`).
+pub(crate) fn callee(stage: Stage) -> Result<&'static dyn StageIo> {
+    match stage {
+        Stage::Miss => Ok(&callee::MISS),
+        Stage::ClosestHit => Ok(&callee::CLOSEST_HIT),
+        Stage::AnyHit => Ok(&callee::ANY_HIT),
+        Stage::Intersection => Ok(&callee::INTERSECTION),
+        Stage::Callable => Ok(&callee::CALLABLE),
+        s => Err(invalid!("internal: a {s} shader called from a ray-tracing pipeline")),
     }
 }
 

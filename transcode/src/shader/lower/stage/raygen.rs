@@ -35,6 +35,9 @@ impl StageIo for RayGeneration {
     fn interface_var(&self, l: &mut Lowerer<'_>, id: Id, var: &GlobalVar) -> Result<Ptr> {
         match var.sc {
             StorageClass::Input => builtin_input(l, id, var.ty, builtin),
+            // What traces and callable calls hand on (`lower/raytracing`): ordinary storage
+            // the called shaders address directly.
+            StorageClass::RayPayloadKHR | StorageClass::CallableDataKHR => l.var_storage(id, var.ty, var.init, true),
             sc => Err(unsupported!("{sc:?} variable %{id} in a ray generation shader")),
         }
     }
