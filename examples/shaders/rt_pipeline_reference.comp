@@ -15,7 +15,7 @@ layout(push_constant) uniform Params {
     uint count;
     uint flags;
     uint sbt_offset;
-    uint ignore_odd;
+    uint ignore_odd;  // 1: odd primitives are holes; 2: AABBs hold spheres (rt_pipeline.rint)
 };
 
 void main() {
@@ -28,12 +28,26 @@ void main() {
     rayQueryInitializeEXT(q, tlas, flags, 0xFF, r.origin_tmin.xyz, r.origin_tmin.w, r.dir_tmax.xyz, r.dir_tmax.w);
     while (rayQueryProceedEXT(q)) {
         int p = rayQueryGetIntersectionPrimitiveIndexEXT(q, false);
-        if (ignore_odd == 0u || (p & 1) == 0) {
+        if (rayQueryGetIntersectionTypeEXT(q, false) == gl_RayQueryCandidateIntersectionAABBEXT) {
+            vec3 o = rayQueryGetIntersectionObjectRayOriginEXT(q, false);
+            vec3 d = rayQueryGetIntersectionObjectRayDirectionEXT(q, false);
+            float t = enter_sphere(o, d, sphere(p));
+            bool committed = rayQueryGetIntersectionTypeEXT(q, true) != gl_RayQueryCommittedIntersectionNoneEXT;
+            float tmax = committed ? rayQueryGetIntersectionTEXT(q, true) : r.dir_tmax.w;
+            if (t >= r.origin_tmin.w && t <= tmax) {
+                rayQueryGenerateIntersectionEXT(q, t);
+            }
+        } else if (ignore_odd != 1u || (p & 1) == 0) {
             rayQueryConfirmIntersectionEXT(q);
         }
     }
-    if (rayQueryGetIntersectionTypeEXT(q, true) == gl_RayQueryCommittedIntersectionNoneEXT) {
+    uint committed = rayQueryGetIntersectionTypeEXT(q, true);
+    if (committed == gl_RayQueryCommittedIntersectionNoneEXT) {
         hits[i] = Hit(-1.0, -1, -1, 0u);
+    } else if (committed == gl_RayQueryCommittedIntersectionGeneratedEXT) {
+        int p = rayQueryGetIntersectionPrimitiveIndexEXT(q, true);
+        hits[i] = Hit(rayQueryGetIntersectionTEXT(q, true), p,
+                      rayQueryGetIntersectionInstanceCustomIndexEXT(q, true) + p * 100, SPHERE_KIND);
     } else {
         hits[i] = Hit(rayQueryGetIntersectionTEXT(q, true), rayQueryGetIntersectionPrimitiveIndexEXT(q, true),
                       rayQueryGetIntersectionInstanceCustomIndexEXT(q, true), 1u);

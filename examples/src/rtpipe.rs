@@ -88,12 +88,7 @@ impl RtPipeline {
         let [raygen, miss, hit, callable] = &self.regions;
         // SAFETY: cmd is recording; the pipeline is bound and the SBT buffer alive.
         unsafe { self.rt.cmd_trace_rays(cmd, raygen, miss, hit, callable, size[0], size[1], size[2]) };
-        memory_barrier(
-            ctx.device(),
-            cmd,
-            vk::PipelineStageFlags::RAY_TRACING_SHADER_KHR,
-            vk::PipelineStageFlags::HOST,
-        );
+        memory_barrier(ctx.device(), cmd, vk::PipelineStageFlags::RAY_TRACING_SHADER_KHR, vk::PipelineStageFlags::HOST);
         let _ = &self.sbt;
     }
 }
@@ -181,8 +176,9 @@ fn shader_binding_table(
     let stride = align(size, props.shader_group_handle_alignment as u64);
     let base = props.shader_group_base_alignment as u64;
     // SAFETY: valid pipeline with `groups` groups.
-    let handles = unsafe { rt.get_ray_tracing_shader_group_handles(pipeline, 0, groups, (groups as u64 * size) as usize) }
-        .vk("vkGetRayTracingShaderGroupHandlesKHR")?;
+    let handles =
+        unsafe { rt.get_ray_tracing_shader_group_handles(pipeline, 0, groups, (groups as u64 * size) as usize) }
+            .vk("vkGetRayTracingShaderGroupHandlesKHR")?;
     let regions: [&[u32]; 3] = [std::slice::from_ref(&table.raygen), &table.miss, &table.hit];
     let mut bytes = Vec::new();
     let mut starts = Vec::new();

@@ -27,7 +27,8 @@ fn committed_spirv_matches_its_source() {
         files.sort();
         files
     };
-    let sources: Vec<PathBuf> = ["comp", "vert", "frag", "rgen", "rchit", "rmiss", "rahit"].into_iter().flat_map(files_with).collect();
+    let sources: Vec<PathBuf> =
+        ["comp", "vert", "frag", "rgen", "rchit", "rmiss", "rahit", "rint"].into_iter().flat_map(files_with).collect();
     assert!(!sources.is_empty(), "no shader sources in {}", shaders.display());
 
     let mut stale = Vec::new();

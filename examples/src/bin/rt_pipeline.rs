@@ -6,7 +6,10 @@
 //! hit or not), and by a compute shader with a ray query that commits the same hits. Pass 1
 //! is opaque; pass 2 forces every triangle non-opaque and picks the hit group whose any-hit
 //! shader ignores odd primitives (SBT record offset 1), the reference confirming only even
-//! ones. Hits must agree exactly (hit or miss, primitive, instance) and in t to 1e-5
+//! ones. Pass 3 traces a grid of parallel rays at procedural spheres in the boxes of an
+//! AABB geometry: the hit group's intersection shader reports them (kind and an attribute
+//! the closest-hit shader passes on), the reference generates the same intersections.
+//! Hits must agree exactly (hit or miss, primitive, instance, kind) and in t to 1e-5
 //! relative: on one device both paths walk the same structure.
 //!
 //! On Vortex the extension is offered with `VORTEX_RT_PIPELINE=1` (docs/RTPIPELINE.md).
@@ -16,12 +19,14 @@ use vortex_examples::checks;
 use vortex_examples::pipeline::Binding;
 use vortex_examples::rtpipe::{Group, RtPipeline, Table};
 use vortex_examples::scene::{GpuScene, Scene};
-use vortex_examples::{Buffer, ComputePipeline, Context};
+use vortex_examples::{AabbGeometry, AccelerationStructure, Buffer, ComputePipeline, Context, Instance, Mat3x4};
 
 const RGEN: &[u8] = include_bytes!("../../shaders/rt_pipeline.rgen.spv");
 const RMISS: &[u8] = include_bytes!("../../shaders/rt_pipeline.rmiss.spv");
 const RCHIT: &[u8] = include_bytes!("../../shaders/rt_pipeline.rchit.spv");
 const RAHIT: &[u8] = include_bytes!("../../shaders/rt_pipeline.rahit.spv");
+const RINT: &[u8] = include_bytes!("../../shaders/rt_pipeline.rint.spv");
+const RCHIT_SPHERE: &[u8] = include_bytes!("../../shaders/rt_pipeline_sphere.rchit.spv");
 const REFERENCE: &[u8] = include_bytes!("../../shaders/rt_pipeline_reference.spv");
 
 const WIDTH: u32 = 96;
@@ -46,14 +51,58 @@ fn main() {
     });
     println!("device: {}", ctx.info().name);
     if !ctx.info().enabled.contains(&"rayTracingPipeline") {
-        eprintln!("rt_pipeline: the device does not offer VK_KHR_ray_tracing_pipeline (on Vortex: VORTEX_RT_PIPELINE=1)");
+        eprintln!(
+            "rt_pipeline: the device does not offer VK_KHR_ray_tracing_pipeline (on Vortex: VORTEX_RT_PIPELINE=1)"
+        );
         std::process::exit(2);
     }
     let list: &[checks::Check<String>] = &[
-        ("closest-hit and miss against ray queries (opaque)", &|c| pass(c, 0, 0, 0)),
-        ("any-hit alpha test against ray queries (no-opaque rays)", &|c| pass(c, NO_OPAQUE, 1, 1)),
+        ("closest-hit and miss against ray queries (opaque)", &|c| bunny(c, 0, 0, 0)),
+        ("any-hit alpha test against ray queries (no-opaque rays)", &|c| bunny(c, NO_OPAQUE, 1, 1)),
+        ("intersection shader (procedural spheres) against generated intersections", &spheres),
     ];
     checks::run_checks_and_exit(&ctx, "rt-pipeline", list, || 0);
+}
+
+fn err(e: vortex_examples::Error) -> String {
+    e.to_string()
+}
+
+fn bunny(ctx: &Context, flags: u32, sbt_offset: u32, ignore_odd: u32) -> Result<String, String> {
+    let scene = Scene::builtin("bunny").map_err(err)?;
+    let gpu = GpuScene::build(ctx, &scene).map_err(err)?;
+    compare(ctx, &gpu.tlas, &camera_rays(&scene), [flags, sbt_offset, ignore_odd])
+}
+
+/// 16 spheres in a 4x4 grid (rt_pipeline_common.glsl), each in its box, one instance;
+/// parallel rays down the z axis over them.
+fn spheres(ctx: &Context) -> Result<String, String> {
+    let boxes = (0..16)
+        .map(|p| {
+            let (x, y) = ((p % 4) as f32 * 2.0 - 3.0, (p / 4) as f32 * 2.0 - 3.0);
+            [x - 0.8, y - 0.8, -0.8, x + 0.8, y + 0.8, 0.8]
+        })
+        .collect();
+    let geometry = AabbGeometry { boxes, flags: vk::GeometryFlagsKHR::OPAQUE };
+    let blas = AccelerationStructure::build_bottom_aabbs(ctx, &[geometry]).map_err(err)?;
+    let instance = Instance {
+        blas: 0,
+        transform: Mat3x4::IDENTITY,
+        custom_index: 7,
+        mask: 0xFF,
+        flags: vk::GeometryInstanceFlagsKHR::empty(),
+        sbt_offset: 2,
+    };
+    let blases = [blas];
+    let tlas = AccelerationStructure::build_top(ctx, &blases, &[instance]).map_err(err)?;
+    let mut rays = Vec::new();
+    for y in 0..HEIGHT {
+        for x in 0..WIDTH {
+            let (u, v) = ((x as f32 + 0.5) / WIDTH as f32 * 9.0 - 4.5, (y as f32 + 0.5) / HEIGHT as f32 * 9.0 - 4.5);
+            rays.push([u, v, 10.0, 0.0, 0.0, 0.0, -1.0, 1.0e4]);
+        }
+    }
+    compare(ctx, &tlas, &rays, [0, 0, 2])
 }
 
 /// Camera rays of the scene, one per pixel: (origin, tmin) and (direction, tmax).
@@ -73,19 +122,21 @@ fn camera_rays(scene: &Scene) -> Vec<[f32; 8]> {
     rays
 }
 
-fn pass(ctx: &Context, flags: u32, sbt_offset: u32, ignore_odd: u32) -> Result<String, String> {
-    let e = |e: vortex_examples::Error| e.to_string();
-    let scene = Scene::builtin("bunny").map_err(e)?;
-    let gpu = GpuScene::build(ctx, &scene).map_err(e)?;
-    let rays = camera_rays(&scene);
+/// Traces `rays` ((origin, tmin), (direction, tmax)) with the pipeline and with the
+/// reference; `params` are the ray flags, the SBT record offset and the reference's mode.
+fn compare(ctx: &Context, tlas: &AccelerationStructure, rays: &[[f32; 8]], params: [u32; 3]) -> Result<String, String> {
+    let e = err;
     let count = rays.len() as u32;
-    let ray_buf = Buffer::with_data(ctx, &rays, vk::BufferUsageFlags::STORAGE_BUFFER).map_err(e)?;
+    let ray_buf = Buffer::with_data(ctx, rays, vk::BufferUsageFlags::STORAGE_BUFFER).map_err(e)?;
     let bytes = 16 * count as u64;
     let usage = vk::BufferUsageFlags::STORAGE_BUFFER;
     let (got, want) = (Buffer::new(ctx, bytes, usage).map_err(e)?, Buffer::new(ctx, bytes, usage).map_err(e)?);
-    let push: Vec<u8> = [count, flags, sbt_offset, ignore_odd].iter().flat_map(|v| v.to_le_bytes()).collect();
-    let types =
-        [vk::DescriptorType::ACCELERATION_STRUCTURE_KHR, vk::DescriptorType::STORAGE_BUFFER, vk::DescriptorType::STORAGE_BUFFER];
+    let push: Vec<u8> = [count, params[0], params[1], params[2]].iter().flat_map(|v| v.to_le_bytes()).collect();
+    let types = [
+        vk::DescriptorType::ACCELERATION_STRUCTURE_KHR,
+        vk::DescriptorType::STORAGE_BUFFER,
+        vk::DescriptorType::STORAGE_BUFFER,
+    ];
     let bindings: Vec<Binding> =
         types.iter().enumerate().map(|(i, &ty)| Binding { set: 0, binding: i as u32, ty, count: 1 }).collect();
 
@@ -94,18 +145,26 @@ fn pass(ctx: &Context, flags: u32, sbt_offset: u32, ignore_odd: u32) -> Result<S
         (vk::ShaderStageFlags::MISS_KHR, RMISS),
         (vk::ShaderStageFlags::CLOSEST_HIT_KHR, RCHIT),
         (vk::ShaderStageFlags::ANY_HIT_KHR, RAHIT),
+        (vk::ShaderStageFlags::INTERSECTION_KHR, RINT),
+        (vk::ShaderStageFlags::CLOSEST_HIT_KHR, RCHIT_SPHERE),
     ];
-    let groups =
-        [Group::general(0), Group::general(1), Group::triangles(Some(2), None), Group::triangles(Some(2), Some(3))];
-    let table = Table { raygen: 0, miss: vec![1], hit: vec![2, 3] };
+    let sphere_group = Group { closest_hit: Some(5), intersection: Some(4), ..Default::default() };
+    let groups = [
+        Group::general(0),
+        Group::general(1),
+        Group::triangles(Some(2), None),
+        Group::triangles(Some(2), Some(3)),
+        sphere_group,
+    ];
+    let table = Table { raygen: 0, miss: vec![1], hit: vec![2, 3, 4] };
     let rt = RtPipeline::new(ctx, &stages, &groups, &table, &bindings, 16).map_err(e)?;
-    rt.base.bind_acceleration_structure(0, &gpu.tlas);
+    rt.base.bind_acceleration_structure(0, tlas);
     rt.base.bind_storage_buffer(1, &ray_buf);
     rt.base.bind_storage_buffer(2, &got);
     ctx.submit_once(|cmd| rt.record_trace(ctx, cmd, &push, [WIDTH, HEIGHT, 1])).map_err(e)?;
 
     let reference = ComputePipeline::new(ctx, REFERENCE, &types, 16).map_err(e)?;
-    reference.bind_acceleration_structure(0, &gpu.tlas);
+    reference.bind_acceleration_structure(0, tlas);
     reference.bind_storage_buffer(1, &ray_buf);
     reference.bind_storage_buffer(2, &want);
     ctx.submit_once(|cmd| reference.record_dispatch(cmd, &push, [count.div_ceil(32), 1, 1])).map_err(e)?;
@@ -119,7 +178,7 @@ fn pass(ctx: &Context, flags: u32, sbt_offset: u32, ignore_odd: u32) -> Result<S
             bad.push(format!("ray {i}: pipeline {g:?}, ray query {w:?}"));
         }
     }
-    let hits = want.iter().filter(|h| h.kind == 1).count();
+    let hits = want.iter().filter(|h| h.kind != 0).count();
     if hits == 0 || hits == want.len() {
         return Err(format!("{hits} of {} rays hit: the test needs both hits and misses", want.len()));
     }
