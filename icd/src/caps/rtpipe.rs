@@ -92,7 +92,9 @@ mod tests {
         assert!(extensions(false).is_empty());
         let mut f = vk::PhysicalDeviceRayTracingPipelineFeaturesKHR::default();
         // SAFETY: a live structure of the matching type.
-        assert!(unsafe { fill_feature(f.s_type, (&mut f as *mut _).cast(), false) });
+        assert!(unsafe {
+            fill_feature(f.s_type, (&mut f as *mut vk::PhysicalDeviceRayTracingPipelineFeaturesKHR).cast(), false)
+        });
         assert_eq!(f.ray_tracing_pipeline, 0);
         assert_eq!(f.ray_tracing_pipeline_trace_rays_indirect, 0);
         assert_eq!(f.ray_traversal_primitive_culling, 0);
@@ -104,11 +106,15 @@ mod tests {
         assert_eq!(extensions(true), EXTENSIONS);
         let mut f = vk::PhysicalDeviceRayTracingPipelineFeaturesKHR::default();
         // SAFETY: a live structure of the matching type.
-        assert!(unsafe { fill_feature(f.s_type, (&mut f as *mut _).cast(), true) });
+        assert!(unsafe {
+            fill_feature(f.s_type, (&mut f as *mut vk::PhysicalDeviceRayTracingPipelineFeaturesKHR).cast(), true)
+        });
         assert_eq!((f.ray_tracing_pipeline, f.ray_tracing_pipeline_trace_rays_indirect), (1, 1));
         let mut q = vk::PhysicalDeviceRayTracingPipelinePropertiesKHR::default();
         // SAFETY: as above.
-        assert!(unsafe { fill_property(q.s_type, (&mut q as *mut _).cast()) });
+        assert!(unsafe {
+            fill_property(q.s_type, (&mut q as *mut vk::PhysicalDeviceRayTracingPipelinePropertiesKHR).cast())
+        });
         // The specification's required limits (Table "Required Limits"): handle size 32
         // exactly is what applications assume; the others are minimums or maximums.
         assert_eq!(q.shader_group_handle_size, 32);

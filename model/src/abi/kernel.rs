@@ -447,7 +447,7 @@ mod tests {
         assert_eq!(kargs::PUSH + kargs::PUSH_BYTES, kargs::BYTES);
         assert!(kargs::DYN_OFFSETS + 4 * kargs::MAX_DYNAMIC <= kargs::LAUNCH_SIZE);
         assert!(kargs::LAUNCH_SIZE + 12 <= kargs::PUSH);
-        assert!(kargs::SBT >= kargs::BYTES && kargs::SBT % 8 == 0);
+        assert!(kargs::SBT >= kargs::BYTES && kargs::SBT.is_multiple_of(8));
         assert!(desc::IMG_TEXEL_BYTES + 4 <= desc::BYTES);
     }
 
