@@ -15,7 +15,9 @@ layout(push_constant) uniform Params {
     uint count;
     uint flags;
     uint sbt_offset;
-    uint ignore_odd;  // 1: odd primitives are holes; 2: AABBs hold spheres (rt_pipeline.rint)
+    // 1: odd primitives are holes; 2: AABBs hold spheres (rt_pipeline.rint); 3: odd
+    // primitives are holes in instances of SBT record offset 1
+    uint ignore_odd;
 };
 
 void main() {
@@ -36,6 +38,10 @@ void main() {
             float tmax = committed ? rayQueryGetIntersectionTEXT(q, true) : r.dir_tmax.w;
             if (t >= r.origin_tmin.w && t <= tmax) {
                 rayQueryGenerateIntersectionEXT(q, t);
+            }
+        } else if (ignore_odd == 3u) {
+            if (rayQueryGetIntersectionInstanceShaderBindingTableRecordOffsetEXT(q, false) != 1u || (p & 1) == 0) {
+                rayQueryConfirmIntersectionEXT(q);
             }
         } else if (ignore_odd != 1u || (p & 1) == 0) {
             rayQueryConfirmIntersectionEXT(q);

@@ -21,7 +21,7 @@ fn run(icd: &str, env: &[(&str, &str)]) -> (bool, String) {
 fn passes(icd: &str, env: &[(&str, &str)]) {
     let (ok, text) = run(icd, env);
     assert!(ok, "rt_pipeline on {icd} {env:?} failed:\n{text}");
-    assert!(text.contains("3/3 rt-pipeline checks passed"), "{text}");
+    assert!(text.contains("4/4 rt-pipeline checks passed"), "{text}");
     assert!(text.contains("identical"), "{text}");
 }
 

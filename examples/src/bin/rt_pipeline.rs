@@ -1,7 +1,8 @@
 //! rt_pipeline: the ray-tracing pipeline (`VK_KHR_ray_tracing_pipeline`) against ray
 //! queries, through the loader, on any ICD that offers both.
 //!
-//! Camera rays over the bunny scene are traced twice: by a ray generation shader whose
+//! The checks are the seed's RTU scenarios (`rt_smoke_*`) as a pipeline runs them. Camera
+//! rays over the bunny scene are traced twice: by a ray generation shader whose
 //! closest-hit and miss shaders write the payload (hit t, primitive, instance custom index,
 //! hit or not), and by a compute shader with a ray query that commits the same hits. Pass 1
 //! is opaque; pass 2 forces every triangle non-opaque and picks the hit group whose any-hit
@@ -9,6 +10,9 @@
 //! ones. Pass 3 traces a grid of parallel rays at procedural spheres in the boxes of an
 //! AABB geometry: the hit group's intersection shader reports them (kind and an attribute
 //! the closest-hit shader passes on), the reference generates the same intersections.
+//! Pass 4 gives the bunny scene's instances alternating SBT record offsets (0, 1), so
+//! the lanes of a warp dispatch to different hit groups (the seed's reformation by SBT
+//! index), the any-hit group's instances with holes.
 //! Hits must agree exactly (hit or miss, primitive, instance, kind) and in t to 1e-5
 //! relative: on one device both paths walk the same structure.
 //!
@@ -57,9 +61,10 @@ fn main() {
         std::process::exit(2);
     }
     let list: &[checks::Check<String>] = &[
-        ("closest-hit and miss against ray queries (opaque)", &|c| bunny(c, 0, 0, 0)),
-        ("any-hit alpha test against ray queries (no-opaque rays)", &|c| bunny(c, NO_OPAQUE, 1, 1)),
-        ("intersection shader (procedural spheres) against generated intersections", &spheres),
+        ("rt_smoke_chs/miss: closest-hit and miss against ray queries", &|c| bunny(c, 0, 0, 0, false)),
+        ("rt_smoke_sbt: any-hit alpha test in SBT record 1 (no-opaque rays)", &|c| bunny(c, NO_OPAQUE, 1, 1, false)),
+        ("rt_smoke_is/proc: intersection shader (procedural spheres)", &spheres),
+        ("rt_smoke_reform_sbt: instances alternate hit groups within warps", &|c| bunny(c, NO_OPAQUE, 0, 3, true)),
     ];
     checks::run_checks_and_exit(&ctx, "rt-pipeline", list, || 0);
 }
@@ -68,10 +73,30 @@ fn err(e: vortex_examples::Error) -> String {
     e.to_string()
 }
 
-fn bunny(ctx: &Context, flags: u32, sbt_offset: u32, ignore_odd: u32) -> Result<String, String> {
+/// The bunny scene; with `alternate`, instance `i` has SBT record offset `i % 2`, so rays
+/// of one warp that hit different instances run different hit groups.
+fn bunny(ctx: &Context, flags: u32, sbt_offset: u32, mode: u32, alternate: bool) -> Result<String, String> {
     let scene = Scene::builtin("bunny").map_err(err)?;
     let gpu = GpuScene::build(ctx, &scene).map_err(err)?;
-    compare(ctx, &gpu.tlas, &camera_rays(&scene), [flags, sbt_offset, ignore_odd])
+    let rays = camera_rays(&scene);
+    if !alternate {
+        return compare(ctx, &gpu.tlas, &rays, [flags, sbt_offset, mode]);
+    }
+    let instances: Vec<Instance> = scene
+        .placements
+        .iter()
+        .enumerate()
+        .map(|(i, p)| Instance {
+            blas: p.mesh,
+            transform: p.transform,
+            custom_index: p.mesh as u32,
+            mask: 0xFF,
+            flags: vk::GeometryInstanceFlagsKHR::empty(),
+            sbt_offset: i as u32 % 2,
+        })
+        .collect();
+    let tlas = AccelerationStructure::build_top(ctx, &gpu.blases, &instances).map_err(err)?;
+    compare(ctx, &tlas, &rays, [flags, sbt_offset, mode])
 }
 
 /// 16 spheres in a 4x4 grid (rt_pipeline_common.glsl), each in its box, one instance;

@@ -124,8 +124,13 @@ pub unsafe extern "system" fn get_ray_tracing_shader_group_handles(
 ) -> vk::Result {
     guard_device_result("vkGetRayTracingShaderGroupHandlesKHR", d, || {
         device(d)?;
-        // SAFETY: live pipeline handle; `size` writable bytes at `p_data`.
+        // SAFETY: a live pipeline handle per the API contract.
         let p = unsafe { ray_tracing(p)? };
+        if p_data.is_null() {
+            tracing::error!("vkGetRayTracingShaderGroupHandlesKHR: pData is null");
+            return Err(vk::Result::ERROR_UNKNOWN);
+        }
+        // SAFETY: `size` writable bytes at the non-null `p_data` per the API contract.
         let out = unsafe { std::slice::from_raw_parts_mut(p_data as *mut u8, size) };
         if let Some(rt) = p.as_ray_tracing() {
             rt.handles(first, count, out)?;
