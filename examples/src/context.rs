@@ -393,6 +393,9 @@ fn optional_support(instance: &ash::Instance, physical: vk::PhysicalDevice) -> (
         if extensions.contains(&khr::dynamic_rendering::NAME) {
             features2 = features2.push_next(&mut f.dynamic_rendering);
         }
+        if extensions.contains(&khr::ray_tracing_pipeline::NAME) {
+            features2 = features2.push_next(&mut f.rt_pipeline);
+        }
         // SAFETY: every structure in the chain belongs to a present extension or core 1.2
         // (check_suitable requires 1.2).
         unsafe { instance.get_physical_device_features2(physical, &mut features2) };
@@ -404,6 +407,7 @@ fn optional_support(instance: &ash::Instance, physical: vk::PhysicalDevice) -> (
     f.atomic_float.p_next = std::ptr::null_mut();
     f.robustness2.p_next = std::ptr::null_mut();
     f.dynamic_rendering.p_next = std::ptr::null_mut();
+    f.rt_pipeline.p_next = std::ptr::null_mut();
     let mut wanted = FeatureSet::default();
     for name in crate::features::OPTIONAL_FEATURES {
         wanted.set(name);
@@ -539,6 +543,9 @@ fn create_device(
     }
     if optional_extensions.contains(&khr::dynamic_rendering::NAME) {
         create = create.push_next(&mut f.dynamic_rendering);
+    }
+    if optional_extensions.contains(&khr::ray_tracing_pipeline::NAME) {
+        create = create.push_next(&mut f.rt_pipeline);
     }
     if info.maintenance1 {
         create = create.push_next(&mut m1);

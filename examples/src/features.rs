@@ -23,6 +23,7 @@ pub(crate) struct FeatureSet {
     /// Only `nullDescriptor` of it is ever set (see the module note).
     pub robustness2: vk::PhysicalDeviceRobustness2FeaturesEXT<'static>,
     pub dynamic_rendering: vk::PhysicalDeviceDynamicRenderingFeatures<'static>,
+    pub rt_pipeline: vk::PhysicalDeviceRayTracingPipelineFeaturesKHR<'static>,
 }
 
 macro_rules! optional_features {
@@ -103,15 +104,17 @@ optional_features! {
     "largePoints" => core.large_points,
     "nullDescriptor" => robustness2.null_descriptor,
     "dynamicRendering" => dynamic_rendering.dynamic_rendering,
+    "rayTracingPipeline" => rt_pipeline.ray_tracing_pipeline,
 }
 
 /// Device extensions enabled when the device has them; each provides the features of one
 /// structure of [`FeatureSet`] (`None`: core).
-pub(crate) const OPTIONAL_EXTENSIONS: [&CStr; 4] = [
+pub(crate) const OPTIONAL_EXTENSIONS: [&CStr; 5] = [
     khr::ray_tracing_position_fetch::NAME,
     ext::shader_atomic_float::NAME,
     ext::robustness2::NAME,
     khr::dynamic_rendering::NAME,
+    khr::ray_tracing_pipeline::NAME,
 ];
 
 impl FeatureSet {

@@ -19,6 +19,7 @@ pub mod pipeline;
 pub mod raster;
 pub mod raster_scene;
 pub mod rawas;
+pub mod rtpipe;
 pub mod scene;
 pub mod sparse;
 pub mod wsi;

@@ -27,7 +27,8 @@ fn committed_spirv_matches_its_source() {
         files.sort();
         files
     };
-    let sources: Vec<PathBuf> = ["comp", "vert", "frag"].into_iter().flat_map(files_with).collect();
+    let sources: Vec<PathBuf> =
+        ["comp", "vert", "frag", "rgen", "rchit", "rmiss", "rahit", "rint"].into_iter().flat_map(files_with).collect();
     assert!(!sources.is_empty(), "no shader sources in {}", shaders.display());
 
     let mut stale = Vec::new();
@@ -62,7 +63,7 @@ fn committed_spirv_matches_its_source() {
 }
 
 /// The SPIR-V files a source compiles to, with their glslang flags: NAME.spv for a compute
-/// shader NAME.comp, NAME.STAGE.spv for NAME.vert and NAME.frag, or one file per entry of a
+/// shader NAME.comp, NAME.STAGE.spv for the other stages (NAME.vert, NAME.rgen, ...), or one file per entry of a
 /// `// variants: OUT=-DFLAG,...` second line (the convention of scripts/build-shaders.sh).
 fn outputs(source: &Path) -> Vec<(PathBuf, Vec<String>)> {
     let text = fs::read_to_string(source).expect("cannot read a shader source");

@@ -5,6 +5,7 @@
 pub mod budget;
 pub mod graphics;
 pub mod robust;
+pub mod rtpipe;
 pub mod v13;
 
 #[cfg(test)]
@@ -71,7 +72,8 @@ pub const DEVICE_EXTENSIONS: &[(&str, u32)] = &[
 /// once it is switched on.
 pub fn device_extensions() -> Vec<(&'static str, u32)> {
     let gfx = if graphics::GRAPHICS { graphics::EXTENSIONS } else { &[] };
-    DEVICE_EXTENSIONS.iter().chain(gfx).copied().chain(v13::extensions()).collect()
+    let rt = rtpipe::extensions(rtpipe::enabled());
+    DEVICE_EXTENSIONS.iter().chain(gfx).chain(rt).copied().chain(v13::extensions()).collect()
 }
 
 /// Fixed UUIDs: the driver UUID also versions serialized acceleration structures.
@@ -344,7 +346,7 @@ pub unsafe fn fill_features(chain: *mut c_void) {
         vk::StructureType::PHYSICAL_DEVICE_RAY_TRACING_MAINTENANCE_1_FEATURES_KHR => {
             let f = at!(p, vk::PhysicalDeviceRayTracingMaintenance1FeaturesKHR);
             f.ray_tracing_maintenance1 = T;
-            f.ray_tracing_pipeline_trace_rays_indirect2 = 0;
+            f.ray_tracing_pipeline_trace_rays_indirect2 = rtpipe::trace_rays_indirect2(rtpipe::enabled());
         }
         vk::StructureType::PHYSICAL_DEVICE_RAY_TRACING_POSITION_FETCH_FEATURES_KHR => {
             at!(p, vk::PhysicalDeviceRayTracingPositionFetchFeaturesKHR).ray_tracing_position_fetch = T
@@ -370,8 +372,9 @@ pub unsafe fn fill_features(chain: *mut c_void) {
         _ => {
             // SAFETY: `p` is a writable structure of type `ty`.
             unsafe {
-                let _ =
-                    v13::fill_feature(ty, p, graphics::GRAPHICS) || graphics::fill_feature(ty, p, graphics::GRAPHICS);
+                let _ = v13::fill_feature(ty, p, graphics::GRAPHICS)
+                    || graphics::fill_feature(ty, p, graphics::GRAPHICS)
+                    || rtpipe::fill_feature(ty, p, rtpipe::enabled());
             }
         }
     };
@@ -651,7 +654,9 @@ pub unsafe fn fill_properties(gpu: &Gpu, chain: *mut c_void) {
         _ => {
             // SAFETY: `p` is a writable structure of type `ty`.
             unsafe {
-                let _ = v13::fill_property(gpu, ty, p) || graphics::fill_property(ty, p);
+                let _ = v13::fill_property(gpu, ty, p)
+                    || graphics::fill_property(ty, p)
+                    || (rtpipe::enabled() && rtpipe::fill_property(ty, p));
             }
         }
     };
@@ -802,6 +807,7 @@ pub unsafe fn unsupported_feature(chain: *const c_void) -> Option<String> {
         PHYSICAL_DEVICE_RAY_QUERY_FEATURES_KHR => vk::PhysicalDeviceRayQueryFeaturesKHR,
         PHYSICAL_DEVICE_RAY_TRACING_MAINTENANCE_1_FEATURES_KHR => vk::PhysicalDeviceRayTracingMaintenance1FeaturesKHR,
         PHYSICAL_DEVICE_RAY_TRACING_POSITION_FETCH_FEATURES_KHR => vk::PhysicalDeviceRayTracingPositionFetchFeaturesKHR,
+        PHYSICAL_DEVICE_RAY_TRACING_PIPELINE_FEATURES_KHR => vk::PhysicalDeviceRayTracingPipelineFeaturesKHR,
         PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT => vk::PhysicalDeviceShaderAtomicFloatFeaturesEXT,
         PHYSICAL_DEVICE_ROBUSTNESS_2_FEATURES_EXT => vk::PhysicalDeviceRobustness2FeaturesEXT,
         PHYSICAL_DEVICE_DYNAMIC_RENDERING_FEATURES => vk::PhysicalDeviceDynamicRenderingFeatures,

@@ -367,6 +367,18 @@ entries! {
     "vkGetDeviceGroupPresentCapabilitiesKHR" => wsi::swapchain::get_device_group_present_capabilities as PFN_vkGetDeviceGroupPresentCapabilitiesKHR, Device, "VK_KHR_swapchain";
     "vkGetDeviceGroupSurfacePresentModesKHR" => wsi::swapchain::get_device_group_surface_present_modes as PFN_vkGetDeviceGroupSurfacePresentModesKHR, Device, "VK_KHR_swapchain";
 
+    // Ray-tracing pipelines (`entry::rtpipe`, offered only when switched on: `caps::rtpipe`).
+    "vkCreateRayTracingPipelinesKHR" => rtpipe::create_ray_tracing_pipelines as PFN_vkCreateRayTracingPipelinesKHR, Device, "VK_KHR_ray_tracing_pipeline";
+    "vkGetRayTracingShaderGroupHandlesKHR" => rtpipe::get_ray_tracing_shader_group_handles as PFN_vkGetRayTracingShaderGroupHandlesKHR, Device, "VK_KHR_ray_tracing_pipeline";
+    "vkGetRayTracingCaptureReplayShaderGroupHandlesKHR" => rtpipe::get_ray_tracing_capture_replay_shader_group_handles as PFN_vkGetRayTracingCaptureReplayShaderGroupHandlesKHR, Device, "VK_KHR_ray_tracing_pipeline";
+    "vkGetRayTracingShaderGroupStackSizeKHR" => rtpipe::get_ray_tracing_shader_group_stack_size as PFN_vkGetRayTracingShaderGroupStackSizeKHR, Device, "VK_KHR_ray_tracing_pipeline";
+    "vkCmdSetRayTracingPipelineStackSizeKHR" => rtpipe::cmd_set_ray_tracing_pipeline_stack_size as PFN_vkCmdSetRayTracingPipelineStackSizeKHR, Device, "VK_KHR_ray_tracing_pipeline";
+    "vkCmdTraceRaysKHR" => rtpipe::cmd_trace_rays as PFN_vkCmdTraceRaysKHR, Device, "VK_KHR_ray_tracing_pipeline";
+    "vkCmdTraceRaysIndirectKHR" => rtpipe::cmd_trace_rays_indirect as PFN_vkCmdTraceRaysIndirectKHR, Device, "VK_KHR_ray_tracing_pipeline";
+    // Needs VK_KHR_ray_tracing_maintenance1 too; listed under the pipeline extension so it
+    // is never found while pipelines are switched off.
+    "vkCmdTraceRaysIndirect2KHR" => rtpipe::cmd_trace_rays_indirect2 as PFN_vkCmdTraceRaysIndirect2KHR, Device, "VK_KHR_ray_tracing_pipeline";
+
     // Not a Vulkan command: the test hook of `entry::debug`.
     "vkDebugInjectPanicVORTEX" => debug::inject_panic as PFN_vkDeviceWaitIdle, Device;
 }
@@ -430,6 +442,8 @@ mod tests {
         let _ = ash::InstanceFnV1_1::load(&mut check);
         let _ = ash::khr::deferred_host_operations::DeviceFn::load(&mut check);
         let _ = ash::khr::acceleration_structure::DeviceFn::load(&mut check);
+        let _ = ash::khr::ray_tracing_pipeline::DeviceFn::load(&mut check);
+        let _ = ash::khr::ray_tracing_maintenance1::DeviceFn::load(&mut check);
         assert!(missing.is_empty(), "not implemented and not listed as absent: {missing:?}");
     }
 

@@ -494,6 +494,9 @@ pub struct DeviceConfig {
     /// JIT (`crate::jit`); the default is `VORTEX_JIT`'s (off unless `1`). Results do not
     /// change.
     pub jit: bool,
+    /// Offer `VK_KHR_ray_tracing_pipeline` (`docs/RTPIPELINE.md`); off until the ray-tracing
+    /// stages pass the conformance list (`VORTEX_RT_PIPELINE=1` overrides it).
+    pub rt_pipeline: bool,
 }
 
 impl Default for DeviceConfig {
@@ -521,6 +524,7 @@ impl Default for DeviceConfig {
             host_threads: 0,
             detailed_stats: false,
             jit: crate::jit::from_env(),
+            rt_pipeline: false,
         }
     }
 }

@@ -27,7 +27,7 @@ impl Gpu {
     /// `docs/TIMING.md`; an invalid one is refused), then the
     /// environment (`VORTEX_MODE`, `VORTEX_WATCHDOG_IDLE_MS`, `VORTEX_WATCHDOG_MS`,
     /// `VORTEX_THREADS`, `VORTEX_WARP_SIZE`, `VORTEX_BVH_WIDTH`, `VORTEX_BVH_LEAF`,
-    /// `VORTEX_BVH_BUILDER`, `VORTEX_RT_ARCH`). A malformed value is
+    /// `VORTEX_BVH_BUILDER`, `VORTEX_RT_ARCH`, `VORTEX_RT_PIPELINE`). A malformed value is
     /// reported and ignored, except those that shape the machine (the warp size, the BVH
     /// width, the ray-tracing architecture): like the configuration, they are refused.
     pub fn from_env() -> Result<Gpu, String> {
@@ -70,6 +70,13 @@ impl Gpu {
         }
         if let Ok(v) = std::env::var("VORTEX_RT_ARCH") {
             config.rt_arch = vortex_model::config::RtArch::parse(&v)?;
+        }
+        if let Ok(v) = std::env::var("VORTEX_RT_PIPELINE") {
+            match v.trim() {
+                "1" | "true" | "on" => config.rt_pipeline = true,
+                "0" | "false" | "off" | "" => config.rt_pipeline = false,
+                _ => tracing::error!("VORTEX_RT_PIPELINE={v:?} is not 0 or 1; ignored"),
+            }
         }
         config.validate()?;
         // The architecture decides the layout every build on the device writes.

@@ -3,6 +3,7 @@
 //! (a dispatch) or the draw's stage DCRs (`graphics`) point.
 
 pub mod graphics;
+pub mod raytracing;
 
 use crate::descriptor::SetLayout;
 use crate::device::Device;
@@ -75,6 +76,7 @@ pub struct Pipeline {
 pub enum Kind {
     Compute(Compute),
     Graphics(Box<graphics::GraphicsPipeline>),
+    RayTracing(Box<raytracing::RayTracing>),
 }
 
 /// A compute kernel resident in device memory, with its launch shape.
@@ -123,12 +125,20 @@ impl Pipeline {
         match self.kind {
             Kind::Compute(_) => BindPoint::Compute,
             Kind::Graphics(_) => BindPoint::Graphics,
+            Kind::RayTracing(_) => BindPoint::RayTracing,
         }
     }
 
     pub fn as_compute(&self) -> Option<&Compute> {
         match &self.kind {
             Kind::Compute(c) => Some(c),
+            _ => None,
+        }
+    }
+
+    pub fn as_ray_tracing(&self) -> Option<&raytracing::RayTracing> {
+        match &self.kind {
+            Kind::RayTracing(r) => Some(r),
             _ => None,
         }
     }

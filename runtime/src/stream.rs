@@ -55,6 +55,15 @@ pub enum StreamOp {
         kargs: u64,
         kernel: Arc<str>,
     },
+    /// Indirect trace rays (`cmd::trace`): the launch size (width, height, depth rays) at
+    /// `src` goes into the kernel arguments, the CTAs covering it into the grid DCRs.
+    TraceRaysIndirect {
+        src: u64,
+        kargs: u64,
+        kernel: Arc<str>,
+        /// A `VkTraceRaysIndirectCommand2KHR`: the SBT regions come from `src` too.
+        regions: bool,
+    },
     Copy {
         src: u64,
         dst: u64,
@@ -146,6 +155,7 @@ impl StreamOp {
             StreamOp::Dcr { .. } => "DCR",
             StreamOp::Start { .. } => "START",
             StreamOp::DispatchIndirect { .. } => "START_INDIRECT",
+            StreamOp::TraceRaysIndirect { .. } => "TRACE_RAYS_INDIRECT",
             StreamOp::Copy { .. } => "DMA_COPY",
             StreamOp::Fill { .. } => "DMA_FILL",
             StreamOp::Write { .. } => "DMA_WRITE",
@@ -314,6 +324,17 @@ pub fn play(
                 }
                 let r = model.start()?;
                 tracing::debug!("indirect dispatch '{kernel}' {g:?}: {} CTAs", r.totals.ctas);
+                reports.push(r);
+            }
+            StreamOp::TraceRaysIndirect { src, kargs: ka, kernel, regions } => {
+                let grid = crate::cmd::trace::play_indirect(&mem(), *src, *ka, *regions)?;
+                for (addr, value) in
+                    [dcr::KMU_GRID_DIM_X, dcr::KMU_GRID_DIM_Y, dcr::KMU_GRID_DIM_Z].into_iter().zip(grid)
+                {
+                    model.dcr_write(addr, value)?;
+                }
+                let r = model.start()?;
+                tracing::debug!("indirect trace rays '{kernel}' {grid:?}: {} CTAs", r.totals.ctas);
                 reports.push(r);
             }
             StreamOp::Copy { src, dst, len } => mem().copy(*dst, *src, *len)?,

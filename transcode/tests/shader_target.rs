@@ -1,6 +1,6 @@
 //! The compile target: the stage is chosen explicitly, entry points are found by name and
 //! stage in modules that carry several, and stages the compiler does not implement (all but
-//! compute, vertex and fragment) are refused by name.
+//! compute, vertex, fragment and ray generation) are refused by name.
 
 mod shader_util;
 use shader_util::*;
@@ -86,7 +86,7 @@ fn options(entry: &str, stage: Stage) -> CompileOptions {
 #[test]
 fn every_other_stage_is_refused_by_name() {
     let modules: Vec<Vec<u32>> = [Some(vec![]), three_stages("main")].into_iter().flatten().collect();
-    let implemented = [Stage::Compute, Stage::Vertex, Stage::Fragment];
+    let implemented = [Stage::Compute, Stage::Vertex, Stage::Fragment, Stage::RayGeneration];
     for stage in Stage::ALL.into_iter().filter(|s| !implemented.contains(s)) {
         for words in &modules {
             // Refused before the module is read: garbage and a module holding a vertex and a

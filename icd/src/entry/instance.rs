@@ -75,6 +75,7 @@ pub unsafe extern "system" fn create_instance(
             eprintln!("vortex: {e}");
             vk::Result::ERROR_INITIALIZATION_FAILED
         })?;
+        crate::caps::rtpipe::set_enabled(gpu.config.rt_pipeline);
         let physical: vk::PhysicalDevice = dispatchable(PhysicalDevice { gpu });
         // SAFETY: valid output pointer.
         unsafe { *p_instance = dispatchable(Instance { physical, api_version }) };

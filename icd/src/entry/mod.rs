@@ -22,6 +22,7 @@ pub mod pipeline;
 pub mod private_data;
 pub mod query;
 pub mod renderpass;
+pub mod rtpipe;
 pub mod sampler;
 pub mod sparse;
 pub mod sync;

@@ -155,6 +155,30 @@ pub mod kargs {
     pub const PUSH: usize = 256;
     pub const PUSH_BYTES: usize = 256;
     pub const BYTES: usize = 512;
+
+    /// The CTA shape of a trace-rays launch: two 4x4 tiles of rays a warp of 32 (coherent
+    /// primary rays); the grid covers the launch size in these.
+    pub const LAUNCH_BLOCK: [u32; 3] = [8, 4, 1];
+    /// A trace-rays launch (`docs/RTPIPELINE.md`): `LaunchSizeKHR` (u32 x3), in the bytes
+    /// between the dynamic offsets and the push constants.
+    pub const LAUNCH_SIZE: usize = 224;
+    /// A trace-rays launch's block goes on past [`BYTES`] with its four shader binding
+    /// table regions, in [`sbt`] order, each `address, stride, size` (u64 x3).
+    pub const SBT: usize = BYTES;
+    pub const SBT_REGION_BYTES: usize = 24;
+    /// The size of a trace-rays launch's block.
+    pub const RT_BYTES: usize = SBT + 4 * SBT_REGION_BYTES;
+
+    /// The shader binding table regions of a trace-rays launch, and the fields of each.
+    pub mod sbt {
+        pub const RAYGEN: usize = 0;
+        pub const MISS: usize = 1;
+        pub const HIT: usize = 2;
+        pub const CALLABLE: usize = 3;
+        pub const ADDRESS: usize = 0;
+        pub const STRIDE: usize = 8;
+        pub const SIZE: usize = 16;
+    }
 }
 
 /// Descriptor records: every descriptor is [`desc::BYTES`] long, whatever its type.
@@ -421,6 +445,9 @@ mod tests {
         assert!(kargs::SET_ADDR + 8 * kargs::MAX_SETS <= kargs::DYN_OFFSETS);
         assert!(kargs::DYN_OFFSETS + 4 * kargs::MAX_DYNAMIC <= kargs::PUSH);
         assert_eq!(kargs::PUSH + kargs::PUSH_BYTES, kargs::BYTES);
+        assert!(kargs::DYN_OFFSETS + 4 * kargs::MAX_DYNAMIC <= kargs::LAUNCH_SIZE);
+        assert!(kargs::LAUNCH_SIZE + 12 <= kargs::PUSH);
+        assert!(kargs::SBT >= kargs::BYTES && kargs::SBT.is_multiple_of(8));
         assert!(desc::IMG_TEXEL_BYTES + 4 <= desc::BYTES);
     }
 

@@ -18,6 +18,7 @@ mod compute;
 pub mod graphics;
 mod query;
 mod sync;
+pub mod trace;
 mod transfer;
 
 pub use transfer::{BufferCopy, BufferImageCopy, ImageCopy, SubresourceRange};

@@ -7,7 +7,8 @@
 //! callee return branches to a continuation block, and a non-void call's result becomes an
 //! `OpPhi` over the returned values there. All returns of the entry point branch to one
 //! unified exit block (terminated by `OpReturn`, lowered to `EXIT`), so post-dominators
-//! always exist. Blocks keep SPIR-V's dominance order: a callee's blocks sit between the
+//! always exist; so do an any-hit shader's `OpIgnoreIntersectionKHR` and `OpTerminateRayKHR`,
+//! which stay in their block, before the branch, for lowering to record. Blocks keep SPIR-V's dominance order: a callee's blocks sit between the
 //! call's two halves.
 
 use super::error::{invalid, limit, unsupported, Result};
@@ -57,6 +58,8 @@ struct Flattener<'m> {
     /// terminator, so it is the predecessor successors' phis must name).
     last_piece: HashMap<Id, Id>,
     total: usize,
+    /// The unified exit block's label.
+    exit: Id,
 }
 
 pub(crate) fn flatten(m: &Module) -> Result<Flat> {
@@ -67,6 +70,7 @@ pub(crate) fn flatten(m: &Module) -> Result<Flat> {
         stack: Vec::new(),
         last_piece: HashMap::new(),
         total: 0,
+        exit: 0,
     };
     let entry = m.entry.func;
     let func = f.function(entry)?;
@@ -74,6 +78,7 @@ pub(crate) fn flatten(m: &Module) -> Result<Flat> {
         return Err(invalid!("entry point function %{entry} takes parameters"));
     }
     let exit = f.fresh()?;
+    f.exit = exit;
     let map = f.id_map(entry, &[])?;
     f.inline(entry, &map, Ret::Exit(exit), &mut Vec::new())?;
     f.blocks.push(FlatBlock { label: exit, insts: vec![Instruction::new(Op::Return, None, None, vec![])] });
@@ -186,6 +191,13 @@ impl<'m> Flattener<'m> {
                                 Instruction::new(Op::Phi, Some(rty), Some(rid), ops.collect())
                             });
                         }
+                    }
+                    // An any-hit shader's way out, from any depth of call: the instruction
+                    // stays (lowering records the decision), then the invocation ends.
+                    Op::IgnoreIntersectionKHR | Op::TerminateRayKHR => {
+                        insts.push(inst.clone());
+                        insts.push(branch(self.exit));
+                        break;
                     }
                     Op::Return | Op::ReturnValue => {
                         match ret {

@@ -24,6 +24,7 @@ mod inline;
 mod lower;
 mod module;
 mod opt;
+mod pipeline;
 mod reflect;
 mod target;
 mod types;
@@ -31,6 +32,7 @@ mod vertex_format;
 
 pub use emit::RegName;
 pub use error::CompileError;
+pub use pipeline::{compile_ray_tracing, RtGroup, RtShader};
 pub use reflect::reflect_layout;
 pub use target::{RayQueryLowering, Stage, Target};
 pub use vertex_format::{vertex_format, vertex_formats, VertexFormat, VertexKind};

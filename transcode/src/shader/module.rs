@@ -47,6 +47,8 @@ const CAPABILITIES: &[Capability] = &[
     Capability::RayTraversalPrimitiveCullingKHR,
     Capability::RayTracingOpacityMicromapEXT,
     Capability::RayQueryPositionFetchKHR,
+    // Ray-tracing pipeline stages (`lower/stage/raygen.rs`; docs/RTPIPELINE.md).
+    Capability::RayTracingKHR,
     Capability::PhysicalStorageBufferAddresses,
     Capability::GroupNonUniform,
     Capability::GroupNonUniformVote,
@@ -95,6 +97,7 @@ const CAPABILITIES: &[Capability] = &[
 const EXTENSIONS: &[&str] = &[
     "SPV_KHR_ray_query",
     "SPV_KHR_ray_tracing_position_fetch",
+    "SPV_KHR_ray_tracing",
     "SPV_EXT_descriptor_indexing",
     "SPV_KHR_storage_buffer_storage_class",
     "SPV_KHR_16bit_storage",

@@ -32,6 +32,7 @@ mod mem;
 mod num;
 mod quad;
 mod rayquery;
+pub(crate) mod raytracing;
 mod stage;
 mod subgroup;
 mod tex;
@@ -87,6 +88,12 @@ impl Lowering {
     }
 }
 
+/// Whether a ray-tracing pipeline can run a `stage` shader in place of a call (refused by
+/// name otherwise, before its module is read).
+pub(crate) fn stage_of_callee(stage: crate::shader::Stage) -> Result<()> {
+    stage::callee(stage).map(|_| ())
+}
+
 /// What lowering produced.
 pub(crate) struct Lowered {
     pub asm: Assembled,
@@ -135,6 +142,12 @@ pub(crate) struct Lowerer<'m> {
     cache_warp_mask: Option<u16>,
     /// What the stage records while lowering (its outputs, prologue values).
     pub(crate) io: stage::IoState,
+    /// A ray-tracing pipeline's other shaders (`raytracing`), when lowering one.
+    rt: Option<&'m raytracing::Link>,
+    /// A shader called from another (`raytracing`): where its returns go instead of `EXIT`,
+    /// and what the call hands it.
+    exit_to: Option<Label>,
+    call: Option<raytracing::Call>,
 }
 
 pub(crate) fn lower(
@@ -145,35 +158,21 @@ pub(crate) fn lower(
     lowering: Lowering,
     local_size: [u32; 3],
 ) -> Result<Lowered> {
-    let mut e = Emitter::new();
-    let prologue = e.label("prologue");
-    let mut l = Lowerer {
-        m,
-        opts,
-        e,
-        stage: lowering.stage,
-        ray_query: lowering.ray_query,
-        local_size,
-        vals: HashMap::new(),
-        prologue,
-        labels: HashMap::new(),
-        reconv: HashMap::new(),
-        phis: HashMap::new(),
-        block: 0,
-        imm32: HashMap::new(),
-        imm64: HashMap::new(),
-        const_regs: HashMap::new(),
-        private_bytes: 0,
-        lmem_bytes: 0,
-        dynamic_vars: HashSet::new(),
-        query_base: HashMap::new(),
-        num_queries: 0,
-        cache: mem::Cache::default(),
-        cache_lane: None,
-        cache_warp_mask: None,
-        ptr_types: HashMap::new(),
-        io: stage::IoState::default(),
-    };
+    lower_linked(m, flat, cfg, opts, lowering, local_size, None)
+}
+
+/// [`lower`], with a ray-tracing pipeline's other shaders (`raytracing`) when `m` is its ray
+/// generation shader.
+pub(crate) fn lower_linked<'m>(
+    m: &'m Module,
+    flat: &Flat,
+    cfg: &Cfg,
+    opts: &'m CompileOptions,
+    lowering: Lowering,
+    local_size: [u32; 3],
+    rt: Option<&'m raytracing::Link>,
+) -> Result<Lowered> {
+    let mut l = Lowerer::new(m, opts, Emitter::new(), lowering, local_size, rt);
     l.analyze(flat)?;
     l.run(flat, cfg)?;
     let reg_names = std::mem::take(&mut l.e.reg_names);
@@ -186,6 +185,47 @@ pub(crate) fn lower(
 }
 
 impl<'m> Lowerer<'m> {
+    fn new(
+        m: &'m Module,
+        opts: &'m CompileOptions,
+        mut e: Emitter,
+        lowering: Lowering,
+        local_size: [u32; 3],
+        rt: Option<&'m raytracing::Link>,
+    ) -> Lowerer<'m> {
+        let prologue = e.label("prologue");
+        Lowerer {
+            m,
+            opts,
+            e,
+            stage: lowering.stage,
+            ray_query: lowering.ray_query,
+            local_size,
+            vals: HashMap::new(),
+            prologue,
+            labels: HashMap::new(),
+            reconv: HashMap::new(),
+            phis: HashMap::new(),
+            block: 0,
+            imm32: HashMap::new(),
+            imm64: HashMap::new(),
+            const_regs: HashMap::new(),
+            private_bytes: 0,
+            lmem_bytes: 0,
+            dynamic_vars: HashSet::new(),
+            query_base: HashMap::new(),
+            num_queries: 0,
+            cache: mem::Cache::default(),
+            cache_lane: None,
+            cache_warp_mask: None,
+            ptr_types: HashMap::new(),
+            io: stage::IoState::default(),
+            rt,
+            exit_to: None,
+            call: None,
+        }
+    }
+
     /// Pre-pass: which variables are dynamically indexed, and the ray-query slot map. The
     /// ray-query lowering's per-slot state takes the first `state_bytes()` per slot of
     /// private memory.
@@ -228,6 +268,8 @@ impl<'m> Lowerer<'m> {
                 }
             }
         }
+        // Slots continue from where the calling shader's end (`raytracing`: one kernel holds
+        // a pipeline's shaders), inside the state region the pipeline reserved.
         for (id, ty) in query_vars {
             let n = self.m.types.queries(ty)?;
             self.query_base.insert(id, self.num_queries);
@@ -237,7 +279,8 @@ impl<'m> Lowerer<'m> {
         if self.num_queries > max {
             return Err(limit!("the shader holds {} ray queries (the device supports {max})", self.num_queries));
         }
-        self.private_bytes = self.num_queries * self.ray_query.state_bytes();
+        let reserved = self.rt.map_or(0, |rt| rt.slots).max(self.num_queries);
+        self.private_bytes = self.private_bytes.max(reserved * self.ray_query.state_bytes());
         Ok(())
     }
 
@@ -285,7 +328,7 @@ impl<'m> Lowerer<'m> {
         let first = flat.blocks.first().ok_or_else(|| invalid!("entry point without blocks"))?.label;
         let first = self.labels[&first];
         let prev = self.e.switch_to(self.prologue);
-        self.e.jmp(first);
+        stage.enter(self, first)?;
         self.e.switch_to(prev);
         Ok(())
     }
@@ -359,6 +402,7 @@ impl<'m> Lowerer<'m> {
             op if tex::handles(op) => self.tex_inst(inst),
             op if quad::handles(op) => self.quad_inst(inst),
             op if rayquery::handles(op) => self.ray_query_inst(inst),
+            op if raytracing::handles(op) => self.ray_tracing_inst(inst),
             op if subgroup::handles(op) => self.subgroup_inst(inst),
             op if dot::handles(op) => self.int_dot(inst),
             _ => self.alu_inst(inst),
@@ -537,7 +581,10 @@ impl<'m> Lowerer<'m> {
             Op::Return => {
                 let stage = self.stage;
                 stage.epilogue(self)?;
-                self.e.emit(I::new(Vx::Exit));
+                match self.exit_to {
+                    Some(back) => self.e.jmp(back),
+                    None => self.e.emit(I::new(Vx::Exit)),
+                }
                 Ok(())
             }
             Op::Unreachable => {

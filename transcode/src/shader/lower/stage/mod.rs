@@ -7,21 +7,24 @@
 //! an invocation (the prologue), at its end (before `EXIT`) and on `OpKill` /
 //! `OpTerminateInvocation`. The rest of lowering never asks which stage it compiles.
 //!
-//! Compute ([`compute`]), vertex ([`vertex`], with the attribute fetch of [`fetch`]) and
-//! fragment ([`fragment`]) are implemented, the graphics two sharing [`io`]; [`select`]
-//! refuses every other stage by name. Adding one is a module here with an implementation of
+//! Compute ([`compute`]), vertex ([`vertex`], with the attribute fetch of [`fetch`]),
+//! fragment ([`fragment`]) and ray generation ([`raygen`]) are implemented, the graphics two
+//! sharing [`io`]; [`select`] refuses every other stage by name. Adding one is a module here with an implementation of
 //! [`StageIo`] and an arm in [`select`].
 
+mod callee;
 mod compute;
 mod fetch;
 mod fragment;
 mod io;
+mod raygen;
 mod vertex;
 
 pub(super) use compute::local_index;
 
 use super::mem::{Ptr, PtrKind, Space};
 use super::Lowerer;
+use crate::shader::emit::Label;
 use crate::shader::error::{invalid, unsupported, Result};
 use crate::shader::module::{GlobalVar, InstExt, Module};
 use crate::shader::types::Id;
@@ -52,6 +55,13 @@ pub(crate) trait StageIo: Sync {
     /// `OpKill` / `OpTerminateInvocation`: the invocation ends here.
     fn kill(&self, l: &mut Lowerer<'_>) -> Result<()>;
 
+    /// The end of the prologue: on to the shader's first block (ray generation first sends
+    /// the lanes outside the launch away).
+    fn enter(&self, l: &mut Lowerer<'_>, first: Label) -> Result<()> {
+        l.e.jmp(first);
+        Ok(())
+    }
+
     /// What the draw's fixed-function state needs from the kernel (`None` outside the
     /// graphics stages), from the module, what lowering recorded and the final code.
     fn graphics(&self, m: &Module, io: &IoState, code: &[Instr]) -> Result<Option<GraphicsInfo>>;
@@ -63,7 +73,21 @@ pub(crate) fn select(stage: Stage) -> Result<&'static dyn StageIo> {
         Stage::Compute => Ok(&compute::Compute),
         Stage::Vertex => Ok(&vertex::Vertex),
         Stage::Fragment => Ok(&fragment::Fragment),
+        Stage::RayGeneration => Ok(&raygen::RayGeneration),
         s => Err(unsupported!("{s} shaders are not supported yet")),
+    }
+}
+
+/// The implementation of a stage a ray-tracing pipeline runs in place of a call
+/// (`lower/raytracing`).
+pub(crate) fn callee(stage: Stage) -> Result<&'static dyn StageIo> {
+    match stage {
+        Stage::Miss => Ok(&callee::MISS),
+        Stage::ClosestHit => Ok(&callee::CLOSEST_HIT),
+        Stage::AnyHit => Ok(&callee::ANY_HIT),
+        Stage::Intersection => Ok(&callee::INTERSECTION),
+        Stage::Callable => Ok(&callee::CALLABLE),
+        s => Err(invalid!("internal: a {s} shader called from a ray-tracing pipeline")),
     }
 }
 
@@ -83,6 +107,9 @@ pub(crate) struct IoState {
     pub frag: fragment::FragRegs,
     /// The vertex stage's per-binding fetch values.
     pub fetch: fetch::FetchRegs,
+    /// Ray generation's launch id and size (prologue registers).
+    pub launch_id: Option<u16>,
+    pub launch_size: Option<u16>,
 }
 
 /// The entry point's execution modes, less the float-control ones every stage accepts

@@ -1,0 +1,298 @@
+//! Ray-tracing pipelines as one kernel (`docs/RTPIPELINE.md`): `traceRayEXT` is the RT
+//! unit's candidate loop of the ray-query lowering, and the pipeline's other shaders are
+//! lowered in place, into the same kernel, at each site that may run them.
+//!
+//! A *call* of a shader lowers its module with a nested [`Lowerer`] that shares the kernel's
+//! emitter (so its registers, query slots and private memory are the kernel's), starts with
+//! its own prologue block (its built-ins are read at each entry: a closest-hit's `HitTKHR`
+//! is the committed hit of the trace that called it) and returns to a label of the caller
+//! instead of `EXIT`. Which shader runs is runtime data: the 32-byte handle in the shader
+//! binding table record the trace selects holds `group index + 1`
+//! (`runtime::pipeline::raytracing`), and the dispatcher is a chain over the pipeline's
+//! groups, each a branch that narrows the warp to the lanes whose record names that group.
+
+mod call;
+
+use super::mem::Ptr;
+use super::rayquery::{HitValue, Intersection, Ray};
+
+use super::Lowerer;
+use crate::shader::cfg::Cfg;
+use crate::shader::emit::I;
+use crate::shader::error::{invalid, limit, unsupported, Result};
+use crate::shader::inline::Flat;
+use crate::shader::module::{InstExt, Module};
+use crate::shader::{CompileOptions, Stage};
+use rspirv::dr::Instruction;
+use spirv::Op;
+use vortex_model::abi::isa::{IntCond, MemSize, Op as Vx};
+use vortex_model::abi::kernel::kargs;
+use vortex_model::abi::rtu;
+
+/// Registers of a hit's attributes (`maxRayHitAttributeSize`, 32 bytes).
+pub(crate) const ATTR_REGS: u32 = 8;
+
+/// One shader of the pipeline, parsed and flattened.
+pub(crate) struct Shader {
+    pub m: Module,
+    pub flat: Flat,
+    pub cfg: Cfg,
+    pub stage: Stage,
+    pub opts: CompileOptions,
+}
+
+/// A shader group: indices into [`Link::shaders`].
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Group {
+    pub general: Option<usize>,
+    pub closest_hit: Option<usize>,
+    pub any_hit: Option<usize>,
+    pub intersection: Option<usize>,
+}
+
+/// A pipeline's shaders and groups, for the ray generation shader's lowering.
+pub(crate) struct Link {
+    pub shaders: Vec<Shader>,
+    pub groups: Vec<Group>,
+    /// Query slots the whole kernel may use (their state region is reserved up front).
+    pub slots: u32,
+}
+
+impl Link {
+    fn stage_of(&self, s: Option<usize>) -> Option<Stage> {
+        s.and_then(|s| self.shaders.get(s)).map(|s| s.stage)
+    }
+
+    /// Groups whose `pick` member is a shader of `stage`, with that shader.
+    fn members(&self, stage: Stage, pick: impl Fn(&Group) -> Option<usize>) -> Vec<(usize, usize)> {
+        let mut out = Vec::new();
+        for (g, group) in self.groups.iter().enumerate() {
+            if let Some(s) = pick(group).filter(|&s| self.stage_of(Some(s)) == Some(stage)) {
+                out.push((g, s));
+            }
+        }
+        out
+    }
+}
+
+/// What a call hands the shader it runs.
+#[derive(Clone, Debug)]
+pub(crate) struct Call {
+    /// The trace's query slot register (hit and miss shaders), whose window the built-ins
+    /// read; `which` says whether the candidate (any-hit, intersection) or the committed hit.
+    pub slot: Option<u16>,
+    pub which: Intersection,
+    /// The caller's payload or callable data.
+    pub payload: Option<Ptr>,
+    /// The ray's tmax register.
+    pub tmax: Option<u16>,
+    /// The trace's hit attribute registers: candidate (`ATTR_REGS`) and committed.
+    pub attrs: Option<(u16, u16)>,
+    /// The hit kind registers (`HitKindKHR`): candidate and committed.
+    pub kinds: Option<(u16, u16)>,
+    /// An any-hit run by `reportIntersectionEXT`: the reported t.
+    pub report_t: Option<u16>,
+    /// An any-hit's decision register: bit 0 accept, bit 1 terminate.
+    pub decision: Option<u16>,
+    /// An intersection shader: the closest t accepted so far, and its group (whose any-hit
+    /// a report runs).
+    pub best_t: Option<u16>,
+    pub group: Option<usize>,
+}
+
+impl Call {
+    fn new(slot: Option<u16>, which: Intersection) -> Call {
+        Call {
+            slot,
+            which,
+            payload: None,
+            tmax: None,
+            attrs: None,
+            kinds: None,
+            report_t: None,
+            decision: None,
+            best_t: None,
+            group: None,
+        }
+    }
+}
+
+pub(super) fn handles(op: Op) -> bool {
+    matches!(
+        op,
+        Op::TraceRayKHR
+            | Op::ExecuteCallableKHR
+            | Op::ReportIntersectionKHR
+            | Op::IgnoreIntersectionKHR
+            | Op::TerminateRayKHR
+    )
+}
+
+/// Decision bits of an any-hit shader.
+const ACCEPT: u32 = 1;
+const TERMINATE: u32 = 2;
+
+impl<'m> Lowerer<'m> {
+    pub(super) fn ray_tracing_inst(&mut self, inst: &Instruction) -> Result<()> {
+        match inst.class.opcode {
+            Op::TraceRayKHR => self.trace_ray(inst),
+            Op::ExecuteCallableKHR => self.execute_callable(inst),
+            Op::ReportIntersectionKHR => self.report_intersection(inst),
+            Op::IgnoreIntersectionKHR => self.decide(0),
+            _ => self.decide(ACCEPT | TERMINATE),
+        }
+    }
+
+    fn link(&self, what: &str) -> Result<&'m Link> {
+        self.rt.ok_or_else(|| unsupported!("{what} outside a ray-tracing pipeline"))
+    }
+
+    /// A fresh query slot of the pipeline's reserved region.
+    fn trace_slot(&mut self) -> Result<u16> {
+        let rt = self.link("OpTraceRayKHR")?;
+        let slot = self.num_queries;
+        if slot >= rt.slots {
+            return Err(limit!("the pipeline needs more than {} ray query slots", rt.slots));
+        }
+        self.num_queries += 1;
+        self.imm(slot)
+    }
+
+    /// `OpTraceRayKHR`: the candidate loop with any-hit and intersection shaders, then the
+    /// closest-hit or miss shader the records select.
+    fn trace_ray(&mut self, inst: &Instruction) -> Result<()> {
+        let rt = self.link("OpTraceRayKHR")?;
+        if self.call.is_some() {
+            return Err(unsupported!(
+                "traceRayEXT outside the ray generation shader (maxRayRecursionDepth is 1 for now)"
+            ));
+        }
+        let r = |l: &mut Self, k: usize| l.regs(inst.id(k)?);
+        let (accel, flags, cull_mask) = (r(self, 0)?, r(self, 1)?, r(self, 2)?);
+        let (sbt_offset, sbt_stride, miss_index) = (r(self, 3)?, r(self, 4)?, r(self, 5)?);
+        let (origin, tmin, dir, tmax) = (r(self, 6)?, r(self, 7)?, r(self, 8)?, r(self, 9)?);
+        let payload = self.ptr(inst.id(10)?)?;
+        let q = self.trace_slot()?;
+        let ops = self.ray_query;
+        ops.initialize(self, q, &Ray { accel, flags, cull_mask, origin, dir, tmin, tmax })?;
+        let cand = self.e.alloc(ATTR_REGS)?;
+        let comm = self.e.alloc(ATTR_REGS)?;
+        let kinds = (self.e.alloc(1)?, self.e.alloc(1)?);
+        let mut call = Call::new(Some(q), Intersection::Candidate);
+        call.payload = Some(payload);
+        call.tmax = Some(tmax);
+        call.attrs = Some((cand, comm));
+        call.kinds = Some(kinds);
+        let sbt = Sbt { offset: sbt_offset, stride: sbt_stride };
+        if rt.groups.iter().any(|g| g.any_hit.is_some() || g.intersection.is_some()) {
+            self.candidate_loop(rt, q, sbt, &call)?;
+        } else {
+            // Without any-hit or intersection shaders every non-opaque triangle is
+            // accepted and every AABB ignored: proceed until the walk ends.
+            let (head, body, after) =
+                (self.e.label("trace.head"), self.e.label("trace.accept"), self.e.label("trace.done"));
+            self.e.jmp(head);
+            self.e.place(head)?;
+            let c = ops.proceed(self, q)?;
+            self.e.bra(c, body, after, after);
+            self.e.place(body)?;
+            let ty = ops.hit_value(self, q, Intersection::Candidate, HitValue::Type)?;
+            let tri = self.is_const(ty, rtu::CANDIDATE_TRIANGLE)?;
+            self.when(tri, |l| ops.confirm(l, q))?;
+            self.e.jmp(head);
+            self.e.place(after)?;
+        }
+        self.closest_hit_or_miss(rt, q, sbt, flags, miss_index, call)
+    }
+
+    /// `OpExecuteCallableKHR`: the callable shader of the callable region's record.
+    fn execute_callable(&mut self, inst: &Instruction) -> Result<()> {
+        let rt = self.link("OpExecuteCallableKHR")?;
+        if self.call.is_some() {
+            return Err(unsupported!("executeCallableEXT outside the ray generation shader (no recursion yet)"));
+        }
+        let index = self.regs(inst.id(0)?)?;
+        let data = self.ptr(inst.id(1)?)?;
+        let handle = self.sbt_handle(kargs::sbt::CALLABLE, index)?;
+        let mut call = Call::new(None, Intersection::Committed);
+        call.payload = Some(data);
+        for (g, s) in rt.members(Stage::Callable, |g| g.general) {
+            self.dispatch_to(handle, g, None, |l| l.lower_callee(s, call.clone()))?;
+        }
+        Ok(())
+    }
+
+    /// `ignoreIntersectionEXT` / `terminateRayEXT` (the any-hit's branch to its end follows).
+    fn decide(&mut self, bits: u32) -> Result<()> {
+        let d = self
+            .call
+            .as_ref()
+            .and_then(|c| c.decision)
+            .ok_or_else(|| invalid!("ignoreIntersectionEXT or terminateRayEXT outside an any-hit shader"))?;
+        self.e.movi(d, bits);
+        Ok(())
+    }
+
+    /// A register holding `v == k`.
+    fn is_const(&mut self, v: u16, k: u32) -> Result<u16> {
+        let k = self.imm(k)?;
+        self.e.op2(I::new(Vx::Icmp).cond(IntCond::Eq), v, k)
+    }
+
+    /// Runs `f` on the lanes where `pred` holds.
+    fn when(&mut self, pred: u16, f: impl FnOnce(&mut Self) -> Result<()>) -> Result<()> {
+        let (then, join) = (self.e.label("rt.then"), self.e.label("rt.join"));
+        self.e.bra(pred, then, join, join);
+        self.e.place(then)?;
+        f(self)?;
+        self.e.jmp(join);
+        self.e.place(join)
+    }
+
+    /// One link of the dispatcher: `f` runs on the lanes whose handle names group `g` (and
+    /// where `also` holds).
+    fn dispatch_to(
+        &mut self,
+        handle: u16,
+        g: usize,
+        also: Option<u16>,
+        f: impl FnOnce(&mut Self) -> Result<()>,
+    ) -> Result<()> {
+        let mut pred = self.is_const(handle, g as u32 + 1)?;
+        if let Some(a) = also {
+            pred = self.e.op2(Vx::And, pred, a)?;
+        }
+        self.when(pred, f)
+    }
+
+    /// The handle (word 0) of record `index` of SBT region `region`: 0 for an empty region.
+    fn sbt_handle(&mut self, region: usize, index: u16) -> Result<u16> {
+        let ka = self.kargs()?;
+        let at = (kargs::SBT + region * kargs::SBT_REGION_BYTES) as u32;
+        let base = self.e.alloc(2)?;
+        self.e.emit(I::new(Vx::Ldg).size(MemSize::B64).dst(base).a(ka).imm(at + kargs::sbt::ADDRESS as u32));
+        let stride = self.e.alloc(1)?;
+        self.e.emit(I::new(Vx::Ldg).size(MemSize::B32).dst(stride).a(ka).imm(at + kargs::sbt::STRIDE as u32));
+        // Strides and indices are small: the offset fits 32 bits.
+        let off = self.e.alloc(2)?;
+        self.e.emit(I::new(Vx::Imul).dst(off).a(stride).b(index));
+        self.e.movi(off + 1, 0);
+        let addr = self.e.op64(Vx::Iadd64, base, off)?;
+        let zero = self.imm64(0)?;
+        let present = self.e.op2(I::new(Vx::Icmp64).cond(IntCond::Ne), base, zero)?;
+        let handle = self.e.alloc(1)?;
+        self.e.movi(handle, 0);
+        self.when(present, |l| {
+            l.e.emit(I::new(Vx::Ldg).size(MemSize::B32).dst(handle).a(addr).imm(0));
+            Ok(())
+        })?;
+        Ok(handle)
+    }
+}
+
+/// The trace's SBT offset and stride registers.
+#[derive(Clone, Copy)]
+struct Sbt {
+    offset: u16,
+    stride: u16,
+}
