@@ -494,6 +494,10 @@ pub struct DeviceConfig {
     /// JIT (`crate::jit`); the default is `VORTEX_JIT`'s (off unless `1`). Results do not
     /// change.
     pub jit: bool,
+    /// Interpreted warp instructions per kernel instruction before the JIT compiles a
+    /// kernel (0: at its first dispatch); the default is `VORTEX_JIT_HOT`'s, else
+    /// [`crate::jit::DEFAULT_HOT`].
+    pub jit_hot: u64,
 }
 
 impl Default for DeviceConfig {
@@ -521,6 +525,7 @@ impl Default for DeviceConfig {
             host_threads: 0,
             detailed_stats: false,
             jit: crate::jit::from_env(),
+            jit_hot: crate::jit::hot_from_env(),
         }
     }
 }

@@ -333,33 +333,51 @@ fn float_cc(c: FloatCond) -> FloatCC {
 }
 
 /// Emits the body of a run function `(regs: *mut u32, mask: u32)` for `code` over `nt`
-/// lanes, into the builder's current block, ending with the return.
+/// lanes, into the builder's current block, ending with the return: one loop iteration per
+/// host vector of lanes (the IR holds the run once, whatever the warp's width), skipping a
+/// chunk whose lanes are all inactive.
 pub fn run_body(b: &mut FunctionBuilder, regs: Value, mask: Value, code: &[Instr], nt: usize) {
-    let zero = {
-        let z = b.ins().iconst(types::I32, 0);
-        b.ins().splat(types::I32X4, z)
-    };
+    let ptr = b.func.dfg.value_type(regs);
+    let (body, latch, exit) = (b.create_block(), b.create_block(), b.create_block());
+    let (head, end) = (b.create_block(), b.ins().iadd_imm_u(regs, (nt * 4) as i64));
+    b.ins().jump(head, &[regs.into(), mask.into()]);
 
-    let mask_v = b.ins().splat(types::I32X4, mask);
-    for chunk in 0..nt / VLANES {
-        // The lanes of this chunk that the mask enables, as -1/0 lanes.
-        let bits: Vec<u8> = (0..VLANES).flat_map(|l| (1u32 << (chunk * VLANES + l)).to_le_bytes()).collect();
-        let handle = b.func.dfg.constants.insert(ConstantData::from(bits));
-        let bits = b.ins().vconst(types::I32X4, handle);
-        let sel = b.ins().band(mask_v, bits);
-        let lanes = b.ins().icmp(IntCC::NotEqual, sel, zero);
-        let mut ch = Chunk {
-            b: &mut *b,
-            regs,
-            lane_off: (chunk * VLANES * 4) as i32,
-            row_bytes: (nt * 4) as i32,
-            vals: HashMap::new(),
-            written: Vec::new(),
-        };
-        for i in code {
-            ch.op(i);
-        }
-        ch.store(lanes);
+    // head(p, m): `p` points at this chunk's lanes of register 0, `m` holds its mask bits
+    // in the low four.
+    b.switch_to_block(head);
+    let (p, m) = (b.append_block_param(head, ptr), b.append_block_param(head, types::I32));
+    let bits = b.ins().band_imm_u(m, (1 << VLANES) - 1);
+    b.ins().brif(bits, body, &[], latch, &[]);
+
+    b.switch_to_block(body);
+    let lane_bits: Vec<u8> = (0..VLANES).flat_map(|l| (1u32 << l).to_le_bytes()).collect();
+    let handle = b.func.dfg.constants.insert(ConstantData::from(lane_bits));
+    let lane_bits = b.ins().vconst(types::I32X4, handle);
+    let mv = b.ins().splat(types::I32X4, m);
+    let sel = b.ins().band(mv, lane_bits);
+    let zero = b.ins().iconst(types::I32, 0);
+    let zero = b.ins().splat(types::I32X4, zero);
+    let lanes = b.ins().icmp(IntCC::NotEqual, sel, zero);
+    let mut ch = Chunk {
+        b: &mut *b,
+        regs: p,
+        lane_off: 0,
+        row_bytes: (nt * 4) as i32,
+        vals: HashMap::new(),
+        written: Vec::new(),
+    };
+    for i in code {
+        ch.op(i);
     }
+    ch.store(lanes);
+    b.ins().jump(latch, &[]);
+
+    b.switch_to_block(latch);
+    let next_p = b.ins().iadd_imm_u(p, (VLANES * 4) as i64);
+    let next_m = b.ins().ushr_imm_u(m, VLANES as i64);
+    let more = b.ins().icmp(IntCC::UnsignedLessThan, next_p, end);
+    b.ins().brif(more, head, &[next_p.into(), next_m.into()], exit, &[]);
+
+    b.switch_to_block(exit);
     b.ins().return_(&[]);
 }
