@@ -491,7 +491,7 @@ pub struct DeviceConfig {
     /// ([`crate::rtu::timeline`]); an observability switch, not a machine knob.
     pub detailed_stats: bool,
     /// Functional mode runs straight lines of register ops as host code compiled by the
-    /// JIT (`crate::jit`); the default is `VORTEX_JIT`'s (off unless `1`). Results do not
+    /// JIT (`crate::jit`); the default is `VORTEX_JIT`'s (on unless `0`). Results do not
     /// change.
     pub jit: bool,
     /// Interpreted warp instructions per kernel instruction before the JIT compiles a

@@ -1,8 +1,11 @@
 //! The JIT: functional mode's straight lines of register ops compiled to host code with
 //! Cranelift, the interpreter running everything else.
 //!
-//! A kernel is compiled once, the first time a core runs it (its [`Cache`] lives in the
-//! [`DecodedKernel`], so once per pipeline), into one host function per run
+//! A kernel is compiled once, when it is hot: the interpreter has run it for
+//! [`DEFAULT_HOT`] (`VORTEX_JIT_HOT`) warp instructions per kernel instruction, over all its
+//! dispatches (its [`Cache`] lives in the [`DecodedKernel`], so once per pipeline; the many
+//! short kernels of a test suite never pay for a compile). It compiles into one host
+//! function per run, each a loop over the warp's 4-lane host vectors
 //! ([`cover::runs`]): a line of lane-wise ALU/FPU ops between two joins of the control-flow
 //! graph. The issue loop (`Core::run_warp`) calls a run's function when the warp's pc
 //! reaches the run's first instruction and the quantum has room for the whole run, counts
@@ -30,10 +33,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::Instant;
 
-/// True when `VORTEX_JIT` is `1`, `on` or `true`. Off by default: compiling a kernel still
-/// costs more host time than its runs save (docs/PERFORMANCE.md, "The JIT").
+/// False when `VORTEX_JIT` is `0`, `off` or `false`: on by default, a hot kernel's runs
+/// save more host time than compiling them costs (docs/PERFORMANCE.md, "The JIT").
 pub fn from_env() -> bool {
-    matches!(std::env::var("VORTEX_JIT").as_deref().map(str::trim), Ok("1" | "on" | "true"))
+    !matches!(std::env::var("VORTEX_JIT").as_deref().map(str::trim), Ok("0" | "off" | "false"))
 }
 
 /// A compiled run: `f(regs, mask)` executes `len` instructions for the lanes in `mask`.
@@ -198,7 +201,7 @@ fn compile_logged(k: &DecodedKernel, nt: usize) -> Option<JitKernel> {
         Ok(Some(j)) => {
             KERNELS.fetch_add(1, Ordering::Relaxed);
             RUNS.fetch_add(j.runs.len() as u64, Ordering::Relaxed);
-            tracing::debug!(
+            tracing::info!(
                 "jit: `{}`: {} runs, {} of {} instructions, compiled in {} us",
                 k.name,
                 j.runs.len(),
@@ -259,6 +262,8 @@ pub fn compile(code: &[Instr], entry: u32, num_regs: usize, nt: usize) -> Result
     if spans.is_empty() {
         return Ok(None);
     }
+    let zeroed = crate::core::decode::read_before_write(code, entry, num_regs as u32);
+    let consts = cover::constants(code, num_regs, &zeroed);
     let mut module = JITModule::new(JITBuilder::with_isa(isa, default_libcall_names()));
     let mut sig = module.make_signature();
     sig.params.push(AbiParam::new(module.target_config().pointer_type()));
@@ -276,7 +281,7 @@ pub fn compile(code: &[Instr], entry: u32, num_regs: usize, nt: usize) -> Result
             b.append_block_params_for_function_params(block);
             b.switch_to_block(block);
             let (regs, mask) = (b.block_params(block)[0], b.block_params(block)[1]);
-            emit::run_body(&mut b, regs, mask, &code[pc as usize..][..len as usize], nt);
+            emit::run_body(&mut b, regs, mask, &code[pc as usize..][..len as usize], nt, &consts);
             b.seal_all_blocks();
             b.finalize(module.target_config());
         }
