@@ -23,9 +23,9 @@ pub const VLANES: usize = 4;
 /// The IR for one chunk of lanes.
 struct Chunk<'a, 'b> {
     b: &'a mut FunctionBuilder<'b>,
+    /// This chunk's lanes of register 0 (the loop's pointer).
     regs: Value,
-    /// Byte offset of this chunk's lanes within a row, and bytes per row.
-    lane_off: i32,
+    /// Bytes per register row.
     row_bytes: i32,
     vals: HashMap<u16, Value>,
     written: Vec<u16>,
@@ -47,7 +47,7 @@ impl Chunk<'_, '_> {
         if let Some(&v) = self.vals.get(&r) {
             return v;
         }
-        let off = r as i32 * self.row_bytes + self.lane_off;
+        let off = r as i32 * self.row_bytes;
         let v = self.b.ins().load(types::I32X4, row_flags(), self.regs, off);
         self.vals.insert(r, v);
         v
@@ -311,7 +311,7 @@ impl Chunk<'_, '_> {
         for (block, blend) in [(full, false), (part, true)] {
             self.b.switch_to_block(block);
             for r in self.written.clone() {
-                let off = r as i32 * self.row_bytes + self.lane_off;
+                let off = r as i32 * self.row_bytes;
                 let mut v = self.vals[&r];
                 if blend {
                     let old = self.b.ins().load(types::I32X4, row_flags(), self.regs, off);
@@ -385,15 +385,8 @@ pub fn run_body(b: &mut FunctionBuilder, regs: Value, mask: Value, code: &[Instr
     let zero = b.ins().iconst(types::I32, 0);
     let zero = b.ins().splat(types::I32X4, zero);
     let lanes = b.ins().icmp(IntCC::NotEqual, sel, zero);
-    let mut ch = Chunk {
-        b: &mut *b,
-        regs: p,
-        lane_off: 0,
-        row_bytes: (nt * 4) as i32,
-        vals: HashMap::new(),
-        written: Vec::new(),
-        consts,
-    };
+    let mut ch =
+        Chunk { b: &mut *b, regs: p, row_bytes: (nt * 4) as i32, vals: HashMap::new(), written: Vec::new(), consts };
     for i in code {
         ch.op(i);
     }
