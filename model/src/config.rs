@@ -491,12 +491,16 @@ pub struct DeviceConfig {
     /// ([`crate::rtu::timeline`]); an observability switch, not a machine knob.
     pub detailed_stats: bool,
     /// Functional mode runs straight lines of register ops as host code compiled by the
-    /// JIT (`crate::jit`); the default is `VORTEX_JIT`'s (off unless `1`). Results do not
+    /// JIT (`crate::jit`); the default is `VORTEX_JIT`'s (on unless `0`). Results do not
     /// change.
     pub jit: bool,
     /// Offer `VK_KHR_ray_tracing_pipeline` (`docs/RTPIPELINE.md`); off until the ray-tracing
     /// stages pass the conformance list (`VORTEX_RT_PIPELINE=1` overrides it).
     pub rt_pipeline: bool,
+    /// Interpreted warp instructions per kernel instruction before the JIT compiles a
+    /// kernel (0: at its first dispatch); the default is `VORTEX_JIT_HOT`'s, else
+    /// [`crate::jit::DEFAULT_HOT`].
+    pub jit_hot: u64,
 }
 
 impl Default for DeviceConfig {
@@ -525,6 +529,7 @@ impl Default for DeviceConfig {
             detailed_stats: false,
             jit: crate::jit::from_env(),
             rt_pipeline: false,
+            jit_hot: crate::jit::hot_from_env(),
         }
     }
 }

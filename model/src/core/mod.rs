@@ -97,6 +97,8 @@ pub struct Core {
     work: Vec<([u32; 3], u32)>,
     /// Run straight lines of register ops as JIT code (`crate::jit`).
     jit: bool,
+    /// The kernel's heat at which it is compiled (`DeviceConfig::jit_hot`).
+    jit_hot: u64,
     /// Warp instructions JIT code executed in this dispatch.
     jit_instrs: u64,
 }
@@ -122,6 +124,7 @@ impl Core {
             detailed_stats: cfg.detailed_stats,
             work: Vec::new(),
             jit: cfg.jit,
+            jit_hot: cfg.jit_hot,
             jit_instrs: 0,
         }
     }
@@ -203,7 +206,13 @@ impl Core {
         let mut retired = 0u64;
         let rays_before = self.units.rtu.stats().records + self.units.isect.counters.instrs;
         let mut reporter = Reporter::default();
-        let jit = if self.jit { ctx.kernel.jit.get(ctx.kernel, self.nt) } else { None };
+        // The kernel's compiled code once it is hot: the interpreted instructions are added to
+        // its heat once per quantum and at the end.
+        let heat = |core: &Core, ran: u64| match core.jit {
+            true => ctx.kernel.jit.get(ctx.kernel, core.nt, ran, core.jit_hot),
+            false => None,
+        };
+        let mut jit = heat(self, 0);
         let tally = |core: &Core, stats: &CoreStats, retired: u64| Tally {
             warps_retired: retired,
             ctas_launched: stats.ctas,
@@ -272,8 +281,11 @@ impl Core {
                 }
             }
             if since_check >= QUANTUM {
-                since_check = 0;
                 crate::jit::count_instructions(std::mem::take(&mut self.jit_instrs));
+                if jit.is_none() {
+                    jit = heat(self, since_check);
+                }
+                since_check = 0;
                 ctx.watchdog.check(&mut reporter, tally(self, &stats, retired))?;
             }
             if !progressed && !disp.idle() {
@@ -286,6 +298,9 @@ impl Core {
         }
         reporter.report(ctx.watchdog, tally(self, &stats, retired));
         crate::jit::count_instructions(std::mem::take(&mut self.jit_instrs));
+        if jit.is_none() {
+            heat(self, since_check);
+        }
         stats.rtu = self.units.rtu.take_stats();
         stats.isect = std::mem::take(&mut self.units.isect.counters);
         Ok(stats)

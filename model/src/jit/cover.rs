@@ -78,6 +78,31 @@ pub fn runs(code: &[Instr], entry: u32, has_fma: bool) -> Vec<(u32, u32)> {
     out
 }
 
+/// Per register, the value every read of it sees when that is one constant: its only
+/// writer in the kernel is one `MOVI`, and every lane writes it before reading it (it is not
+/// among the registers a launch zeroes, `zeroed`). The compiled code then shifts a whole
+/// host vector by that amount instead of lane by lane.
+pub fn constants(code: &[Instr], num_regs: usize, zeroed: &[u16]) -> Vec<Option<u32>> {
+    // Writers per register: 0, 1 (the MOVI's value) or more.
+    let mut writers: Vec<(u32, Option<u32>)> = vec![(0, None); num_regs];
+    for i in code {
+        for o in i.operands().iter().filter(|o| o.write) {
+            for r in o.reg as usize..(o.reg as usize + o.width as usize).min(num_regs) {
+                let w = &mut writers[r];
+                w.0 += 1;
+                w.1 = (i.op == Op::Movi && o.width == 1).then_some(i.imm);
+            }
+        }
+    }
+    let mut out: Vec<Option<u32>> = writers.iter().map(|&(n, v)| if n == 1 { v } else { None }).collect();
+    for &r in zeroed {
+        if let Some(c) = out.get_mut(r as usize) {
+            *c = None;
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -107,5 +132,16 @@ mod tests {
         let code = vec![op(Op::Iadd), op(Op::Ffma), op(Op::Iadd), op(Op::Iadd)];
         assert_eq!(runs(&code, 0, false), vec![(2, 2)]);
         assert_eq!(runs(&code, 0, true), vec![(0, 4)]);
+    }
+
+    #[test]
+    fn constants_are_single_movis_written_before_read() {
+        let movi = |d, v| Instr::r(Op::Movi, 0, d, N, N, N, N, v);
+        let code = vec![movi(0, 7), movi(1, 3), movi(1, 4), movi(2, 5), op(Op::Iadd), movi(4, 9)];
+        // r0: one MOVI; r1: two; r2: one MOVI but also read before written (zeroed); r3:
+        // the IADD's destination; r4: one MOVI.
+        assert_eq!(constants(&code, 5, &[2]), vec![Some(7), None, None, None, Some(9)]);
+        let code = vec![Instr::r(Op::Iadd64, 0, 0, 2, 4, N, N, 0), movi(1, 3)];
+        assert_eq!(constants(&code, 6, &[])[..2], [None, None], "a pair's high word is written too");
     }
 }

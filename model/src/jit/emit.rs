@@ -13,7 +13,7 @@
 
 use crate::abi::isa::{FloatCond, Instr, IntCond, Op};
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
-use cranelift_codegen::ir::{types, ConstantData, Endianness, InstBuilder, MemFlagsData, Value};
+use cranelift_codegen::ir::{types, Block, ConstantData, Endianness, InstBuilder, MemFlagsData, Value};
 use cranelift_frontend::FunctionBuilder;
 use std::collections::HashMap;
 
@@ -23,12 +23,14 @@ pub const VLANES: usize = 4;
 /// The IR for one chunk of lanes.
 struct Chunk<'a, 'b> {
     b: &'a mut FunctionBuilder<'b>,
+    /// This chunk's lanes of register 0 (the loop's pointer).
     regs: Value,
-    /// Byte offset of this chunk's lanes within a row, and bytes per row.
-    lane_off: i32,
+    /// Bytes per register row.
     row_bytes: i32,
     vals: HashMap<u16, Value>,
     written: Vec<u16>,
+    /// Registers that hold one constant wherever they are read ([`super::cover::constants`]).
+    consts: &'a [Option<u32>],
 }
 
 /// Register rows are 4-byte aligned host memory that decode-time validation keeps in range.
@@ -45,7 +47,7 @@ impl Chunk<'_, '_> {
         if let Some(&v) = self.vals.get(&r) {
             return v;
         }
-        let off = r as i32 * self.row_bytes + self.lane_off;
+        let off = r as i32 * self.row_bytes;
         let v = self.b.ins().load(types::I32X4, row_flags(), self.regs, off);
         self.vals.insert(r, v);
         v
@@ -167,8 +169,23 @@ impl Chunk<'_, '_> {
                 self.set(d, v)
             }
             Op::Shl | Op::Shr | Op::Sar => {
-                let (x, y) = (self.get(a), self.get(b));
-                let v = self.shift(i.op, x, y);
+                let x = self.get(a);
+                let v = match self.consts.get(b as usize).copied().flatten() {
+                    // One amount for every lane: one vector shift (Cranelift takes a
+                    // vector's shift amount modulo the lane width, as the interpreter does).
+                    Some(k) => {
+                        let k = self.b.ins().iconst(types::I32, (k & 31) as i64);
+                        match i.op {
+                            Op::Shl => self.b.ins().ishl(x, k),
+                            Op::Shr => self.b.ins().ushr(x, k),
+                            _ => self.b.ins().sshr(x, k),
+                        }
+                    }
+                    None => {
+                        let y = self.get(b);
+                        self.shift(i.op, x, y)
+                    }
+                };
                 self.set(d, v)
             }
             Op::Iadd | Op::Isub | Op::Imul | Op::And | Op::Or | Op::Xor | Op::Imin | Op::Imax => {
@@ -285,14 +302,24 @@ impl Chunk<'_, '_> {
         }
     }
 
-    /// Stores every written row, blending in the old values of the lanes outside `lanes`.
-    fn store(&mut self, lanes: Value) {
-        for &r in &self.written.clone() {
-            let old_off = r as i32 * self.row_bytes + self.lane_off;
-            let old = self.b.ins().load(types::I32X4, row_flags(), self.regs, old_off);
-            let new = self.vals[&r];
-            let v = self.b.ins().bitselect(lanes, new, old);
-            self.b.ins().store(row_flags(), v, self.regs, old_off);
+    /// Stores every written row: whole when all four lanes are active, else blending in
+    /// the old values of the lanes outside `lanes`. Leaves the builder in `next`.
+    fn store(&mut self, bits: Value, lanes: Value, next: Block) {
+        let (full, part) = (self.b.create_block(), self.b.create_block());
+        let all = self.b.ins().icmp_imm_u(IntCC::Equal, bits, (1 << VLANES) - 1);
+        self.b.ins().brif(all, full, &[], part, &[]);
+        for (block, blend) in [(full, false), (part, true)] {
+            self.b.switch_to_block(block);
+            for r in self.written.clone() {
+                let off = r as i32 * self.row_bytes;
+                let mut v = self.vals[&r];
+                if blend {
+                    let old = self.b.ins().load(types::I32X4, row_flags(), self.regs, off);
+                    v = self.b.ins().bitselect(lanes, v, old);
+                }
+                self.b.ins().store(row_flags(), v, self.regs, off);
+            }
+            self.b.ins().jump(next, &[]);
         }
     }
 }
@@ -333,33 +360,44 @@ fn float_cc(c: FloatCond) -> FloatCC {
 }
 
 /// Emits the body of a run function `(regs: *mut u32, mask: u32)` for `code` over `nt`
-/// lanes, into the builder's current block, ending with the return.
-pub fn run_body(b: &mut FunctionBuilder, regs: Value, mask: Value, code: &[Instr], nt: usize) {
-    let zero = {
-        let z = b.ins().iconst(types::I32, 0);
-        b.ins().splat(types::I32X4, z)
-    };
+/// lanes, into the builder's current block, ending with the return: one loop iteration per
+/// host vector of lanes (the IR holds the run once, whatever the warp's width), skipping a
+/// chunk whose lanes are all inactive.
+pub fn run_body(b: &mut FunctionBuilder, regs: Value, mask: Value, code: &[Instr], nt: usize, consts: &[Option<u32>]) {
+    let ptr = b.func.dfg.value_type(regs);
+    let (body, latch, exit) = (b.create_block(), b.create_block(), b.create_block());
+    let (head, end) = (b.create_block(), b.ins().iadd_imm_u(regs, (nt * 4) as i64));
+    b.ins().jump(head, &[regs.into(), mask.into()]);
 
-    let mask_v = b.ins().splat(types::I32X4, mask);
-    for chunk in 0..nt / VLANES {
-        // The lanes of this chunk that the mask enables, as -1/0 lanes.
-        let bits: Vec<u8> = (0..VLANES).flat_map(|l| (1u32 << (chunk * VLANES + l)).to_le_bytes()).collect();
-        let handle = b.func.dfg.constants.insert(ConstantData::from(bits));
-        let bits = b.ins().vconst(types::I32X4, handle);
-        let sel = b.ins().band(mask_v, bits);
-        let lanes = b.ins().icmp(IntCC::NotEqual, sel, zero);
-        let mut ch = Chunk {
-            b: &mut *b,
-            regs,
-            lane_off: (chunk * VLANES * 4) as i32,
-            row_bytes: (nt * 4) as i32,
-            vals: HashMap::new(),
-            written: Vec::new(),
-        };
-        for i in code {
-            ch.op(i);
-        }
-        ch.store(lanes);
+    // head(p, m): `p` points at this chunk's lanes of register 0, `m` holds its mask bits
+    // in the low four.
+    b.switch_to_block(head);
+    let (p, m) = (b.append_block_param(head, ptr), b.append_block_param(head, types::I32));
+    let bits = b.ins().band_imm_u(m, (1 << VLANES) - 1);
+    b.ins().brif(bits, body, &[], latch, &[]);
+
+    b.switch_to_block(body);
+    let lane_bits: Vec<u8> = (0..VLANES).flat_map(|l| (1u32 << l).to_le_bytes()).collect();
+    let handle = b.func.dfg.constants.insert(ConstantData::from(lane_bits));
+    let lane_bits = b.ins().vconst(types::I32X4, handle);
+    let mv = b.ins().splat(types::I32X4, m);
+    let sel = b.ins().band(mv, lane_bits);
+    let zero = b.ins().iconst(types::I32, 0);
+    let zero = b.ins().splat(types::I32X4, zero);
+    let lanes = b.ins().icmp(IntCC::NotEqual, sel, zero);
+    let mut ch =
+        Chunk { b: &mut *b, regs: p, row_bytes: (nt * 4) as i32, vals: HashMap::new(), written: Vec::new(), consts };
+    for i in code {
+        ch.op(i);
     }
+    ch.store(bits, lanes, latch);
+
+    b.switch_to_block(latch);
+    let next_p = b.ins().iadd_imm_u(p, (VLANES * 4) as i64);
+    let next_m = b.ins().ushr_imm_u(m, VLANES as i64);
+    let more = b.ins().icmp(IntCC::UnsignedLessThan, next_p, end);
+    b.ins().brif(more, head, &[next_p.into(), next_m.into()], exit, &[]);
+
+    b.switch_to_block(exit);
     b.ins().return_(&[]);
 }

@@ -1,8 +1,11 @@
 //! The JIT: functional mode's straight lines of register ops compiled to host code with
 //! Cranelift, the interpreter running everything else.
 //!
-//! A kernel is compiled once, the first time a core runs it (its [`Cache`] lives in the
-//! [`DecodedKernel`], so once per pipeline), into one host function per run
+//! A kernel is compiled once, when it is hot: the interpreter has run it for
+//! [`DEFAULT_HOT`] (`VORTEX_JIT_HOT`) warp instructions per kernel instruction, over all its
+//! dispatches (its [`Cache`] lives in the [`DecodedKernel`], so once per pipeline; the many
+//! short kernels of a test suite never pay for a compile). It compiles into one host
+//! function per run, each a loop over the warp's 4-lane host vectors
 //! ([`cover::runs`]): a line of lane-wise ALU/FPU ops between two joins of the control-flow
 //! graph. The issue loop (`Core::run_warp`) calls a run's function when the warp's pc
 //! reaches the run's first instruction and the quantum has room for the whole run, counts
@@ -26,14 +29,14 @@ use cranelift_codegen::settings::{self, Configurable};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{default_libcall_names, Linkage, Module};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::Instant;
 
-/// True when `VORTEX_JIT` is `1`, `on` or `true`. Off by default: compiling a kernel still
-/// costs more host time than its runs save (docs/PERFORMANCE.md, "The JIT").
+/// False when `VORTEX_JIT` is `0`, `off` or `false`: on by default, a hot kernel's runs
+/// save more host time than compiling them costs (docs/PERFORMANCE.md, "The JIT").
 pub fn from_env() -> bool {
-    matches!(std::env::var("VORTEX_JIT").as_deref().map(str::trim), Ok("1" | "on" | "true"))
+    !matches!(std::env::var("VORTEX_JIT").as_deref().map(str::trim), Ok("0" | "off" | "false"))
 }
 
 /// A compiled run: `f(regs, mask)` executes `len` instructions for the lanes in `mask`.
@@ -139,13 +142,32 @@ pub fn count_instructions(n: u64) {
     }
 }
 
-/// A kernel's compiled code, made on first use.
+/// Default of `VORTEX_JIT_HOT`: interpreted warp instructions per kernel instruction before
+/// a kernel is compiled. Compiling costs about as much host time as interpreting this many
+/// warp instructions (docs/PERFORMANCE.md, "The JIT"), so a kernel is compiled once the
+/// interpreter has spent about as long on it as compiling would take.
+pub const DEFAULT_HOT: u64 = 1000;
+
+/// `VORTEX_JIT_HOT` (a number; 0 compiles every kernel at its first dispatch), else
+/// [`DEFAULT_HOT`].
+pub fn hot_from_env() -> u64 {
+    std::env::var("VORTEX_JIT_HOT").ok().and_then(|v| v.trim().parse().ok()).unwrap_or(DEFAULT_HOT)
+}
+
+/// A kernel's compiled code, made once the interpreter has run the kernel long enough for
+/// compiling to pay (so the many short kernels of a test suite never compile).
 #[derive(Default)]
-pub struct Cache(OnceLock<Option<JitKernel>>);
+pub struct Cache {
+    code: OnceLock<Option<JitKernel>>,
+    /// Warp instructions the interpreter ran of this kernel, over all dispatches and cores.
+    heat: AtomicU64,
+    /// A core is compiling the kernel; the others keep interpreting meanwhile.
+    claimed: AtomicBool,
+}
 
 impl std::fmt::Debug for Cache {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.0.get() {
+        match self.code.get() {
             Some(Some(k)) => write!(f, "Jit({} runs)", k.runs.len()),
             Some(None) => f.write_str("Jit(interpreted)"),
             None => f.write_str("Jit(not compiled)"),
@@ -154,10 +176,19 @@ impl std::fmt::Debug for Cache {
 }
 
 impl Cache {
-    /// The compiled kernel for warps of `nt` lanes, compiling it on the first call; `None`
-    /// when the interpreter runs it all.
-    pub fn get(&self, kernel: &DecodedKernel, nt: usize) -> Option<&JitKernel> {
-        self.0.get_or_init(|| compile_logged(kernel, nt)).as_ref().filter(|k| k.nt == nt)
+    /// The compiled kernel for warps of `nt` lanes, or `None` while the interpreter runs it
+    /// all. `ran` interpreted warp instructions are added to the kernel's heat first; once
+    /// the heat reaches `hot` per kernel instruction, the first core to see it compiles.
+    pub fn get(&self, kernel: &DecodedKernel, nt: usize, ran: u64, hot: u64) -> Option<&JitKernel> {
+        if let Some(k) = self.code.get() {
+            return k.as_ref().filter(|k| k.nt == nt);
+        }
+        let heat = self.heat.fetch_add(ran, Ordering::Relaxed) + ran;
+        if heat < hot.saturating_mul(kernel.code.len() as u64) || self.claimed.swap(true, Ordering::AcqRel) {
+            return None;
+        }
+        let _ = self.code.set(compile_logged(kernel, nt));
+        self.code.get()?.as_ref().filter(|k| k.nt == nt)
     }
 }
 
@@ -170,7 +201,7 @@ fn compile_logged(k: &DecodedKernel, nt: usize) -> Option<JitKernel> {
         Ok(Some(j)) => {
             KERNELS.fetch_add(1, Ordering::Relaxed);
             RUNS.fetch_add(j.runs.len() as u64, Ordering::Relaxed);
-            tracing::debug!(
+            tracing::info!(
                 "jit: `{}`: {} runs, {} of {} instructions, compiled in {} us",
                 k.name,
                 j.runs.len(),
@@ -193,18 +224,22 @@ fn compile_logged(k: &DecodedKernel, nt: usize) -> Option<JitKernel> {
     }
 }
 
-/// The host's code generator; `None` (and the interpreter everywhere) where Cranelift does
-/// not support the host.
+/// The host's code generator, built once per process; an error (and the interpreter
+/// everywhere) where Cranelift does not support the host.
 fn host_isa() -> Result<std::sync::Arc<dyn cranelift_codegen::isa::TargetIsa>, String> {
-    let mut flags = settings::builder();
-    let set = |f: &mut settings::Builder, k: &str, v: &str| f.set(k, v).map_err(|e| e.to_string());
-    set(&mut flags, "opt_level", "speed")?;
-    // The IR verifier is a sixth of a compile's instructions; the unit tests keep it on.
-    set(&mut flags, "enable_verifier", if cfg!(test) { "true" } else { "false" })?;
-    set(&mut flags, "use_colocated_libcalls", "false")?;
-    set(&mut flags, "is_pic", "false")?;
-    let isa = cranelift_native::builder().map_err(|e| e.to_string())?;
-    isa.finish(settings::Flags::new(flags)).map_err(|e| e.to_string())
+    static ISA: OnceLock<Result<std::sync::Arc<dyn cranelift_codegen::isa::TargetIsa>, String>> = OnceLock::new();
+    ISA.get_or_init(|| {
+        let mut flags = settings::builder();
+        let set = |f: &mut settings::Builder, k: &str, v: &str| f.set(k, v).map_err(|e| e.to_string());
+        set(&mut flags, "opt_level", "speed")?;
+        // The IR verifier is a sixth of a compile's instructions; the unit tests keep it on.
+        set(&mut flags, "enable_verifier", if cfg!(test) { "true" } else { "false" })?;
+        set(&mut flags, "use_colocated_libcalls", "false")?;
+        set(&mut flags, "is_pic", "false")?;
+        let isa = cranelift_native::builder().map_err(|e| e.to_string())?;
+        isa.finish(settings::Flags::new(flags)).map_err(|e| e.to_string())
+    })
+    .clone()
 }
 
 /// True when the host ISA fuses multiply-add in one rounding (x86-64 with FMA; AArch64).
@@ -227,6 +262,8 @@ pub fn compile(code: &[Instr], entry: u32, num_regs: usize, nt: usize) -> Result
     if spans.is_empty() {
         return Ok(None);
     }
+    let zeroed = crate::core::decode::read_before_write(code, entry, num_regs as u32);
+    let consts = cover::constants(code, num_regs, &zeroed);
     let mut module = JITModule::new(JITBuilder::with_isa(isa, default_libcall_names()));
     let mut sig = module.make_signature();
     sig.params.push(AbiParam::new(module.target_config().pointer_type()));
@@ -244,7 +281,7 @@ pub fn compile(code: &[Instr], entry: u32, num_regs: usize, nt: usize) -> Result
             b.append_block_params_for_function_params(block);
             b.switch_to_block(block);
             let (regs, mask) = (b.block_params(block)[0], b.block_params(block)[1]);
-            emit::run_body(&mut b, regs, mask, &code[pc as usize..][..len as usize], nt);
+            emit::run_body(&mut b, regs, mask, &code[pc as usize..][..len as usize], nt, &consts);
             b.seal_all_blocks();
             b.finalize(module.target_config());
         }

@@ -237,3 +237,41 @@ fn narrow_warps_are_interpreted() {
     assert!(compile(&code, 0, REGS, 2).unwrap().is_none());
     assert!(compile(&code, 0, REGS, 8).unwrap().is_some());
 }
+
+/// A kernel compiles only once the interpreter has run `hot` warp instructions per kernel
+/// instruction of it, and then once.
+#[test]
+fn a_kernel_compiles_once_hot() {
+    let mut code = vec![Instr::r(Op::Iadd, 0, 1, 1, 1, N, N, 0); 3];
+    code.push(Instr::r(Op::Exit, 0, N, N, N, N, N, 0));
+    let header = crate::abi::kernel::KernelHeader::new(REGS as u32, [32, 1, 1]);
+    let k = DecodedKernel::from_parts(header, "hot", code).expect("a valid kernel");
+    let before = stats().kernels;
+    assert!(k.jit.get(&k, NT, 0, 10).is_none(), "cold");
+    assert!(k.jit.get(&k, NT, 39, 10).is_none(), "39 of 40 instructions");
+    assert!(k.jit.get(&k, NT, 1, 10).is_some(), "hot at 40");
+    assert!(k.jit.get(&k, NT, 0, 10).is_some(), "compiled once, kept");
+    assert!(k.jit.get(&k, 8, 0, 10).is_none(), "compiled for another warp width");
+    assert!(stats().kernels > before);
+    let eager = DecodedKernel::from_parts(k.header.clone(), "eager", k.code.clone()).expect("a valid kernel");
+    assert!(eager.jit.get(&eager, NT, 0, 0).is_some(), "hot = 0 compiles at once");
+}
+
+/// A shift by a register holding one constant (its single MOVI runs before any read) is one
+/// vector shift: still the interpreter's results, the amount taken modulo 32.
+#[test]
+fn constant_shifts_match_the_interpreter() {
+    let mut rng = Rng(5);
+    for k in [0, 1, 5, 31, 32, 33, 0xffff_ffe1] {
+        for op in [Op::Shl, Op::Shr, Op::Sar] {
+            let code = [
+                Instr::r(Op::Movi, 0, 2, N, N, N, N, k),
+                Instr::r(op, 0, 3, 1, 2, N, N, 0),
+                Instr::r(op, 0, 4, 3, 2, N, N, 0),
+            ];
+            let zeroed = crate::core::decode::read_before_write(&code, 0, REGS as u32);
+            assert_eq!(cover::constants(&code, REGS, &zeroed)[2], Some(k), "r2 is the constant");
+            check(&code, &mut rng, &format!("{op:?} by {k}"));
+        }
+    }
+}
