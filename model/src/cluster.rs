@@ -18,6 +18,7 @@ use crate::fault::Fault;
 use crate::kmu::{CtaDesc, Kmu};
 use crate::rtu::engine::{EngineStats, Fronts, RtuCore};
 use crate::rtu::timeline::Timeline;
+use crate::rtu::walker::MemSource;
 use crate::rtu::RtuUnit;
 use crate::watchdog::Tally;
 
@@ -325,7 +326,9 @@ impl<'a> Cluster<'a> {
     /// Each unit is ticked only in cycles where it has something to do (its next event, a
     /// message or a doorbell); a unit's counters account for the cycles it skipped.
     pub fn run(&mut self, until: u64, ctx: &DispatchCtx, kt: &KernelTiming) -> Result<(), Fault> {
-        let mem = ctx.mem;
+        // One node source per traversal core for the whole run: it remembers the regions its
+        // walks last read, as functional mode's does for a whole walk.
+        let mut srcs: Vec<MemSource> = self.rtus.iter().map(|_| MemSource::new(ctx.mem)).collect();
         while self.now < until {
             let now = self.now;
             let mut dirty = false;
@@ -359,7 +362,7 @@ impl<'a> Cluster<'a> {
                 }
                 let mut fronts = FrontsView { cores: &mut *self.cores, clocks: &mut self.clocks, rang: false };
                 let cache = &mut self.rtcaches[self.rtcache_of_rtu[r]];
-                rtu.tick(now, &mut fronts, cache, &mut below, mem)?;
+                rtu.tick(now, &mut fronts, cache, &mut below, &mut srcs[r])?;
                 self.rtu_next[r] = rtu.next_event(now);
                 if fronts.rang {
                     for (c, clk) in self.clocks.iter().enumerate() {

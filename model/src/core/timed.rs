@@ -169,6 +169,9 @@ pub struct Clock {
     l1_banks: u64,
     /// Per warp, per register: the cycle its value is ready.
     ready: Vec<Vec<u64>>,
+    /// Per warp: the first cycle its next instruction may issue, `u64::MAX` while the warp
+    /// is not ready (done, at a barrier, parked). The scheduler reads only this array, so a
+    /// cycle's scan and the next-event search never touch the warps themselves.
     next_issue: Vec<u64>,
     port_free: u64,
     lsu_free: u64,
@@ -205,7 +208,7 @@ impl Clock {
             launch_latency: cfg.sim.launch_latency as u64,
             l1_banks: m.l1_banks as u64,
             ready: vec![Vec::new(); cfg.num_warps as usize],
-            next_issue: vec![0; cfg.num_warps as usize],
+            next_issue: vec![u64::MAX; cfg.num_warps as usize],
             port_free: 0,
             lsu_free: 0,
             hold: None,
@@ -450,17 +453,20 @@ impl Core {
         let nw = self.warps.len();
         let mut saw_ready = false;
         let mut saw_lsu = false;
-        for k in 0..nw {
-            let w = (clk.rr + k) % nw;
-            if self.warps[w].state != WarpState::Ready {
+        let rr = clk.rr.min(nw);
+        for w in (rr..nw).chain(0..rr) {
+            let at = clk.next_issue[w];
+            if at == u64::MAX {
                 continue;
             }
+            debug_assert_eq!(self.warps[w].state, WarpState::Ready);
             saw_ready = true;
-            if clk.next_issue[w] > now {
+            if at > now {
                 continue;
             }
             let Some(top) = self.warps[w].top() else {
                 self.warps[w].state = WarpState::Done;
+                clk.next_issue[w] = u64::MAX;
                 self.retire_warp_timed(clk, ctx, kt, w, now)?;
                 continue;
             };
@@ -495,12 +501,7 @@ impl Core {
             clk.cause = Stall::WaitHold;
             return u64::MAX;
         }
-        let mut t = u64::MAX;
-        for (w, warp) in self.warps.iter().enumerate() {
-            if warp.state == WarpState::Ready {
-                t = t.min(clk.next_issue[w]);
-            }
-        }
+        let t = clk.next_issue.iter().copied().min().unwrap_or(u64::MAX);
         if t == u64::MAX {
             clk.cause = Stall::NoReadyWarp;
             return t;
@@ -669,9 +670,8 @@ impl Core {
                 clk.outgoing.push((at, m));
             }
         }
-        if self.warps[w].state == WarpState::Ready {
-            clk.next_issue[w] = self.operands_ready(clk, kt, w, now + 1);
-        }
+        clk.next_issue[w] =
+            if self.warps[w].state == WarpState::Ready { self.operands_ready(clk, kt, w, now + 1) } else { u64::MAX };
         Ok(())
     }
 
