@@ -91,6 +91,9 @@ pub struct Cache {
     /// The earliest `ready` among the MSHRs (`u64::MAX`: none): a request before it has no
     /// fill to retire, so it skips the scan.
     next_fill: u64,
+    /// One bit per `line % 64` of the lines in the MSHRs: a line whose bit is clear is not
+    /// in flight, so the common miss skips the MSHR search.
+    inflight: u64,
     pub stats: CacheStats,
 }
 
@@ -109,6 +112,7 @@ impl Cache {
             bank_busy: vec![u64::MAX; geom.banks.max(1) as usize],
             mshr: Vec::with_capacity(geom.mshrs as usize),
             next_fill: u64::MAX,
+            inflight: 0,
             stats: CacheStats::default(),
         }
     }
@@ -125,16 +129,33 @@ impl Cache {
         }
         let mut i = 0;
         let mut next = u64::MAX;
+        let mut inflight = 0;
         while i < self.mshr.len() {
             if self.mshr[i].ready <= now {
                 let line = self.mshr.swap_remove(i).line;
                 self.fill(line);
             } else {
                 next = next.min(self.mshr[i].ready);
+                inflight |= Self::bit(self.mshr[i].line);
                 i += 1;
             }
         }
         self.next_fill = next;
+        self.inflight = inflight;
+    }
+
+    #[inline]
+    fn bit(line: u64) -> u64 {
+        1 << (line & 63)
+    }
+
+    /// The MSHR holding `line` that `ok` accepts, if any.
+    #[inline]
+    fn in_flight(&self, line: u64, ok: impl Fn(&Mshr) -> bool) -> Option<usize> {
+        if self.inflight & Self::bit(line) == 0 {
+            return None;
+        }
+        self.mshr.iter().position(|m| m.line == line && ok(m))
     }
 
     /// A miss takes an MSHR until `ready`.
@@ -142,6 +163,7 @@ impl Cache {
     fn allocate(&mut self, line: u64, ready: u64) {
         self.mshr.push(Mshr { line, ready, merged: 0 });
         self.next_fill = self.next_fill.min(ready);
+        self.inflight |= Self::bit(line);
     }
 
     /// The set `line` maps to (a mask when the set count is a power of two, as the
@@ -206,7 +228,8 @@ impl Cache {
             return Ok(Answer { ready: now + self.geom.latency as u64, hit: true });
         }
         let depth = self.geom.merge_depth;
-        if let Some(m) = self.mshr.iter_mut().find(|m| m.line == line && depth.is_none_or(|d| m.merged < d)) {
+        if let Some(i) = self.in_flight(line, |m| depth.is_none_or(|d| m.merged < d)) {
+            let m = &mut self.mshr[i];
             m.merged += 1;
             let ready = m.ready.max(now + self.geom.latency as u64);
             self.bank_busy[bank] = now;
@@ -244,7 +267,8 @@ impl Cache {
             return Answer { ready: t + self.geom.latency as u64, hit: true };
         }
         self.stats.misses += 1;
-        if let Some(m) = self.mshr.iter_mut().find(|m| m.line == line) {
+        if let Some(i) = self.in_flight(line, |_| true) {
+            let m = &mut self.mshr[i];
             m.merged += 1;
             self.stats.merges += 1;
             return Answer { ready: m.ready.max(t + self.geom.latency as u64), hit: false };
@@ -256,6 +280,7 @@ impl Cache {
             let line = self.mshr.swap_remove(i).line;
             self.fill(line);
             self.next_fill = self.mshr.iter().map(|m| m.ready).min().unwrap_or(u64::MAX);
+            self.inflight = self.mshr.iter().fold(0, |b, m| b | Self::bit(m.line));
             t = t.max(first);
         }
         let ready = below(t + self.geom.latency as u64).max(t + self.geom.latency as u64);
