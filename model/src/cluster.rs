@@ -288,7 +288,10 @@ impl<'a> Cluster<'a> {
             if !clk.disp_ready(now) {
                 continue;
             }
-            let Some(adm) = clk.disp.try_admit(&cta, self.arb.cluster_size) else { continue };
+            let Some(adm) = clk.disp.try_admit(&cta, self.arb.cluster_size) else {
+                clk.refused(now);
+                continue;
+            };
             self.cores[c].launch_cta_timed(clk, ctx, &cta, adm, now);
             *idx += 1;
             *dest = Some(c);
@@ -312,7 +315,10 @@ impl<'a> Cluster<'a> {
             if !clk.disp_ready(now) {
                 continue;
             }
-            let Some(adm) = clk.disp.try_admit(&cta, 1) else { continue };
+            let Some(adm) = clk.disp.try_admit(&cta, 1) else {
+                clk.refused(now);
+                continue;
+            };
             self.cores[c].launch_cta_timed(clk, ctx, &cta, adm, now);
             self.source.advance(c);
             self.arb.rr = c + 1;

@@ -122,6 +122,12 @@ pub struct CoreTimedStats {
     pub tex: TexStats,
     /// The node-intersection unit (rdna2): requests, lines, test and queue cycles, its cache.
     pub isect: crate::isect::timed::IsectStats,
+    /// Resident warps the kernel's register and private-memory footprint allows
+    /// (`[core] register_file`, `private_memory`; NUM_WARPS when `occupancy` is off).
+    pub resident_warp_limit: u64,
+    /// Cycles from a CTA refused by that bound alone (free warp slots and LMEM, no budget)
+    /// to the core's next admission.
+    pub occupancy_limited_cycles: u64,
 }
 
 impl CoreTimedStats {
@@ -146,6 +152,8 @@ impl CoreTimedStats {
         self.tlb.add(&o.tlb);
         self.tex.add(&o.tex);
         self.isect.add(&o.isect);
+        self.resident_warp_limit = self.resident_warp_limit.max(o.resident_warp_limit);
+        self.occupancy_limited_cycles += o.occupancy_limited_cycles;
     }
 }
 
@@ -187,6 +195,8 @@ pub struct Clock {
     last_tick: Option<u64>,
     /// Set when a warp retired or a CTA slot freed (the launch fabric may go on).
     pub(crate) dirty: bool,
+    /// Since when a CTA has waited for this core's occupancy bound (None: not waiting).
+    occupancy_wait: Option<u64>,
     pub l1: Cache,
     /// The LSU's TLB (sparse resources).
     pub tlb: Tlb,
@@ -221,6 +231,7 @@ impl Clock {
             parked: 0,
             last_tick: None,
             dirty: false,
+            occupancy_wait: None,
             tlb: Tlb::new(m.tlb_entries, m.page_walk_latency),
             l1: Cache::new(CacheGeom {
                 size: m.l1_size,
@@ -245,6 +256,21 @@ impl Clock {
     /// The cycle the dispatcher finishes expanding its current CTA.
     pub fn disp_free_at(&self) -> u64 {
         self.disp_free
+    }
+
+    /// The launch fabric offered a CTA at cycle `now` and the dispatcher refused it: when the
+    /// occupancy bound alone refused, the core's occupancy-limited wait starts.
+    pub fn refused(&mut self, now: u64) {
+        if self.disp.take_occupancy_refusal() && self.occupancy_wait.is_none() {
+            self.occupancy_wait = Some(now);
+        }
+    }
+
+    /// The dispatcher admitted a CTA at cycle `now`: a wait for the occupancy bound ends.
+    fn admitted(&mut self, now: u64) {
+        if let Some(since) = self.occupancy_wait.take() {
+            self.stats.occupancy_limited_cycles += now - since;
+        }
     }
 
     /// Warps resident on the core.
@@ -286,6 +312,10 @@ impl Clock {
             self.account_skipped(end - from);
         }
         self.last_tick = Some(end.max(1) - 1);
+        if let Some(since) = self.occupancy_wait.take() {
+            self.stats.occupancy_limited_cycles += end.saturating_sub(since);
+        }
+        self.stats.resident_warp_limit = self.disp.max_warps() as u64;
         self.stats.l1 = self.l1.stats.clone();
         self.stats.tlb = self.tlb.stats.clone();
         self.stats.tex = self.tex.stats.clone();
@@ -354,6 +384,7 @@ impl Core {
             clk.next_issue[wid as usize] = now + clk.launch_latency + 1 + rank as u64;
         }
         clk.disp_free = now + n as u64;
+        clk.admitted(now);
         clk.resident += n as u64;
         clk.counts.ctas += 1;
         clk.counts.warps += n as u64;
@@ -754,5 +785,42 @@ impl Clock {
 pub fn dispatcher(cfg: &DeviceConfig, ctx: &DispatchCtx) -> Result<CtaDispatcher, Fault> {
     let launch = ctx.launch;
     let lmem_per_cta = crate::abi::dcr::aligned_lmem_size(launch.lmem_size.max(ctx.kernel.header.lmem_bytes));
-    CtaDispatcher::new(cfg.num_warps, cfg.num_threads, cfg.lmem_bytes, lmem_per_cta, launch.block_size)
+    let d = CtaDispatcher::new(cfg.num_warps, cfg.num_threads, cfg.lmem_bytes, lmem_per_cta, launch.block_size)?;
+    let k = &ctx.kernel.header;
+    Ok(d.with_warp_limit(occupancy_limit(cfg, k.num_regs, k.private_bytes)))
+}
+
+/// Resident warps a core holds for a kernel with `num_regs` registers and `private_bytes` of
+/// private memory per lane: as many as both budgets of `[core]` fit (NUM_WARPS with
+/// `occupancy` off). A long shader loop that keeps much state live pays here.
+pub fn occupancy_limit(cfg: &DeviceConfig, num_regs: u32, private_bytes: u32) -> u32 {
+    let c = &cfg.core;
+    if !c.occupancy {
+        return cfg.num_warps;
+    }
+    let per_warp = |per_lane: u32| per_lane as u64 * cfg.num_threads as u64;
+    let fit = |budget: u32, per_lane: u32| match per_warp(per_lane) {
+        0 => u64::MAX,
+        w => budget as u64 / w,
+    };
+    let warps = fit(c.register_file, num_regs).min(fit(c.private_memory, private_bytes));
+    warps.min(cfg.num_warps as u64) as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::occupancy_limit;
+    use crate::config::DeviceConfig;
+
+    #[test]
+    fn occupancy_is_the_tighter_budget() {
+        let mut c = DeviceConfig::default();
+        // 64 registers per lane fill a 65,536-register file with 32 warps; 101 leave 20.
+        assert_eq!(occupancy_limit(&c, 64, 0), 32);
+        assert_eq!(occupancy_limit(&c, 101, 16), 20);
+        // 1,192 private bytes per lane: 38,144 per warp, three in 128 KB.
+        assert_eq!(occupancy_limit(&c, 160, 1192), 3);
+        c.core.occupancy = false;
+        assert_eq!(occupancy_limit(&c, 160, 1192), 32);
+    }
 }
