@@ -181,6 +181,9 @@ pub struct Clock {
     /// is not ready (done, at a barrier, parked). The scheduler reads only this array, so a
     /// cycle's scan and the next-event search never touch the warps themselves.
     next_issue: Vec<u64>,
+    /// The warps whose `next_issue` is not `u64::MAX`, one bit each (NUM_WARPS <= 64): the
+    /// scan and the next-event search visit only these.
+    ready_warps: u64,
     port_free: u64,
     lsu_free: u64,
     hold: Option<usize>,
@@ -219,6 +222,7 @@ impl Clock {
             l1_banks: m.l1_banks as u64,
             ready: vec![Vec::new(); cfg.num_warps as usize],
             next_issue: vec![u64::MAX; cfg.num_warps as usize],
+            ready_warps: 0,
             port_free: 0,
             lsu_free: 0,
             hold: None,
@@ -381,7 +385,8 @@ impl Core {
             let r = &mut clk.ready[wid as usize];
             r.clear();
             r.resize(num_regs, 0);
-            clk.next_issue[wid as usize] = now + clk.launch_latency + 1 + rank as u64;
+            let at = now + clk.launch_latency + 1 + rank as u64;
+            clk.set_next_issue(wid as usize, at);
         }
         clk.disp_free = now + n as u64;
         clk.admitted(now);
@@ -439,7 +444,8 @@ impl Core {
             let w = m.trailing_zeros() as usize;
             m &= m - 1;
             if self.warps[w].state == WarpState::Ready {
-                clk.next_issue[w] = self.operands_ready(clk, kt, w, now + 1);
+                let at = self.operands_ready(clk, kt, w, now + 1);
+                clk.set_next_issue(w, at);
             }
         }
     }
@@ -484,12 +490,20 @@ impl Core {
         let nw = self.warps.len();
         let mut saw_ready = false;
         let mut saw_lsu = false;
+        // Round robin from `rr` over the ready warps, reading the set afresh at every step
+        // (a retirement in the scan may release a barrier).
         let rr = clk.rr.min(nw);
-        for w in (rr..nw).chain(0..rr) {
-            let at = clk.next_issue[w];
-            if at == u64::MAX {
+        let (mut from, mut end, mut second) = (rr, nw, rr == 0);
+        loop {
+            let Some(w) = next_bit(clk.ready_warps, from, end) else {
+                if second {
+                    break;
+                }
+                (from, end, second) = (0, rr, true);
                 continue;
-            }
+            };
+            from = w + 1;
+            let at = clk.next_issue[w];
             debug_assert_eq!(self.warps[w].state, WarpState::Ready);
             saw_ready = true;
             if at > now {
@@ -497,7 +511,7 @@ impl Core {
             }
             let Some(top) = self.warps[w].top() else {
                 self.warps[w].state = WarpState::Done;
-                clk.next_issue[w] = u64::MAX;
+                clk.set_next_issue(w, u64::MAX);
                 self.retire_warp_timed(clk, ctx, kt, w, now)?;
                 continue;
             };
@@ -532,7 +546,12 @@ impl Core {
             clk.cause = Stall::WaitHold;
             return u64::MAX;
         }
-        let t = clk.next_issue.iter().copied().min().unwrap_or(u64::MAX);
+        let mut t = u64::MAX;
+        let mut m = clk.ready_warps;
+        while m != 0 {
+            t = t.min(clk.next_issue[m.trailing_zeros() as usize]);
+            m &= m - 1;
+        }
         if t == u64::MAX {
             clk.cause = Stall::NoReadyWarp;
             return t;
@@ -570,7 +589,8 @@ impl Core {
                         clk.ready[w][r as usize] = now + 1;
                     }
                 }
-                clk.next_issue[w] = self.operands_ready(clk, kt, w, now + 1);
+                let at = self.operands_ready(clk, kt, w, now + 1);
+                clk.set_next_issue(w, at);
                 Ok(())
             }
             Ok(_) => Ok(()),
@@ -701,8 +721,9 @@ impl Core {
                 clk.outgoing.push((at, m));
             }
         }
-        clk.next_issue[w] =
+        let at =
             if self.warps[w].state == WarpState::Ready { self.operands_ready(clk, kt, w, now + 1) } else { u64::MAX };
+        clk.set_next_issue(w, at);
         Ok(())
     }
 
@@ -772,7 +793,29 @@ impl Core {
     }
 }
 
+/// The lowest set bit of `mask` in `[from, end)`.
+#[inline]
+fn next_bit(mask: u64, from: usize, end: usize) -> Option<usize> {
+    if from >= end {
+        return None;
+    }
+    let below_end = if end >= 64 { u64::MAX } else { (1u64 << end) - 1 };
+    let m = mask & (u64::MAX << from) & below_end;
+    (m != 0).then(|| m.trailing_zeros() as usize)
+}
+
 impl Clock {
+    /// Warp `w` may next issue at `at` (`u64::MAX`: it is not ready).
+    #[inline]
+    fn set_next_issue(&mut self, w: usize, at: u64) {
+        self.next_issue[w] = at;
+        if at == u64::MAX {
+            self.ready_warps &= !(1u64 << w);
+        } else {
+            self.ready_warps |= 1u64 << w;
+        }
+    }
+
     #[inline]
     fn stats_instr(&mut self, mask: u32) {
         self.counts.instructions += 1;
