@@ -88,6 +88,12 @@ pub struct Cache {
     clock: u64,
     bank_busy: Vec<u64>,
     mshr: Vec<Mshr>,
+    /// The earliest `ready` among the MSHRs (`u64::MAX`: none): a request before it has no
+    /// fill to retire, so it skips the scan.
+    next_fill: u64,
+    /// One bit per `line % 64` of the lines in the MSHRs: a line whose bit is clear is not
+    /// in flight, so the common miss skips the MSHR search.
+    inflight: u64,
     pub stats: CacheStats,
 }
 
@@ -105,6 +111,8 @@ impl Cache {
             clock: 0,
             bank_busy: vec![u64::MAX; geom.banks.max(1) as usize],
             mshr: Vec::with_capacity(geom.mshrs as usize),
+            next_fill: u64::MAX,
+            inflight: 0,
             stats: CacheStats::default(),
         }
     }
@@ -116,19 +124,61 @@ impl Cache {
     /// Fills the lines whose misses have come back by `now`.
     #[inline]
     fn retire(&mut self, now: u64) {
+        if now < self.next_fill {
+            return;
+        }
         let mut i = 0;
+        let mut next = u64::MAX;
+        let mut inflight = 0;
         while i < self.mshr.len() {
             if self.mshr[i].ready <= now {
                 let line = self.mshr.swap_remove(i).line;
                 self.fill(line);
             } else {
+                next = next.min(self.mshr[i].ready);
+                inflight |= Self::bit(self.mshr[i].line);
                 i += 1;
             }
+        }
+        self.next_fill = next;
+        self.inflight = inflight;
+    }
+
+    #[inline]
+    fn bit(line: u64) -> u64 {
+        1 << (line & 63)
+    }
+
+    /// The MSHR holding `line` that `ok` accepts, if any.
+    #[inline]
+    fn in_flight(&self, line: u64, ok: impl Fn(&Mshr) -> bool) -> Option<usize> {
+        if self.inflight & Self::bit(line) == 0 {
+            return None;
+        }
+        self.mshr.iter().position(|m| m.line == line && ok(m))
+    }
+
+    /// A miss takes an MSHR until `ready`.
+    #[inline]
+    fn allocate(&mut self, line: u64, ready: u64) {
+        self.mshr.push(Mshr { line, ready, merged: 0 });
+        self.next_fill = self.next_fill.min(ready);
+        self.inflight |= Self::bit(line);
+    }
+
+    /// The set `line` maps to (a mask when the set count is a power of two, as the
+    /// configuration's caches are).
+    #[inline]
+    fn set_of(&self, line: u64) -> usize {
+        if self.sets.is_power_of_two() {
+            (line & (self.sets - 1)) as usize
+        } else {
+            (line % self.sets) as usize
         }
     }
 
     fn fill(&mut self, line: u64) {
-        let set = (line % self.sets) as usize;
+        let set = self.set_of(line);
         let w = self.geom.ways as usize;
         let ways = set * w..set * w + w;
         self.clock += 1;
@@ -143,7 +193,7 @@ impl Cache {
 
     #[inline]
     fn lookup(&mut self, line: u64) -> bool {
-        let set = (line % self.sets) as usize;
+        let set = self.set_of(line);
         let w = self.geom.ways as usize;
         for i in set * w..set * w + w {
             if self.tags[i] == line {
@@ -157,7 +207,7 @@ impl Cache {
 
     /// True if `line` is resident or in flight (no side effects on LRU or counters).
     pub fn holds(&self, line: u64) -> bool {
-        let set = (line % self.sets) as usize;
+        let set = self.set_of(line);
         let w = self.geom.ways as usize;
         self.tags[set * w..set * w + w].contains(&line) || self.mshr.iter().any(|m| m.line == line)
     }
@@ -178,7 +228,8 @@ impl Cache {
             return Ok(Answer { ready: now + self.geom.latency as u64, hit: true });
         }
         let depth = self.geom.merge_depth;
-        if let Some(m) = self.mshr.iter_mut().find(|m| m.line == line && depth.is_none_or(|d| m.merged < d)) {
+        if let Some(i) = self.in_flight(line, |m| depth.is_none_or(|d| m.merged < d)) {
+            let m = &mut self.mshr[i];
             m.merged += 1;
             let ready = m.ready.max(now + self.geom.latency as u64);
             self.bank_busy[bank] = now;
@@ -195,7 +246,7 @@ impl Cache {
         self.stats.accesses += 1;
         self.stats.misses += 1;
         let ready = below(now + self.geom.latency as u64).max(now + self.geom.latency as u64);
-        self.mshr.push(Mshr { line, ready, merged: 0 });
+        self.allocate(line, ready);
         Ok(Answer { ready, hit: false })
     }
 
@@ -216,7 +267,8 @@ impl Cache {
             return Answer { ready: t + self.geom.latency as u64, hit: true };
         }
         self.stats.misses += 1;
-        if let Some(m) = self.mshr.iter_mut().find(|m| m.line == line) {
+        if let Some(i) = self.in_flight(line, |_| true) {
+            let m = &mut self.mshr[i];
             m.merged += 1;
             self.stats.merges += 1;
             return Answer { ready: m.ready.max(t + self.geom.latency as u64), hit: false };
@@ -227,10 +279,12 @@ impl Cache {
                 self.mshr.iter().enumerate().min_by_key(|(_, m)| m.ready).map(|(i, m)| (i, m.ready)).unwrap();
             let line = self.mshr.swap_remove(i).line;
             self.fill(line);
+            self.next_fill = self.mshr.iter().map(|m| m.ready).min().unwrap_or(u64::MAX);
+            self.inflight = self.mshr.iter().fold(0, |b, m| b | Self::bit(m.line));
             t = t.max(first);
         }
         let ready = below(t + self.geom.latency as u64).max(t + self.geom.latency as u64);
-        self.mshr.push(Mshr { line, ready, merged: 0 });
+        self.allocate(line, ready);
         Answer { ready, hit: false }
     }
 }

@@ -18,6 +18,7 @@ use crate::fault::Fault;
 use crate::kmu::{CtaDesc, Kmu};
 use crate::rtu::engine::{EngineStats, Fronts, RtuCore};
 use crate::rtu::timeline::Timeline;
+use crate::rtu::walker::MemSource;
 use crate::rtu::RtuUnit;
 use crate::watchdog::Tally;
 
@@ -287,7 +288,10 @@ impl<'a> Cluster<'a> {
             if !clk.disp_ready(now) {
                 continue;
             }
-            let Some(adm) = clk.disp.try_admit(&cta, self.arb.cluster_size) else { continue };
+            let Some(adm) = clk.disp.try_admit(&cta, self.arb.cluster_size) else {
+                clk.refused(now);
+                continue;
+            };
             self.cores[c].launch_cta_timed(clk, ctx, &cta, adm, now);
             *idx += 1;
             *dest = Some(c);
@@ -311,7 +315,10 @@ impl<'a> Cluster<'a> {
             if !clk.disp_ready(now) {
                 continue;
             }
-            let Some(adm) = clk.disp.try_admit(&cta, 1) else { continue };
+            let Some(adm) = clk.disp.try_admit(&cta, 1) else {
+                clk.refused(now);
+                continue;
+            };
             self.cores[c].launch_cta_timed(clk, ctx, &cta, adm, now);
             self.source.advance(c);
             self.arb.rr = c + 1;
@@ -325,7 +332,9 @@ impl<'a> Cluster<'a> {
     /// Each unit is ticked only in cycles where it has something to do (its next event, a
     /// message or a doorbell); a unit's counters account for the cycles it skipped.
     pub fn run(&mut self, until: u64, ctx: &DispatchCtx, kt: &KernelTiming) -> Result<(), Fault> {
-        let mem = ctx.mem;
+        // One node source per traversal core for the whole run: it remembers the regions its
+        // walks last read, as functional mode's does for a whole walk.
+        let mut srcs: Vec<MemSource> = self.rtus.iter().map(|_| MemSource::new(ctx.mem)).collect();
         while self.now < until {
             let now = self.now;
             let mut dirty = false;
@@ -359,7 +368,7 @@ impl<'a> Cluster<'a> {
                 }
                 let mut fronts = FrontsView { cores: &mut *self.cores, clocks: &mut self.clocks, rang: false };
                 let cache = &mut self.rtcaches[self.rtcache_of_rtu[r]];
-                rtu.tick(now, &mut fronts, cache, &mut below, mem)?;
+                rtu.tick(now, &mut fronts, cache, &mut below, &mut srcs[r])?;
                 self.rtu_next[r] = rtu.next_event(now);
                 if fronts.rang {
                     for (c, clk) in self.clocks.iter().enumerate() {

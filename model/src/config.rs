@@ -303,6 +303,16 @@ pub struct CoreConfig {
     pub trace_beats: u32,
     /// Where a WAIT whose record has not landed sits.
     pub wait_mode: WaitMode,
+    /// 32-bit registers in the core's register file, shared by its resident warps: a warp of
+    /// a kernel with R registers holds R x NUM_THREADS of them (65,536: 64 per lane at full
+    /// occupancy, an SM's register file).
+    pub register_file: u32,
+    /// Bytes of per-lane private memory the core holds for its resident warps: a warp of a
+    /// kernel with P private bytes per lane holds P x NUM_THREADS (128 KB).
+    pub private_memory: u32,
+    /// Whether the two budgets limit the warps a core keeps resident (timed mode): the CTA
+    /// dispatcher admits a CTA only while its warps fit both.
+    pub occupancy: bool,
 }
 
 impl Default for CoreConfig {
@@ -321,6 +331,9 @@ impl Default for CoreConfig {
             warp_latency: 4,
             trace_beats: 4,
             wait_mode: WaitMode::Parked,
+            register_file: 64 * 1024,
+            private_memory: 128 * 1024,
+            occupancy: true,
         }
     }
 }

@@ -35,6 +35,11 @@ pub struct CtaDispatcher {
     busy_warps: u64,
     warps_per_cta: u32,
     last_mask: u32,
+    /// Resident warps the kernel's register and private-memory footprint allows (the
+    /// occupancy bound; `num_warps` without one).
+    max_warps: u32,
+    /// The last refusal was the occupancy bound's alone (warp slots and LMEM were free).
+    occupancy_refused: bool,
 }
 
 impl CtaDispatcher {
@@ -75,7 +80,26 @@ impl CtaDispatcher {
             busy_warps: 0,
             warps_per_cta,
             last_mask,
+            max_warps: num_warps,
+            occupancy_refused: false,
         })
+    }
+
+    /// Bounds the resident warps to `limit` (never below one CTA's warps: a CTA that alone
+    /// exceeds the budget still runs, one at a time).
+    pub fn with_warp_limit(mut self, limit: u32) -> Self {
+        self.max_warps = limit.clamp(self.warps_per_cta, self.num_warps);
+        self
+    }
+
+    /// Resident warps the occupancy bound allows.
+    pub fn max_warps(&self) -> u32 {
+        self.max_warps
+    }
+
+    /// True (once) when the last refused admission was refused by the occupancy bound only.
+    pub fn take_occupancy_refusal(&mut self) -> bool {
+        std::mem::take(&mut self.occupancy_refused)
     }
 
     pub fn usable_slots(&self) -> u32 {
@@ -112,6 +136,10 @@ impl CtaDispatcher {
         };
         let free = !self.busy_warps & full_mask64(self.num_warps);
         if free.count_ones() < self.warps_per_cta {
+            return None;
+        }
+        if self.busy_warps.count_ones() + self.warps_per_cta > self.max_warps {
+            self.occupancy_refused = true;
             return None;
         }
         let mut warps = Vec::with_capacity(self.warps_per_cta as usize);
@@ -217,6 +245,25 @@ mod tests {
             let m = d.try_admit(&cta(false), 4).unwrap();
             assert_eq!(m.lmem_base, r * 1024, "member r lands at base + r*stride");
         }
+    }
+
+    #[test]
+    fn the_occupancy_bound_limits_resident_warps_and_says_so() {
+        // 8 warps, CTAs of 2 warps, bound to 5 resident warps: two CTAs, not four.
+        let mut d = CtaDispatcher::new(8, 4, 1024, 0, 8).unwrap().with_warp_limit(5);
+        assert_eq!(d.max_warps(), 5);
+        let a = d.try_admit(&cta(true), 1).unwrap();
+        d.try_admit(&cta(true), 1).unwrap();
+        assert!(!d.take_occupancy_refusal());
+        assert!(d.try_admit(&cta(true), 1).is_none(), "a third CTA would make 6 resident warps");
+        assert!(d.take_occupancy_refusal());
+        assert!(!d.take_occupancy_refusal(), "reported once");
+        d.retire_warp(a.slot, a.warps[0]);
+        d.retire_warp(a.slot, a.warps[1]);
+        assert!(d.try_admit(&cta(true), 1).is_some());
+        // A bound below one CTA still admits one CTA at a time.
+        let d = CtaDispatcher::new(8, 4, 1024, 0, 12).unwrap().with_warp_limit(1);
+        assert_eq!(d.max_warps(), 3);
     }
 
     #[test]

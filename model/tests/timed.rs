@@ -146,6 +146,36 @@ fn lmem_bounds_occupancy_and_slots_are_reused() {
 }
 
 #[test]
+fn register_and_private_budgets_bound_resident_warps() {
+    // The kernel has 16 registers: a 32-lane warp holds 512. A 1024-register file keeps two
+    // warps (two one-warp CTAs) resident where 32 would fit otherwise.
+    let run = |f: fn(&mut DeviceConfig)| {
+        let mut cfg = one_cluster_of_four();
+        f(&mut cfg);
+        where_ctas_land(cfg, [64, 1, 1], [1, 1, 1], 32, 0)
+    };
+    let (free_recs, free) = run(|_| {});
+    let (reg_recs, regs) = run(|c| c.core.register_file = 1024);
+    let (_, off) = run(|c| {
+        c.core.register_file = 1024;
+        c.core.occupancy = false;
+    });
+    let t = |r: &DispatchReport| r.timed.clone().unwrap();
+    let (tf, tr, to) = (t(&free), t(&regs), t(&off));
+    assert!(tf.cores.iter().all(|c| c.resident_warp_limit == 32 && c.occupancy_limited_cycles == 0));
+    assert!(tr.cores.iter().all(|c| c.resident_warp_limit == 2), "{:?}", tr.cores);
+    assert!(tr.cores.iter().any(|c| c.occupancy_limited_cycles > 0));
+    assert!(to.cores.iter().all(|c| c.resident_warp_limit == 32), "the knob turns the bound off");
+    assert_eq!((to.cycles, &to.cores), (tf.cycles, &tf.cores), "off: the same machine as a large budget");
+    assert!(tr.cycles > tf.cycles, "two resident warps ({}) take longer than 32 ({})", tr.cycles, tf.cycles);
+    // Where CTAs ran and what they wrote may differ by slot, never by block.
+    assert_eq!(free_recs.len(), reg_recs.len());
+    // A private-memory budget bounds the same way (the kernel declares none: no bound).
+    let (_, private) = run(|c| c.core.private_memory = 0);
+    assert!(t(&private).cores.iter().all(|c| c.resident_warp_limit == 32));
+}
+
+#[test]
 fn empty_grid_walks_nothing_and_busy_covers_the_launch_link() {
     let (recs, rep) = where_ctas_land(one_cluster_of_four(), [0, 4, 1], [1, 1, 1], 32, 0);
     assert!(recs.is_empty());

@@ -122,6 +122,12 @@ pub struct CoreTimedStats {
     pub tex: TexStats,
     /// The node-intersection unit (rdna2): requests, lines, test and queue cycles, its cache.
     pub isect: crate::isect::timed::IsectStats,
+    /// Resident warps the kernel's register and private-memory footprint allows
+    /// (`[core] register_file`, `private_memory`; NUM_WARPS when `occupancy` is off).
+    pub resident_warp_limit: u64,
+    /// Cycles from a CTA refused by that bound alone (free warp slots and LMEM, no budget)
+    /// to the core's next admission.
+    pub occupancy_limited_cycles: u64,
 }
 
 impl CoreTimedStats {
@@ -146,6 +152,8 @@ impl CoreTimedStats {
         self.tlb.add(&o.tlb);
         self.tex.add(&o.tex);
         self.isect.add(&o.isect);
+        self.resident_warp_limit = self.resident_warp_limit.max(o.resident_warp_limit);
+        self.occupancy_limited_cycles += o.occupancy_limited_cycles;
     }
 }
 
@@ -169,7 +177,13 @@ pub struct Clock {
     l1_banks: u64,
     /// Per warp, per register: the cycle its value is ready.
     ready: Vec<Vec<u64>>,
+    /// Per warp: the first cycle its next instruction may issue, `u64::MAX` while the warp
+    /// is not ready (done, at a barrier, parked). The scheduler reads only this array, so a
+    /// cycle's scan and the next-event search never touch the warps themselves.
     next_issue: Vec<u64>,
+    /// The warps whose `next_issue` is not `u64::MAX`, one bit each (NUM_WARPS <= 64): the
+    /// scan and the next-event search visit only these.
+    ready_warps: u64,
     port_free: u64,
     lsu_free: u64,
     hold: Option<usize>,
@@ -184,6 +198,8 @@ pub struct Clock {
     last_tick: Option<u64>,
     /// Set when a warp retired or a CTA slot freed (the launch fabric may go on).
     pub(crate) dirty: bool,
+    /// Since when a CTA has waited for this core's occupancy bound (None: not waiting).
+    occupancy_wait: Option<u64>,
     pub l1: Cache,
     /// The LSU's TLB (sparse resources).
     pub tlb: Tlb,
@@ -205,7 +221,8 @@ impl Clock {
             launch_latency: cfg.sim.launch_latency as u64,
             l1_banks: m.l1_banks as u64,
             ready: vec![Vec::new(); cfg.num_warps as usize],
-            next_issue: vec![0; cfg.num_warps as usize],
+            next_issue: vec![u64::MAX; cfg.num_warps as usize],
+            ready_warps: 0,
             port_free: 0,
             lsu_free: 0,
             hold: None,
@@ -218,6 +235,7 @@ impl Clock {
             parked: 0,
             last_tick: None,
             dirty: false,
+            occupancy_wait: None,
             tlb: Tlb::new(m.tlb_entries, m.page_walk_latency),
             l1: Cache::new(CacheGeom {
                 size: m.l1_size,
@@ -242,6 +260,21 @@ impl Clock {
     /// The cycle the dispatcher finishes expanding its current CTA.
     pub fn disp_free_at(&self) -> u64 {
         self.disp_free
+    }
+
+    /// The launch fabric offered a CTA at cycle `now` and the dispatcher refused it: when the
+    /// occupancy bound alone refused, the core's occupancy-limited wait starts.
+    pub fn refused(&mut self, now: u64) {
+        if self.disp.take_occupancy_refusal() && self.occupancy_wait.is_none() {
+            self.occupancy_wait = Some(now);
+        }
+    }
+
+    /// The dispatcher admitted a CTA at cycle `now`: a wait for the occupancy bound ends.
+    fn admitted(&mut self, now: u64) {
+        if let Some(since) = self.occupancy_wait.take() {
+            self.stats.occupancy_limited_cycles += now - since;
+        }
     }
 
     /// Warps resident on the core.
@@ -283,6 +316,10 @@ impl Clock {
             self.account_skipped(end - from);
         }
         self.last_tick = Some(end.max(1) - 1);
+        if let Some(since) = self.occupancy_wait.take() {
+            self.stats.occupancy_limited_cycles += end.saturating_sub(since);
+        }
+        self.stats.resident_warp_limit = self.disp.max_warps() as u64;
         self.stats.l1 = self.l1.stats.clone();
         self.stats.tlb = self.tlb.stats.clone();
         self.stats.tex = self.tex.stats.clone();
@@ -348,9 +385,11 @@ impl Core {
             let r = &mut clk.ready[wid as usize];
             r.clear();
             r.resize(num_regs, 0);
-            clk.next_issue[wid as usize] = now + clk.launch_latency + 1 + rank as u64;
+            let at = now + clk.launch_latency + 1 + rank as u64;
+            clk.set_next_issue(wid as usize, at);
         }
         clk.disp_free = now + n as u64;
+        clk.admitted(now);
         clk.resident += n as u64;
         clk.counts.ctas += 1;
         clk.counts.warps += n as u64;
@@ -405,7 +444,8 @@ impl Core {
             let w = m.trailing_zeros() as usize;
             m &= m - 1;
             if self.warps[w].state == WarpState::Ready {
-                clk.next_issue[w] = self.operands_ready(clk, kt, w, now + 1);
+                let at = self.operands_ready(clk, kt, w, now + 1);
+                clk.set_next_issue(w, at);
             }
         }
     }
@@ -450,17 +490,28 @@ impl Core {
         let nw = self.warps.len();
         let mut saw_ready = false;
         let mut saw_lsu = false;
-        for k in 0..nw {
-            let w = (clk.rr + k) % nw;
-            if self.warps[w].state != WarpState::Ready {
+        // Round robin from `rr` over the ready warps, reading the set afresh at every step
+        // (a retirement in the scan may release a barrier).
+        let rr = clk.rr.min(nw);
+        let (mut from, mut end, mut second) = (rr, nw, rr == 0);
+        loop {
+            let Some(w) = next_bit(clk.ready_warps, from, end) else {
+                if second {
+                    break;
+                }
+                (from, end, second) = (0, rr, true);
                 continue;
-            }
+            };
+            from = w + 1;
+            let at = clk.next_issue[w];
+            debug_assert_eq!(self.warps[w].state, WarpState::Ready);
             saw_ready = true;
-            if clk.next_issue[w] > now {
+            if at > now {
                 continue;
             }
             let Some(top) = self.warps[w].top() else {
                 self.warps[w].state = WarpState::Done;
+                clk.set_next_issue(w, u64::MAX);
                 self.retire_warp_timed(clk, ctx, kt, w, now)?;
                 continue;
             };
@@ -496,10 +547,10 @@ impl Core {
             return u64::MAX;
         }
         let mut t = u64::MAX;
-        for (w, warp) in self.warps.iter().enumerate() {
-            if warp.state == WarpState::Ready {
-                t = t.min(clk.next_issue[w]);
-            }
+        let mut m = clk.ready_warps;
+        while m != 0 {
+            t = t.min(clk.next_issue[m.trailing_zeros() as usize]);
+            m &= m - 1;
         }
         if t == u64::MAX {
             clk.cause = Stall::NoReadyWarp;
@@ -538,7 +589,8 @@ impl Core {
                         clk.ready[w][r as usize] = now + 1;
                     }
                 }
-                clk.next_issue[w] = self.operands_ready(clk, kt, w, now + 1);
+                let at = self.operands_ready(clk, kt, w, now + 1);
+                clk.set_next_issue(w, at);
                 Ok(())
             }
             Ok(_) => Ok(()),
@@ -669,9 +721,9 @@ impl Core {
                 clk.outgoing.push((at, m));
             }
         }
-        if self.warps[w].state == WarpState::Ready {
-            clk.next_issue[w] = self.operands_ready(clk, kt, w, now + 1);
-        }
+        let at =
+            if self.warps[w].state == WarpState::Ready { self.operands_ready(clk, kt, w, now + 1) } else { u64::MAX };
+        clk.set_next_issue(w, at);
         Ok(())
     }
 
@@ -741,7 +793,29 @@ impl Core {
     }
 }
 
+/// The lowest set bit of `mask` in `[from, end)`.
+#[inline]
+fn next_bit(mask: u64, from: usize, end: usize) -> Option<usize> {
+    if from >= end {
+        return None;
+    }
+    let below_end = if end >= 64 { u64::MAX } else { (1u64 << end) - 1 };
+    let m = mask & (u64::MAX << from) & below_end;
+    (m != 0).then(|| m.trailing_zeros() as usize)
+}
+
 impl Clock {
+    /// Warp `w` may next issue at `at` (`u64::MAX`: it is not ready).
+    #[inline]
+    fn set_next_issue(&mut self, w: usize, at: u64) {
+        self.next_issue[w] = at;
+        if at == u64::MAX {
+            self.ready_warps &= !(1u64 << w);
+        } else {
+            self.ready_warps |= 1u64 << w;
+        }
+    }
+
     #[inline]
     fn stats_instr(&mut self, mask: u32) {
         self.counts.instructions += 1;
@@ -754,5 +828,42 @@ impl Clock {
 pub fn dispatcher(cfg: &DeviceConfig, ctx: &DispatchCtx) -> Result<CtaDispatcher, Fault> {
     let launch = ctx.launch;
     let lmem_per_cta = crate::abi::dcr::aligned_lmem_size(launch.lmem_size.max(ctx.kernel.header.lmem_bytes));
-    CtaDispatcher::new(cfg.num_warps, cfg.num_threads, cfg.lmem_bytes, lmem_per_cta, launch.block_size)
+    let d = CtaDispatcher::new(cfg.num_warps, cfg.num_threads, cfg.lmem_bytes, lmem_per_cta, launch.block_size)?;
+    let k = &ctx.kernel.header;
+    Ok(d.with_warp_limit(occupancy_limit(cfg, k.num_regs, k.private_bytes)))
+}
+
+/// Resident warps a core holds for a kernel with `num_regs` registers and `private_bytes` of
+/// private memory per lane: as many as both budgets of `[core]` fit (NUM_WARPS with
+/// `occupancy` off). A long shader loop that keeps much state live pays here.
+pub fn occupancy_limit(cfg: &DeviceConfig, num_regs: u32, private_bytes: u32) -> u32 {
+    let c = &cfg.core;
+    if !c.occupancy {
+        return cfg.num_warps;
+    }
+    let per_warp = |per_lane: u32| per_lane as u64 * cfg.num_threads as u64;
+    let fit = |budget: u32, per_lane: u32| match per_warp(per_lane) {
+        0 => u64::MAX,
+        w => budget as u64 / w,
+    };
+    let warps = fit(c.register_file, num_regs).min(fit(c.private_memory, private_bytes));
+    warps.min(cfg.num_warps as u64) as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::occupancy_limit;
+    use crate::config::DeviceConfig;
+
+    #[test]
+    fn occupancy_is_the_tighter_budget() {
+        let mut c = DeviceConfig::default();
+        // 64 registers per lane fill a 65,536-register file with 32 warps; 101 leave 20.
+        assert_eq!(occupancy_limit(&c, 64, 0), 32);
+        assert_eq!(occupancy_limit(&c, 101, 16), 20);
+        // 1,192 private bytes per lane: 38,144 per warp, three in 128 KB.
+        assert_eq!(occupancy_limit(&c, 160, 1192), 3);
+        c.core.occupancy = false;
+        assert_eq!(occupancy_limit(&c, 160, 1192), 32);
+    }
 }

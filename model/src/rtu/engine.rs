@@ -195,13 +195,14 @@ struct Timing {
 
 /// The source the walker reads in timed mode: a record is there only once every line it
 /// spans has come back to the context; otherwise the lines are asked for.
-struct TimedSource<'a> {
-    mem: MemSource<'a>,
+struct TimedSource<'a, 'm> {
+    mem: &'a mut MemSource<'m>,
     held: &'a mut Vec<u64>,
     want: &'a mut Vec<u64>,
 }
 
-impl NodeSource for TimedSource<'_> {
+impl NodeSource for TimedSource<'_, '_> {
+    #[inline]
     fn bytes(&mut self, addr: u64, len: usize) -> Result<Option<&[u8]>, MemFault> {
         let (first, last) = (line_of(addr), line_of(addr + len.max(1) as u64 - 1));
         if (first..=last).all(|l| self.held.contains(&l)) {
@@ -209,7 +210,11 @@ impl NodeSource for TimedSource<'_> {
         }
         self.mem.check(addr, len as u64)?;
         self.want.clear();
-        self.want.extend((first..=last).filter(|l| !self.held.contains(l)));
+        for l in first..=last {
+            if !self.held.contains(&l) {
+                self.want.push(l);
+            }
+        }
         Ok(None)
     }
 
@@ -483,10 +488,10 @@ impl RtuCore {
         }
         let n = self.ctx.len();
         let words = self.wake.len();
-        let start = self.rr % n;
+        let start = if self.rr >= n { self.rr - n } else { self.rr };
         let (sw, sb) = (start / 64, start % 64);
         for k in 0..=words {
-            let wi = (sw + k) % words;
+            let wi = if sw + k >= words { sw + k - words } else { sw + k };
             let mut bits = self.wake[wi];
             if k == 0 {
                 bits &= !0u64 << sb;
@@ -639,7 +644,7 @@ impl RtuCore {
         fronts: &mut dyn Fronts,
         rtcache: &mut Cache,
         below: &mut dyn Below,
-        mem: &MemoryMap,
+        mem: &mut MemSource<'_>,
     ) -> Result<(), Fault> {
         // Cycles skipped since the last tick saw nothing change.
         let from = self.last_tick.map_or(0, |t| t + 1);
@@ -825,11 +830,11 @@ impl RtuCore {
         fronts: &mut dyn Fronts,
         rtcache: &mut Cache,
         below: &mut dyn Below,
-        mem: &MemoryMap,
+        mem: &mut MemSource<'_>,
     ) -> Result<bool, Fault> {
         match self.ctx[c].phase {
             Phase::Fetch => {
-                self.issue(c, now, rtcache, below, mem);
+                self.issue(c, now, rtcache, below, mem.map());
                 Ok(true)
             }
             Phase::Run => {
@@ -895,7 +900,7 @@ impl RtuCore {
         fronts: &mut dyn Fronts,
         rtcache: &mut Cache,
         below: &mut dyn Below,
-        mem: &MemoryMap,
+        mem: &mut MemSource<'_>,
     ) -> Result<(), Fault> {
         let (s, lane) = (c / self.nt, c % self.nt);
         let (core, warp, query) = (self.slots[s].core, self.slots[s].warp, self.slots[s].query);
@@ -903,12 +908,13 @@ impl RtuCore {
         let (walk, rec, st, raylog) = unit.lane(warp as usize, query, lane);
         let before: RtuStats = st.clone();
         let cx = &mut self.ctx[c];
-        let mut src = TimedSource { mem: MemSource::new(mem), held: &mut cx.held, want: &mut cx.want };
+        let map = mem.map();
+        let mut src = TimedSource { mem, held: &mut cx.held, want: &mut cx.want };
         let out = match raylog {
             None => walk.run(&mut src, &mut self.headers, &self.cfg, rec, st),
             // VORTEX_RAYLOG: the lines this step reads go to the log too.
             Some(lines) => {
-                let mut tap = super::raylog::LineTap { inner: &mut src, mem, lines };
+                let mut tap = super::raylog::LineTap { inner: &mut src, mem: map, lines };
                 walk.run(&mut tap, &mut self.headers, &self.cfg, rec, st)
             }
         }
@@ -954,7 +960,7 @@ impl RtuCore {
                     self.event(done, c);
                 } else {
                     // No PE work: drive the memory port in the same micro-step.
-                    self.issue(c, now, rtcache, below, mem);
+                    self.issue(c, now, rtcache, below, map);
                 }
             }
             Outcome::Done | Outcome::Yield(_) => {

@@ -377,6 +377,7 @@ impl Harness {
             t.engine.post(t.now + 1, 0, m);
         }
         let limit = t.now + 50_000_000;
+        let mut src = super::walker::MemSource::new(mem);
         while !done(&self.unit)? {
             if t.now > limit {
                 panic!("timed RTU harness: no record after 50M cycles");
@@ -385,7 +386,7 @@ impl Harness {
             let mut fronts = One { unit: &mut self.unit };
             let mut below = Mem { l2: &mut t.l2, dram: &mut t.dram };
             t.engine
-                .tick(now, &mut fronts, &mut t.rtcache, &mut below, mem)
+                .tick(now, &mut fronts, &mut t.rtcache, &mut below, &mut src)
                 .map_err(|f| RtuError { lane: f.lane.unwrap_or(0), fault: f })?;
             t.now = t.engine.next_event(now).min(now + 1_000_000);
         }

@@ -108,6 +108,11 @@ impl<'a> MemSource<'a> {
         (self.hot_base, self.hot_len, self.hot_host) = (r.base, r.len, r.host_ptr());
     }
 
+    /// The memory map the source reads.
+    pub fn map(&self) -> &'a MemoryMap {
+        self.mem
+    }
+
     /// Faults exactly as a fetch of `len` bytes at `addr` would, without using them.
     pub fn check(&mut self, addr: u64, len: u64) -> Result<(), MemFault> {
         self.host(addr, len).map(|_| ())
