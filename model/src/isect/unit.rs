@@ -21,6 +21,11 @@ pub struct IsectCounters {
     /// Ray/box tests (four per box node) and ray/triangle tests.
     pub box_tests: u64,
     pub tri_tests: u64,
+    /// The shader walk's stack traffic in private memory: lane pushes (`STP`) and pops
+    /// (`LDP`) at the stack's immediate (`abi::rdna2::query::STACK_IMM`), and their bytes.
+    pub stack_pushes: u64,
+    pub stack_pops: u64,
+    pub stack_bytes: u64,
 }
 
 impl IsectCounters {
@@ -32,6 +37,23 @@ impl IsectCounters {
         self.node_bytes += o.node_bytes;
         self.box_tests += o.box_tests;
         self.tri_tests += o.tri_tests;
+        self.stack_pushes += o.stack_pushes;
+        self.stack_pops += o.stack_pops;
+        self.stack_bytes += o.stack_bytes;
+    }
+
+    /// A private access of `lanes` lanes, `bytes` each, at immediate `imm`: counted when it
+    /// is the shader walk's stack.
+    #[inline]
+    pub fn private_access(&mut self, imm: u32, store: bool, lanes: u32, bytes: usize) {
+        if imm == crate::abi::rdna2::query::STACK_IMM {
+            self.stack_bytes += lanes as u64 * bytes as u64;
+            if store {
+                self.stack_pushes += lanes as u64;
+            } else {
+                self.stack_pops += lanes as u64;
+            }
+        }
     }
 }
 
@@ -45,6 +67,8 @@ pub struct IsectUnit {
     pub box_lanes: u32,
     pub tri_lanes: u32,
     pub counters: IsectCounters,
+    /// `VORTEX_RAYLOG`: the shader walks' recorder, only while a log is open.
+    pub raylog: Option<Box<super::raylog::QueryLog>>,
 }
 
 /// A lane's fault.
@@ -56,6 +80,54 @@ pub struct LaneFault {
 impl IsectUnit {
     pub fn set_timed(&mut self, on: bool) {
         self.timed = on;
+    }
+
+    /// Records the shader walks' queries into `sink` (None stops recording).
+    pub fn set_raylog(&mut self, sink: Option<std::sync::Arc<crate::rtu::raylog::Sink>>) {
+        self.flush_raylog();
+        self.raylog = sink.map(|s| Box::new(super::raylog::QueryLog::new(s)));
+    }
+
+    /// End of a dispatch: the recorded queries go to the file.
+    pub fn flush_raylog(&mut self) {
+        if let Some(log) = self.raylog.as_deref_mut() {
+            log.flush();
+        }
+    }
+
+    /// `RQLOG` for the lanes of `mask`: `slot[l]` is lane l's query state offset, `private`
+    /// the warp's private memory (`pb` bytes a lane), `accel[l]` the structure (arming).
+    #[allow(clippy::too_many_arguments)]
+    pub fn log_queries(
+        &mut self,
+        mem: &crate::mem::MemoryMap,
+        warp: u32,
+        mask: u32,
+        what: u32,
+        slot: &dyn Fn(usize) -> u32,
+        accel: &dyn Fn(usize) -> u64,
+        private: &[u8],
+        pb: usize,
+    ) {
+        let Some(log) = self.raylog.as_deref_mut() else { return };
+        let bytes = crate::abi::rdna2::query::BYTES as usize;
+        let mut todo = mask;
+        while todo != 0 {
+            let l = todo.trailing_zeros() as usize;
+            todo &= todo - 1;
+            let at = slot(l) as usize;
+            // The compiler puts every slot inside the lane's private memory; a state out of
+            // it is not a query's (nothing to record).
+            let Some(state) = private.get(l * pb + at..l * pb + at + bytes).filter(|_| at + bytes <= pb) else {
+                continue;
+            };
+            let key = (warp, l as u32, at as u32);
+            if what == crate::abi::rdna2::query::LOG_ARM {
+                log.arm(key, state, accel(l));
+            } else {
+                log.proceeded(key, state, mem);
+            }
+        }
     }
 
     /// Runs `ISECT` for the lanes of `mask`: the descriptor in registers `desc..desc+3`, the
