@@ -69,6 +69,10 @@ pub struct IsectUnit {
     pub counters: IsectCounters,
     /// `VORTEX_RAYLOG`: the shader walks' recorder, only while a log is open.
     pub raylog: Option<Box<super::raylog::QueryLog>>,
+    /// With detailed stats: the work (node fetches plus triangle tests, as the RTU counts
+    /// records fetched plus primitives tested) of each lane of each warp slot, for the
+    /// per-invocation work map (`render`'s heatmap).
+    lane_work: Vec<u32>,
 }
 
 /// A lane's fault.
@@ -80,6 +84,21 @@ pub struct LaneFault {
 impl IsectUnit {
     pub fn set_timed(&mut self, on: bool) {
         self.timed = on;
+    }
+
+    /// Keeps per-lane work for `warps` warp slots (detailed stats).
+    pub fn track_lane_work(&mut self, warps: usize) {
+        self.lane_work = vec![0; warps * crate::abi::MAX_THREADS];
+    }
+
+    /// The work each lane of warp slot `warp` caused since the last call, reset.
+    pub fn take_lane_work(&mut self, warp: usize) -> [u32; crate::abi::MAX_THREADS] {
+        let mut out = [0u32; crate::abi::MAX_THREADS];
+        if let Some(w) = self.lane_work.get_mut(warp * out.len()..(warp + 1) * out.len()) {
+            out.copy_from_slice(w);
+            w.fill(0);
+        }
+        out
     }
 
     /// Records the shader walks' queries into `sink` (None stops recording).
@@ -138,6 +157,7 @@ impl IsectUnit {
         regs: &mut [u32],
         nt: usize,
         mask: u32,
+        warp: usize,
         (dst, desc, ray_reg): (usize, usize, usize),
     ) -> Result<(), LaneFault> {
         self.lines.clear();
@@ -166,6 +186,9 @@ impl IsectUnit {
                 regs[(dst + k) * nt + l] = *v;
             }
             self.account(&work);
+            if let Some(c) = self.lane_work.get_mut(warp * crate::abi::MAX_THREADS + l) {
+                *c = c.saturating_add((work.bytes > 0) as u32 + work.tri_tests);
+            }
         }
         if self.timed {
             self.lines.sort_unstable();

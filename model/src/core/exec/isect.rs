@@ -15,7 +15,7 @@ pub(super) fn execute(i: &Instr, w: &mut Warp, mask: u32, env: &mut ExecEnv) -> 
     let unit = &mut env.units.isect;
     match i.op {
         Op::Isect => unit
-            .execute(env.mem, &mut w.regs, nt, mask, (i.dst as usize, i.a as usize, i.b as usize))
+            .execute(env.mem, &mut w.regs, nt, mask, env.warp_id as usize, (i.dst as usize, i.a as usize, i.b as usize))
             .map_err(|e| match e.fault {
                 IsectFault::Memory(m) => mem_fault(m, e.lane),
                 f => lane_fault(Fault::new(FaultKind::BadAccelerationStructure, f.to_string()), e.lane),

@@ -83,7 +83,13 @@ impl CoreUnits {
             om: Default::default(),
             samples: Default::default(),
             tex: TexUnit::new(),
-            isect: Default::default(),
+            isect: {
+                let mut u = crate::isect::unit::IsectUnit::default();
+                if cfg.detailed_stats {
+                    u.track_lane_work(cfg.num_warps as usize);
+                }
+                u
+            },
         }
     }
 }
