@@ -345,4 +345,19 @@ fn rdna2_lowering_is_a_loop_around_isect() {
     assert_eq!(k.num_queries, 0);
     assert!(k.private_bytes >= 512, "{} private bytes", k.private_bytes);
     check_reconvergence(&k.code).unwrap();
+    // The ray log's hooks only when the device records one: after Initialize (with the
+    // structure) and after each proceed.
+    assert!(!has(Op::Rqlog), "no log, no hook");
+    opts.target.raylog = true;
+    let logged = compile(&w, &opts).unwrap();
+    let hooks: Vec<u32> = logged.code.iter().filter(|i| i.op == Op::Rqlog).map(|i| i.imm).collect();
+    use vortex_model::abi::rdna2::query::{LOG_ARM, LOG_PROCEED, STACK_IMM};
+    assert!(hooks.contains(&LOG_ARM) && hooks.contains(&LOG_PROCEED), "{hooks:?}");
+    check_reconvergence(&logged.code).unwrap();
+    // The stack's traffic is told by its immediate: stack accesses have it, no other
+    // private access reaches it.
+    let private = |i: &&vortex_model::abi::isa::Instr| matches!(i.op, Op::Ldp | Op::Stp);
+    let stack = k.code.iter().filter(private).filter(|i| i.imm == STACK_IMM).count();
+    assert!(stack >= 3, "root, pop and child pushes: {stack}");
+    assert!(k.code.iter().filter(private).all(|i| i.imm <= STACK_IMM), "{}", k.disassemble());
 }
