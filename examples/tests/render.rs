@@ -62,6 +62,7 @@ fn stats_give_a_heatmap_and_a_timeline() {
         .arg(&out)
         .env("VORTEX_STATS", dir.join("stats.jsonl"))
         .env("VORTEX_MODE", "timed")
+        .env("VORTEX_RT_ARCH", "rtu")
         .output()
         .expect("cannot start render");
     let stdout = String::from_utf8_lossy(&run.stdout);
@@ -92,4 +93,47 @@ fn stats_give_a_heatmap_and_a_timeline() {
     assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
     assert_eq!(svg.matches("<polygon").count(), 3, "busy, idle with a ray, starved");
     assert!(stdout.contains("RTU activity over the render: busy"), "{stdout}");
+}
+
+/// The heatmap's pixels (luminance) and the summary line's mean, rendered on `arch`.
+fn heatmap(arch: &str) -> (Vec<f64>, f64, String) {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("render_heat_{arch}"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("r.png");
+    let run = Command::new(env!("CARGO_BIN_EXE_render"))
+        .args(["--icd", "vortex", "--width", "64", "--height", "48", "--spp", "1", "--out"])
+        .arg(&out)
+        .env("VORTEX_STATS", dir.join("stats.jsonl"))
+        .env("VORTEX_RT_ARCH", arch)
+        .output()
+        .expect("cannot start render");
+    let stdout = String::from_utf8_lossy(&run.stdout).into_owned();
+    assert!(run.status.success(), "render ({arch}) failed:\n{stdout}\n{}", String::from_utf8_lossy(&run.stderr));
+    let line = stdout.lines().find(|l| l.contains("work per ray")).expect("no heatmap summary").to_string();
+    let mean: f64 = line.split("mean ").nth(1).unwrap().split(',').next().unwrap().parse().unwrap();
+    let file = std::fs::File::open(dir.join("r.heat.png")).expect("no heatmap written");
+    let mut reader = png::Decoder::new(std::io::BufReader::new(file)).read_info().unwrap();
+    let mut px = vec![0; reader.output_buffer_size()];
+    reader.next_frame(&mut px).unwrap();
+    let lum =
+        (0..64 * 48).map(|i| px[4 * i] as f64 * 3.0 + px[4 * i + 1] as f64 * 6.0 + px[4 * i + 2] as f64).collect();
+    (lum, mean, line)
+}
+
+/// The heatmap on both architectures: the RT unit's work per ray on rtu, the intersection
+/// unit's (nodes fetched + triangles tested) on rdna2, and the two pictures agree on where
+/// the work is (their pixels correlate strongly; the means are of one size).
+#[test]
+fn heatmaps_on_both_architectures_are_comparable() {
+    let (a, ma, la) = heatmap("rtu");
+    let (b, mb, lb) = heatmap("rdna2");
+    assert!(la.starts_with("RTU work per ray") && lb.starts_with("ISECT work per ray"), "{la}\n{lb}");
+    assert!(ma > 1.0 && mb > 1.0 && ma / mb < 2.0 && mb / ma < 2.0, "{la}\n{lb}");
+    let n = a.len() as f64;
+    let (mean_a, mean_b) = (a.iter().sum::<f64>() / n, b.iter().sum::<f64>() / n);
+    let cov: f64 = a.iter().zip(&b).map(|(x, y)| (x - mean_a) * (y - mean_b)).sum();
+    let var = |v: &[f64], m: f64| v.iter().map(|x| (x - m) * (x - m)).sum::<f64>();
+    let r = cov / (var(&a, mean_a) * var(&b, mean_b)).sqrt();
+    eprintln!("heatmap correlation {r:.3}: {la} / {lb}");
+    assert!(r > 0.8, "the heatmaps correlate by {r:.2} only");
 }

@@ -102,11 +102,13 @@ impl Device {
         Ok(dev)
     }
 
-    /// Records every trace the device's RTUs serve into `sink` (`VORTEX_RAYLOG` does this
-    /// for every device of the process; `docs/RAYLOG.md`). None stops recording.
+    /// Records every trace the device's RTUs serve, and every ray query an rdna2 shader walk
+    /// reports (`RQLOG`), into `sink` (`VORTEX_RAYLOG` does this for every device of the
+    /// process; `docs/RAYLOG.md`). None stops recording.
     pub fn set_raylog(&mut self, sink: Option<Arc<crate::rtu::raylog::Sink>>) {
         for core in &mut self.cores {
             core.units.rtu.set_raylog(sink.clone());
+            core.units.isect.set_raylog(sink.clone());
         }
     }
 
@@ -151,6 +153,7 @@ impl Device {
         // VORTEX_RAYLOG: the dispatch's traces and lines go to the file (a no-op otherwise).
         for core in &mut self.cores {
             core.units.rtu.flush_raylog();
+            core.units.isect.flush_raylog();
         }
         r
     }

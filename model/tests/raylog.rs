@@ -463,3 +463,61 @@ fn device_dispatches_record_and_replay() {
     };
     assert_eq!(key(&logs[0]), key(&logs[1]));
 }
+
+/// An rdna2 device's traces (`FLAG_SHADER_WALK`) round-trip through the format, go to the
+/// rdna2 engine only, and `agreement` pairs two logs ray by ray: identical committed hits
+/// match, a changed t bit or primitive is classified, terminate-on-first-hit rays compare
+/// hit or miss only, and rays without a twin are counted.
+#[test]
+fn shader_walk_traces_and_the_agreement_of_two_logs() {
+    use vortex_model::rtu::raylog::TraceRec;
+    let dev = Device::new(4);
+    let tlas = scene(&dev);
+    let path = tmp("agreement_rtu.vxrl");
+    record(&dev, &rays(tlas, 200, 21), false, &path);
+    let a = RayLog::read(&path).unwrap();
+    let hit = |t: &TraceRec| t.result.status == rtu_abi::STS_DONE_HIT && t.decisions.is_empty();
+    assert!(a.traces.iter().filter(|t| hit(t)).count() > 10);
+    let same = replay::agreement(&a, &a, 4);
+    let done = a.traces.iter().filter(|t| t.flags & fmt::FLAG_OPEN == 0 && t.replayable()).count() as u64;
+    assert_eq!((same.paired, same.unpaired, same.disagreeing()), (done, 0, 0));
+    // The other log: one t bit, one primitive changed; one ray with terminate-on-first-hit
+    // whose hit is another primitive (compared as hit or miss only); one ray dropped.
+    let mut b = a.clone();
+    let hits: Vec<usize> = (0..b.traces.len()).filter(|&i| hit(&b.traces[i])).collect();
+    b.traces[hits[0]].result.hit[span::T as usize] ^= 1;
+    b.traces[hits[1]].result.hit[span::PRIM as usize] ^= 1;
+    let mut first = b.traces[hits[2]].clone();
+    first.ray.flags |= rtu_abi::ray_flags::TERMINATE_ON_FIRST_HIT;
+    let mut other = first.clone();
+    other.result.hit[span::PRIM as usize] ^= 1;
+    b.traces[hits[2]] = other;
+    let mut a2 = a.clone();
+    a2.traces[hits[2]] = first;
+    b.traces.remove(hits[3]);
+    let r = replay::agreement(&a2, &b, 8);
+    assert_eq!(r.count(Class::SamePrimBits), 1, "{r:?}");
+    assert_eq!(r.count(Class::TieExact), 1, "{r:?}");
+    assert_eq!(r.hit_only, same.hit_only + 1, "{r:?}");
+    assert_eq!((r.unpaired, r.disagreeing()), (1, 3), "{r:?}");
+    // A shader-walk trace round-trips and only the rdna2 engine takes it.
+    let mut s = a.clone();
+    for t in &mut s.traces {
+        t.flags |= fmt::FLAG_SHADER_WALK;
+    }
+    let back = RayLog::parse(&s.to_bytes()).unwrap();
+    assert!(back.traces.iter().all(|t| t.shader_walk()));
+    for e in Engine::ALL {
+        let r = replay::replay(&back, e, &RtuConfig::default(), 1, &mut |_, _| {}).unwrap();
+        assert_eq!(r.skipped, back.traces.len() as u64, "{e:?}");
+    }
+    assert!(!Engine::Rdna2.takes(&a.traces[0]));
+    // An unknown flag is still refused.
+    let mut bad = s.to_bytes();
+    let mut at = fmt::header::BYTES;
+    while bad[at] == fmt::TAG_LINE {
+        at += 1 + fmt::line::BYTES;
+    }
+    bad[at + 1 + fmt::trace::TRACE_FLAGS] |= 0x10;
+    assert!(RayLog::parse(&bad).unwrap_err().to_string().contains("unknown trace flags"));
+}

@@ -96,6 +96,7 @@ impl Pipeline {
     ) -> VkResult<Pipeline> {
         let target = shader::Target {
             ray_query: shader::RayQueryLowering::for_arch(device.config.rt_arch),
+            raylog: vortex_model::rtu::raylog::enabled(),
             ..shader::Target::COMPUTE
         };
         let k = crate::stream::compile_kernel(device, &module.words, entry, spec, &layout, target, Vec::new())?;

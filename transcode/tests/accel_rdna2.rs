@@ -335,6 +335,27 @@ fn layouts_of_the_other_architecture_are_refused() {
     assert!(matches!(e, Err(BuildError::BadInstance { .. })), "{e:?}");
 }
 
+/// Seed 004: an input the builder cannot read is reported by name, never built into a
+/// structure that misses — on the rdna2 layout as on the CW-BVH.
+#[test]
+fn unsupported_formats_are_reported_on_rdna2() {
+    let dev = Device::rdna2(Box16::Auto);
+    let tri: &[Tri] = &[[[0.0; 3], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]];
+    let mut g = dev.triangles(tri, 1);
+    if let Geometry::Triangles { vertex_format, .. } = &mut g.geometry {
+        *vertex_format = 1037; // not a vertex format the builder reads
+    }
+    assert_eq!(dev.build(Level::Bottom, vec![g]).unwrap_err(), BuildError::UnsupportedVertexFormat(1037));
+    let mut g = dev.triangles(tri, 1);
+    if let Geometry::Triangles { index_type, .. } = &mut g.geometry {
+        *index_type = 77;
+    }
+    assert_eq!(dev.build(Level::Bottom, vec![g]).unwrap_err(), BuildError::UnsupportedIndexType(77));
+    assert_eq!(BuildError::UnsupportedVertexFormat(1037).to_string(), "vertex format 1037 is not supported");
+    // The same input with a supported format builds.
+    assert!(dev.build(Level::Bottom, vec![dev.triangles(tri, 1)]).is_ok());
+}
+
 /// Work per ray of the rdna2 walk on two scenes, per box format (run with `--release
 /// --ignored --nocapture`; docs/RDNA2.md quotes it).
 #[test]

@@ -522,6 +522,11 @@ opcodes! {
     /// rdna2 node intersection (seed 003, [`super::rdna2`]): dst..dst+3 = the result words
     /// of the node the ray operand b..b+10 names, relative to the BVH descriptor a..a+3.
     Isect = 0x85, "isect", Tex, Isect, R, Any, { dst: wr_all(W4), a: rd(W4), b: rd(ISECT_RAY) };
+    /// rdna2 ray log hook (`VORTEX_RAYLOG`, [`super::rdna2::query`]): the ray query whose
+    /// state is at private byte offset `a` was armed (`imm` `LOG_ARM`, `b` = the structure's
+    /// address) or a proceed of it returned (`LOG_PROCEED`). No architectural effect; the
+    /// compiler emits it only for a device that records a ray log.
+    Rqlog = 0x86, "rqlog", Alu, Isect, R, Any, { a: rd(W1), b: rd_opt(W2) };
 
     /// dst = 1 on every active lane when the vote `mod` ([`VoteOp`]) over the active
     /// lanes' `a` holds (all non-zero, any non-zero, all equal), else 0.

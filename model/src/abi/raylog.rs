@@ -69,7 +69,8 @@ pub mod trace {
     pub const HIT: usize = 52;
     /// u64 committed triangle record address (`abi::rtu::COMMITTED_TRI`).
     pub const TRI: usize = HIT + 4 * super::HIT_WORDS;
-    /// u8 [`super::FLAG_OPEN`] | [`super::FLAG_TERMINATED_RUNNING`] | [`super::FLAG_DECISIONS_CUT`].
+    /// u8 [`super::FLAG_OPEN`] | [`super::FLAG_TERMINATED_RUNNING`] | [`super::FLAG_DECISIONS_CUT`]
+    /// | [`super::FLAG_SHADER_WALK`].
     pub const TRACE_FLAGS: usize = TRI + 8;
     /// u8 reserved (0).
     pub const RESERVED: usize = TRACE_FLAGS + 1;
@@ -103,3 +104,11 @@ pub const FLAG_OPEN: u8 = 1;
 pub const FLAG_TERMINATED_RUNNING: u8 = 2;
 /// More than `u16::MAX` decisions: the list is cut, the trace is not replayable.
 pub const FLAG_DECISIONS_CUT: u8 = 4;
+/// Recorded by an rdna2 device's shader walk (`RQLOG`), not by an RT unit: the structure
+/// is in the `abi::rdna2` layout; the decisions are the candidates the loop handed to the
+/// shader, in order, with action 0 (the shader's answer is not observed); the status is
+/// DONE_HIT when something is committed, else DONE_MISS; the triangle address is the
+/// committed triangle node's address plus the triangle's index in it.
+pub const FLAG_SHADER_WALK: u8 = 8;
+/// Every flag a version-1 log may hold.
+pub const FLAGS_KNOWN: u8 = FLAG_OPEN | FLAG_TERMINATED_RUNNING | FLAG_DECISIONS_CUT | FLAG_SHADER_WALK;

@@ -1,5 +1,7 @@
 //! rt_replay: re-traces the rays of a ray log (`VORTEX_RAYLOG=path`, `docs/RAYLOG.md`)
-//! through the model's RTU and classifies every result that differs from the recorded one.
+//! through the model's RTU (or, for an rdna2 device's traces, the host form of its shader
+//! loop) and classifies every result that differs from the recorded one; `--against` compares
+//! two logs of one workload ray by ray.
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -11,7 +13,10 @@ use vortex_model::rtu::replay::{self, Engine};
 const USAGE: &str = "usage: rt_replay [options] LOG
 Re-traces every ray of a VORTEX_RAYLOG log in warp batches of 32, answering candidates with the
 recorded decisions, and compares each result with the recorded one bit for bit.
-  --engine E      functional | timed | reference | all (repeatable; default: all)
+  --engine E      functional | timed | reference | rdna2 | all (repeatable; default: the RT unit's
+                  three for its traces, rdna2 for an rdna2 device's shader-walk traces)
+  --against B     also pair every ray with its twin in log B (the same workload recorded on
+                  another architecture) and compare their committed hits bit for bit
   --config FILE   replay under the RTU knobs of a VORTEX_CONFIG TOML file (stack depth, ...)
   --verbose [N]   print the first N mismatches per engine with their rays (default N = 10)
   --quiet         no progress output
@@ -20,6 +25,7 @@ or malformed log).";
 
 struct Args {
     log: String,
+    against: Option<String>,
     engines: Vec<Engine>,
     cfg: RtuConfig,
     config_name: String,
@@ -29,6 +35,7 @@ struct Args {
 
 fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
     let mut log = None;
+    let mut against = None;
     let mut engines = Vec::new();
     let mut cfg = RtuConfig::default();
     let mut config_name = "default".to_string();
@@ -42,6 +49,7 @@ fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
                 let v = it.next().ok_or("--engine needs a value")?;
                 if v == "all" {
                     engines.extend(Engine::ALL);
+                    engines.push(Engine::Rdna2);
                 } else {
                     engines.push(Engine::parse(&v).ok_or_else(|| format!("unknown engine {v:?}"))?);
                 }
@@ -61,6 +69,7 @@ fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
                 }
             }
             "--quiet" | "-q" => quiet = true,
+            "--against" => against = Some(it.next().ok_or("--against needs a log")?),
             s if s.starts_with('-') => return Err(format!("unknown option {s}")),
             _ => {
                 if log.replace(a).is_some() {
@@ -69,11 +78,8 @@ fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
             }
         }
     }
-    if engines.is_empty() {
-        engines.extend(Engine::ALL);
-    }
     engines.dedup();
-    Ok(Args { log: log.ok_or("no log given")?, engines, cfg, config_name, verbose, quiet })
+    Ok(Args { log: log.ok_or("no log given")?, against, engines, cfg, config_name, verbose, quiet })
 }
 
 fn main() -> ExitCode {
@@ -106,8 +112,17 @@ fn main() -> ExitCode {
         args.cfg.restart_cap,
         t0.elapsed().as_secs_f64()
     );
+    let mut engines = args.engines.clone();
+    if engines.is_empty() {
+        if log.traces.iter().any(|t| !t.shader_walk()) {
+            engines.extend(Engine::ALL);
+        }
+        if log.traces.iter().any(|t| t.shader_walk()) {
+            engines.push(Engine::Rdna2);
+        }
+    }
     let mut reports = Vec::new();
-    for &engine in &args.engines {
+    for &engine in &engines {
         let start = Instant::now();
         let mut last = Instant::now();
         let quiet = args.quiet;
@@ -157,7 +172,33 @@ fn main() -> ExitCode {
             let _ = writeln!(out, "    got      {}", replay::describe(&m.got));
         }
     }
-    if reports.iter().any(|r| r.mismatched() > 0) {
+    let mut disagree = false;
+    if let Some(b) = &args.against {
+        let other = match RayLog::read(std::path::Path::new(b)) {
+            Ok(l) => l,
+            Err(e) => {
+                eprintln!("rt_replay: {e}");
+                return ExitCode::from(2);
+            }
+        };
+        let a = replay::agreement(&log, &other, args.verbose);
+        let _ = writeln!(out, "against {b}: {} traces", other.traces.len());
+        let _ = writeln!(out, "{:<20}{:>12}", "paired", a.paired);
+        let _ = writeln!(out, "{:<20}{:>12}", "hit_or_miss_only", a.hit_only);
+        let _ = writeln!(out, "{:<20}{:>12}", "unpaired", a.unpaired);
+        for c in replay::Class::ALL {
+            let _ = writeln!(out, "{:<20}{:>12}", c.name(), a.count(c));
+        }
+        let _ = writeln!(out, "{:<20}{:>12}", "disagreeing", a.disagreeing());
+        for m in &a.mismatches {
+            let _ = writeln!(out, "[against] trace {}: {}", m.index, m.class.name());
+            let _ = writeln!(out, "    ray      {}", replay::describe_ray(&m.ray));
+            let _ = writeln!(out, "    this log {}", replay::describe(&m.recorded));
+            let _ = writeln!(out, "    other    {}", replay::describe(&m.got));
+        }
+        disagree = a.disagreeing() > 0;
+    }
+    if reports.iter().any(|r| r.mismatched() > 0) || disagree {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS

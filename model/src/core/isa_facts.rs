@@ -110,6 +110,7 @@ const EXPECT: &[(Op, &str)] = &[
     (Op::Tex, "dst:w4 a:r2 b:rt? c:r2?"),
     (Op::Exp, "a:ro"),
     (Op::Isect, "dst:W4 a:r4 b:ri"),
+    (Op::Rqlog, "a:r1 b:r2?"),
     (Op::Vote, "dst:w1 a:r1"),
     (Op::Ballot, "dst:w1 a:r1"),
     (Op::Shfl, "dst:w1 a:r1 b:r1"),

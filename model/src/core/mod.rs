@@ -129,13 +129,16 @@ impl Core {
         }
     }
 
-    /// A warp retired: with `detailed_stats`, the RTU work of each of its lanes goes to the
-    /// lane's invocation (grid-relative global id).
+    /// A warp retired: with `detailed_stats`, the RTU work (or, on rdna2, the intersection
+    /// unit's) of each of its lanes goes to the lane's invocation (grid-relative global id).
     pub(crate) fn record_work(&mut self, wid: usize, launch: &LaunchState) {
         if !self.detailed_stats {
             return;
         }
-        let lanes = self.units.rtu.take_lane_work(wid);
+        let mut lanes = self.units.rtu.take_lane_work(wid);
+        for (l, w) in lanes.iter_mut().zip(self.units.isect.take_lane_work(wid)) {
+            *l = l.saturating_add(w);
+        }
         let w = &self.warps[wid];
         let block = self.ctas[w.cta_slot as usize].block_idx;
         for (lane, &work) in lanes.iter().enumerate().take(self.nt) {

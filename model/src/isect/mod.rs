@@ -12,6 +12,7 @@
 //! Nothing here turns a fault into a miss (seed 004): a pointer past the descriptor's node
 //! count, a reserved or driver-defined node type, or an unreadable node is an [`IsectFault`].
 
+pub mod raylog;
 pub mod timed;
 pub mod unit;
 pub mod walk;

@@ -183,8 +183,9 @@ fn a_warp_mixes_node_types_in_one_instruction() {
     }
     let mut u = IsectUnit::default();
     u.set_timed(true);
+    u.track_lane_work(1);
     // Lanes 0..=2: a triangle, a box node and an inactive ray in one instruction.
-    u.execute(&mem, &mut regs, NT, 0b0111, (dst, dreg, rreg)).unwrap_or_else(|e| panic!("{}", e.fault));
+    u.execute(&mem, &mut regs, NT, 0b0111, 0, (dst, dreg, rreg)).unwrap_or_else(|e| panic!("{}", e.fault));
     let lane = |l: usize| [0, 1, 2, 3].map(|k| regs[(dst + k) * NT + l]);
     assert_eq!(lane(0)[2..], [7, 1]);
     assert_eq!(lane(1), [8, !0, !0, !0]);
@@ -195,7 +196,22 @@ fn a_warp_mixes_node_types_in_one_instruction() {
         (c.lanes, c.inactive_lanes, c.node_fetches, c.node_bytes, c.box_tests, c.tri_tests),
         (3, 1, 2, 192, 4, 1)
     );
+    // The heatmap's work per lane: a fetch plus a triangle test, a fetch, nothing.
+    assert_eq!(u.take_lane_work(0)[..4], [2, 1, 0, 0]);
+    assert_eq!(u.take_lane_work(0)[..4], [0; 4], "taken");
     // Lane 3's instance node is the shader's business: a fault naming the lane.
-    let e = u.execute(&mem, &mut regs, NT, 0b1000, (dst, dreg, rreg)).expect_err("a fault");
+    let e = u.execute(&mem, &mut regs, NT, 0b1000, 0, (dst, dreg, rreg)).expect_err("a fault");
     assert_eq!((e.lane, e.fault), (3, IsectFault::NodeType { node: ptr::make(0, ptr::INSTANCE) }));
+}
+
+/// The shader walk's stack traffic is told apart by its immediate: pushes, pops, bytes.
+#[test]
+fn stack_traffic_is_counted_by_the_stacks_immediate() {
+    use crate::abi::rdna2::query::STACK_IMM;
+    let mut c = crate::isect::unit::IsectCounters::default();
+    c.private_access(STACK_IMM, true, 32, 4);
+    c.private_access(STACK_IMM, false, 5, 4);
+    c.private_access(STACK_IMM - 4, true, 32, 4);
+    c.private_access(0, false, 32, 16);
+    assert_eq!((c.stack_pushes, c.stack_pops, c.stack_bytes), (32, 5, 148));
 }

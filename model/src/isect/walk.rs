@@ -2,7 +2,8 @@
 //! `ISECT` at a time (a stack of node pointers, sorted box results pushed far to near,
 //! instance nodes transforming the ray into object space without renormalising it, so a
 //! hit's t is the same in both spaces). Tests and the ray-log check use it as the reference
-//! for the rdna2 walk; it finds the closest triangle hit, every triangle taken as opaque.
+//! for the rdna2 walk; it finds the closest triangle hit (or, with terminate-on-first-hit, the
+//! first one in the loop's order), every triangle taken as opaque and no face culled.
 //!
 //! Bounded (seed 004): a walk that takes more than `max_steps` node visits reports
 //! [`WalkError::StepLimit`] instead of looping or turning into a miss.
@@ -34,6 +35,12 @@ pub struct WalkHit {
     pub geom: u32,
     /// Index of the instance in the TLAS build's array (0 for a BLAS walked alone).
     pub inst: u32,
+    /// The instance's custom index and SBT offset (0 outside an instance).
+    pub custom: u32,
+    pub sbt: u32,
+    /// The triangle node's address with the triangle's index in its low bits (what the
+    /// ray log keeps as the committed triangle).
+    pub tri: u64,
 }
 
 /// What a walk did.
@@ -83,6 +90,15 @@ pub fn open(mem: &MemoryMap, addr: u64) -> Result<(Descriptor, u32, bool), WalkE
     Ok((x.descriptor(addr), h.root, h.kind == bvh::KIND_TOP))
 }
 
+/// The instance a subtree belongs to: index, custom index, SBT offset, flip facing.
+#[derive(Clone, Copy, Default)]
+struct InstanceOf {
+    index: u32,
+    custom: u32,
+    sbt: u32,
+    flip: bool,
+}
+
 struct Walk<'a> {
     mem: &'a MemoryMap,
     ray: WalkRay,
@@ -90,6 +106,10 @@ struct Walk<'a> {
     stats: WalkStats,
     steps: u64,
     max_steps: u64,
+    /// Terminate on the first hit.
+    first_hit: bool,
+    /// Every read's (address, bytes), when asked (the ray log keeps those lines).
+    reads: Option<&'a mut Vec<(u64, usize)>>,
 }
 
 /// The closest opaque triangle hit of `ray` in the structure at `addr`.
@@ -99,10 +119,31 @@ pub fn closest(
     ray: &WalkRay,
     max_steps: u64,
 ) -> Result<(Option<WalkHit>, WalkStats), WalkError> {
+    walk(mem, addr, ray, false, max_steps, None)
+}
+
+/// [`closest`], or with `first_hit` the first hit in the shader loop's order (ray flag
+/// terminate-on-first-hit); `reads` collects the (address, length) of every read.
+pub fn walk<'a>(
+    mem: &'a MemoryMap,
+    addr: u64,
+    ray: &WalkRay,
+    first_hit: bool,
+    max_steps: u64,
+    mut reads: Option<&'a mut Vec<(u64, usize)>>,
+) -> Result<(Option<WalkHit>, WalkStats), WalkError> {
+    if let Some(r) = reads.as_deref_mut() {
+        r.push((addr, bvh::header::BYTES));
+    }
     let (desc, root, _) = open(mem, addr)?;
-    let mut w = Walk { mem, ray: *ray, best: None, stats: WalkStats::default(), steps: 0, max_steps };
+    // The RTU's rule, which `Initialize` follows: such a ray never starts.
+    let nan = ray.org.iter().chain(&ray.dir).any(|v| v.is_nan()) || ray.tmin.is_nan() || ray.tmax.is_nan();
+    if nan || ray.dir == [0.0; 3] || ray.tmin > ray.tmax {
+        return Ok((None, WalkStats::default()));
+    }
+    let mut w = Walk { mem, ray: *ray, best: None, stats: WalkStats::default(), steps: 0, max_steps, first_hit, reads };
     if root != ptr::INVALID {
-        w.subtree(desc, root, ray.org, ray.dir, 0)?;
+        w.subtree(desc, root, ray.org, ray.dir, InstanceOf::default())?;
     }
     Ok((w.best, w.stats))
 }
@@ -119,11 +160,14 @@ impl Walk<'_> {
         root: u32,
         org: [f32; 3],
         dir: [f32; 3],
-        inst: u32,
+        inst: InstanceOf,
     ) -> Result<(), WalkError> {
         let inv = dir.map(|d| 1.0 / d);
         let mut stack = vec![root];
         while let Some(node) = stack.pop() {
+            if self.first_hit && self.best.is_some() {
+                break;
+            }
             self.steps += 1;
             if self.steps > self.max_steps {
                 return Err(WalkError::StepLimit(self.max_steps));
@@ -134,6 +178,7 @@ impl Walk<'_> {
                 ty => {
                     let r = IsectRay { node, extent: self.extent(), org, dir, inv };
                     let (words, work) = intersect(self.mem, desc, &r)?;
+                    self.note(work.addr, work.bytes as usize);
                     self.stats.isects += 1;
                     self.stats.box_tests += work.box_tests as u64;
                     self.stats.tri_tests += work.tri_tests as u64;
@@ -151,23 +196,36 @@ impl Walk<'_> {
         Ok(())
     }
 
-    fn triangle(&mut self, desc: Descriptor, node: u32, words: [u32; 4], inst: u32) -> Result<(), WalkError> {
+    fn note(&mut self, addr: u64, len: usize) {
+        if let Some(r) = self.reads.as_deref_mut() {
+            if len > 0 {
+                r.push((addr, len));
+            }
+        }
+    }
+
+    fn triangle(&mut self, desc: Descriptor, node: u32, words: [u32; 4], inst: InstanceOf) -> Result<(), WalkError> {
         let Some((t, u, v, front)) = tri_hit(words, desc.return_mode, self.extent()) else { return Ok(()) };
         if t < self.ray.tmin {
             return Ok(());
         }
         let side = desc.base + ptr::offset(node) + r2::SLOT_BYTES;
+        self.note(side, r2::tri_side::BYTES);
         let mut b = [0u8; r2::tri_side::BYTES];
         self.mem.read(side, &mut b).map_err(|f| WalkError::Structure(format!("triangle ids at {side:#x}: {f}")))?;
         let k = ptr::ty(node) as usize;
         let prim = rd_u32(&b, r2::tri_side::prim(k));
         let geom = rd_u32(&b, r2::tri_side::geom(k)) & 0x00FF_FFFF;
-        self.best = Some(WalkHit { t, u, v, front, prim, geom, inst });
+        let tri = desc.base + ptr::offset(node) + k as u64;
+        let front = front != inst.flip;
+        let InstanceOf { index, custom, sbt, .. } = inst;
+        self.best = Some(WalkHit { t, u, v, front, prim, geom, inst: index, custom, sbt, tri });
         Ok(())
     }
 
     fn instance(&mut self, desc: Descriptor, node: u32) -> Result<(), WalkError> {
         let at = desc.base + ptr::offset(node);
+        self.note(at, r2::inst::BYTES);
         let mut b = [0u8; r2::inst::BYTES];
         self.mem.read(at, &mut b).map_err(|f| WalkError::Structure(format!("instance node at {at:#x}: {f}")))?;
         self.stats.node_bytes += r2::inst::BYTES as u64;
@@ -182,13 +240,20 @@ impl Walk<'_> {
         if root == ptr::INVALID {
             return Ok(());
         }
+        self.note(blas, bvh::header::BYTES);
         let (bdesc, _, top) = open(self.mem, blas)?;
         if top {
             return Err(WalkError::Structure(format!("instance node at {at:#x} references a top level")));
         }
-        let index = rd_u32(&b, r2::inst::INDEX);
+        let sbt_flags = rd_u32(&b, r2::inst::SBT_FLAGS);
+        let of = InstanceOf {
+            index: rd_u32(&b, r2::inst::INDEX),
+            custom: rd_u32(&b, r2::inst::CUSTOM_MASK) & 0x00FF_FFFF,
+            sbt: sbt_flags & 0x00FF_FFFF,
+            flip: (sbt_flags >> 24) & crate::abi::rtu::instance_flags::TRIANGLE_FLIP_FACING != 0,
+        };
         let org = xform_point(&w2o, self.ray.org);
         let dir = xform_vector(&w2o, self.ray.dir);
-        self.subtree(bdesc, root, org, dir, index)
+        self.subtree(bdesc, root, org, dir, of)
     }
 }

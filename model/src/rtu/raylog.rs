@@ -104,6 +104,11 @@ impl TraceRec {
     pub fn replayable(&self) -> bool {
         self.flags & (fmt::FLAG_TERMINATED_RUNNING | fmt::FLAG_DECISIONS_CUT) == 0
     }
+
+    /// Recorded by an rdna2 device's shader walk (`FLAG_SHADER_WALK`).
+    pub fn shader_walk(&self) -> bool {
+        self.flags & fmt::FLAG_SHADER_WALK != 0
+    }
 }
 
 /// A whole log, in file order.
@@ -279,8 +284,7 @@ impl RayLog {
                         return Err(err(rec, format!("trace status {} is not an RTU status", result.status)));
                     }
                     let flags = t[tr::TRACE_FLAGS];
-                    let known = fmt::FLAG_OPEN | fmt::FLAG_TERMINATED_RUNNING | fmt::FLAG_DECISIONS_CUT;
-                    if flags & !known != 0 {
+                    if flags & !fmt::FLAGS_KNOWN != 0 {
                         return Err(err(rec, format!("unknown trace flags {flags:#04x}")));
                     }
                     let n = u16::from_le_bytes([t[tr::DECISIONS], t[tr::DECISIONS + 1]]) as usize;
@@ -317,6 +321,12 @@ impl RayLog {
         let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
         RayLog::parse(&bytes).map_err(|e| format!("{}: {e}", path.display()))
     }
+}
+
+/// Whether this process records a ray log (`VORTEX_RAYLOG` names a file that could be
+/// created): compilers emit the rdna2 walk's log hooks only then.
+pub fn enabled() -> bool {
+    Sink::from_env().is_some()
 }
 
 struct SinkInner {
@@ -378,7 +388,7 @@ impl Sink {
 
     /// Appends a unit's lines (those new or changed) and then its trace records, and
     /// flushes the file. A write error is reported once and ends the log.
-    fn append(&self, lines: &[Line], traces: &[u8], n: u64) {
+    pub(crate) fn append(&self, lines: &[Line], traces: &[u8], n: u64) {
         let mut g = self.inner.lock();
         let inner = &mut *g;
         let Some(out) = inner.out.as_mut() else { return };
@@ -410,12 +420,12 @@ struct Open {
 #[derive(Default)]
 pub struct LineSet {
     seen: FxHashSet<u64>,
-    lines: Vec<Line>,
+    pub(crate) lines: Vec<Line>,
 }
 
 impl LineSet {
     /// Notes every line of `[addr, addr+len)`, copying the bytes of those not seen yet.
-    fn note(&mut self, mem: &MemoryMap, addr: u64, len: usize) {
+    pub(crate) fn note(&mut self, mem: &MemoryMap, addr: u64, len: usize) {
         let lb = LINE_BYTES as u64;
         let first = addr / lb * lb;
         let mut line = first;

@@ -3,6 +3,9 @@
 //! through an engine — the functional walker, the timed traversal core, or the CPU
 //! reference traversal ([`super::reftrace`]) — answering each candidate with the decision
 //! the log recorded for it, and classify every result that differs from the recorded one.
+//! Traces an rdna2 device's shader walk recorded (`FLAG_SHADER_WALK`) go to the `rdna2`
+//! engine instead, the host form of that loop (`isect::walk`); [`agreement`] compares two
+//! logs of one workload ray by ray (an rtu device's and an rdna2 device's).
 
 use super::raylog::{CandKey, RayLog, TraceRec, TraceResult};
 use super::reference::Harness;
@@ -26,9 +29,13 @@ pub enum Engine {
     /// The CPU reference traversal (`reftrace`): recursive, unbounded stack, no RTU code
     /// but the PEs' arithmetic.
     Reference,
+    /// The host form of the rdna2 shader loop (`isect::walk`), for the traces an rdna2
+    /// device recorded (closest or first hit, opaque, no culling flag).
+    Rdna2,
 }
 
 impl Engine {
+    /// The engines that re-trace the RT unit's traces.
     pub const ALL: [Engine; 3] = [Engine::Functional, Engine::Timed, Engine::Reference];
 
     pub fn name(self) -> &'static str {
@@ -36,11 +43,21 @@ impl Engine {
             Engine::Functional => "functional",
             Engine::Timed => "timed",
             Engine::Reference => "reference",
+            Engine::Rdna2 => "rdna2",
         }
     }
 
     pub fn parse(s: &str) -> Option<Engine> {
-        Engine::ALL.into_iter().find(|e| e.name() == s)
+        Engine::ALL.into_iter().chain([Engine::Rdna2]).find(|e| e.name() == s)
+    }
+
+    /// Whether this engine re-traces `t` (the RT unit's engines take the RT unit's traces,
+    /// the rdna2 engine the shader walk's that its host loop can reproduce).
+    pub fn takes(self, t: &TraceRec) -> bool {
+        match self {
+            Engine::Rdna2 => t.shader_walk() && crate::isect::raylog::host_replayable(t),
+            _ => !t.shader_walk(),
+        }
     }
 }
 
@@ -268,6 +285,7 @@ impl<'a> Follow<'a> {
 enum Runner {
     Rtu(Box<Harness>),
     Reference,
+    Rdna2,
 }
 
 impl Runner {
@@ -276,6 +294,7 @@ impl Runner {
             Engine::Functional => Runner::Rtu(Box::new(Harness::functional(cfg, MAX_THREADS, 1))),
             Engine::Timed => Runner::Rtu(Box::new(Harness::timed(cfg, MAX_THREADS, 1))),
             Engine::Reference => Runner::Reference,
+            Engine::Rdna2 => Runner::Rdna2,
         }
     }
 }
@@ -286,6 +305,7 @@ type Outcome = Result<(TraceResult, Option<String>), String>;
 
 fn run_batch(runner: &mut Runner, mem: &MemoryMap, cfg: &RtuConfig, batch: &[&TraceRec]) -> Vec<Outcome> {
     match runner {
+        Runner::Rdna2 => batch.iter().map(|tr| rdna2_walk(mem, tr)).collect(),
         Runner::Reference => batch
             .iter()
             .map(|tr| {
@@ -374,7 +394,7 @@ pub fn replay(
             if j > i && t.lines_before > next_change {
                 break;
             }
-            if t.replayable() && t.result.status != rtu_abi::STS_PENDING {
+            if t.replayable() && t.result.status != rtu_abi::STS_PENDING && engine.takes(t) {
                 batch.push((j, t));
             } else {
                 report.skipped += 1;
@@ -416,6 +436,101 @@ pub fn replay(
         progress(i, total);
     }
     Ok(report)
+}
+
+/// The rdna2 host walk of one shader-walk trace.
+fn rdna2_walk(mem: &MemoryMap, tr: &TraceRec) -> Outcome {
+    use crate::isect::{raylog as r2log, walk};
+    let first = tr.ray.flags & rtu_abi::ray_flags::TERMINATE_ON_FIRST_HIT != 0;
+    let max = crate::abi::rdna2::query::STEP_LIMIT as u64;
+    let (hit, _) =
+        walk::walk(mem, tr.ray.accel, &r2log::walk_ray(&tr.ray), first, max, None).map_err(|e| e.to_string())?;
+    Ok((r2log::result_of_walk(hit, tr.ray.tmax), None))
+}
+
+/// How two logs of one workload agree ray by ray ([`agreement`]).
+#[derive(Clone, Debug, Default)]
+pub struct Agreement {
+    /// Rays of the first log that found their twin in the second.
+    pub paired: u64,
+    /// Of those, rays with terminate-on-first-hit: which hit is found depends on the
+    /// structure's order, so only hit or miss is compared.
+    pub hit_only: u64,
+    /// Rays of either log without a twin in the other.
+    pub unpaired: u64,
+    /// Count per [`Class`] (the first log as the recorded side).
+    pub counts: [u64; Class::ALL.len()],
+    pub mismatches: Vec<Mismatch>,
+}
+
+impl Agreement {
+    pub fn count(&self, c: Class) -> u64 {
+        self.counts[Class::ALL.iter().position(|&x| x == c).expect("every class is listed")]
+    }
+
+    /// Paired rays that differ, plus the unpaired ones.
+    pub fn disagreeing(&self) -> u64 {
+        self.counts.iter().sum::<u64>() - self.count(Class::Match) + self.unpaired
+    }
+}
+
+/// A ray's identity across logs: everything but the structure's address (two devices
+/// may place it elsewhere).
+fn ray_key(r: &TraceRay) -> [u32; 10] {
+    let b = |v: [f32; 3]| v.map(f32::to_bits);
+    let (o, d) = (b(r.origin), b(r.dir));
+    [o[0], o[1], o[2], d[0], d[1], d[2], r.tmin.to_bits(), r.tmax.to_bits(), r.flags, r.cull_mask]
+}
+
+/// A result as the two architectures can agree on it: the status and, for a hit, the
+/// committed words (t, u, v, primitive, instance, geometry, custom index, SBT offset, kind,
+/// front face); the triangle's address is each layout's own.
+fn comparable(r: &TraceResult) -> TraceResult {
+    let mut c = TraceResult { status: r.status, ..TraceResult::default() };
+    if r.has_hit() {
+        c.hit = r.hit;
+    }
+    c
+}
+
+/// Compares the closest hits of two logs of one workload ray by ray — an rtu device's
+/// and an rdna2 device's, say: each finished trace of `a` is paired with the trace of `b`
+/// that has the same ray (in order, for repeated rays), and their committed results are
+/// classified as a replay's are (`a` as the recorded side), bit for bit. Traces left open
+/// or not replayable are left out on both sides.
+pub fn agreement(a: &RayLog, b: &RayLog, keep: usize) -> Agreement {
+    let done =
+        |t: &&TraceRec| t.replayable() && t.flags & fmt::FLAG_OPEN == 0 && rtu_abi::status_is_terminal(t.result.status);
+    let mut twins: FxHashMap<[u32; 10], std::collections::VecDeque<&TraceRec>> = FxHashMap::default();
+    for t in b.traces.iter().filter(done) {
+        twins.entry(ray_key(&t.ray)).or_default().push_back(t);
+    }
+    let mut out = Agreement::default();
+    for (index, t) in a.traces.iter().enumerate().filter(|(_, t)| done(t)) {
+        let Some(u) = twins.get_mut(&ray_key(&t.ray)).and_then(|q| q.pop_front()) else {
+            out.unpaired += 1;
+            continue;
+        };
+        out.paired += 1;
+        let (rec, got) = (comparable(&t.result), comparable(&u.result));
+        let class = if t.ray.flags & rtu_abi::ray_flags::TERMINATE_ON_FIRST_HIT != 0 {
+            out.hit_only += 1;
+            match (rec.has_hit(), got.has_hit()) {
+                (true, false) => Class::RefHitGotMiss,
+                (false, true) => Class::RefMissGotHit,
+                _ => Class::Match,
+            }
+        } else {
+            classify(&rec, &got, false)
+        };
+        out.counts[Class::ALL.iter().position(|&c| c == class).expect("listed")] += 1;
+        if class != Class::Match && out.mismatches.len() < keep {
+            let detail = String::new();
+            out.mismatches.push(Mismatch { index, class, ray: t.ray, recorded: t.result, got: u.result, detail });
+        }
+    }
+    out.unpaired += twins.values().map(|q| q.len() as u64).sum::<u64>();
+    out
 }
 
 /// One result as a line of text.

@@ -434,6 +434,7 @@ fn compile_stage(
 ) -> VkResult<(Memory, StageInfo)> {
     let target = shader::Target {
         ray_query: shader::RayQueryLowering::for_arch(device.config.rt_arch),
+        raylog: vortex_model::rtu::raylog::enabled(),
         ..shader::Target::stage(stage)
     };
     let vertex_input = match stage {

@@ -647,7 +647,7 @@ mod tests {
         use Op::*;
         let effects = [
             Nop, Exit, Jmp, Bra, Bar, Fence, Trap, Demote, Ldg, Stg, Ldl, Stl, Ldp, Stp, Atomg, Atoml, Ild, Ist, Iatom,
-            Tex, Exp, Isect, Trace, Wait, Cont, Getw, Getwf,
+            Tex, Exp, Isect, Rqlog, Trace, Wait, Cont, Getw, Getwf,
         ];
         let accepted = |op: Op, m: u8| match op {
             Icmp | Icmp64 => m <= 9,

@@ -122,12 +122,15 @@ impl RayQueryLowering {
 pub struct Target {
     pub stage: Stage,
     pub ray_query: RayQueryLowering,
+    /// The device records a ray log (`VORTEX_RAYLOG`): a lowering whose traversal runs in
+    /// the shader reports each query's ray and result to it (`RQLOG`, `docs/RAYLOG.md`).
+    pub raylog: bool,
 }
 
 impl Target {
     /// A compute kernel with ray queries on the RT unit (what `vkCreateComputePipelines`
     /// compiles).
-    pub const COMPUTE: Target = Target { stage: Stage::Compute, ray_query: RayQueryLowering::Rtu };
+    pub const COMPUTE: Target = Target { stage: Stage::Compute, ray_query: RayQueryLowering::Rtu, raylog: false };
 
     /// `stage` with the default ray-query lowering.
     pub fn stage(stage: Stage) -> Target {

@@ -1,9 +1,10 @@
 //! `bench --arch rtu,rdna2`: the two ray-tracing architectures of our ICD side by side on
 //! the bench scenes (`docs/RDNA2.md`). Per scene, architecture and trace workload: rays/s
 //! in functional mode, and from a timed run's `VORTEX_STATS` records the simulated cycles,
-//! shader instructions, node fetches and box/triangle tests per ray, the RT unit's (rtu) or
-//! the intersection units' (rdna2) utilisation, and SIMT efficiency (active lanes per
-//! issued warp instruction). The hit pixels of every workload must agree across the
+//! shader instructions, node fetches and box/triangle tests per ray, the traversal stack's
+//! private-memory traffic per ray (rdna2's shader stack; the RTU keeps its short stack in
+//! the unit: 0), the RT unit's (rtu) or the intersection units' (rdna2) utilisation, and
+//! SIMT efficiency (active lanes per issued warp instruction). The hit pixels of every workload must agree across the
 //! architectures.
 
 use serde_json::Value;
@@ -17,6 +18,8 @@ struct Timed {
     fetches: f64,
     boxes: f64,
     tris: f64,
+    /// Traversal-stack bytes to and from private memory.
+    stack: f64,
     /// Busy fraction of the unit that tests nodes.
     util: f64,
     simt: f64,
@@ -77,6 +80,7 @@ fn timed_records(stats: &str, arch: &str, rays: &[Mode]) -> Result<Vec<Timed>, S
         .map(|(r, &(_, n, _))| {
             let n = n.max(1) as f64;
             let cycles = num(r, &["cycles"]);
+            let stack = if arch == "rdna2" { num(r, &["isect", "stack_bytes"]) } else { 0.0 };
             let (fetches, boxes, tris, util) = if arch == "rdna2" {
                 let cores = r["cores"].as_array().map_or(&[][..], |v| v.as_slice());
                 let test: f64 = cores.iter().map(|c| num(c, &["isect", "test_cycles"])).sum();
@@ -98,6 +102,7 @@ fn timed_records(stats: &str, arch: &str, rays: &[Mode]) -> Result<Vec<Timed>, S
                 fetches: fetches / n,
                 boxes: boxes / n,
                 tris: tris / n,
+                stack: stack / n,
                 util,
                 simt: num(r, &["thread_instructions"]) / (warp_instrs * nt),
             }
@@ -108,7 +113,7 @@ fn timed_records(stats: &str, arch: &str, rays: &[Mode]) -> Result<Vec<Timed>, S
 /// Prints the table; true if something failed or the architectures disagree.
 pub fn table(archs: &[&str], scenes: &str, size: (u32, u32), samples: u32) -> bool {
     println!(
-        "{:<28} {:<6} {:<10} {:>8} {:>10} {:>10} {:>9} {:>8} {:>8} {:>7} {:>6} {:>7}",
+        "{:<28} {:<6} {:<10} {:>8} {:>10} {:>10} {:>9} {:>8} {:>8} {:>11} {:>7} {:>6} {:>7}",
         "scene",
         "arch",
         "workload",
@@ -118,6 +123,7 @@ pub fn table(archs: &[&str], scenes: &str, size: (u32, u32), samples: u32) -> bo
         "nodes/ray",
         "box/ray",
         "tri/ray",
+        "stack B/ray",
         "unit%",
         "SIMT%",
         "hits"
@@ -144,7 +150,7 @@ pub fn table(archs: &[&str], scenes: &str, size: (u32, u32), samples: u32) -> bo
             };
             for (k, ((secs, rays, hits), t)) in f.iter().zip(&rec).enumerate() {
                 println!(
-                    "{:<28} {:<6} {:<10} {:>8.3} {:>10.1} {:>10.1} {:>9.2} {:>8.2} {:>8.2} {:>7.1} {:>6.1} {:>7}",
+                    "{:<28} {:<6} {:<10} {:>8.3} {:>10.1} {:>10.1} {:>9.2} {:>8.2} {:>8.2} {:>11.1} {:>7.1} {:>6.1} {:>7}",
                     format!("{scene} @{}x{}", size.0, size.1),
                     arch,
                     super::MODES[k.min(2)],
@@ -154,6 +160,7 @@ pub fn table(archs: &[&str], scenes: &str, size: (u32, u32), samples: u32) -> bo
                     t.fetches,
                     t.boxes,
                     t.tris,
+                    t.stack,
                     100.0 * t.util,
                     100.0 * t.simt,
                     hits

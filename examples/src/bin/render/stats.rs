@@ -1,6 +1,8 @@
-//! What the RTU did during the render, read back from `VORTEX_STATS`: a per-pixel heatmap of
-//! traversal work per ray (records fetched plus primitives tested, divided by the rays the
-//! pixel traced) with a legend, and in timed mode the traversal cores' activity over time.
+//! What the RT hardware did during the render, read back from `VORTEX_STATS`: a per-pixel
+//! heatmap of traversal work per ray with a legend — on an rtu device the RT unit's records
+//! fetched plus primitives tested, on an rdna2 device the intersection unit's nodes fetched
+//! plus triangles tested (the same quantity for the other design), divided by the rays the
+//! pixel traced — and in timed mode the RTU's traversal cores' activity over time.
 
 use crate::gpu::{Rendered, BAND_ROWS};
 use crate::Options;
@@ -31,10 +33,16 @@ pub fn write(o: &Options, stats: &Path, r: &Rendered) -> Result<(), String> {
     let dispatches = &all[all.len() - bands..];
     let per_ray = work_per_ray(o, stats, dispatches, &r.rays_per_pixel)?;
     let heatmap = o.out.with_extension("heat.png");
-    let (img_h, rgba, summary) = heatmap_image(o.width, o.height, &per_ray);
+    let rdna2 = dispatches.iter().any(|d| d["rt_arch"] == "rdna2");
+    let (title, what) = if rdna2 {
+        ("ISECT work per ray", "nodes fetched + triangles tested")
+    } else {
+        ("RTU work per ray", "records fetched + primitives tested")
+    };
+    let (img_h, rgba, summary) = heatmap_image(o.width, o.height, &per_ray, title);
     crate::compare::write_png(&heatmap, o.width, img_h, &rgba)?;
     if !o.quiet {
-        println!("RTU work per ray (records fetched + primitives tested): {summary}");
+        println!("{title} ({what}): {summary}");
         println!("wrote {}", heatmap.display());
     }
     if dispatches.iter().any(|d| d.get("rtu_timeline").is_some()) {
@@ -119,7 +127,7 @@ fn nice_ceil(v: f32) -> f32 {
 
 /// The heatmap with its legend underneath; returns the image's height, its pixels and a
 /// one-line summary of the distribution.
-fn heatmap_image(w: u32, h: u32, per_ray: &[f32]) -> (u32, Vec<u8>, String) {
+fn heatmap_image(w: u32, h: u32, per_ray: &[f32], title: &str) -> (u32, Vec<u8>, String) {
     let mut sorted: Vec<f32> = per_ray.to_vec();
     sorted.sort_by(f32::total_cmp);
     let pct = |q: f64| sorted[((sorted.len() - 1) as f64 * q) as usize];
@@ -149,7 +157,7 @@ fn heatmap_image(w: u32, h: u32, per_ray: &[f32]) -> (u32, Vec<u8>, String) {
     let right = format!("{top}+");
     img.text(x0, h + 17, "0", white);
     img.text(x1.saturating_sub(8 * right.len() as u32), h + 17, &right, white);
-    let title = if w >= 8 * 30 { "RTU work per ray" } else { "work/ray" };
+    let title = if w >= 8 * 30 { title } else { "work/ray" };
     let tx = (w / 2).saturating_sub(4 * title.len() as u32);
     if tx > 8 + 8 && tx + 8 * title.len() as u32 + 8 * right.len() as u32 + 8 < x1 {
         img.text(tx, h + 17, title, white);

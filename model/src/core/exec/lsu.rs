@@ -28,6 +28,10 @@ pub(super) fn execute(i: &Instr, w: &mut Warp, mask: u32, env: &mut ExecEnv) -> 
             };
             let buf = if acc.private { &mut w.private[..] } else { &mut env.lmem[..] };
             local_access(regs, nt, mask, buf, pb, &acc)?;
+            if acc.private {
+                // The rdna2 shader walk's stack traffic is counted apart (`IsectCounters`).
+                env.units.isect.counters.private_access(i.imm, !acc.load, mask.count_ones(), size.bytes());
+            }
             Ok(())
         }
         Op::Atomg | Op::Atoml => atomic(i, regs, nt, mask, env),

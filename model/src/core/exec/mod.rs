@@ -83,7 +83,13 @@ impl CoreUnits {
             om: Default::default(),
             samples: Default::default(),
             tex: TexUnit::new(),
-            isect: Default::default(),
+            isect: {
+                let mut u = crate::isect::unit::IsectUnit::default();
+                if cfg.detailed_stats {
+                    u.track_lane_work(cfg.num_warps as usize);
+                }
+                u
+            },
         }
     }
 }
@@ -424,7 +430,7 @@ fn execute_rest(i: &Instr, w: &mut Warp, mask: u32, env: &mut ExecEnv) -> Result
         Unit::Sfu => sfu::execute(i, &mut w.regs, nt, mask)?,
         Unit::Lsu => lsu::execute(i, w, mask, env)?,
         Unit::Tex => tex::execute(i, &mut w.regs, nt, mask, env.mem, &mut env.units.tex)?,
-        Unit::Isect => isect::execute(i, &mut w.regs, nt, mask, env.mem, &mut env.units.isect)?,
+        Unit::Isect => isect::execute(i, w, mask, env)?,
         Unit::Om => om::execute(i, w, mask, env)?,
         Unit::Warp => warp_ops::execute(i, &mut w.regs, nt, mask)?,
         Unit::Csr => ctrl::csr(i, w, mask, env),

@@ -84,7 +84,10 @@ pub(crate) struct Lowering {
 impl Lowering {
     /// The implementations of `target`; a stage or lowering without one is `Unsupported`.
     pub fn select(target: &Target) -> Result<Lowering> {
-        Ok(Lowering { stage: stage::select(target.stage)?, ray_query: rayquery::select(target.ray_query)? })
+        Ok(Lowering {
+            stage: stage::select(target.stage)?,
+            ray_query: rayquery::select(target.ray_query, target.raylog)?,
+        })
     }
 }
 

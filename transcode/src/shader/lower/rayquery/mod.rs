@@ -123,11 +123,13 @@ pub(crate) trait RayQueryOps: Sync {
     fn triangle_vertices(&self, l: &mut Lowerer<'_>, q: u16, which: Intersection) -> Result<u16>;
 }
 
-/// The implementation of `lowering`.
-pub(crate) fn select(lowering: RayQueryLowering) -> Result<&'static dyn RayQueryOps> {
-    match lowering {
-        RayQueryLowering::Rtu => Ok(&rtu::Rtu),
-        RayQueryLowering::Rdna2 => Ok(&rdna2::Rdna2),
+/// The implementation of `lowering` (`raylog`: the device records a ray log).
+pub(crate) fn select(lowering: RayQueryLowering, raylog: bool) -> Result<&'static dyn RayQueryOps> {
+    match (lowering, raylog) {
+        // The RT unit records its own traces.
+        (RayQueryLowering::Rtu, _) => Ok(&rtu::Rtu),
+        (RayQueryLowering::Rdna2, false) => Ok(&rdna2::Rdna2 { raylog: false }),
+        (RayQueryLowering::Rdna2, true) => Ok(&rdna2::Rdna2 { raylog: true }),
     }
 }
 

@@ -22,7 +22,11 @@ use state::{self as st, rec};
 use vortex_model::abi::isa::{IntCond, Op as Vx};
 use vortex_model::abi::rdna2 as r2;
 
-pub(super) struct Rdna2;
+pub(super) struct Rdna2 {
+    /// Report each query to the device's ray log (`RQLOG` after `Initialize` and after
+    /// every proceed).
+    pub raylog: bool,
+}
 
 /// Query slots a kernel may hold: their state must fit the compiler's private budget.
 const MAX_QUERIES: u32 = 64;
@@ -43,11 +47,19 @@ impl RayQueryOps for Rdna2 {
     }
 
     fn initialize(&self, l: &mut Lowerer<'_>, q: u16, ray: &Ray) -> Result<()> {
-        walk::initialize(l, q, ray)
+        walk::initialize(l, q, ray)?;
+        if self.raylog {
+            walk::log(l, q, r2::query::LOG_ARM, Some(ray.accel))?;
+        }
+        Ok(())
     }
 
     fn proceed(&self, l: &mut Lowerer<'_>, q: u16) -> Result<u16> {
-        walk::proceed(l, q)
+        let res = walk::proceed(l, q)?;
+        if self.raylog {
+            walk::log(l, q, r2::query::LOG_PROCEED, None)?;
+        }
+        Ok(res)
     }
 
     fn confirm(&self, l: &mut Lowerer<'_>, q: u16) -> Result<()> {

@@ -251,7 +251,7 @@ fn pop(l: &mut Lowerer<'_>, lp: &Loop) -> Result<()> {
     let one = k(l, 1)?;
     l.e.emit(I::new(Vx::Isub).dst(lp.sp()).a(lp.sp()).b(one));
     let at = stack_at(l, lp)?;
-    l.e.emit(I::new(Vx::Ldp).size(MemSize::B32).dst(lp.node()).a(at).imm(4 * st::STACK));
+    l.e.emit(I::new(Vx::Ldp).size(MemSize::B32).dst(lp.node()).a(at).imm(st::STACK_IMM));
     let steps = lp.ctl + st::STEPS as u16;
     l.e.emit(I::new(Vx::Iadd).dst(steps).a(steps).b(one));
     let too_many = icmpk(l, IntCond::Ugt, steps, st::STEP_LIMIT)?;
@@ -354,7 +354,7 @@ fn transform(l: &mut Lowerer<'_>, m: u16, p: u16, out: u16, point: bool) -> Resu
 /// Pushes `v` (no room check: the callers know there is room).
 fn push(l: &mut Lowerer<'_>, lp: &Loop, v: u16) -> Result<()> {
     let at = stack_at(l, lp)?;
-    l.e.emit(I::new(Vx::Stp).size(MemSize::B32).a(at).b(v).imm(4 * st::STACK));
+    l.e.emit(I::new(Vx::Stp).size(MemSize::B32).a(at).b(v).imm(st::STACK_IMM));
     let one = k(l, 1)?;
     l.e.emit(I::new(Vx::Iadd).dst(lp.sp()).a(lp.sp()).b(one));
     Ok(())
@@ -516,7 +516,7 @@ fn push_children(l: &mut Lowerer<'_>, lp: &Loop, words: u16) -> Result<()> {
     for c in (0..r2::result::REGS as u16).rev() {
         // Always written, kept only when it is a child: no branch per child.
         let at = stack_at(l, lp)?;
-        l.e.emit(I::new(Vx::Stp).size(MemSize::B32).a(at).b(words + c).imm(4 * st::STACK));
+        l.e.emit(I::new(Vx::Stp).size(MemSize::B32).a(at).b(words + c).imm(st::STACK_IMM));
         let hit = icmpk(l, IntCond::Ne, words + c, r2::result::MISS)?;
         l.e.emit(I::new(Vx::Iadd).dst(lp.sp()).a(lp.sp()).b(hit));
     }
@@ -599,6 +599,18 @@ pub fn commit(l: &mut Lowerer<'_>, q: u16, t: Option<u16>) -> Result<()> {
     let done = st::fetch(l, s, st::CTL + st::DONE, 1)?;
     let done = op(l, Vx::Or, done, stop)?;
     st::store(l, s, st::CTL + st::DONE, done, 1);
+    Ok(())
+}
+
+/// The ray log's hook (`RQLOG`): the query was armed (`accel`: the structure's address) or
+/// a proceed returned; the model reads the rest from the query's state.
+pub fn log(l: &mut Lowerer<'_>, q: u16, what: u32, accel: Option<u16>) -> Result<()> {
+    let s = st::base(l, q)?;
+    let i = I::new(Vx::Rqlog).a(s).imm(what);
+    l.e.emit(match accel {
+        Some(a) => i.b(a),
+        None => i,
+    });
     Ok(())
 }
 
