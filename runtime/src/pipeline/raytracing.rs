@@ -142,6 +142,7 @@ fn compile_raygen(
     let target = shader::Target {
         stage: Stage::RayGeneration,
         ray_query: shader::RayQueryLowering::for_arch(device.config.rt_arch),
+        raylog: vortex_model::rtu::raylog::enabled(),
     };
     let opts = shader::CompileOptions {
         target,
