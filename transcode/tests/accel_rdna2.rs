@@ -10,23 +10,14 @@ use vortex_model::config::{Box16, RtArch};
 use vortex_model::isect::walk::{closest, open, WalkError, WalkHit, WalkRay};
 use vortex_model::mem::MemoryMap;
 use vortex_model::rtu::isect::{self, RayPrep};
-use vortex_model::rtu::reference::{check_closest, GotHit, RefInstance, RefRay, RefTri, Rng, Tolerance};
-use vortex_transcode::accel::testkit::{translate, Device, InstanceDesc};
+use vortex_model::rtu::reference::{check_closest, GotHit, RefRay, RefTri, Rng, Tolerance};
+use vortex_transcode::accel::testkit::{random_instances, random_tris, translate, Device, InstanceDesc};
 use vortex_transcode::accel::{
     build, build_sizes_for, flags, BuildError, BuildRequest, Geometry, GeometryKind, Level, Mode, Options,
 };
 
 type Tri = [[f32; 3]; 3];
 const STEPS: u64 = 1 << 20;
-
-fn random_tris(rng: &mut Rng, n: usize, scale: f32, size: f32) -> Vec<Tri> {
-    (0..n)
-        .map(|_| {
-            let c = [rng.range(-scale, scale), rng.range(-scale, scale), rng.range(-scale, scale)];
-            std::array::from_fn(|_| std::array::from_fn(|a| c[a] + rng.range(-size, size)))
-        })
-        .collect()
-}
 
 /// A `n` x `n` grid of quads (two triangles each) in the z = 0 plane over [0, n]^2, with
 /// bumps: sibling triangles share vertices, so the builder packs them.
@@ -166,48 +157,13 @@ fn packed_triangle_nodes_on_a_shared_mesh() {
     assert_eq!(check_blas(&dev.mem(), b.addr, &tris, &edges), 200, "a closed mesh has no cracks");
 }
 
-fn rot(axis: [f32; 3], ang: f32) -> [f32; 9] {
-    let l = (axis[0] * axis[0] + axis[1] * axis[1] + axis[2] * axis[2]).sqrt();
-    let (x, y, z) = (axis[0] / l, axis[1] / l, axis[2] / l);
-    let (s, c) = ang.sin_cos();
-    let t = 1.0 - c;
-    [
-        t * x * x + c,
-        t * x * y - s * z,
-        t * x * z + s * y,
-        t * x * y + s * z,
-        t * y * y + c,
-        t * y * z - s * x,
-        t * x * z - s * y,
-        t * y * z + s * x,
-        t * z * z + c,
-    ]
-}
-
 #[test]
 fn tlas_with_transformed_instances_matches_oracle() {
     let mut rng = Rng::new(11);
     let dev = Device::rdna2(Box16::Auto);
     let meshes: Vec<Vec<Tri>> = (0..3).map(|_| random_tris(&mut rng, 300, 1.0, 0.15)).collect();
     let blases: Vec<u64> = meshes.iter().map(|m| dev.blas(&[(m, 1)]).addr).collect();
-    let mut descs = Vec::new();
-    let mut refs = Vec::new();
-    for i in 0..40u32 {
-        let bi = rng.below(3) as usize;
-        let r = rot(rng.dir(), rng.range(0.0, std::f32::consts::TAU));
-        let s = [rng.range(0.3, 2.0), rng.range(0.3, 2.0), rng.range(0.3, 2.0)];
-        let t = [rng.range(-8.0, 8.0), rng.range(-8.0, 8.0), rng.range(-8.0, 8.0)];
-        let mut o2w = [0.0f32; 12];
-        for row in 0..3 {
-            for col in 0..3 {
-                o2w[4 * row + col] = r[3 * row + col] * s[col];
-            }
-            o2w[4 * row + 3] = t[row];
-        }
-        let mask = [0xffu8, 0x01, 0x02, 0x80][i as usize % 4];
-        descs.push(InstanceDesc { o2w, custom: 1000 + i, mask, sbt: i, flags: 0, blas: blases[bi] });
-        refs.push(RefInstance { o2w, blas: bi, mask, custom: 1000 + i, index: i });
-    }
+    let (mut descs, refs) = random_instances(&mut rng, &blases, 40);
     descs.push(InstanceDesc::new(0, translate(0.0, 0.0, 0.0)));
     descs.push(InstanceDesc { mask: 0, ..InstanceDesc::new(blases[0], translate(0.0, 0.0, 0.0)) });
     let tl = dev.tlas(&descs);

@@ -7,6 +7,7 @@ use super::{
 };
 use std::sync::Arc;
 use vortex_model::mem::{AddressSpace, MemoryMap};
+use vortex_model::rtu::reference::{RefInstance, Rng};
 
 /// `VK_FORMAT_R32G32B32_SFLOAT`.
 pub const R32G32B32_SFLOAT: u32 = 106;
@@ -183,4 +184,58 @@ impl Device {
         let g = vec![self.instances(insts)];
         self.build(Level::Top, g).expect("TLAS build")
     }
+}
+
+/// The rotation by `ang` radians about `axis` (need not be unit), row-major 3x3.
+pub fn rot(axis: [f32; 3], ang: f32) -> [f32; 9] {
+    let l = (axis[0] * axis[0] + axis[1] * axis[1] + axis[2] * axis[2]).sqrt();
+    let (x, y, z) = (axis[0] / l, axis[1] / l, axis[2] / l);
+    let (s, c) = ang.sin_cos();
+    let t = 1.0 - c;
+    [
+        t * x * x + c,
+        t * x * y - s * z,
+        t * x * z + s * y,
+        t * x * y + s * z,
+        t * y * y + c,
+        t * y * z - s * x,
+        t * x * z - s * y,
+        t * y * z + s * x,
+        t * z * z + c,
+    ]
+}
+
+/// `n` triangles with centres in `[-scale, scale]^3`, vertices within `size` of them.
+pub fn random_tris(rng: &mut Rng, n: usize, scale: f32, size: f32) -> Vec<[[f32; 3]; 3]> {
+    (0..n)
+        .map(|_| {
+            let c = [rng.range(-scale, scale), rng.range(-scale, scale), rng.range(-scale, scale)];
+            std::array::from_fn(|_| std::array::from_fn(|a| c[a] + rng.range(-size, size)))
+        })
+        .collect()
+}
+
+/// `n` instances of randomly chosen `blases` (rotated, scaled 0.3-2 per axis, translated
+/// within 8, masks cycling through 0xff, 0x01, 0x02, 0x80, custom index 1000 + i, SBT
+/// offset i), and the CPU reference's view of them.
+pub fn random_instances(rng: &mut Rng, blases: &[u64], n: u32) -> (Vec<InstanceDesc>, Vec<RefInstance>) {
+    let mut descs = Vec::new();
+    let mut refs = Vec::new();
+    for i in 0..n {
+        let bi = rng.below(blases.len() as u64) as usize;
+        let r = rot(rng.dir(), rng.range(0.0, std::f32::consts::TAU));
+        let s = [rng.range(0.3, 2.0), rng.range(0.3, 2.0), rng.range(0.3, 2.0)];
+        let t = [rng.range(-8.0, 8.0), rng.range(-8.0, 8.0), rng.range(-8.0, 8.0)];
+        let mut o2w = [0.0f32; 12];
+        for row in 0..3 {
+            for col in 0..3 {
+                o2w[4 * row + col] = r[3 * row + col] * s[col];
+            }
+            o2w[4 * row + 3] = t[row];
+        }
+        let mask = [0xffu8, 0x01, 0x02, 0x80][i as usize % 4];
+        descs.push(InstanceDesc { o2w, custom: 1000 + i, mask, sbt: i, flags: 0, blas: blases[bi] });
+        refs.push(RefInstance { o2w, blas: bi, mask, custom: 1000 + i, index: i });
+    }
+    (descs, refs)
 }
