@@ -190,6 +190,49 @@ pub(super) fn queue<'a>(q: vk::Queue) -> Result<&'a Queue, vk::Result> {
     unsafe { disp::<_, Queue>(q) }
 }
 
+/// One batch of a submission with its semaphores resolved.
+pub(super) struct Batch {
+    pub waits: Vec<(Arc<Semaphore>, u64)>,
+    pub command_buffers: Vec<vk::CommandBuffer>,
+    pub signals: Vec<(Arc<Semaphore>, u64)>,
+}
+
+/// Submits `count` batches in order, `batch(k)` resolving the k-th; the fence is signalled
+/// with the last (an empty submission only signals it). Shared by `vkQueueSubmit` and
+/// `vkQueueSubmit2`, whose batches differ only in how they spell their arrays.
+pub(super) fn submit_batches(
+    name: &str,
+    q: vk::Queue,
+    count: usize,
+    fence: vk::Fence,
+    mut batch: impl FnMut(usize) -> Result<Batch, vk::Result>,
+) -> Result<vk::Result, vk::Result> {
+    let q = queue(q)?;
+    q.rt.check()?;
+    // SAFETY: a live fence handle or null.
+    let fence = unsafe { nd_opt::<_, Fence>(fence) };
+    if count == 0 {
+        q.rt.queue.submit(Submission { waits: vec![], recordings: vec![], signals: vec![], fence })?;
+        return Ok(vk::Result::SUCCESS);
+    }
+    for k in 0..count {
+        let Batch { waits, command_buffers, signals } = batch(k)?;
+        let mut recordings = Vec::with_capacity(command_buffers.len());
+        for cb in command_buffers {
+            match super::command::command_buffer(cb)?.recording() {
+                Some(r) => recordings.push(r),
+                None => {
+                    tracing::error!("{name}: command buffer is not in the executable state");
+                    return Err(vk::Result::ERROR_UNKNOWN);
+                }
+            }
+        }
+        let fence = if k == count - 1 { fence.clone() } else { None };
+        q.rt.queue.submit(Submission { waits, recordings, signals, fence })?;
+    }
+    Ok(vk::Result::SUCCESS)
+}
+
 pub unsafe extern "system" fn queue_submit(
     q: vk::Queue,
     count: u32,
@@ -197,18 +240,10 @@ pub unsafe extern "system" fn queue_submit(
     fence: vk::Fence,
 ) -> vk::Result {
     guard_device_result("vkQueueSubmit", q, || {
-        let q = queue(q)?;
-        q.rt.check()?;
         // SAFETY: submit infos per the API contract.
         let submits = unsafe { slice(p_submits, count) };
-        // SAFETY: a live fence handle or null.
-        let fence = unsafe { nd_opt::<_, Fence>(fence) };
-        if submits.is_empty() {
-            q.rt.queue.submit(Submission { waits: vec![], recordings: vec![], signals: vec![], fence })?;
-            return Ok(vk::Result::SUCCESS);
-        }
-        let n = submits.len();
-        for (k, s) in submits.iter().enumerate() {
+        submit_batches("vkQueueSubmit", q, submits.len(), fence, |k| {
+            let s = &submits[k];
             // SAFETY: the timeline-semaphore values, if chained.
             let tl = unsafe {
                 find_in::<vk::TimelineSemaphoreSubmitInfo>(s.p_next, vk::StructureType::TIMELINE_SEMAPHORE_SUBMIT_INFO)
@@ -218,25 +253,15 @@ pub unsafe extern "system" fn queue_submit(
             let sig_sems = unsafe { slice(s.p_signal_semaphores, s.signal_semaphore_count) };
             let wait_vals = tl.map(|t| unsafe { slice(t.p_wait_semaphore_values, t.wait_semaphore_value_count) });
             let sig_vals = tl.map(|t| unsafe { slice(t.p_signal_semaphore_values, t.signal_semaphore_value_count) });
-            // SAFETY: live semaphore handles.
-            let (waits, signals) =
-                unsafe { (semaphore_list(wait_sems, wait_vals)?, semaphore_list(sig_sems, sig_vals)?) };
-            let mut recordings = Vec::new();
-            // SAFETY: command buffer array of the submit info.
-            for &cb in unsafe { slice(s.p_command_buffers, s.command_buffer_count) } {
-                let cb = super::command::command_buffer(cb)?;
-                match cb.recording() {
-                    Some(r) => recordings.push(r),
-                    None => {
-                        tracing::error!("vkQueueSubmit: command buffer is not in the executable state");
-                        return Err(vk::Result::ERROR_UNKNOWN);
-                    }
-                }
+            // SAFETY: live semaphore handles; the command buffer array of the submit info.
+            unsafe {
+                Ok(Batch {
+                    waits: semaphore_list(wait_sems, wait_vals)?,
+                    command_buffers: slice(s.p_command_buffers, s.command_buffer_count).to_vec(),
+                    signals: semaphore_list(sig_sems, sig_vals)?,
+                })
             }
-            let fence = if k == n - 1 { fence.clone() } else { None };
-            q.rt.queue.submit(Submission { waits, recordings, signals, fence })?;
-        }
-        Ok(vk::Result::SUCCESS)
+        })
     })
 }
 

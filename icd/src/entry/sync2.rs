@@ -5,15 +5,14 @@
 //! satisfies; what the commands do (set an event, write a timestamp, submit batches with
 //! semaphore values) goes to the same runtime calls as the first forms.
 
-use super::command::{cmd, command_buffer};
-use super::device::{queue, semaphore_list};
-use super::sync::{Event, Fence, Semaphore};
-use crate::handle::{guard_device_result, nd, nd_opt};
+use super::command::cmd;
+use super::device::{semaphore_list, submit_batches, Batch};
+use super::sync::{Event, Semaphore};
+use crate::handle::{guard_device_result, nd};
 use crate::util::slice;
 use ash::vk;
 use std::sync::Arc;
 use vortex_runtime::query::QueryPool;
-use vortex_runtime::queue::Submission;
 
 pub unsafe extern "system" fn cmd_set_event2(h: vk::CommandBuffer, e: vk::Event, _d: *const vk::DependencyInfo<'_>) {
     cmd("vkCmdSetEvent2", h, |cb| {
@@ -73,39 +72,21 @@ pub unsafe extern "system" fn queue_submit2(
     fence: vk::Fence,
 ) -> vk::Result {
     guard_device_result("vkQueueSubmit2", q, || {
-        let q = queue(q)?;
-        q.rt.check()?;
         // SAFETY: submit infos per the API contract.
         let submits = unsafe { slice(p_submits, count) };
-        // SAFETY: a live fence handle or null.
-        let fence = unsafe { nd_opt::<_, Fence>(fence) };
-        if submits.is_empty() {
-            q.rt.queue.submit(Submission { waits: vec![], recordings: vec![], signals: vec![], fence })?;
-            return Ok(vk::Result::SUCCESS);
-        }
-        let n = submits.len();
-        for (k, s) in submits.iter().enumerate() {
+        submit_batches("vkQueueSubmit2", q, submits.len(), fence, |k| {
+            let s = &submits[k];
             // SAFETY: arrays of the submit info, holding live handles.
-            let (waits, signals) = unsafe {
-                (
-                    semaphores(slice(s.p_wait_semaphore_infos, s.wait_semaphore_info_count))?,
-                    semaphores(slice(s.p_signal_semaphore_infos, s.signal_semaphore_info_count))?,
-                )
-            };
-            let mut recordings = Vec::new();
-            // SAFETY: command-buffer info array of the submit info.
-            for info in unsafe { slice(s.p_command_buffer_infos, s.command_buffer_info_count) } {
-                match command_buffer(info.command_buffer)?.recording() {
-                    Some(r) => recordings.push(r),
-                    None => {
-                        tracing::error!("vkQueueSubmit2: command buffer is not in the executable state");
-                        return Err(vk::Result::ERROR_UNKNOWN);
-                    }
-                }
+            let infos = unsafe { slice(s.p_command_buffer_infos, s.command_buffer_info_count) };
+            let command_buffers: Vec<_> = infos.iter().map(|i| i.command_buffer).collect();
+            // SAFETY: the semaphore-info arrays of the submit info, holding live handles.
+            unsafe {
+                Ok(Batch {
+                    waits: semaphores(slice(s.p_wait_semaphore_infos, s.wait_semaphore_info_count))?,
+                    command_buffers,
+                    signals: semaphores(slice(s.p_signal_semaphore_infos, s.signal_semaphore_info_count))?,
+                })
             }
-            let fence = if k == n - 1 { fence.clone() } else { None };
-            q.rt.queue.submit(Submission { waits, recordings, signals, fence })?;
-        }
-        Ok(vk::Result::SUCCESS)
+        })
     })
 }
