@@ -119,6 +119,122 @@ impl<'a> Owned<'a> {
         // SAFETY: valid SPIR-V words; kept, so destroyed at the end.
         Ok(self.keep(unsafe { self.d.create_shader_module(&info, None) }.vk("vkCreateShaderModule")?))
     }
+
+    /// A pipeline layout over `set_layout` (if not null) and one push-constant range of
+    /// `push_bytes` (if any) visible to `push_stages`.
+    pub fn pipeline_layout(
+        &mut self,
+        set_layout: vk::DescriptorSetLayout,
+        push_stages: vk::ShaderStageFlags,
+        push_bytes: u32,
+    ) -> Result<vk::PipelineLayout> {
+        let sets = [set_layout];
+        let push = [vk::PushConstantRange { stage_flags: push_stages, offset: 0, size: push_bytes }];
+        let mut li = vk::PipelineLayoutCreateInfo::default();
+        if set_layout != vk::DescriptorSetLayout::null() {
+            li = li.set_layouts(&sets);
+        }
+        if push_bytes > 0 {
+            li = li.push_constant_ranges(&push);
+        }
+        // SAFETY: a valid create info; kept, so destroyed at the end.
+        Ok(self.keep(unsafe { self.d.create_pipeline_layout(&li, None) }.vk("vkCreatePipelineLayout")?))
+    }
+
+    /// A vertex + fragment pipeline as `p` describes it.
+    pub fn pass_pipeline(&mut self, p: &PassPipeline) -> Result<vk::Pipeline> {
+        let stages = [
+            vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::VERTEX).module(p.vs).name(c"main"),
+            vk::PipelineShaderStageCreateInfo::default()
+                .stage(vk::ShaderStageFlags::FRAGMENT)
+                .module(p.fs)
+                .name(c"main"),
+        ];
+        let vi = vk::PipelineVertexInputStateCreateInfo::default()
+            .vertex_binding_descriptions(p.vertex_bindings)
+            .vertex_attribute_descriptions(p.vertex_attributes);
+        let ia = vk::PipelineInputAssemblyStateCreateInfo::default().topology(p.topology);
+        let [w, h] = p.extent;
+        let viewports =
+            [vk::Viewport { x: 0.0, y: 0.0, width: w as f32, height: h as f32, min_depth: 0.0, max_depth: 1.0 }];
+        let scissors = [vk::Rect2D { offset: vk::Offset2D::default(), extent: vk::Extent2D { width: w, height: h } }];
+        let vp = vk::PipelineViewportStateCreateInfo::default().viewports(&viewports).scissors(&scissors);
+        let rs = vk::PipelineRasterizationStateCreateInfo::default()
+            .polygon_mode(vk::PolygonMode::FILL)
+            .cull_mode(vk::CullModeFlags::NONE)
+            .line_width(p.line_width);
+        let ms = vk::PipelineMultisampleStateCreateInfo::default().rasterization_samples(p.samples);
+        let ds = vk::PipelineDepthStencilStateCreateInfo::default()
+            .depth_test_enable(p.depth)
+            .depth_write_enable(p.depth)
+            .depth_compare_op(vk::CompareOp::LESS);
+        let blend = [vk::PipelineColorBlendAttachmentState::default().color_write_mask(vk::ColorComponentFlags::RGBA)];
+        let cb = vk::PipelineColorBlendStateCreateInfo::default().attachments(&blend);
+        let mut rendering =
+            vk::PipelineRenderingCreateInfo::default().view_mask(p.view_mask).color_attachment_formats(p.color_formats);
+        let mut info = vk::GraphicsPipelineCreateInfo::default()
+            .stages(&stages)
+            .vertex_input_state(&vi)
+            .input_assembly_state(&ia)
+            .viewport_state(&vp)
+            .rasterization_state(&rs)
+            .multisample_state(&ms)
+            .depth_stencil_state(&ds)
+            .color_blend_state(&cb)
+            .layout(p.layout)
+            .render_pass(p.pass)
+            .subpass(p.subpass);
+        if p.pass == vk::RenderPass::null() {
+            info = info.push_next(&mut rendering);
+        }
+        // SAFETY: valid create infos; kept, so destroyed at the end.
+        let made = unsafe { self.d.create_graphics_pipelines(vk::PipelineCache::null(), &[info], None) };
+        Ok(self.keep(made.map_err(|(_, r)| Error::msg(format!("vkCreateGraphicsPipelines: {r:?}")))?[0]))
+    }
+}
+
+/// A vertex + fragment pipeline drawing over a whole `extent` (static viewport and scissor),
+/// no culling, blending off, one colour attachment; [`Default`] is a 1-sample triangle list
+/// without vertex input or depth test. With a null `pass` it is for dynamic rendering of
+/// `color_formats` with `view_mask`.
+#[derive(Clone, Copy)]
+pub struct PassPipeline<'a> {
+    pub vs: vk::ShaderModule,
+    pub fs: vk::ShaderModule,
+    pub layout: vk::PipelineLayout,
+    pub pass: vk::RenderPass,
+    pub subpass: u32,
+    pub extent: [u32; 2],
+    pub samples: vk::SampleCountFlags,
+    /// Depth test (LESS) and write.
+    pub depth: bool,
+    pub line_width: f32,
+    pub topology: vk::PrimitiveTopology,
+    pub vertex_bindings: &'a [vk::VertexInputBindingDescription],
+    pub vertex_attributes: &'a [vk::VertexInputAttributeDescription],
+    pub view_mask: u32,
+    pub color_formats: &'a [vk::Format],
+}
+
+impl Default for PassPipeline<'_> {
+    fn default() -> Self {
+        PassPipeline {
+            vs: vk::ShaderModule::null(),
+            fs: vk::ShaderModule::null(),
+            layout: vk::PipelineLayout::null(),
+            pass: vk::RenderPass::null(),
+            subpass: 0,
+            extent: [1, 1],
+            samples: vk::SampleCountFlags::TYPE_1,
+            depth: false,
+            line_width: 1.0,
+            topology: vk::PrimitiveTopology::TRIANGLE_LIST,
+            vertex_bindings: &[],
+            vertex_attributes: &[],
+            view_mask: 0,
+            color_formats: &[],
+        }
+    }
 }
 
 impl Drop for Owned<'_> {

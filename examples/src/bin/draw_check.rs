@@ -21,7 +21,7 @@
 //! 1: a check failed, 2: could not run)
 
 use ash::vk;
-use vortex_examples::owned::Owned;
+use vortex_examples::owned::{Owned, PassPipeline};
 use vortex_examples::{checks, memory_barrier, Buffer, Context, VkResultExt};
 
 type Check = Result<(), String>;
@@ -193,59 +193,27 @@ impl<'a> PipelineDesc<'a> {
 /// Makes a pipeline (and the objects' pipeline layout, the first time); `begin` binds the
 /// first one made.
 fn pipeline(o: &mut Objects, p: &PipelineDesc) -> Check {
-    let d = o.d;
-    let layouts = [o.set_layout];
-    let push = [vk::PushConstantRange { stage_flags: vk::ShaderStageFlags::FRAGMENT, offset: 0, size: p.push_bytes }];
-    let mut li = vk::PipelineLayoutCreateInfo::default();
-    if o.set_layout != vk::DescriptorSetLayout::null() {
-        li = li.set_layouts(&layouts);
-    }
-    if p.push_bytes > 0 {
-        li = li.push_constant_ranges(&push);
-    }
     if o.layout == vk::PipelineLayout::null() {
-        // SAFETY: valid create info; kept: destroyed when the check ends.
-        o.layout =
-            o.own.keep(unsafe { d.create_pipeline_layout(&li, None) }.vk("vkCreatePipelineLayout").map_err(err)?);
+        o.layout = o.own.pipeline_layout(o.set_layout, vk::ShaderStageFlags::FRAGMENT, p.push_bytes).map_err(err)?;
     }
-    let stages = [
-        vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::VERTEX).module(p.vs).name(c"main"),
-        vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::FRAGMENT).module(p.fs).name(c"main"),
-    ];
-    let vi = vk::PipelineVertexInputStateCreateInfo::default()
-        .vertex_binding_descriptions(p.bindings)
-        .vertex_attribute_descriptions(p.attributes);
-    let ia = vk::PipelineInputAssemblyStateCreateInfo::default().topology(p.topology);
-    let viewports =
-        [vk::Viewport { x: 0.0, y: 0.0, width: W as f32, height: H as f32, min_depth: 0.0, max_depth: 1.0 }];
-    let scissors = [vk::Rect2D { offset: vk::Offset2D::default(), extent: vk::Extent2D { width: W, height: H } }];
-    let vp = vk::PipelineViewportStateCreateInfo::default().viewports(&viewports).scissors(&scissors);
-    let rs = vk::PipelineRasterizationStateCreateInfo::default()
-        .polygon_mode(vk::PolygonMode::FILL)
-        .cull_mode(vk::CullModeFlags::NONE)
-        .line_width(p.line_width);
-    let ms = vk::PipelineMultisampleStateCreateInfo::default().rasterization_samples(vk::SampleCountFlags::TYPE_1);
-    let ds = vk::PipelineDepthStencilStateCreateInfo::default()
-        .depth_test_enable(p.depth)
-        .depth_write_enable(p.depth)
-        .depth_compare_op(vk::CompareOp::LESS);
-    let blend = [vk::PipelineColorBlendAttachmentState::default().color_write_mask(vk::ColorComponentFlags::RGBA)];
-    let cb = vk::PipelineColorBlendStateCreateInfo::default().attachments(&blend);
-    let info = vk::GraphicsPipelineCreateInfo::default()
-        .stages(&stages)
-        .vertex_input_state(&vi)
-        .input_assembly_state(&ia)
-        .viewport_state(&vp)
-        .rasterization_state(&rs)
-        .multisample_state(&ms)
-        .depth_stencil_state(&ds)
-        .color_blend_state(&cb)
-        .layout(o.layout)
-        .render_pass(o.pass)
-        .subpass(p.subpass);
-    // SAFETY: valid create infos; kept: destroyed when the check ends.
-    let made = unsafe { d.create_graphics_pipelines(vk::PipelineCache::null(), &[info], None) };
-    o.pipelines.push(o.own.keep(made.map_err(|(_, r)| format!("vkCreateGraphicsPipelines: {r:?}"))?[0]));
+    let made = o
+        .own
+        .pass_pipeline(&PassPipeline {
+            vs: p.vs,
+            fs: p.fs,
+            layout: o.layout,
+            pass: o.pass,
+            subpass: p.subpass,
+            extent: [W, H],
+            depth: p.depth,
+            line_width: p.line_width,
+            topology: p.topology,
+            vertex_bindings: p.bindings,
+            vertex_attributes: p.attributes,
+            ..PassPipeline::default()
+        })
+        .map_err(err)?;
+    o.pipelines.push(made);
     Ok(())
 }
 

@@ -18,7 +18,7 @@
 //! could not run)
 
 use ash::vk;
-use vortex_examples::owned::Owned;
+use vortex_examples::owned::{Owned, PassPipeline};
 use vortex_examples::{checks, memory_barrier, Buffer, Context, VkResultExt};
 
 type Check = Result<(), String>;
@@ -258,58 +258,16 @@ impl<'a> Objects<'a> {
     /// A pipeline of `fs` for the last render pass made, with `samples`, an optional depth
     /// test (LESS, writing), the push constants and the objects' set layout if any.
     fn pipeline(&mut self, fs: &str, samples: vk::SampleCountFlags, depth: bool) -> Check {
-        let d = self.d;
         let vs = self.module("vert", VS)?;
         let fs = self.module("frag", fs)?;
-        let push = [vk::PushConstantRange {
-            stage_flags: vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT,
-            offset: 0,
-            size: std::mem::size_of::<Push>() as u32,
-        }];
-        let set_layouts = [self.set_layout];
-        let mut li = vk::PipelineLayoutCreateInfo::default().push_constant_ranges(&push);
-        if self.set_layout != vk::DescriptorSetLayout::null() {
-            li = li.set_layouts(&set_layouts);
-        }
-        // SAFETY: valid create info; kept: destroyed when the check ends.
-        let layout = unsafe { d.create_pipeline_layout(&li, None) }.vk("vkCreatePipelineLayout").map_err(err)?;
-        self.layouts.push(self.own.keep(layout));
-        let stages = [
-            vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::VERTEX).module(vs).name(c"main"),
-            vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::FRAGMENT).module(fs).name(c"main"),
-        ];
-        let vi = vk::PipelineVertexInputStateCreateInfo::default();
-        let ia = vk::PipelineInputAssemblyStateCreateInfo::default().topology(vk::PrimitiveTopology::TRIANGLE_LIST);
-        let viewports =
-            [vk::Viewport { x: 0.0, y: 0.0, width: W as f32, height: H as f32, min_depth: 0.0, max_depth: 1.0 }];
-        let scissors = [vk::Rect2D { offset: vk::Offset2D::default(), extent: vk::Extent2D { width: W, height: H } }];
-        let vp = vk::PipelineViewportStateCreateInfo::default().viewports(&viewports).scissors(&scissors);
-        let rs = vk::PipelineRasterizationStateCreateInfo::default()
-            .polygon_mode(vk::PolygonMode::FILL)
-            .cull_mode(vk::CullModeFlags::NONE)
-            .line_width(1.0);
-        let ms = vk::PipelineMultisampleStateCreateInfo::default().rasterization_samples(samples);
-        let ds = vk::PipelineDepthStencilStateCreateInfo::default()
-            .depth_test_enable(depth)
-            .depth_write_enable(depth)
-            .depth_compare_op(vk::CompareOp::LESS);
-        let blend = [vk::PipelineColorBlendAttachmentState::default().color_write_mask(vk::ColorComponentFlags::RGBA)];
-        let cb = vk::PipelineColorBlendStateCreateInfo::default().attachments(&blend);
-        let info = vk::GraphicsPipelineCreateInfo::default()
-            .stages(&stages)
-            .vertex_input_state(&vi)
-            .input_assembly_state(&ia)
-            .viewport_state(&vp)
-            .rasterization_state(&rs)
-            .multisample_state(&ms)
-            .depth_stencil_state(&ds)
-            .color_blend_state(&cb)
-            .layout(layout)
-            .render_pass(*self.passes.last().ok_or("no render pass")?)
-            .subpass(0);
-        // SAFETY: valid create infos; kept: destroyed when the check ends.
-        let made = unsafe { d.create_graphics_pipelines(vk::PipelineCache::null(), &[info], None) };
-        self.pipelines.push(self.own.keep(made.map_err(|(_, r)| format!("vkCreateGraphicsPipelines: {r:?}"))?[0]));
+        let stages = vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT;
+        let layout =
+            self.own.pipeline_layout(self.set_layout, stages, std::mem::size_of::<Push>() as u32).map_err(err)?;
+        self.layouts.push(layout);
+        let pass = *self.passes.last().ok_or("no render pass")?;
+        let p = PassPipeline { vs, fs, layout, pass, extent: [W, H], samples, depth, ..PassPipeline::default() };
+        let made = self.own.pass_pipeline(&p).map_err(err)?;
+        self.pipelines.push(made);
         Ok(())
     }
 

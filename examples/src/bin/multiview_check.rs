@@ -23,7 +23,7 @@
 //! failed, 2: could not run)
 
 use ash::{khr, vk};
-use vortex_examples::owned::Owned;
+use vortex_examples::owned::{Owned, PassPipeline};
 use vortex_examples::{
     checks, memory_barrier, AccelerationStructure, Buffer, Context, Indices, Instance, Mat3x4, TriangleGeometry,
     VkResultExt,
@@ -213,16 +213,7 @@ impl<'a> Objects<'a> {
 
     /// The pipeline layout: the rows push constants, and the set layout if there is one.
     fn layout(&mut self) -> Check {
-        let push = [vk::PushConstantRange { stage_flags: vk::ShaderStageFlags::VERTEX, offset: 0, size: 8 }];
-        let sets = [self.set_layout];
-        let mut li = vk::PipelineLayoutCreateInfo::default().push_constant_ranges(&push);
-        if self.set_layout != vk::DescriptorSetLayout::null() {
-            li = li.set_layouts(&sets);
-        }
-        // SAFETY: valid create info; kept: destroyed when the check ends.
-        self.layout = self
-            .own
-            .keep(unsafe { self.d.create_pipeline_layout(&li, None) }.vk("vkCreatePipelineLayout").map_err(err)?);
+        self.layout = self.own.pipeline_layout(self.set_layout, vk::ShaderStageFlags::VERTEX, 8).map_err(err)?;
         Ok(())
     }
 
@@ -233,43 +224,18 @@ impl<'a> Objects<'a> {
             self.layout()?;
         }
         let (vs, fs) = (self.module("vert", BAND_VS)?, self.module("frag", fs)?);
-        let stages = [
-            vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::VERTEX).module(vs).name(c"main"),
-            vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::FRAGMENT).module(fs).name(c"main"),
-        ];
-        let vi = vk::PipelineVertexInputStateCreateInfo::default();
-        let ia = vk::PipelineInputAssemblyStateCreateInfo::default().topology(vk::PrimitiveTopology::TRIANGLE_LIST);
-        let viewports =
-            [vk::Viewport { x: 0.0, y: 0.0, width: W as f32, height: H as f32, min_depth: 0.0, max_depth: 1.0 }];
-        let scissors = [vk::Rect2D { offset: vk::Offset2D::default(), extent: vk::Extent2D { width: W, height: H } }];
-        let vp = vk::PipelineViewportStateCreateInfo::default().viewports(&viewports).scissors(&scissors);
-        let rs = vk::PipelineRasterizationStateCreateInfo::default()
-            .polygon_mode(vk::PolygonMode::FILL)
-            .cull_mode(vk::CullModeFlags::NONE)
-            .line_width(1.0);
-        let ms = vk::PipelineMultisampleStateCreateInfo::default().rasterization_samples(vk::SampleCountFlags::TYPE_1);
-        let blend = [vk::PipelineColorBlendAttachmentState::default().color_write_mask(vk::ColorComponentFlags::RGBA)];
-        let cb = vk::PipelineColorBlendStateCreateInfo::default().attachments(&blend);
-        let formats = [FORMAT];
-        let mut rendering =
-            vk::PipelineRenderingCreateInfo::default().view_mask(view_mask).color_attachment_formats(&formats);
-        let mut info = vk::GraphicsPipelineCreateInfo::default()
-            .stages(&stages)
-            .vertex_input_state(&vi)
-            .input_assembly_state(&ia)
-            .viewport_state(&vp)
-            .rasterization_state(&rs)
-            .multisample_state(&ms)
-            .color_blend_state(&cb)
-            .layout(self.layout)
-            .render_pass(self.pass)
-            .subpass(subpass);
-        if self.pass == vk::RenderPass::null() {
-            info = info.push_next(&mut rendering);
-        }
-        // SAFETY: valid create infos; kept: destroyed when the check ends.
-        let made = unsafe { self.d.create_graphics_pipelines(vk::PipelineCache::null(), &[info], None) };
-        let p = self.own.keep(made.map_err(|(_, r)| format!("vkCreateGraphicsPipelines: {r:?}"))?[0]);
+        let p = PassPipeline {
+            vs,
+            fs,
+            layout: self.layout,
+            pass: self.pass,
+            subpass,
+            extent: [W, H],
+            view_mask,
+            color_formats: &[FORMAT],
+            ..PassPipeline::default()
+        };
+        let p = self.own.pass_pipeline(&p).map_err(err)?;
         if self.pipeline == vk::Pipeline::null() {
             self.pipeline = p;
         }
