@@ -120,6 +120,62 @@ impl<'a> Owned<'a> {
         Ok(self.keep(unsafe { self.d.create_shader_module(&info, None) }.vk("vkCreateShaderModule")?))
     }
 
+    /// A set layout of one descriptor of `ty` at binding 0, visible to `stages`.
+    pub fn single_set_layout(
+        &mut self,
+        ty: vk::DescriptorType,
+        stages: vk::ShaderStageFlags,
+    ) -> Result<vk::DescriptorSetLayout> {
+        let binding = [vk::DescriptorSetLayoutBinding::default()
+            .binding(0)
+            .descriptor_type(ty)
+            .descriptor_count(1)
+            .stage_flags(stages)];
+        let info = vk::DescriptorSetLayoutCreateInfo::default().bindings(&binding);
+        // SAFETY: a valid create info; kept, so destroyed at the end.
+        Ok(self.keep(unsafe { self.d.create_descriptor_set_layout(&info, None) }.vk("vkCreateDescriptorSetLayout")?))
+    }
+
+    /// A set of a [`Owned::single_set_layout`] layout, from a pool of its own, its one
+    /// descriptor (of `ty`) written with `what`.
+    pub fn single_set(
+        &mut self,
+        layout: vk::DescriptorSetLayout,
+        ty: vk::DescriptorType,
+        what: Single,
+    ) -> Result<vk::DescriptorSet> {
+        let d = self.d;
+        let sizes = [vk::DescriptorPoolSize { ty, descriptor_count: 1 }];
+        let pi = vk::DescriptorPoolCreateInfo::default().max_sets(1).pool_sizes(&sizes);
+        // SAFETY: a valid create info; kept, so destroyed at the end.
+        let pool = self.keep(unsafe { d.create_descriptor_pool(&pi, None) }.vk("vkCreateDescriptorPool")?);
+        let layouts = [layout];
+        let ai = vk::DescriptorSetAllocateInfo::default().descriptor_pool(pool).set_layouts(&layouts);
+        // SAFETY: a pool with room for the set.
+        let set = unsafe { d.allocate_descriptor_sets(&ai) }.vk("vkAllocateDescriptorSets")?[0];
+        let w = vk::WriteDescriptorSet::default().dst_set(set).dst_binding(0).descriptor_type(ty).descriptor_count(1);
+        let (buffers, images, accels);
+        let mut accel_info;
+        let w = match what {
+            Single::Buffer(b) => {
+                buffers = [b];
+                w.buffer_info(&buffers)
+            }
+            Single::Image(i) => {
+                images = [i];
+                w.image_info(&images)
+            }
+            Single::Accel(a) => {
+                accels = [a];
+                accel_info = vk::WriteDescriptorSetAccelerationStructureKHR::default().acceleration_structures(&accels);
+                w.push_next(&mut accel_info)
+            }
+        };
+        // SAFETY: a write of the set's one descriptor, with a live resource.
+        unsafe { d.update_descriptor_sets(&[w], &[]) };
+        Ok(set)
+    }
+
     /// A pipeline layout over `set_layout` (if not null) and one push-constant range of
     /// `push_bytes` (if any) visible to `push_stages`.
     pub fn pipeline_layout(
@@ -191,6 +247,14 @@ impl<'a> Owned<'a> {
         let made = unsafe { self.d.create_graphics_pipelines(vk::PipelineCache::null(), &[info], None) };
         Ok(self.keep(made.map_err(|(_, r)| Error::msg(format!("vkCreateGraphicsPipelines: {r:?}")))?[0]))
     }
+}
+
+/// What the one descriptor of an [`Owned::single_set`] holds.
+#[derive(Clone, Copy)]
+pub enum Single {
+    Buffer(vk::DescriptorBufferInfo),
+    Image(vk::DescriptorImageInfo),
+    Accel(vk::AccelerationStructureKHR),
 }
 
 /// A vertex + fragment pipeline drawing over a whole `extent` (static viewport and scissor),

@@ -21,7 +21,7 @@
 //! 1: a check failed, 2: could not run)
 
 use ash::vk;
-use vortex_examples::owned::{Owned, PassPipeline};
+use vortex_examples::owned::{Owned, PassPipeline, Single};
 use vortex_examples::{checks, memory_barrier, Buffer, Context, VkResultExt};
 
 type Check = Result<(), String>;
@@ -287,16 +287,8 @@ fn triangle(ctx: &Context) -> Check {
     o.image(ctx, vk::Format::R8G8B8A8_UNORM, vk::ImageAspectFlags::COLOR)?;
     pass_and_framebuffer(&mut o, false)?;
     let (vs, fs) = (o.module("vert", TRIANGLE_VS)?, o.module("frag", TRIANGLE_FS)?);
-    let binding = [vk::DescriptorSetLayoutBinding::default()
-        .binding(0)
-        .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
-        .descriptor_count(1)
-        .stage_flags(vk::ShaderStageFlags::FRAGMENT)];
-    let sli = vk::DescriptorSetLayoutCreateInfo::default().bindings(&binding);
-    // SAFETY: valid create info; kept: destroyed when the check ends.
-    o.set_layout = o
-        .own
-        .keep(unsafe { d.create_descriptor_set_layout(&sli, None) }.vk("vkCreateDescriptorSetLayout").map_err(err)?);
+    let storage = vk::DescriptorType::STORAGE_BUFFER;
+    o.set_layout = o.own.single_set_layout(storage, vk::ShaderStageFlags::FRAGMENT).map_err(err)?;
     let colors: [[u8; 4]; 3] = [[255, 0, 0, 255], [0, 255, 0, 255], [0, 0, 255, 255]];
     let mut verts = Vec::new();
     for (p, c) in TRI.iter().zip(colors) {
@@ -315,23 +307,8 @@ fn triangle(ctx: &Context) -> Check {
     let vb = Buffer::with_data(ctx, &verts, vk::BufferUsageFlags::VERTEX_BUFFER).map_err(err)?;
     let counter = Buffer::with_data(ctx, &[0u32; 4], vk::BufferUsageFlags::STORAGE_BUFFER).map_err(err)?;
     let out = Buffer::new(ctx, (W * H * 4) as u64, vk::BufferUsageFlags::TRANSFER_DST).map_err(err)?;
-    let sizes = [vk::DescriptorPoolSize { ty: vk::DescriptorType::STORAGE_BUFFER, descriptor_count: 1 }];
-    let pi = vk::DescriptorPoolCreateInfo::default().max_sets(1).pool_sizes(&sizes);
-    // SAFETY: valid create infos; kept: destroyed when the check ends.
-    let set = unsafe {
-        o.pool = o.own.keep(d.create_descriptor_pool(&pi, None).vk("vkCreateDescriptorPool").map_err(err)?);
-        let layouts = [o.set_layout];
-        let ai = vk::DescriptorSetAllocateInfo::default().descriptor_pool(o.pool).set_layouts(&layouts);
-        let set = d.allocate_descriptor_sets(&ai).vk("vkAllocateDescriptorSets").map_err(err)?[0];
-        let bi = [vk::DescriptorBufferInfo { buffer: counter.handle(), offset: 0, range: vk::WHOLE_SIZE }];
-        let w = vk::WriteDescriptorSet::default()
-            .dst_set(set)
-            .dst_binding(0)
-            .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
-            .buffer_info(&bi);
-        d.update_descriptor_sets(&[w], &[]);
-        set
-    };
+    let bi = vk::DescriptorBufferInfo { buffer: counter.handle(), offset: 0, range: vk::WHOLE_SIZE };
+    let set = o.own.single_set(o.set_layout, storage, Single::Buffer(bi)).map_err(err)?;
     ctx.submit_once(|cmd| {
         begin(&o, cmd, [0.0, 0.0, 0.0, 0.0]);
         // SAFETY: cmd is recording inside the render pass; the objects belong to this device.
@@ -794,40 +771,17 @@ fn input_attachments(ctx: &Context) -> Check {
     let fb = vk::FramebufferCreateInfo::default().render_pass(o.pass).attachments(&views).width(W).height(H).layers(1);
     // SAFETY: as above.
     o.framebuffer = o.own.keep(unsafe { d.create_framebuffer(&fb, None) }.vk("vkCreateFramebuffer").map_err(err)?);
-    let binding = [vk::DescriptorSetLayoutBinding::default()
-        .binding(0)
-        .descriptor_type(vk::DescriptorType::INPUT_ATTACHMENT)
-        .descriptor_count(1)
-        .stage_flags(vk::ShaderStageFlags::FRAGMENT)];
-    let sli = vk::DescriptorSetLayoutCreateInfo::default().bindings(&binding);
-    // SAFETY: valid create info; kept: destroyed when the check ends.
-    o.set_layout = o
-        .own
-        .keep(unsafe { d.create_descriptor_set_layout(&sli, None) }.vk("vkCreateDescriptorSetLayout").map_err(err)?);
+    let input = vk::DescriptorType::INPUT_ATTACHMENT;
+    o.set_layout = o.own.single_set_layout(input, vk::ShaderStageFlags::FRAGMENT).map_err(err)?;
     let (vs, half, read) = (o.module("vert", FULLSCREEN_VS)?, o.module("frag", HALF_FS)?, o.module("frag", INPUT_FS)?);
     pipeline(&mut o, &PipelineDesc::new(vs, half))?;
     pipeline(&mut o, &PipelineDesc { subpass: 1, ..PipelineDesc::new(vs, read) })?;
-    let sizes = [vk::DescriptorPoolSize { ty: vk::DescriptorType::INPUT_ATTACHMENT, descriptor_count: 1 }];
-    let pi = vk::DescriptorPoolCreateInfo::default().max_sets(1).pool_sizes(&sizes);
-    // SAFETY: valid create infos; kept: destroyed when the check ends.
-    let set = unsafe {
-        o.pool = o.own.keep(d.create_descriptor_pool(&pi, None).vk("vkCreateDescriptorPool").map_err(err)?);
-        let layouts = [o.set_layout];
-        let ai = vk::DescriptorSetAllocateInfo::default().descriptor_pool(o.pool).set_layouts(&layouts);
-        let set = d.allocate_descriptor_sets(&ai).vk("vkAllocateDescriptorSets").map_err(err)?[0];
-        let ii = [vk::DescriptorImageInfo {
-            sampler: vk::Sampler::null(),
-            image_view: o.images[1].1,
-            image_layout: vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL,
-        }];
-        let w = vk::WriteDescriptorSet::default()
-            .dst_set(set)
-            .dst_binding(0)
-            .descriptor_type(vk::DescriptorType::INPUT_ATTACHMENT)
-            .image_info(&ii);
-        d.update_descriptor_sets(&[w], &[]);
-        set
+    let ii = vk::DescriptorImageInfo {
+        sampler: vk::Sampler::null(),
+        image_view: o.images[1].1,
+        image_layout: vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL,
     };
+    let set = o.own.single_set(o.set_layout, input, Single::Image(ii)).map_err(err)?;
     let out = Buffer::new(ctx, (W * H * 4) as u64, vk::BufferUsageFlags::TRANSFER_DST).map_err(err)?;
     ctx.submit_once(|cmd| {
         let values = [

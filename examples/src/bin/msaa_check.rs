@@ -18,7 +18,7 @@
 //! could not run)
 
 use ash::vk;
-use vortex_examples::owned::{Owned, PassPipeline};
+use vortex_examples::owned::{Owned, PassPipeline, Single};
 use vortex_examples::{checks, memory_barrier, Buffer, Context, VkResultExt};
 
 type Check = Result<(), String>;
@@ -124,7 +124,6 @@ struct Objects<'a> {
     passes: Vec<vk::RenderPass>,
     framebuffers: Vec<vk::Framebuffer>,
     set_layout: vk::DescriptorSetLayout,
-    pool: vk::DescriptorPool,
     layouts: Vec<vk::PipelineLayout>,
     pipelines: Vec<vk::Pipeline>,
     sampler: vk::Sampler,
@@ -156,7 +155,6 @@ impl<'a> Objects<'a> {
             passes: vec![],
             framebuffers: vec![],
             set_layout: vk::DescriptorSetLayout::null(),
-            pool: vk::DescriptorPool::null(),
             layouts: vec![],
             pipelines: vec![],
             sampler: vk::Sampler::null(),
@@ -482,41 +480,20 @@ fn fetch_samples(ctx: &Context) -> Check {
     o.image(ctx, c, S4)?; // the copy
     o.image(ctx, u, S1)?;
     // The fetching pass renders image 2 (the framebuffer is over the last image made).
-    let binding = [vk::DescriptorSetLayoutBinding::default()
-        .binding(0)
-        .descriptor_type(vk::DescriptorType::COMBINED_IMAGE_SAMPLER)
-        .descriptor_count(1)
-        .stage_flags(vk::ShaderStageFlags::FRAGMENT)];
-    let sli = vk::DescriptorSetLayoutCreateInfo::default().bindings(&binding);
-    // SAFETY: valid create info; kept: destroyed when the check ends.
-    o.set_layout = o
-        .own
-        .keep(unsafe { d.create_descriptor_set_layout(&sli, None) }.vk("vkCreateDescriptorSetLayout").map_err(err)?);
+    let combined = vk::DescriptorType::COMBINED_IMAGE_SAMPLER;
+    o.set_layout = o.own.single_set_layout(combined, vk::ShaderStageFlags::FRAGMENT).map_err(err)?;
     o.pass(&[(u, S1, vk::AttachmentLoadOp::CLEAR)], None, None, None)?;
     o.pipeline(FETCH_FS, S1, false)?;
-    let sizes = [vk::DescriptorPoolSize { ty: vk::DescriptorType::COMBINED_IMAGE_SAMPLER, descriptor_count: 1 }];
-    let pi = vk::DescriptorPoolCreateInfo::default().max_sets(1).pool_sizes(&sizes);
-    // SAFETY (this block): valid create infos; kept: destroyed when the check ends.
-    let set = unsafe {
-        o.sampler =
-            o.own.keep(d.create_sampler(&vk::SamplerCreateInfo::default(), None).vk("vkCreateSampler").map_err(err)?);
-        o.pool = o.own.keep(d.create_descriptor_pool(&pi, None).vk("vkCreateDescriptorPool").map_err(err)?);
-        let sl = [o.set_layout];
-        let ai = vk::DescriptorSetAllocateInfo::default().descriptor_pool(o.pool).set_layouts(&sl);
-        let set = d.allocate_descriptor_sets(&ai).vk("vkAllocateDescriptorSets").map_err(err)?[0];
-        let ii = [vk::DescriptorImageInfo {
-            sampler: o.sampler,
-            image_view: o.images[1].1,
-            image_layout: vk::ImageLayout::GENERAL,
-        }];
-        let w = vk::WriteDescriptorSet::default()
-            .dst_set(set)
-            .dst_binding(0)
-            .descriptor_type(vk::DescriptorType::COMBINED_IMAGE_SAMPLER)
-            .image_info(&ii);
-        d.update_descriptor_sets(&[w], &[]);
-        set
+    // SAFETY: a valid create info; kept: destroyed when the check ends.
+    o.sampler = o
+        .own
+        .keep(unsafe { d.create_sampler(&vk::SamplerCreateInfo::default(), None) }.vk("vkCreateSampler").map_err(err)?);
+    let ii = vk::DescriptorImageInfo {
+        sampler: o.sampler,
+        image_view: o.images[1].1,
+        image_layout: vk::ImageLayout::GENERAL,
     };
+    let set = o.own.single_set(o.set_layout, combined, Single::Image(ii)).map_err(err)?;
     let out = Buffer::new(ctx, (W * H * 4) as u64, vk::BufferUsageFlags::TRANSFER_DST).map_err(err)?;
     let zero = vk::ClearValue { color: vk::ClearColorValue { uint32: [0; 4] } };
     ctx.submit_once(|cmd| {

@@ -23,7 +23,7 @@
 //! failed, 2: could not run)
 
 use ash::{khr, vk};
-use vortex_examples::owned::{Owned, PassPipeline};
+use vortex_examples::owned::{Owned, PassPipeline, Single};
 use vortex_examples::{
     checks, memory_barrier, AccelerationStructure, Buffer, Context, Indices, Instance, Mat3x4, TriangleGeometry,
     VkResultExt,
@@ -98,7 +98,6 @@ struct Objects<'a> {
     pass: vk::RenderPass,
     framebuffer: vk::Framebuffer,
     set_layout: vk::DescriptorSetLayout,
-    pool: vk::DescriptorPool,
     layout: vk::PipelineLayout,
     pipeline: vk::Pipeline,
     queries: vk::QueryPool,
@@ -117,7 +116,6 @@ impl<'a> Objects<'a> {
             pass: vk::RenderPass::null(),
             framebuffer: vk::Framebuffer::null(),
             set_layout: vk::DescriptorSetLayout::null(),
-            pool: vk::DescriptorPool::null(),
             layout: vk::PipelineLayout::null(),
             pipeline: vk::Pipeline::null(),
             queries: vk::QueryPool::null(),
@@ -615,33 +613,9 @@ fn ray_query(ctx: &Context) -> Check {
     let tlas = AccelerationStructure::build_top(ctx, std::slice::from_ref(&blas), &[instance]).map_err(err)?;
     let mut o = Objects::new(ctx, 2)?;
     let d = o.d;
-    let binding = [vk::DescriptorSetLayoutBinding::default()
-        .binding(0)
-        .descriptor_type(vk::DescriptorType::ACCELERATION_STRUCTURE_KHR)
-        .descriptor_count(1)
-        .stage_flags(vk::ShaderStageFlags::FRAGMENT)];
-    let sli = vk::DescriptorSetLayoutCreateInfo::default().bindings(&binding);
-    let sizes = [vk::DescriptorPoolSize { ty: vk::DescriptorType::ACCELERATION_STRUCTURE_KHR, descriptor_count: 1 }];
-    let pi = vk::DescriptorPoolCreateInfo::default().max_sets(1).pool_sizes(&sizes);
-    // SAFETY: valid create infos; kept: destroyed when the check ends.
-    let set = unsafe {
-        o.set_layout =
-            o.own.keep(d.create_descriptor_set_layout(&sli, None).vk("vkCreateDescriptorSetLayout").map_err(err)?);
-        o.pool = o.own.keep(d.create_descriptor_pool(&pi, None).vk("vkCreateDescriptorPool").map_err(err)?);
-        let layouts = [o.set_layout];
-        let ai = vk::DescriptorSetAllocateInfo::default().descriptor_pool(o.pool).set_layouts(&layouts);
-        let set = d.allocate_descriptor_sets(&ai).vk("vkAllocateDescriptorSets").map_err(err)?[0];
-        let handles = [tlas.handle()];
-        let mut as_info = vk::WriteDescriptorSetAccelerationStructureKHR::default().acceleration_structures(&handles);
-        let w = vk::WriteDescriptorSet::default()
-            .dst_set(set)
-            .dst_binding(0)
-            .descriptor_type(vk::DescriptorType::ACCELERATION_STRUCTURE_KHR)
-            .descriptor_count(1)
-            .push_next(&mut as_info);
-        d.update_descriptor_sets(&[w], &[]);
-        set
-    };
+    let accel = vk::DescriptorType::ACCELERATION_STRUCTURE_KHR;
+    o.set_layout = o.own.single_set_layout(accel, vk::ShaderStageFlags::FRAGMENT).map_err(err)?;
+    let set = o.own.single_set(o.set_layout, accel, Single::Accel(tlas.handle())).map_err(err)?;
     o.pass(&[0b11])?;
     o.pipeline(RAY_FS, 0, 0)?;
     let out = o.out_buffer(ctx)?;
