@@ -2,7 +2,7 @@
 //! factor with a ZERO source) and every blend op, one pixel each, against the blend
 //! equations solved on the host.
 
-use crate::{err, push, rect_tris, storage, vertices, COUNT_FS, POS_ATTRIBUTE, POS_BINDING, VS};
+use crate::{err, push, rect_tris, vertices, COUNTING};
 use ash::vk;
 use vortex_examples::raster::{GraphicsDesc, GraphicsPipeline, Target};
 use vortex_examples::{Buffer, Context};
@@ -83,7 +83,6 @@ pub fn every_factor_and_op(ctx: &Context) -> Result<String, String> {
     let size = [configs.len() as u32, 1];
     let target = Target::new(ctx, size, &[vk::Format::R8G8B8A8_UNORM], None).map_err(err)?;
     let counts = Buffer::new(ctx, size[0] as u64 * 4, vk::BufferUsageFlags::STORAGE_BUFFER).map_err(err)?;
-    let bindings = [storage(0)];
     let pipes = configs
         .iter()
         .map(|&(sf, df, op)| {
@@ -97,16 +96,7 @@ pub fn every_factor_and_op(ctx: &Context) -> Result<String, String> {
                 alpha_blend_op: op,
                 color_write_mask: vk::ColorComponentFlags::RGBA,
             };
-            let desc = GraphicsDesc {
-                vertex: VS,
-                fragment: Some(COUNT_FS),
-                bindings: &bindings,
-                push_constant_bytes: 48,
-                vertex_bindings: &POS_BINDING,
-                vertex_attributes: &POS_ATTRIBUTE,
-                blend: Some(blend),
-                ..Default::default()
-            };
+            let desc = GraphicsDesc { blend: Some(blend), ..COUNTING };
             let p = GraphicsPipeline::new(ctx, &target, &desc).map_err(err)?;
             p.bind_storage_buffer(0, &counts);
             Ok(p)

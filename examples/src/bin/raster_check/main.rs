@@ -44,9 +44,26 @@ pub const POS_ATTRIBUTE: [vk::VertexInputAttributeDescription; 1] = [vk::VertexI
     offset: 0,
 }];
 
-pub fn storage(binding: u32) -> Binding {
+pub const fn storage(binding: u32) -> Binding {
     Binding { set: 0, binding, ty: vk::DescriptorType::STORAGE_BUFFER, count: 1 }
 }
+
+/// The counting pipeline: positions through [`VS`], and [`COUNT_FS`] adding 1 to its
+/// pixel's word of storage buffer 0 (a triangle list, no depth test, blending off).
+pub const COUNTING: GraphicsDesc<'static> = GraphicsDesc {
+    vertex: VS,
+    fragment: Some(COUNT_FS),
+    bindings: &[storage(0)],
+    push_constant_bytes: 48,
+    vertex_bindings: &POS_BINDING,
+    vertex_attributes: &POS_ATTRIBUTE,
+    topology: vk::PrimitiveTopology::TRIANGLE_LIST,
+    cull_mode: vk::CullModeFlags::NONE,
+    depth_compare: None,
+    stencil: None,
+    blend: None,
+    rasterizer_discard: false,
+};
 
 /// The shaders' push constants: a colour, a per-instance offset, the target size.
 pub fn push(color: [f32; 4], offset: [f32; 4], [w, h]: [u32; 2]) -> Vec<u8> {
@@ -85,17 +102,7 @@ fn count_fragments(
     indices: Option<&[u32]>,
 ) -> Result<Vec<u32>, String> {
     let target = Target::new(ctx, size, &[RGBA8], None).map_err(err)?;
-    let bindings = [storage(0)];
-    let desc = GraphicsDesc {
-        vertex: VS,
-        fragment: Some(COUNT_FS),
-        bindings: &bindings,
-        push_constant_bytes: 48,
-        vertex_bindings: &POS_BINDING,
-        vertex_attributes: &POS_ATTRIBUTE,
-        topology,
-        ..Default::default()
-    };
+    let desc = GraphicsDesc { topology, ..COUNTING };
     let pipe = GraphicsPipeline::new(ctx, &target, &desc).map_err(err)?;
     let counts =
         Buffer::new(ctx, size[0] as u64 * size[1] as u64 * 4, vk::BufferUsageFlags::STORAGE_BUFFER).map_err(err)?;
@@ -205,17 +212,7 @@ fn grid_shared_edges(ctx: &Context) -> Check {
 fn near_far_clipping(ctx: &Context) -> Check {
     let size = [32u32, 8];
     let target = Target::new(ctx, size, &[RGBA8], Some(vk::Format::D32_SFLOAT)).map_err(err)?;
-    let bindings = [storage(0)];
-    let desc = GraphicsDesc {
-        vertex: VS,
-        fragment: Some(COUNT_FS),
-        bindings: &bindings,
-        push_constant_bytes: 48,
-        vertex_bindings: &POS_BINDING,
-        vertex_attributes: &POS_ATTRIBUTE,
-        depth_compare: Some(vk::CompareOp::ALWAYS),
-        ..Default::default()
-    };
+    let desc = GraphicsDesc { depth_compare: Some(vk::CompareOp::ALWAYS), ..COUNTING };
     let pipe = GraphicsPipeline::new(ctx, &target, &desc).map_err(err)?;
     let counts =
         Buffer::new(ctx, size[0] as u64 * size[1] as u64 * 4, vk::BufferUsageFlags::STORAGE_BUFFER).map_err(err)?;
@@ -309,17 +306,7 @@ fn clip_space_cover(tri: &[[f64; 4]; 3], x: f64, y: f64) -> Option<f64> {
 fn perspective_near_clipping(ctx: &Context) -> Result<String, String> {
     let size = [48u32, 32];
     let target = Target::new(ctx, size, &[RGBA8], Some(vk::Format::D32_SFLOAT)).map_err(err)?;
-    let bindings = [storage(0)];
-    let desc = GraphicsDesc {
-        vertex: VS,
-        fragment: Some(COUNT_FS),
-        bindings: &bindings,
-        push_constant_bytes: 48,
-        vertex_bindings: &POS_BINDING,
-        vertex_attributes: &POS_ATTRIBUTE,
-        depth_compare: Some(vk::CompareOp::ALWAYS),
-        ..Default::default()
-    };
+    let desc = GraphicsDesc { depth_compare: Some(vk::CompareOp::ALWAYS), ..COUNTING };
     let pipe = GraphicsPipeline::new(ctx, &target, &desc).map_err(err)?;
     let n = (size[0] * size[1]) as usize;
     let counts = Buffer::new(ctx, n as u64 * 4, vk::BufferUsageFlags::STORAGE_BUFFER).map_err(err)?;
@@ -406,17 +393,7 @@ fn depth_test(ctx: &Context) -> Check {
     let size = [24u32, 8];
     let ds = vk::Format::D32_SFLOAT;
     let target = Target::new(ctx, size, &[RGBA8], Some(ds)).map_err(err)?;
-    let bindings = [storage(0)];
-    let desc = GraphicsDesc {
-        vertex: VS,
-        fragment: Some(COUNT_FS),
-        bindings: &bindings,
-        push_constant_bytes: 48,
-        vertex_bindings: &POS_BINDING,
-        vertex_attributes: &POS_ATTRIBUTE,
-        depth_compare: Some(vk::CompareOp::LESS),
-        ..Default::default()
-    };
+    let desc = GraphicsDesc { depth_compare: Some(vk::CompareOp::LESS), ..COUNTING };
     let pipe = GraphicsPipeline::new(ctx, &target, &desc).map_err(err)?;
     let counts = Buffer::new(ctx, 24 * 8 * 4, vk::BufferUsageFlags::STORAGE_BUFFER).map_err(err)?;
     let (red, green, blue) = ([1.0, 0.0, 0.0, 1.0], [0.0, 1.0, 0.0, 1.0], [0.0, 0.0, 1.0, 1.0]);
@@ -456,7 +433,6 @@ fn stencil_test(ctx: &Context) -> Check {
     let size = [16u32, 4];
     let ds = stencil_format(ctx).ok_or("no depth/stencil format with stencil")?;
     let target = Target::new(ctx, size, &[RGBA8], Some(ds)).map_err(err)?;
-    let bindings = [storage(0)];
     let op = |compare, pass, depth_fail| vk::StencilOpState {
         fail_op: vk::StencilOp::KEEP,
         pass_op: pass,
@@ -467,17 +443,7 @@ fn stencil_test(ctx: &Context) -> Check {
         reference: 0,
     };
     let mk = |s: vk::StencilOpState| {
-        let desc = GraphicsDesc {
-            vertex: VS,
-            fragment: Some(COUNT_FS),
-            bindings: &bindings,
-            push_constant_bytes: 48,
-            vertex_bindings: &POS_BINDING,
-            vertex_attributes: &POS_ATTRIBUTE,
-            depth_compare: Some(vk::CompareOp::LESS),
-            stencil: Some(s),
-            ..Default::default()
-        };
+        let desc = GraphicsDesc { depth_compare: Some(vk::CompareOp::LESS), stencil: Some(s), ..COUNTING };
         GraphicsPipeline::new(ctx, &target, &desc).map_err(err)
     };
     let replace = mk(op(vk::CompareOp::ALWAYS, vk::StencilOp::REPLACE, vk::StencilOp::KEEP))?;
@@ -586,16 +552,7 @@ fn derivatives_and_helpers(ctx: &Context) -> Check {
 fn indirect_draws(ctx: &Context) -> Check {
     let size = [16u32, 8];
     let target = Target::new(ctx, size, &[RGBA8], None).map_err(err)?;
-    let bindings = [storage(0)];
-    let desc = GraphicsDesc {
-        vertex: VS,
-        fragment: Some(COUNT_FS),
-        bindings: &bindings,
-        push_constant_bytes: 48,
-        vertex_bindings: &POS_BINDING,
-        vertex_attributes: &POS_ATTRIBUTE,
-        ..Default::default()
-    };
+    let desc = COUNTING;
     let pipe = GraphicsPipeline::new(ctx, &target, &desc).map_err(err)?;
     let counts = Buffer::new(ctx, 16 * 8 * 4, vk::BufferUsageFlags::STORAGE_BUFFER).map_err(err)?;
     pipe.bind_storage_buffer(0, &counts);
