@@ -23,6 +23,7 @@ pub mod rtpipe;
 pub mod scene;
 pub mod sparse;
 pub mod wsi;
+pub mod xvfb;
 
 pub use accel::{AabbGeometry, AccelerationStructure, AsStorage, Indices, Instance, TriangleGeometry};
 pub use buffer::Buffer;

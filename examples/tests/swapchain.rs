@@ -2,48 +2,12 @@
 //! surface, under the validation layer (any error message fails it); on ours, every dumped
 //! frame must be exactly the colours presented, and misuse must get Vulkan errors.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use vortex_examples::icd::LAVAPIPE_MANIFEST;
+use vortex_examples::xvfb::Xvfb;
 
 const VALIDATION_MANIFEST: &str = "/usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json";
-
-/// A private X server, stopped when dropped.
-struct Xvfb {
-    child: Child,
-    display: String,
-}
-
-impl Xvfb {
-    /// Starts Xvfb on a free display (it writes the number it picked to `-displayfd`), or
-    /// `None` when Xvfb is not installed.
-    fn start() -> Option<Xvfb> {
-        let spawned = Command::new("Xvfb")
-            .args(["-displayfd", "1", "-screen", "0", "640x480x24", "-nolisten", "tcp"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn();
-        let mut child = match spawned {
-            Ok(c) => c,
-            Err(e) => {
-                eprintln!("skipped: cannot start Xvfb ({e}); install xvfb");
-                return None;
-            }
-        };
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().expect("piped")).read_line(&mut line).expect("Xvfb's display number");
-        let n: u32 = line.trim().parse().unwrap_or_else(|_| panic!("Xvfb wrote {line:?} for its display"));
-        Some(Xvfb { child, display: format!(":{n}") })
-    }
-}
-
-impl Drop for Xvfb {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 fn lavapipe_absent() -> bool {
     let absent = !Path::new(LAVAPIPE_MANIFEST).is_file();

@@ -2,9 +2,9 @@
 //! swapchain extensions on our ICD and, in a private Xvfb, the surface's capabilities,
 //! formats and present modes.
 
-use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
+use vortex_examples::xvfb::Xvfb;
 
 fn vulkaninfo(display: Option<&str>) -> String {
     let out = run_vulkaninfo(display);
@@ -27,49 +27,21 @@ fn run_vulkaninfo(display: Option<&str>) -> std::process::Output {
     cmd.output().expect("vulkaninfo is not installed (scripts/setup-debian.sh installs vulkan-tools)")
 }
 
-/// A private Xvfb, stopped with SIGTERM (so it removes its socket) when dropped, also when a
-/// check panics.
-struct Xvfb {
-    child: Child,
-    display: String,
-}
-
-impl Xvfb {
-    fn start() -> Option<Xvfb> {
-        let spawned = Command::new("Xvfb")
-            .args(["-displayfd", "1", "-screen", "0", "640x480x24", "-nolisten", "tcp"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn();
-        let mut child = spawned.ok()?;
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().expect("piped")).read_line(&mut line).expect("Xvfb's display number");
-        Some(Xvfb { child, display: format!(":{}", line.trim()) })
-    }
-
-    /// vulkaninfo on this display. Xvfb prints its display number as it starts listening;
-    /// a client connecting in that instant can still be refused, so a refused connection
-    /// is retried for a few seconds (any other failure is reported at once).
-    fn vulkaninfo(&self) -> String {
-        let mut out = run_vulkaninfo(Some(&self.display));
-        for _ in 0..25 {
-            if out.status.success() || !String::from_utf8_lossy(&out.stderr).contains("failed to connect") {
-                break;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(200));
-            out = run_vulkaninfo(Some(&self.display));
+/// vulkaninfo on `x`'s display. A client connecting just as Xvfb starts listening can
+/// still be refused under load, so a refused connection is retried for a few seconds (any
+/// other failure is reported at once).
+fn vulkaninfo_on(x: &Xvfb) -> String {
+    let mut out = run_vulkaninfo(Some(&x.display));
+    for _ in 0..25 {
+        if out.status.success() || !String::from_utf8_lossy(&out.stderr).contains("failed to connect") {
+            break;
         }
-        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-        assert!(out.status.success(), "vulkaninfo failed:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-        stdout
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        out = run_vulkaninfo(Some(&x.display));
     }
-}
-
-impl Drop for Xvfb {
-    fn drop(&mut self) {
-        let _ = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status();
-        let _ = self.child.wait();
-    }
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "vulkaninfo failed:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    stdout
 }
 
 #[test]
@@ -89,11 +61,8 @@ fn the_wsi_extensions_are_listed() {
 
 #[test]
 fn surface_capabilities_under_xvfb() {
-    let Some(xvfb) = Xvfb::start() else {
-        eprintln!("skipped: Xvfb is not installed (scripts/setup-debian.sh installs xvfb)");
-        return;
-    };
-    let out = xvfb.vulkaninfo();
+    let Some(xvfb) = Xvfb::start() else { return };
+    let out = vulkaninfo_on(&xvfb);
     drop(xvfb);
     let surfaces = &out[out.find("Presentable Surfaces").unwrap_or_else(|| panic!("no surfaces in:\n{out}"))..];
     for want in [
