@@ -4,10 +4,9 @@
 use super::*;
 use crate::abi::isa::{FloatCond, IntCond, Op, REG_NONE as N};
 use crate::abi::MAX_THREADS;
-use crate::config::DeviceConfig;
-use crate::core::exec::{execute, CoreUnits, ExecEnv};
+use crate::core::exec::bench::Bench;
+use crate::core::exec::execute;
 use crate::core::warp::Warp;
-use crate::core::CtaCtx;
 
 const NT: usize = MAX_THREADS;
 const REGS: usize = 8;
@@ -100,28 +99,11 @@ fn covered_ops() -> Vec<Instr> {
 
 /// Runs `code` from pc 0 on the interpreter, one instruction at a time.
 fn interpret(code: &[Instr], regs: &mut [u32], mask: u32) {
-    let cfg = DeviceConfig::default();
-    let mem = crate::mem::AddressSpace::new().snapshot();
-    let launch = crate::dcr::DcrFile::default().launch();
-    let cta = CtaCtx::default();
-    let mut lmem = vec![0u8; 16];
-    let mut units = CoreUnits::new(&cfg);
+    let mut bench = Bench::empty(16);
     let mut w = Warp::new();
     w.launch(0, mask, REGS, NT, 0);
     w.regs.copy_from_slice(regs);
-    let mut env = ExecEnv {
-        mem: &mem,
-        launch: &launch,
-        cta: &cta,
-        lmem: &mut lmem,
-        units: &mut units,
-        core_id: 0,
-        warp_id: 0,
-        num_warps: 1,
-        num_cores: 1,
-        nt: NT,
-        gfx: None,
-    };
+    let mut env = bench.env(NT);
     for i in code {
         execute(i, &mut w, mask, &mut env).expect("a covered op does not fault");
     }

@@ -39,6 +39,8 @@ macro_rules! lanes {
 }
 
 mod alu;
+#[cfg(test)]
+pub(crate) mod bench;
 mod ctrl;
 mod fpu;
 mod isect;
@@ -524,31 +526,13 @@ mod tests {
     /// module: a fault of its own is fine here, "does not execute" is not.
     #[test]
     fn every_op_is_executed_by_its_unit() {
-        let cfg = DeviceConfig::default();
-        let mem = crate::mem::AddressSpace::new().snapshot();
-        let launch = crate::dcr::DcrFile::default().launch();
-        let cta = CtaCtx::default();
-        let mut lmem = vec![0u8; 256];
-        let mut units = CoreUnits::new(&cfg);
+        let mut bench = bench::Bench::empty(256);
         for &op in Op::ALL {
-            units.rtu.launch_warp(0, 1);
+            bench.units.rtu.launch_warp(0, 1);
             let mut w = Warp::new();
             w.launch(0, u32::MAX, 64, NT, 16);
             let i = if op == Op::Bra { Instr::bra(1, 0, 0, 1) } else { Instr::r(op, 0, 1, 20, 30, 45, 50, 0) };
-            let mut env = ExecEnv {
-                mem: &mem,
-                launch: &launch,
-                cta: &cta,
-                lmem: &mut lmem,
-                units: &mut units,
-                core_id: 0,
-                warp_id: 0,
-                num_warps: 1,
-                num_cores: 1,
-                nt: NT,
-                gfx: None,
-            };
-            if let Err(f) = execute(&i, &mut w, u32::MAX, &mut env) {
+            if let Err(f) = execute(&i, &mut w, u32::MAX, &mut bench.env(NT)) {
                 assert!(!f.detail.contains("does not execute"), "{op:?}: {}", f.detail);
             }
         }
@@ -560,14 +544,10 @@ mod tests {
     fn quads_and_helper_lanes() {
         use crate::abi::gfx::deriv;
         use crate::abi::isa::{MemSize, REG_NONE as N};
-        let cfg = DeviceConfig::default();
         let space = crate::mem::AddressSpace::new();
         let buf = space.allocate(4 * NT as u64).unwrap();
         let mem = space.snapshot();
-        let launch = crate::dcr::DcrFile::default().launch();
-        let cta = CtaCtx::default();
-        let mut lmem = vec![0u8; 256];
-        let mut units = CoreUnits::new(&cfg);
+        let mut bench = bench::Bench::new(mem.clone(), 256);
         let mut w = Warp::new();
         w.launch(0, u32::MAX, 8, NT, 0);
         // r1 = (lane % 4)^2 * (1 + lane / 4): per quad, pixels hold 0, 1, 4, 9 times q + 1.
@@ -577,19 +557,7 @@ mod tests {
             let a = buf.base + 4 * l as u64;
             (w.regs[2 * NT + l], w.regs[3 * NT + l], w.regs[4 * NT + l]) = (a as u32, (a >> 32) as u32, 7);
         }
-        let mut env = ExecEnv {
-            mem: &mem,
-            launch: &launch,
-            cta: &cta,
-            lmem: &mut lmem,
-            units: &mut units,
-            core_id: 0,
-            warp_id: 0,
-            num_warps: 1,
-            num_cores: 1,
-            nt: NT,
-            gfx: None,
-        };
+        let mut env = bench.env(NT);
         let mut run = |w: &mut Warp, i: Instr, mask: u32| {
             execute(&i, w, mask, &mut env).unwrap();
         };
