@@ -119,7 +119,8 @@ fn counters(dir: &Path, line: &str) -> serde_json::Value {
     let mut v: serde_json::Value = serde_json::from_str(line).expect("a stats line is JSON");
     fn strip(dir: &Path, v: &mut serde_json::Value) {
         if let serde_json::Value::Object(m) = v {
-            m.retain(|k, _| !(k.contains("wall") || k.contains("per_s") || k.ends_with("_ms")));
+            // What the JIT did is the one counter that differs by design (checked apart).
+            m.retain(|k, _| !(k.contains("wall") || k.contains("per_s") || k.ends_with("_ms") || k == "jit"));
             if let Some(serde_json::Value::String(f)) = m.get("file") {
                 // Named after its stats file, which differs; compare the contents.
                 let name = Path::new(f).file_name().expect("a work-map file name");
@@ -175,6 +176,15 @@ fn jit_and_interpreter_agree_on_every_corpus_shader() {
             assert!(a == b, "{} differs with the JIT", name.display());
         }
     }
+    // The stats say what the JIT did: nothing with it off; with it on, compile time and
+    // instructions executed by compiled code.
+    let jit = |stats: &str, key: &str| -> f64 {
+        let lines = stats.lines().map(|l| serde_json::from_str::<serde_json::Value>(l).expect("JSON"));
+        lines.filter_map(|v| v["jit"][key].as_f64()).sum()
+    };
+    assert_eq!(jit(&off_stats, "instructions"), 0.0, "the JIT ran with VORTEX_JIT=0");
+    assert!(jit(&on_stats, "instructions") > 0.0, "no dispatch reports instructions run as compiled code");
+    assert!(jit(&on_stats, "compile_ms") > 0.0, "no dispatch reports compile time");
     let (off_c, on_c): (Vec<_>, Vec<_>) =
         (off_stats.lines().map(|l| counters(&tmp, l)).collect(), on_stats.lines().map(|l| counters(&tmp, l)).collect());
     assert!(!off_c.is_empty(), "no dispatch counters were written");

@@ -42,6 +42,10 @@ pub struct DispatchReport {
     pub draw: Option<DrawStats>,
     /// The device's ray-tracing architecture.
     pub rt_arch: crate::config::RtArch,
+    /// Host time spent compiling kernels for the JIT during the dispatch (a kernel is
+    /// compiled inside the dispatch that makes it hot; process-wide, so a concurrent
+    /// dispatch of another device adds in).
+    pub jit_compile: Duration,
 }
 
 impl DispatchReport {
@@ -49,6 +53,7 @@ impl DispatchReport {
     /// its vertex stage): instructions, CTAs and warps add up, timed mode's cycles too.
     pub fn absorb(&mut self, next: DispatchReport) {
         self.rt_arch = next.rt_arch;
+        self.jit_compile += next.jit_compile;
         self.totals.add(&next.totals);
         for (i, c) in next.per_core.iter().enumerate() {
             match self.per_core.get_mut(i) {
@@ -185,6 +190,7 @@ impl Device {
         source: Source,
     ) -> Result<DispatchReport, Fault> {
         let t0 = Instant::now();
+        let compiled0 = crate::jit::stats().compile_ns;
         let mut report = DispatchReport {
             kernel: kernel.name.clone(),
             grid: launch.grid_dim,
@@ -238,6 +244,7 @@ impl Device {
         }
         report.work = self.cores.iter_mut().flat_map(|c| c.take_work()).collect();
         report.wall = t0.elapsed();
+        report.jit_compile = Duration::from_nanos(crate::jit::stats().compile_ns.saturating_sub(compiled0));
         Ok(report)
     }
 

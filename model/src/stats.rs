@@ -128,6 +128,18 @@ struct DispatchJson<'a> {
     /// A draw's fixed-function counters.
     #[serde(skip_serializing_if = "Option::is_none")]
     draw: Option<&'a crate::gfx::DrawStats>,
+    /// Functional mode's JIT, when it compiled or ran code in the dispatch.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    jit: Option<JitJson>,
+}
+
+/// What the JIT did in one dispatch.
+#[derive(Serialize)]
+struct JitJson {
+    /// Warp instructions executed by compiled runs (counted in `instructions` too).
+    instructions: u64,
+    /// Host time spent compiling during the dispatch.
+    compile_ms: f64,
 }
 
 /// The traversal cores' timeline as parallel arrays, one entry per bucket, each a fraction
@@ -349,6 +361,10 @@ impl DispatchReport {
                 .as_ref()
                 .map(|t| t.cycles as f64 / self.wall.as_secs_f64().max(1e-9)),
             draw: self.draw.as_ref(),
+            jit: (self.totals.jit_instructions > 0 || !self.jit_compile.is_zero()).then(|| JitJson {
+                instructions: self.totals.jit_instructions,
+                compile_ms: self.jit_compile.as_secs_f64() * 1e3,
+            }),
         };
         serde_json::to_value(j).expect("counters serialise")
     }

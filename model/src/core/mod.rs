@@ -48,6 +48,8 @@ pub struct CoreStats {
     pub rtu: RtuStats,
     /// The node-intersection unit's work (rdna2).
     pub isect: crate::isect::unit::IsectCounters,
+    /// Of `instructions`, those compiled runs executed (functional mode's JIT).
+    pub jit_instructions: u64,
 }
 
 impl CoreStats {
@@ -58,6 +60,7 @@ impl CoreStats {
         self.warps += o.warps;
         self.rtu.add(&o.rtu);
         self.isect.add(&o.isect);
+        self.jit_instructions += o.jit_instructions;
     }
 }
 
@@ -284,7 +287,7 @@ impl Core {
                 }
             }
             if since_check >= QUANTUM {
-                crate::jit::count_instructions(std::mem::take(&mut self.jit_instrs));
+                self.report_jit(&mut stats);
                 if jit.is_none() {
                     jit = heat(self, since_check);
                 }
@@ -300,7 +303,7 @@ impl Core {
             }
         }
         reporter.report(ctx.watchdog, tally(self, &stats, retired));
-        crate::jit::count_instructions(std::mem::take(&mut self.jit_instrs));
+        self.report_jit(&mut stats);
         if jit.is_none() {
             heat(self, since_check);
         }
@@ -394,6 +397,14 @@ impl Core {
         }
         self.jit_instrs += jitted;
         Ok((n, threads))
+    }
+
+    /// Moves the instructions compiled runs executed since the last report into the
+    /// dispatch's counters and the process-wide JIT counters.
+    fn report_jit(&mut self, stats: &mut CoreStats) {
+        let n = std::mem::take(&mut self.jit_instrs);
+        stats.jit_instructions += n;
+        crate::jit::count_instructions(n);
     }
 }
 
