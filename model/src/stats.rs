@@ -361,7 +361,7 @@ impl DispatchReport {
                 .as_ref()
                 .map(|t| t.cycles as f64 / self.wall.as_secs_f64().max(1e-9)),
             draw: self.draw.as_ref(),
-            jit: (self.totals.jit_instructions > 0 || !self.jit_compile.is_zero()).then(|| JitJson {
+            jit: (self.totals.jit_instructions > 0 || !self.jit_compile.is_zero()).then_some(JitJson {
                 instructions: self.totals.jit_instructions,
                 compile_ms: self.jit_compile.as_secs_f64() * 1e3,
             }),
