@@ -55,7 +55,8 @@ pub struct RtPipeline {
 
 impl RtPipeline {
     /// A pipeline of `stages` (stage, SPIR-V with entry point `main`) and `groups`, set 0
-    /// holding `bindings`, with its shader binding table laid out as `table` says.
+    /// holding `bindings`, with its shader binding table laid out as `table` says; no
+    /// recursion (`traceRayEXT` from the ray generation shader only).
     pub fn new(
         ctx: &Context,
         stages: &[(vk::ShaderStageFlags, &[u8])],
@@ -63,6 +64,20 @@ impl RtPipeline {
         table: &Table,
         bindings: &[Binding],
         push_constant_bytes: u32,
+    ) -> Result<RtPipeline> {
+        Self::with_recursion(ctx, stages, groups, table, bindings, push_constant_bytes, 1)
+    }
+
+    /// [`RtPipeline::new`] with `maxPipelineRayRecursionDepth` = `depth` (2: closest-hit and
+    /// miss shaders may trace rays too).
+    pub fn with_recursion(
+        ctx: &Context,
+        stages: &[(vk::ShaderStageFlags, &[u8])],
+        groups: &[Group],
+        table: &Table,
+        bindings: &[Binding],
+        push_constant_bytes: u32,
+        depth: u32,
     ) -> Result<RtPipeline> {
         let rt = khr::ray_tracing_pipeline::Device::new(ctx.instance(), ctx.device());
         let made = Cell::new(vk::Pipeline::null());
@@ -73,7 +88,7 @@ impl RtPipeline {
             STAGES,
             vk::PipelineBindPoint::RAY_TRACING_KHR,
             |device, layout| {
-                let p = create(device, &rt, layout, stages, groups)?;
+                let p = create(device, &rt, layout, stages, groups, depth)?;
                 made.set(p);
                 Ok(p)
             },
@@ -99,6 +114,7 @@ fn create(
     layout: vk::PipelineLayout,
     stages: &[(vk::ShaderStageFlags, &[u8])],
     groups: &[Group],
+    depth: u32,
 ) -> Result<vk::Pipeline> {
     let mut modules = Vec::new();
     let destroy = |modules: &[vk::ShaderModule]| {
@@ -145,7 +161,7 @@ fn create(
     let info = vk::RayTracingPipelineCreateInfoKHR::default()
         .stages(&stage_infos)
         .groups(&group_infos)
-        .max_pipeline_ray_recursion_depth(1)
+        .max_pipeline_ray_recursion_depth(depth)
         .layout(layout);
     // SAFETY: valid create info; the modules live until after the call.
     let r = unsafe {
