@@ -49,17 +49,7 @@ void main() {
     uint prim = uint(rayQueryGetIntersectionPrimitiveIndexEXT(q, true));
     vec3 n = hit_normal(mesh, prim, rayQueryGetIntersectionObjectToWorldEXT(q, true), dir);
     vec3 p = surface_point(eye.xyz, dir, t, n);
-    bool lit = !occluded(p, light.xyz, 1.0e30);
-
-    vec3 tx, ty;
-    uint state;
-    ao_frame(n, px, py, tx, ty, state);
-    uint hits = 0u;
-    for (uint s = 0u; s < dims.z; s++) {
-        if (occluded(p, ao_dir(n, tx, ty, state), light.w)) {
-            hits++;
-        }
-    }
-    uint mask = (inst + 1u) | (lit ? MASK_LIT : 0u) | (hits << MASK_AO_SHIFT);
-    write_pixel(px, py, shade(inst, n, lit, hits), 2u + dims.z, mask);
+    uint mask;
+    vec3 color = shade_hit(px, py, inst, n, p, mask);
+    write_pixel(px, py, color, 2u + dims.z, mask);
 }

@@ -6,5 +6,5 @@
 layout(location = 0) rayPayloadInEXT Shaded payload;
 
 void main() {
-    payload = Shaded(sky(gl_WorldRayDirectionEXT), 1u, 0u);
+    payload = Shaded(sky(gl_WorldRayDirectionEXT), 1u, 0u, vec3(0.0));
 }

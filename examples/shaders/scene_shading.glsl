@@ -113,6 +113,27 @@ vec3 shade(uint inst, vec3 n, bool lit, uint ao_hits) {
     return base * (0.25 * ao + 0.75 * direct * (0.5 + 0.5 * ao));
 }
 
+// Traced by each kernel its own way (a ray query, or traceRayEXT with the shadow miss
+// shader): true when something blocks the segment.
+bool occluded(vec3 origin, vec3 dir, float tmax);
+
+// A hit's colour and mask word: the shadow ray towards the light, then the AO rays, from p
+// around n.
+vec3 shade_hit(uint px, uint py, uint inst, vec3 n, vec3 p, out uint mask) {
+    bool lit = !occluded(p, light.xyz, 1.0e30);
+    vec3 tx, ty;
+    uint state;
+    ao_frame(n, px, py, tx, ty, state);
+    uint hits = 0u;
+    for (uint s = 0u; s < dims.z; s++) {
+        if (occluded(p, ao_dir(n, tx, ty, state), light.w)) {
+            hits++;
+        }
+    }
+    mask = (inst + 1u) | (lit ? MASK_LIT : 0u) | (hits << MASK_AO_SHIFT);
+    return shade(inst, n, lit, hits);
+}
+
 void write_pixel(uint px, uint py, vec3 color, uint rays, uint mask) {
     // Gamma 2.2 for display.
     color = pow(clamp(color, 0.0, 1.0), vec3(1.0 / 2.2));

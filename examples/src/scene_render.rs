@@ -15,9 +15,11 @@ use ash::vk;
 
 const RENDER: &[u8] = include_bytes!("../shaders/render.spv");
 const RGEN: &[u8] = include_bytes!("../shaders/rt_scene.rgen.spv");
+const RGEN_DEPTH1: &[u8] = include_bytes!("../shaders/rt_scene_depth1.rgen.spv");
 const RMISS: &[u8] = include_bytes!("../shaders/rt_scene.rmiss.spv");
 const RMISS_SHADOW: &[u8] = include_bytes!("../shaders/rt_scene_shadow.rmiss.spv");
 const RCHIT: &[u8] = include_bytes!("../shaders/rt_scene.rchit.spv");
+const RCHIT_DEPTH1: &[u8] = include_bytes!("../shaders/rt_scene_depth1.rchit.spv");
 const RAHIT: &[u8] = include_bytes!("../shaders/rt_scene.rahit.spv");
 
 /// Bytes of the push constants: the camera and light (`Camera::push_floats`), then width,
@@ -34,8 +36,13 @@ pub const MASK_AO_SHIFT: u32 = 21;
 pub enum Tracer {
     /// Ray queries in a compute shader, 8x8 pixels a workgroup.
     Query,
-    /// `vkCmdTraceRaysKHR`, one launch index a pixel, recursion depth 2.
+    /// `vkCmdTraceRaysKHR`, one launch index a pixel, recursion depth 2: the shadow and
+    /// AO rays are traced from the closest-hit shader.
     Pipeline,
+    /// The same pipeline for devices whose `maxRayRecursionDepth` is 1: the closest-hit
+    /// shader returns the surface and the ray generation shader traces the shadow and AO
+    /// rays (`SHADOWS_IN_RAYGEN` in `shaders/rt_scene.*`).
+    PipelineDepth1,
 }
 
 enum Kernel {
@@ -69,7 +76,8 @@ impl SceneRenderer {
         types.extend([vk::DescriptorType::STORAGE_BUFFER; 7]);
         let kernel = match tracer {
             Tracer::Query => Kernel::Query(ComputePipeline::new(ctx, RENDER, &types, PUSH_BYTES)?),
-            Tracer::Pipeline => Kernel::Pipeline(pipeline(ctx, &types)?),
+            Tracer::Pipeline => Kernel::Pipeline(pipeline(ctx, &types, 2)?),
+            Tracer::PipelineDepth1 => Kernel::Pipeline(pipeline(ctx, &types, 1)?),
         };
         let base = match &kernel {
             Kernel::Query(p) => p,
@@ -145,26 +153,28 @@ fn shading_buffers(ctx: &Context, scene: &Scene) -> Result<[Buffer; 4]> {
 }
 
 /// The pipeline: groups 0 ray generation, 1 the sky (miss 0), 2 the shadow miss (miss 1),
-/// 3 the one hit group (closest-hit + any-hit) every instance uses.
-fn pipeline(ctx: &Context, types: &[vk::DescriptorType]) -> Result<RtPipeline> {
+/// 3 the one hit group (closest-hit + any-hit) every instance uses; shadow rays from
+/// closest-hit at recursion `depth` 2, from ray generation at 1.
+fn pipeline(ctx: &Context, types: &[vk::DescriptorType], depth: u32) -> Result<RtPipeline> {
     if !ctx.info().enabled.contains(&"rayTracingPipeline") {
         return Err(Error::msg(format!(
             "{} does not offer VK_KHR_ray_tracing_pipeline (on Vortex: VORTEX_RT_PIPELINE=1)",
             ctx.info().name
         )));
     }
+    let (rgen, rchit) = if depth >= 2 { (RGEN, RCHIT) } else { (RGEN_DEPTH1, RCHIT_DEPTH1) };
     let stages = [
-        (vk::ShaderStageFlags::RAYGEN_KHR, RGEN),
+        (vk::ShaderStageFlags::RAYGEN_KHR, rgen),
         (vk::ShaderStageFlags::MISS_KHR, RMISS),
         (vk::ShaderStageFlags::MISS_KHR, RMISS_SHADOW),
-        (vk::ShaderStageFlags::CLOSEST_HIT_KHR, RCHIT),
+        (vk::ShaderStageFlags::CLOSEST_HIT_KHR, rchit),
         (vk::ShaderStageFlags::ANY_HIT_KHR, RAHIT),
     ];
     let groups = [Group::general(0), Group::general(1), Group::general(2), Group::triangles(Some(3), Some(4))];
     let table = Table { raygen: 0, miss: vec![1, 2], hit: vec![3] };
     let bindings: Vec<Binding> =
         types.iter().enumerate().map(|(i, &ty)| Binding { set: 0, binding: i as u32, ty, count: 1 }).collect();
-    RtPipeline::with_recursion(ctx, &stages, &groups, &table, &bindings, PUSH_BYTES, 2)
+    RtPipeline::with_recursion(ctx, &stages, &groups, &table, &bindings, PUSH_BYTES, depth)
 }
 
 /// How two renders of the same scene and size differ.

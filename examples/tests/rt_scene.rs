@@ -8,10 +8,16 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use vortex_examples::icd::LAVAPIPE_MANIFEST;
 
-/// Runs rt_scene on `icd` at `size` with 2 AO rays; its image and output.
+/// Runs rt_scene on `icd` at `size` with 2 AO rays (and `extra` arguments); its image and
+/// output.
 fn rt_scene(icd: &str, size: [u32; 2], env: &[(&str, &str)], name: &str) -> (PathBuf, String) {
+    rt_scene_with(icd, size, env, name, &[])
+}
+
+fn rt_scene_with(icd: &str, size: [u32; 2], env: &[(&str, &str)], name: &str, extra: &[&str]) -> (PathBuf, String) {
     let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_rt_scene"));
+    cmd.args(extra);
     cmd.args(["--icd", icd, "--width", &size[0].to_string(), "--height", &size[1].to_string(), "--spp", "2"]);
     cmd.arg("--out").arg(&out).env_remove("VORTEX_CONFIG");
     for (k, v) in env {
@@ -46,7 +52,19 @@ fn lavapipe_present() -> bool {
 fn pipeline_matches_ray_queries_on_lavapipe() {
     if lavapipe_present() {
         rt_scene("lavapipe", [96, 72], &[], "rt_scene_lavapipe.png");
+        rt_scene_with("lavapipe", [96, 72], &[], "rt_scene_lavapipe_depth1.png", &["--depth1"]);
     }
+}
+
+/// The structure for recursion depth 1 (shadow and AO rays from ray generation): closest-hit
+/// shading inputs, the miss shaders and the any-hit alpha test on Vortex in both modes.
+#[test]
+fn depth1_pipeline_matches_ray_queries_on_vortex() {
+    let on = [("VORTEX_RT_PIPELINE", "1")];
+    let (_, text) = rt_scene_with("vortex", [96, 72], &on, "rt_scene_vortex_depth1.png", &["--depth1"]);
+    assert!(text.contains("on the card") && !text.contains(" 0 on the card"), "{text}");
+    let timed = [("VORTEX_RT_PIPELINE", "1"), ("VORTEX_MODE", "timed")];
+    rt_scene_with("vortex", [48, 36], &timed, "rt_scene_vortex_timed_depth1.png", &["--depth1"]);
 }
 
 #[test]

@@ -3,8 +3,11 @@
 //!
 //! ```text
 //! rt_scene [--icd vortex|lavapipe|PATH] [--width W] [--height H] [--spp N] [--no-cutout]
-//!          [--out rt_scene.png] [--quiet]
+//!          [--depth1] [--out rt_scene.png] [--quiet]
 //! ```
+//!
+//! `--depth1` traces the shadow and AO rays from the ray generation shader instead (the
+//! structure for a device whose `maxRayRecursionDepth` is 1; `Tracer::PipelineDepth1`).
 //!
 //! The scene is the render's default (three bunnies on a ground plane) plus an alpha-tested
 //! card (`Scene::with_cutout`). The pipeline (`shaders/rt_scene.*`, `scene_render`) traces
@@ -36,6 +39,7 @@ struct Options {
     size: [u32; 2],
     spp: u32,
     cutout: bool,
+    tracer: Tracer,
     out: PathBuf,
     quiet: bool,
 }
@@ -46,6 +50,7 @@ fn parse() -> Result<Options, String> {
         size: [320, 240],
         spp: 2,
         cutout: true,
+        tracer: Tracer::Pipeline,
         out: PathBuf::from("rt_scene.png"),
         quiet: false,
     };
@@ -59,6 +64,7 @@ fn parse() -> Result<Options, String> {
             "--height" => o.size[1] = number(value()?)?,
             "--spp" => o.spp = number(value()?)?,
             "--no-cutout" => o.cutout = false,
+            "--depth1" => o.tracer = Tracer::PipelineDepth1,
             "--out" => o.out = PathBuf::from(value()?),
             "--quiet" => o.quiet = true,
             _ => return Err(format!("unexpected argument {a:?}")),
@@ -86,7 +92,7 @@ fn run(o: &Options, ctx: &Context) -> Result<bool, String> {
     let scene = if o.cutout { scene.with_cutout() } else { scene };
     let card = scene.placements.iter().position(|p| Some(p.mesh) == scene.cutout);
     let mut frames = Vec::new();
-    for tracer in [Tracer::Pipeline, Tracer::Query] {
+    for tracer in [o.tracer, Tracer::Query] {
         let r = SceneRenderer::new(ctx, &scene, o.size, o.spp, tracer).map_err(e)?;
         let seconds = r.render(ctx).map_err(e)?;
         let (pixels, rays, masks) = (r.pixels(), r.ray_counts(), r.masks());

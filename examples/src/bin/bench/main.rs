@@ -26,7 +26,7 @@
 //!       [--size WxH] [--workloads rt,pt,build,raster] [--raster-size WxH]
 //!       [--build-tris N] [--build-reps N]
 //!       [--pt-scene S] [--pt-size WxH] [--pt-spp N] [--pt-bounces N] [--pt-frames N]
-//!       [--rtp-size WxH] [--rtp-spp N] [--rtp-frames N]
+//!       [--rtp-size WxH] [--rtp-spp N] [--rtp-frames N] [--rtp-depth1]
 //! ```
 //! An ICD name `vortex-timed` runs our driver in timed mode (`VORTEX_MODE=timed`); a name
 //! ending in `-sparse` (`vortex-sparse`, `lavapipe-sparse`, `vortex-timed-sparse`) builds
@@ -174,7 +174,7 @@ fn main() -> ExitCode {
     let mut workloads = "rt,pt,build,raster".to_string();
     let mut pt = pathtrace::Params { scene: "spheres".into(), size: (800, 600), spp: 1, bounces: 3, frames: 3 };
     let mut pt_worker = false;
-    let mut rtp = rtpipe::Params { size: (1024, 768), spp: 1, frames: 2 };
+    let mut rtp = rtpipe::Params { size: (1024, 768), spp: 1, frames: 2, depth1: false };
     let mut rtp_worker = false;
     let mut raster_size = [1280u32, 720];
     let mut raster_worker = false;
@@ -205,6 +205,7 @@ fn main() -> ExitCode {
             "--raster-worker" => raster_worker = true,
             "--pt-worker" => pt_worker = true,
             "--rtp-worker" => rtp_worker = true,
+            "--rtp-depth1" => rtp.depth1 = true,
             "--rtp-spp" => rtp.spp = value().parse().unwrap_or(rtp.spp),
             "--rtp-frames" => rtp.frames = value().parse().unwrap_or(rtp.frames).max(1),
             "--rtp-size" => {
@@ -258,7 +259,7 @@ fn main() -> ExitCode {
                 println!("             [--workloads rt,pt,build,raster] [--raster-size WxH (1280x720)]");
                 println!("             [--build-tris 100000] [--build-reps 5]");
                 println!("             [--pt-scene spheres] [--pt-size 800x600] [--pt-spp 1] [--pt-bounces 3] [--pt-frames 3]");
-                println!("             [--rtp-size 1024x768] [--rtp-spp 1] [--rtp-frames 2]   (--workloads rtp; Vortex: VORTEX_RT_PIPELINE=1)");
+                println!("             [--rtp-size 1024x768] [--rtp-spp 1] [--rtp-frames 2] [--rtp-depth1]   (--workloads rtp; Vortex: VORTEX_RT_PIPELINE=1)");
                 println!("       bench --arch rtu,rdna2 [--scenes ...] [--size WxH (256x192)] [--samples N]");
                 return ExitCode::SUCCESS;
             }

@@ -21,6 +21,9 @@ pub struct Params {
     pub size: (u32, u32),
     pub spp: u32,
     pub frames: u32,
+    /// Trace the shadow and AO rays from ray generation (`Tracer::PipelineDepth1`), for a
+    /// driver without recursion.
+    pub depth1: bool,
 }
 
 impl Params {
@@ -29,6 +32,7 @@ impl Params {
         ["--rtp-worker", "--rtp-size", &format!("{w}x{h}"), "--rtp-spp", &self.spp.to_string()]
             .into_iter()
             .chain(["--rtp-frames", &self.frames.to_string()])
+            .chain(self.depth1.then_some("--rtp-depth1"))
             .map(String::from)
             .collect()
     }
@@ -70,7 +74,8 @@ pub fn worker(icd: &Icd, p: &Params) -> Result<(), String> {
     let card = scene.placements.iter().position(|pl| Some(pl.mesh) == scene.cutout);
     let size = [p.size.0, p.size.1];
     let mut renders = Vec::new();
-    for (name, tracer) in [("pipeline", Tracer::Pipeline), ("query", Tracer::Query)] {
+    let pipeline = if p.depth1 { Tracer::PipelineDepth1 } else { Tracer::Pipeline };
+    for (name, tracer) in [("pipeline", pipeline), ("query", Tracer::Query)] {
         let r = SceneRenderer::new(&ctx, &scene, size, p.spp, tracer).map_err(err)?;
         for frame in 0..p.frames {
             let t = Instant::now();
@@ -143,7 +148,7 @@ fn disagreement(a: &Frame, b: &Frame) -> Option<String> {
 pub fn table(icds: &[&str], p: &Params, run: impl Fn(&str, &[String]) -> Result<String, String>) -> bool {
     println!();
     println!(
-        "{:<36} {:<14} {:>12} {:>10} {:>12} {:>10} {:>10}   ({} AO rays, shadow + AO from closest-hit; best of {} frames)",
+        "{:<36} {:<14} {:>12} {:>10} {:>12} {:>10} {:>10}   ({} AO rays, shadow + AO from {}; best of {} frames)",
         "rt pipeline vs ray query",
         "driver",
         "pipeline ms",
@@ -152,6 +157,7 @@ pub fn table(icds: &[&str], p: &Params, run: impl Fn(&str, &[String]) -> Result<
         "M rays/s",
         "pipe/query",
         p.spp,
+        if p.depth1 { "ray generation" } else { "closest-hit" },
         p.frames
     );
     let label = format!("bunny + card @{}x{}", p.size.0, p.size.1);
