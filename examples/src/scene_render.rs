@@ -47,7 +47,7 @@ pub enum Tracer {
 
 enum Kernel {
     Query(ComputePipeline),
-    Pipeline(RtPipeline),
+    Pipeline(Box<RtPipeline>),
 }
 
 /// A renderer of one scene at one size: its acceleration structures, shading buffers,
@@ -76,8 +76,8 @@ impl SceneRenderer {
         types.extend([vk::DescriptorType::STORAGE_BUFFER; 7]);
         let kernel = match tracer {
             Tracer::Query => Kernel::Query(ComputePipeline::new(ctx, RENDER, &types, PUSH_BYTES)?),
-            Tracer::Pipeline => Kernel::Pipeline(pipeline(ctx, &types, 2)?),
-            Tracer::PipelineDepth1 => Kernel::Pipeline(pipeline(ctx, &types, 1)?),
+            Tracer::Pipeline => Kernel::Pipeline(Box::new(pipeline(ctx, &types, 2)?)),
+            Tracer::PipelineDepth1 => Kernel::Pipeline(Box::new(pipeline(ctx, &types, 1)?)),
         };
         let base = match &kernel {
             Kernel::Query(p) => p,
