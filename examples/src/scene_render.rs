@@ -174,7 +174,7 @@ fn pipeline(ctx: &Context, types: &[vk::DescriptorType], depth: u32) -> Result<R
     let table = Table { raygen: 0, miss: vec![1, 2], hit: vec![3] };
     let bindings: Vec<Binding> =
         types.iter().enumerate().map(|(i, &ty)| Binding { set: 0, binding: i as u32, ty, count: 1 }).collect();
-    RtPipeline::with_recursion(ctx, &stages, &groups, &table, &bindings, PUSH_BYTES, depth)
+    RtPipeline::with_records(ctx, &stages, &groups, &(&table).into(), &bindings, PUSH_BYTES, depth)
 }
 
 /// How two renders of the same scene and size differ.
