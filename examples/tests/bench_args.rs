@@ -102,14 +102,12 @@ fn as_bench_refuses_an_unknown_build_flag() {
 }
 
 /// The ray-tracing pipeline workload runs on both drivers, each driver's pipeline render
-/// equals its ray-query render, and the drivers agree (the bench fails its exit code
-/// otherwise). The depth-1 structure (shadow rays from ray generation) while Vortex has no
-/// recursion.
+/// (shadow and AO rays from closest-hit) equals its ray-query render, and the drivers agree
+/// (the bench fails its exit code otherwise).
 #[test]
 fn rt_pipeline_workload_agrees_with_lavapipe() {
     let out = Command::new(env!("CARGO_BIN_EXE_bench"))
         .args(["--workloads", "rtp", "--icds", "vortex,lavapipe", "--rtp-size", "48x32", "--rtp-frames", "1"])
-        .arg("--rtp-depth1")
         .env("VORTEX_RT_PIPELINE", "1")
         .output()
         .expect("start");

@@ -56,8 +56,8 @@ fn pipeline_matches_ray_queries_on_lavapipe() {
     }
 }
 
-/// The structure for recursion depth 1 (shadow and AO rays from ray generation): closest-hit
-/// shading inputs, the miss shaders and the any-hit alpha test on Vortex in both modes.
+/// The structure for recursion depth 1 (shadow and AO rays from ray generation) on Vortex in
+/// both modes too.
 #[test]
 fn depth1_pipeline_matches_ray_queries_on_vortex() {
     let on = [("VORTEX_RT_PIPELINE", "1")];
@@ -68,7 +68,6 @@ fn depth1_pipeline_matches_ray_queries_on_vortex() {
 }
 
 #[test]
-#[ignore = "Vortex refuses traceRayEXT outside the ray generation shader until RT recursion (maxRayRecursionDepth 2) lands"]
 fn pipeline_matches_ray_queries_and_lavapipe_on_vortex() {
     let on = [("VORTEX_RT_PIPELINE", "1")];
     let (ours, _) = rt_scene("vortex", [96, 72], &on, "rt_scene_vortex.png");
