@@ -21,6 +21,7 @@ pub mod raster_scene;
 pub mod rawas;
 pub mod rtpipe;
 pub mod scene;
+pub mod scene_render;
 pub mod sparse;
 pub mod wsi;
 pub mod xvfb;

@@ -46,11 +46,51 @@ pub struct Table {
     pub hit: Vec<u32>,
 }
 
+/// One shader binding table record: a group's handle, then the shader record data
+/// (`shaderRecordEXT`) its shader reads.
+#[derive(Clone, Debug, Default)]
+pub struct Record {
+    pub group: u32,
+    pub data: Vec<u8>,
+}
+
+impl Record {
+    pub fn new(group: u32, data: &[u8]) -> Record {
+        Record { group, data: data.to_vec() }
+    }
+}
+
+/// A whole shader binding table: the ray generation record, the miss, hit and callable
+/// regions.
+#[derive(Clone, Debug, Default)]
+pub struct Records {
+    pub raygen: Record,
+    pub miss: Vec<Record>,
+    pub hit: Vec<Record>,
+    pub callable: Vec<Record>,
+}
+
+impl From<&Table> for Records {
+    fn from(t: &Table) -> Records {
+        let records = |gs: &[u32]| gs.iter().map(|&g| Record::new(g, &[])).collect();
+        Records {
+            raygen: Record::new(t.raygen, &[]),
+            miss: records(&t.miss),
+            hit: records(&t.hit),
+            callable: Vec::new(),
+        }
+    }
+}
+
 pub struct RtPipeline {
     pub base: ComputePipeline,
     rt: khr::ray_tracing_pipeline::Device,
     sbt: Buffer,
     regions: [vk::StridedDeviceAddressRegionKHR; 4],
+    handles: Vec<u8>,
+    layout: SbtLayout,
+    /// The pipeline (owned by `base`).
+    pipeline: vk::Pipeline,
 }
 
 impl RtPipeline {
@@ -64,6 +104,20 @@ impl RtPipeline {
         bindings: &[Binding],
         push_constant_bytes: u32,
     ) -> Result<RtPipeline> {
+        Self::with_records(ctx, stages, groups, &table.into(), bindings, push_constant_bytes, 1)
+    }
+
+    /// [`RtPipeline::new`] with shader record data and callable records, traces nested up to
+    /// `max_recursion` deep (`maxPipelineRayRecursionDepth`).
+    pub fn with_records(
+        ctx: &Context,
+        stages: &[(vk::ShaderStageFlags, &[u8])],
+        groups: &[Group],
+        records: &Records,
+        bindings: &[Binding],
+        push_constant_bytes: u32,
+        max_recursion: u32,
+    ) -> Result<RtPipeline> {
         let rt = khr::ray_tracing_pipeline::Device::new(ctx.instance(), ctx.device());
         let made = Cell::new(vk::Pipeline::null());
         let base = ComputePipeline::with_stages(
@@ -73,13 +127,22 @@ impl RtPipeline {
             STAGES,
             vk::PipelineBindPoint::RAY_TRACING_KHR,
             |device, layout| {
-                let p = create(device, &rt, layout, stages, groups)?;
+                let p = create(device, &rt, layout, stages, groups, max_recursion)?;
                 made.set(p);
                 Ok(p)
             },
         )?;
-        let (sbt, regions) = shader_binding_table(ctx, &rt, made.get(), groups.len() as u32, table)?;
-        Ok(RtPipeline { base, rt, sbt, regions })
+        let (size, layout) = SbtLayout::of(ctx, records);
+        let count = groups.len() as u32;
+        // SAFETY: valid pipeline with `count` groups.
+        let handles =
+            unsafe { rt.get_ray_tracing_shader_group_handles(made.get(), 0, count, (count as u64 * size) as usize) }
+                .vk("vkGetRayTracingShaderGroupHandlesKHR")?;
+        let bytes = layout.bytes(&handles, records)?;
+        let usage = vk::BufferUsageFlags::SHADER_BINDING_TABLE_KHR | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS;
+        let sbt = Buffer::with_data(ctx, &bytes, usage)?;
+        let regions = layout.regions(sbt.address(), records);
+        Ok(RtPipeline { base, rt, sbt, regions, handles, layout, pipeline: made.get() })
     }
 
     /// Records a trace of `size` rays, then a barrier making its writes visible to the host.
@@ -89,7 +152,96 @@ impl RtPipeline {
         // SAFETY: cmd is recording; the pipeline is bound and the SBT buffer alive.
         unsafe { self.rt.cmd_trace_rays(cmd, raygen, miss, hit, callable, size[0], size[1], size[2]) };
         memory_barrier(ctx.device(), cmd, vk::PipelineStageFlags::RAY_TRACING_SHADER_KHR, vk::PipelineStageFlags::HOST);
-        let _ = &self.sbt;
+    }
+
+    /// Rewrites the shader binding table in place (same region sizes, other groups and
+    /// data): a trace recorded before and submitted after reads the new records.
+    pub fn rewrite(&self, records: &Records) -> Result<()> {
+        let same = |a: &[Record], r: &vk::StridedDeviceAddressRegionKHR| a.len() as u64 * r.stride == r.size;
+        let [_, miss, hit, callable] = &self.regions;
+        if !(same(&records.miss, miss) && same(&records.hit, hit) && same(&records.callable, callable)) {
+            return Err(Error::msg("rewrite: the regions must keep their record counts"));
+        }
+        self.sbt.write(&self.layout.bytes(&self.handles, records)?);
+        Ok(())
+    }
+
+    /// `vkGetRayTracingShaderGroupStackSizeKHR` of group `group`'s `which` shader.
+    pub fn stack_size(&self, group: u32, which: vk::ShaderGroupShaderKHR) -> u64 {
+        // SAFETY: a live ray-tracing pipeline with that group.
+        unsafe { self.rt.get_ray_tracing_shader_group_stack_size(self.pipeline, group, which) }
+    }
+}
+
+/// Where the records go: each region starts at a multiple of `shaderGroupBaseAlignment`,
+/// records are `stride` apart (the handle and the largest data of the table, rounded up to
+/// `shaderGroupHandleAlignment`).
+#[derive(Clone, Copy, Debug)]
+struct SbtLayout {
+    handle: usize,
+    stride: u64,
+    base: u64,
+}
+
+impl SbtLayout {
+    /// The layout for `records` on `ctx`'s device, and the handle size.
+    fn of(ctx: &Context, records: &Records) -> (u64, SbtLayout) {
+        let mut props = vk::PhysicalDeviceRayTracingPipelinePropertiesKHR::default();
+        let mut p2 = vk::PhysicalDeviceProperties2::default().push_next(&mut props);
+        // SAFETY: valid physical device; the extension is enabled.
+        unsafe { ctx.instance().get_physical_device_properties2(ctx.physical_device(), &mut p2) };
+        let size = props.shader_group_handle_size as u64;
+        let all = std::iter::once(&records.raygen).chain(&records.miss).chain(&records.hit).chain(&records.callable);
+        let data = all.map(|r| r.data.len() as u64).max().unwrap_or(0);
+        let stride = align(size + data, props.shader_group_handle_alignment as u64);
+        (size, SbtLayout { handle: size as usize, stride, base: props.shader_group_base_alignment as u64 })
+    }
+
+    fn regions_of(records: &Records) -> [&[Record]; 4] {
+        [std::slice::from_ref(&records.raygen), &records.miss, &records.hit, &records.callable]
+    }
+
+    /// Start of each region in the table.
+    fn starts(&self, records: &Records) -> [u64; 4] {
+        let mut at = 0;
+        Self::regions_of(records).map(|r| {
+            let start = align(at, self.base);
+            at = start + self.stride * r.len() as u64;
+            start
+        })
+    }
+
+    fn bytes(&self, handles: &[u8], records: &Records) -> Result<Vec<u8>> {
+        let starts = self.starts(records);
+        let mut bytes = Vec::new();
+        for (r, start) in Self::regions_of(records).into_iter().zip(starts) {
+            bytes.resize(start as usize, 0);
+            for rec in r {
+                let at = bytes.len();
+                bytes.resize(at + self.stride as usize, 0);
+                let from = rec.group as usize * self.handle;
+                let h = handles
+                    .get(from..from + self.handle)
+                    .ok_or_else(|| Error::msg(format!("no handle for group {}", rec.group)))?;
+                bytes[at..at + self.handle].copy_from_slice(h);
+                bytes[at + self.handle..][..rec.data.len()].copy_from_slice(&rec.data);
+            }
+        }
+        bytes.resize(align(bytes.len() as u64, self.base).max(self.base) as usize, 0);
+        Ok(bytes)
+    }
+
+    fn regions(&self, address: u64, records: &Records) -> [vk::StridedDeviceAddressRegionKHR; 4] {
+        let starts = self.starts(records);
+        let lens = Self::regions_of(records).map(|r| r.len() as u64);
+        std::array::from_fn(|k| match lens[k] {
+            0 => vk::StridedDeviceAddressRegionKHR::default(),
+            n => vk::StridedDeviceAddressRegionKHR {
+                device_address: address + starts[k],
+                stride: self.stride,
+                size: self.stride * n,
+            },
+        })
     }
 }
 
@@ -99,6 +251,7 @@ fn create(
     layout: vk::PipelineLayout,
     stages: &[(vk::ShaderStageFlags, &[u8])],
     groups: &[Group],
+    max_recursion: u32,
 ) -> Result<vk::Pipeline> {
     let mut modules = Vec::new();
     let destroy = |modules: &[vk::ShaderModule]| {
@@ -145,7 +298,7 @@ fn create(
     let info = vk::RayTracingPipelineCreateInfoKHR::default()
         .stages(&stage_infos)
         .groups(&group_infos)
-        .max_pipeline_ray_recursion_depth(1)
+        .max_pipeline_ray_recursion_depth(max_recursion)
         .layout(layout);
     // SAFETY: valid create info; the modules live until after the call.
     let r = unsafe {
@@ -157,56 +310,4 @@ fn create(
 
 fn align(v: u64, a: u64) -> u64 {
     v.div_ceil(a) * a
-}
-
-/// The table's records: each region starts at a multiple of `shaderGroupBaseAlignment`,
-/// records are a handle each, `shaderGroupHandleAlignment` apart.
-fn shader_binding_table(
-    ctx: &Context,
-    rt: &khr::ray_tracing_pipeline::Device,
-    pipeline: vk::Pipeline,
-    groups: u32,
-    table: &Table,
-) -> Result<(Buffer, [vk::StridedDeviceAddressRegionKHR; 4])> {
-    let mut props = vk::PhysicalDeviceRayTracingPipelinePropertiesKHR::default();
-    let mut p2 = vk::PhysicalDeviceProperties2::default().push_next(&mut props);
-    // SAFETY: valid physical device; the extension is enabled.
-    unsafe { ctx.instance().get_physical_device_properties2(ctx.physical_device(), &mut p2) };
-    let size = props.shader_group_handle_size as u64;
-    let stride = align(size, props.shader_group_handle_alignment as u64);
-    let base = props.shader_group_base_alignment as u64;
-    // SAFETY: valid pipeline with `groups` groups.
-    let handles =
-        unsafe { rt.get_ray_tracing_shader_group_handles(pipeline, 0, groups, (groups as u64 * size) as usize) }
-            .vk("vkGetRayTracingShaderGroupHandlesKHR")?;
-    let regions: [&[u32]; 3] = [std::slice::from_ref(&table.raygen), &table.miss, &table.hit];
-    let mut bytes = Vec::new();
-    let mut starts = Vec::new();
-    for r in regions {
-        let start = align(bytes.len() as u64, base);
-        bytes.resize(start as usize, 0);
-        starts.push(start);
-        for &g in r {
-            let at = bytes.len();
-            bytes.resize(at + stride as usize, 0);
-            let h = &handles[(g as u64 * size) as usize..][..size as usize];
-            bytes[at..at + size as usize].copy_from_slice(h);
-        }
-    }
-    bytes.resize(align(bytes.len() as u64, base).max(base) as usize, 0);
-    let usage = vk::BufferUsageFlags::SHADER_BINDING_TABLE_KHR | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS;
-    let sbt = Buffer::with_data(ctx, &bytes, usage)?;
-    let region = |k: usize, n: usize, stride: u64| vk::StridedDeviceAddressRegionKHR {
-        device_address: sbt.address() + starts[k],
-        stride,
-        size: stride * n as u64,
-    };
-    let raygen = region(0, 1, stride);
-    let regions = [
-        vk::StridedDeviceAddressRegionKHR { stride: raygen.size, ..raygen },
-        region(1, table.miss.len(), stride),
-        region(2, table.hit.len(), stride),
-        vk::StridedDeviceAddressRegionKHR::default(),
-    ];
-    Ok((sbt, regions))
 }

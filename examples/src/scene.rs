@@ -38,6 +38,10 @@ pub struct Scene {
     pub light: [f32; 3],
     /// Length of ambient-occlusion rays.
     pub ao_radius: f32,
+    /// The alpha-tested mesh, if any ([`Scene::with_cutout`]): its geometry is built not
+    /// opaque, so renders run their alpha test (any-hit shader, or the ray query's
+    /// candidate loop) on it.
+    pub cutout: Option<usize>,
 }
 
 impl Scene {
@@ -100,6 +104,36 @@ impl Scene {
     }
 }
 
+impl Scene {
+    /// The scene with an alpha-tested card added: a 1.1 x 0.9 quad standing on the ground
+    /// between the camera and its target, turned 20 degrees, whose alpha test
+    /// (`cutout_opaque` in `shaders/scene_shading.glsl`) punches a 6 x 6 grid of round holes
+    /// in it. Rays see through the holes, and light passes them onto what lies behind.
+    pub fn with_cutout(mut self) -> Scene {
+        let (eye, target) = (self.camera.eye, self.camera.target);
+        let at = [target[0] + 0.45, 0.0, target[2] + 0.3 * (eye[2] - target[2])];
+        let transform = Mat3x4::compose(&[
+            Mat3x4::translation(0.0, 0.5, 0.0),
+            Mat3x4::scale(1.1, 0.9, 1.0),
+            Mat3x4::rotation_y(-20.0),
+            Mat3x4::translation(at[0], at[1], at[2]),
+        ]);
+        self.cutout = Some(self.meshes.len());
+        self.placements.push(Placement { mesh: self.meshes.len(), transform, albedo: [0.85, 0.75, 0.3] });
+        self.meshes.push(card());
+        self.name = format!("{} + alpha-tested card", self.name);
+        self
+    }
+}
+
+/// A unit square in the xy plane centred on the origin, two triangles.
+fn card() -> Mesh {
+    Mesh {
+        positions: vec![[-0.5, -0.5, 0.0], [0.5, -0.5, 0.0], [0.5, 0.5, 0.0], [-0.5, 0.5, 0.0]],
+        indices: vec![0, 1, 2, 0, 2, 3],
+    }
+}
+
 /// Procedural growth of a scene, for performance work: subdivide its main mesh (x4
 /// triangles per level) and place more copies of it (in a grid).
 #[derive(Clone, Copy, Debug, Default)]
@@ -139,7 +173,8 @@ impl SceneOptions {
     }
 }
 
-/// A scene's acceleration structures on the device: one opaque BLAS per mesh and a TLAS
+/// A scene's acceleration structures on the device: one BLAS per mesh (opaque but for the
+/// alpha-tested one, [`Scene::cutout`]) and a TLAS
 /// with one instance per placement (instance custom index = mesh index).
 pub struct GpuScene {
     pub blases: Vec<AccelerationStructure>,
@@ -159,12 +194,15 @@ impl GpuScene {
         let blases = scene
             .meshes
             .iter()
-            .map(|m| {
+            .enumerate()
+            .map(|(i, m)| {
+                let flags =
+                    if scene.cutout == Some(i) { vk::GeometryFlagsKHR::empty() } else { vk::GeometryFlagsKHR::OPAQUE };
                 let g = TriangleGeometry {
                     vertices: m.positions.clone(),
                     indices: Indices::U32(m.indices.clone()),
                     transform: None,
-                    flags: vk::GeometryFlagsKHR::OPAQUE,
+                    flags,
                 };
                 AccelerationStructure::build_bottom_in(ctx, &[g], Default::default(), placement)
             })
@@ -280,6 +318,7 @@ fn framed(name: String, mesh: Mesh, copies: usize) -> Scene {
         },
         light: normalize([0.5, 1.0, 0.6]),
         ao_radius: 0.4,
+        cutout: None,
     }
 }
 
@@ -351,6 +390,7 @@ fn spheres_of(mesh: Mesh, instances: usize) -> Scene {
         },
         light: normalize([0.4, 1.0, 0.3]),
         ao_radius: 0.5,
+        cutout: None,
     }
 }
 
@@ -388,6 +428,7 @@ pub fn random_soup(n: usize, seed: u64) -> Scene {
         camera: Camera { eye: [0.0, 0.4, 1.6], target: [0.0, 0.0, 0.0], up: [0.0, 1.0, 0.0], fov_y_degrees: 45.0 },
         light: normalize([0.3, 1.0, 0.5]),
         ao_radius: 0.05,
+        cutout: None,
     }
 }
 

@@ -100,3 +100,20 @@ fn as_bench_refuses_an_unknown_build_flag() {
     assert!(err.contains(r#"unknown build flag "nosuch""#), "stderr: {err}");
     assert!(out.stdout.is_empty(), "nothing measured, nothing printed: {}", String::from_utf8_lossy(&out.stdout));
 }
+
+/// The ray-tracing pipeline workload runs on both drivers, each driver's pipeline render
+/// (shadow and AO rays from closest-hit) equals its ray-query render, and the drivers agree
+/// (the bench fails its exit code otherwise).
+#[test]
+fn rt_pipeline_workload_agrees_with_lavapipe() {
+    let out = Command::new(env!("CARGO_BIN_EXE_bench"))
+        .args(["--workloads", "rtp", "--icds", "vortex,lavapipe", "--rtp-size", "48x32", "--rtp-frames", "1"])
+        .env("VORTEX_RT_PIPELINE", "1")
+        .output()
+        .expect("start");
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{text}");
+    let rows: Vec<&str> = text.lines().filter(|l| l.contains("@48x32")).collect();
+    assert_eq!(rows.len(), 2, "one row per driver:\n{text}");
+    assert!(!text.contains(" ! "), "{text}");
+}

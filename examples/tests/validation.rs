@@ -61,4 +61,7 @@ valid! {
     vk13_check_is_valid: "vk13_check";
     render_is_valid: "render", "--width", "64", "--height", "48", "--out", "/dev/null";
     render_raster_is_valid: "render", "--raster", "--width", "64", "--height", "48", "--out", "/dev/null";
+    render_pipeline_is_valid: "render", "--pipeline", "--cutout", "--width", "64", "--height", "48", "--out", "/dev/null";
+    rt_scene_is_valid: "rt_scene", "--width", "64", "--height", "48", "--out", "/tmp/vortex-validation-rt_scene.png";
+    rt_scene_depth1_is_valid: "rt_scene", "--depth1", "--width", "48", "--height", "32", "--out", "/tmp/vortex-validation-rt_scene1.png";
 }

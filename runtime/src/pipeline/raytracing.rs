@@ -22,9 +22,10 @@ pub const HANDLE_ALIGNMENT: u32 = 32;
 pub const BASE_ALIGNMENT: u32 = 64;
 /// `maxShaderGroupStride`.
 pub const MAX_GROUP_STRIDE: u32 = 4096;
-/// `maxRayRecursionDepth`: traces from the ray generation shader only, for now (the design
-/// expands recursion at compile time and will raise it: `docs/RTPIPELINE.md`).
-pub const MAX_RECURSION: u32 = 1;
+/// `maxRayRecursionDepth`: what other drivers report. Recursion is expanded at compile time
+/// (`docs/RTPIPELINE.md`), so a pipeline's depth is bounded by its code size too: a
+/// pipeline whose expansion does not fit fails creation, saying how large it is.
+pub const MAX_RECURSION: u32 = 31;
 /// `maxRayHitAttributeSize`.
 pub const MAX_HIT_ATTRIBUTE_BYTES: u32 = 32;
 /// `maxRayDispatchInvocationCount`: the launch grid's CTAs are counted in 32 bits.
@@ -92,7 +93,8 @@ impl Pipeline {
             let k = match (g.kind, g.general) {
                 (GroupKind::General, Some(r)) if stages[r as usize].stage == Stage::RayGeneration => {
                     name.get_or_insert_with(|| stages[r as usize].entry.clone());
-                    Some(compile_raygen(device, &stages, &groups, r as usize, &layout)?)
+                    let depth = max_recursion.min(MAX_RECURSION);
+                    Some(compile_raygen(device, &stages, &groups, r as usize, depth, &layout)?)
                 }
                 _ => None,
             };
@@ -137,6 +139,7 @@ fn compile_raygen(
     stages: &[RtStage],
     groups: &[Group],
     raygen: usize,
+    max_recursion: u32,
     layout: &PipelineLayout,
 ) -> VkResult<Kernel> {
     let target = shader::Target {
@@ -171,9 +174,14 @@ fn compile_raygen(
         })
         .collect();
     let s = &stages[raygen];
-    let k = shader::compile_ray_tracing(&shaders, &groups, raygen, &opts).map_err(|e| {
+    let k = shader::compile_ray_tracing(&shaders, &groups, raygen, max_recursion, &opts).map_err(|e| {
         tracing::error!("cannot compile ray-tracing pipeline '{}': {e}", s.entry);
-        vk::Result::ERROR_UNKNOWN
+        // Too large for the device (recursion expanded past the code budget, too many
+        // query slots, registers or private memory) is a memory failure; the rest unknown.
+        match e {
+            shader::CompileError::Limit(_) => vk::Result::ERROR_OUT_OF_DEVICE_MEMORY,
+            _ => vk::Result::ERROR_UNKNOWN,
+        }
     })?;
     let kernel = load_kernel(device, &k)?;
     Ok(Kernel { kernel, lmem_bytes: k.lmem_bytes, private_bytes: k.private_bytes })

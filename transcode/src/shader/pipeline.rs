@@ -2,12 +2,11 @@
 //! ray generation shader (`docs/RTPIPELINE.md`, `lower/raytracing`).
 
 use super::cfg::Cfg;
-use super::error::{invalid, unsupported, Result};
+use super::error::{invalid, limit, unsupported, Result};
 use super::inline;
 use super::lower::{self, raytracing};
-use super::module::{InstExt, Module};
+use super::module::Module;
 use super::{CompileOptions, CompiledKernel, DebugInfo, RayQueryLowering, Stage, Target};
-use spirv::Op;
 use std::collections::BTreeMap;
 
 /// One shader stage of a ray-tracing pipeline.
@@ -29,13 +28,15 @@ pub struct RtGroup {
 }
 
 /// Compiles the kernel of ray generation shader `raygen`: the other shaders of `groups` run
-/// in it where traces and callable calls select them. `opts` gives the layout, the
+/// in it where traces and callable calls select them, traces nested up to `max_recursion`
+/// deep (`maxPipelineRayRecursionDepth`; 0 is taken as 1). `opts` gives the layout, the
 /// ray-query lowering and the switches; its entry point, stage and specialization are each
 /// shader's own.
 pub fn compile_ray_tracing(
     shaders: &[RtShader],
     groups: &[RtGroup],
     raygen: usize,
+    max_recursion: u32,
     opts: &CompileOptions,
 ) -> Result<CompiledKernel> {
     if opts.target.ray_query != RayQueryLowering::Rtu {
@@ -68,8 +69,9 @@ pub fn compile_ray_tracing(
         });
     }
     let top = parse(rg, opts)?;
-    let slots = slots(&top, &parsed, &link_groups)?;
-    let link = raytracing::Link { shaders: parsed, groups: link_groups, slots };
+    let max = raytracing::Depth { traces: max_recursion.max(1), calls: raytracing::MAX_CALLABLE_DEPTH };
+    let mut link = raytracing::Link { shaders: parsed, groups: link_groups, slots: 0, max };
+    link.slots = expansion(&top, &mut link)?;
     let lowering = lower::Lowering::select(&top.opts.target)?;
     let local_size = lowering.stage.execution_modes(&top.m)?;
     let out = lower::lower_linked(&top.m, &top.flat, &top.cfg, &top.opts, lowering, local_size, Some(&link))?;
@@ -99,54 +101,31 @@ fn parse(s: &RtShader, opts: &CompileOptions) -> Result<raytracing::Shader> {
     let m = Module::parse(&s.words, &opts)?;
     let flat = inline::flatten(&m)?;
     let cfg = Cfg::build(&flat)?;
-    Ok(raytracing::Shader { m, flat, cfg, stage: s.stage, opts })
+    raytracing::Shader::new(m, flat, cfg, s.stage, opts)
 }
 
-/// A shader's own query slots, and its trace, callable and report sites.
-struct Uses {
-    queries: u32,
-    traces: u32,
-    calls: u32,
-    reports: u32,
-}
-
-fn uses(s: &raytracing::Shader) -> Result<Uses> {
-    let mut u = Uses { queries: 0, traces: 0, calls: 0, reports: 0 };
-    for g in s.m.globals.values() {
-        u.queries += s.m.types.queries(g.ty)?;
-    }
-    for inst in s.flat.blocks.iter().flat_map(|b| &b.insts) {
-        match inst.class.opcode {
-            Op::Variable => u.queries += s.m.types.queries(s.m.types.pointee(inst.rty()?)?.1)?,
-            Op::TraceRayKHR => u.traces += 1,
-            Op::ExecuteCallableKHR => u.calls += 1,
-            Op::ReportIntersectionKHR => u.reports += 1,
-            _ => {}
+/// Sizes the expansion of the pipeline's calls (`raytracing::expand`): callables as deep as
+/// the budget allows (down to two levels), traces to the pipeline's depth; returns the
+/// query slots it needs, or why it does not fit.
+fn expansion(top: &raytracing::Shader, link: &mut raytracing::Link) -> Result<u32> {
+    loop {
+        let x = raytracing::expand(top, link)?;
+        if x.fits() {
+            return Ok(x.slots as u32);
         }
-    }
-    Ok(u)
-}
-
-/// The query slots the kernel may use: the ray generation shader's, and at each of its
-/// trace sites one for the trace plus every hit and miss shader's (all are lowered there),
-/// at each callable site every callable shader's.
-fn slots(top: &raytracing::Shader, shaders: &[raytracing::Shader], groups: &[raytracing::Group]) -> Result<u32> {
-    let own = |s: Option<usize>| -> Result<Uses> {
-        match s.and_then(|s| shaders.get(s)) {
-            Some(s) => uses(s),
-            None => Ok(Uses { queries: 0, traces: 0, calls: 0, reports: 0 }),
+        if link.max.calls <= raytracing::MIN_CALLABLE_DEPTH {
+            return Err(limit!(
+                "expanding the pipeline's calls to recursion depth {} (callables {} deep) takes {} shader copies, \
+                 {} SPIR-V instructions and {} ray query slots (at most {} and {})",
+                link.max.traces,
+                link.max.calls,
+                x.copies,
+                x.instructions,
+                x.slots,
+                raytracing::MAX_EXPANDED_INSTRUCTIONS,
+                vortex_model::abi::rtu::MAX_QUERIES
+            ));
         }
-    };
-    let (mut per_trace, mut per_call) = (1u32, 0u32);
-    for g in groups {
-        let general = own(g.general)?;
-        match g.general.and_then(|s| shaders.get(s)).map(|s| s.stage) {
-            Some(Stage::Callable) => per_call += general.queries,
-            _ => per_trace += general.queries,
-        }
-        let isect = own(g.intersection)?;
-        per_trace += own(g.closest_hit)?.queries + isect.queries + own(g.any_hit)?.queries * (1 + isect.reports);
+        link.max.calls -= 1;
     }
-    let u = uses(top)?;
-    Ok(u.queries + u.traces * per_trace + u.calls * per_call)
 }

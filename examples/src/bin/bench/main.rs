@@ -12,6 +12,11 @@
 //! and cross-checked by tracing (`vortex_examples::buildbench`; `as_bench --builds` runs the
 //! same at other sizes).
 //!
+//! `--workloads rtp` (`rtpipe.rs`): the default scene with an alpha-tested card rendered by
+//! a ray-tracing pipeline (shading, shadow and AO rays from closest-hit, any-hit alpha
+//! test) and by ray queries, side by side on every driver, cross-checked (on Vortex RT the
+//! pipeline needs `VORTEX_RT_PIPELINE=1`).
+//!
 //! Then the raster workloads on the same drivers (`raster.rs`): fill rate, draws per
 //! second, and a 1280x720 frame drawn through a vertex + fragment pipeline with a shadow ray
 //! per fragment; the pixels are checksummed and compared across drivers too.
@@ -21,6 +26,7 @@
 //!       [--size WxH] [--workloads rt,pt,build,raster] [--raster-size WxH]
 //!       [--build-tris N] [--build-reps N]
 //!       [--pt-scene S] [--pt-size WxH] [--pt-spp N] [--pt-bounces N] [--pt-frames N]
+//!       [--rtp-size WxH] [--rtp-spp N] [--rtp-frames N] [--rtp-depth1]
 //! ```
 //! An ICD name `vortex-timed` runs our driver in timed mode (`VORTEX_MODE=timed`); a name
 //! ending in `-sparse` (`vortex-sparse`, `lavapipe-sparse`, `vortex-timed-sparse`) builds
@@ -35,6 +41,7 @@
 mod arch;
 mod pathtrace;
 mod raster;
+mod rtpipe;
 
 use ash::vk;
 use std::process::{Command, ExitCode};
@@ -167,6 +174,8 @@ fn main() -> ExitCode {
     let mut workloads = "rt,pt,build,raster".to_string();
     let mut pt = pathtrace::Params { scene: "spheres".into(), size: (800, 600), spp: 1, bounces: 3, frames: 3 };
     let mut pt_worker = false;
+    let mut rtp = rtpipe::Params { size: (1024, 768), spp: 1, frames: 2, depth1: false };
+    let mut rtp_worker = false;
     let mut raster_size = [1280u32, 720];
     let mut raster_worker = false;
     let mut archs: Option<String> = None;
@@ -195,6 +204,20 @@ fn main() -> ExitCode {
             "--arch" => archs = Some(value()),
             "--raster-worker" => raster_worker = true,
             "--pt-worker" => pt_worker = true,
+            "--rtp-worker" => rtp_worker = true,
+            "--rtp-depth1" => rtp.depth1 = true,
+            "--rtp-spp" => rtp.spp = value().parse().unwrap_or(rtp.spp),
+            "--rtp-frames" => rtp.frames = value().parse().unwrap_or(rtp.frames).max(1),
+            "--rtp-size" => {
+                let v = value();
+                match v.split_once('x').and_then(|(w, h)| Some((w.parse().ok()?, h.parse().ok()?))) {
+                    Some(s) => rtp.size = s,
+                    None => {
+                        eprintln!("bench: --rtp-size wants WxH, got {v:?}");
+                        return ExitCode::from(2);
+                    }
+                }
+            }
             "--build-worker" => build_worker.push(a.clone()),
             w @ ("--build-flag" | "--build-rays") => build_worker.extend([w.to_string(), value()]),
             "--build-tris" => {
@@ -236,6 +259,7 @@ fn main() -> ExitCode {
                 println!("             [--workloads rt,pt,build,raster] [--raster-size WxH (1280x720)]");
                 println!("             [--build-tris 100000] [--build-reps 5]");
                 println!("             [--pt-scene spheres] [--pt-size 800x600] [--pt-spp 1] [--pt-bounces 3] [--pt-frames 3]");
+                println!("             [--rtp-size 1024x768] [--rtp-spp 1] [--rtp-frames 2] [--rtp-depth1]   (--workloads rtp; Vortex: VORTEX_RT_PIPELINE=1)");
                 println!("       bench --arch rtu,rdna2 [--scenes ...] [--size WxH (256x192)] [--samples N]");
                 return ExitCode::SUCCESS;
             }
@@ -272,6 +296,15 @@ fn main() -> ExitCode {
             }
         };
     }
+    if let (Some(icd), true) = (&worker_icd, rtp_worker) {
+        return match rtpipe::worker(icd, &rtp) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("bench rt-pipeline worker: {e}");
+                ExitCode::from(1)
+            }
+        };
+    }
     if rt_worker || worker_icd.is_some() {
         let icd = worker_icd.unwrap_or(Icd::Vortex);
         let scene = scenes.split(',').next().unwrap_or("bunny").to_string();
@@ -296,6 +329,9 @@ fn main() -> ExitCode {
     }
     if workloads.contains(&"pt") {
         failed |= pt_table(&icds, &pt);
+    }
+    if workloads.contains(&"rtp") {
+        failed |= rtpipe::table(&icds, &rtp, |icd, args| run_worker(icd, "the rt-pipeline workload", args));
     }
     if workloads.contains(&"build") {
         failed |= build_table(&icds, build_tris, build_reps);

@@ -52,8 +52,10 @@ pub fn against(o: &Options, other: &str) -> Result<(), String> {
     cmd.env_remove("VORTEX_STATS");
     cmd.args(["--icd", other, "--width", &o.width.to_string(), "--height", &o.height.to_string()]);
     cmd.args(["--spp", &o.spp.to_string(), "--quiet", "--out"]).arg(&ref_path);
-    if o.raster {
-        cmd.arg("--raster");
+    for (on, flag) in [(o.raster, "--raster"), (o.pipeline, "--pipeline"), (o.cutout, "--cutout")] {
+        if on {
+            cmd.arg(flag);
+        }
     }
     match &o.obj {
         Some(p) => cmd.arg("--obj").arg(p),

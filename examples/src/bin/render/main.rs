@@ -4,8 +4,12 @@
 //! ```text
 //! render [--icd vortex|lavapipe|PATH] [--scene bunny|spheres|million|random | --obj FILE]
 //!        [--subdivide N] [--copies N] [--width W] [--height H] [--spp N] [--out FILE.png]
-//!        [--raster] [--compare ICD] [--quiet] [--window [--hold SECONDS]]
+//!        [--raster | --pipeline] [--cutout] [--compare ICD] [--quiet] [--window [--hold SECONDS]]
 //! ```
+//!
+//! `--pipeline` traces the same render with a ray-tracing pipeline instead of ray queries
+//! (`vortex_examples::scene_render`, `docs/RTPIPELINE.md`); `--cutout` adds an alpha-tested
+//! card to the scene (`Scene::with_cutout`).
 //!
 //! `--window` also shows the image in an X11 window (`$DISPLAY`) as it is rendered, through a
 //! swapchain on the same driver, and keeps it there for `--hold` seconds (default 10).
@@ -34,7 +38,7 @@ use vortex_examples::{Context, Icd};
 
 const USAGE: &str = "usage: render [--icd vortex|lavapipe|PATH] [--scene bunny|spheres|million|random | --obj FILE]
               [--subdivide N] [--copies N] [--width W] [--height H] [--spp N] [--out FILE.png]
-              [--raster] [--compare ICD] [--quiet] [--window [--hold SECONDS]]
+              [--raster | --pipeline] [--cutout] [--compare ICD] [--quiet] [--window [--hold SECONDS]]
   --icd        the Vulkan driver to render on (default: vortex)
   --scene      a built-in scene (default: bunny); --obj renders an OBJ file on a ground plane
   --subdivide  split the main mesh's triangles in four, N times (bunny: 3,676 x 4^N)
@@ -44,6 +48,10 @@ const USAGE: &str = "usage: render [--icd vortex|lavapipe|PATH] [--scene bunny|s
   --out        the PNG to write (default: render.png)
   --raster     draw the scene with a vertex + fragment pipeline (ray-query shadows and
                AO in the fragment shader, a textured ground) instead of primary rays
+  --pipeline   trace with a ray-tracing pipeline (closest-hit shading, shadow and AO rays
+               from the closest-hit shader) instead of ray queries; on Vortex RT it needs
+               VORTEX_RT_PIPELINE=1
+  --cutout     add an alpha-tested card (a grid of holes) to the scene
   --compare    also render on this driver and report differing pixels and PSNR
   --window     also show the image in a window ($DISPLAY) as it is rendered, through a
                swapchain, and keep it there for --hold seconds (default 10)
@@ -66,6 +74,8 @@ pub struct Options {
     /// Seconds to keep the finished image in a window (`--window`), or none.
     pub window: Option<f64>,
     pub raster: bool,
+    pub pipeline: bool,
+    pub cutout: bool,
 }
 
 fn parse(mut args: impl Iterator<Item = String>) -> Result<Option<Options>, String> {
@@ -82,6 +92,8 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Option<Options>, Stri
         quiet: false,
         window: None,
         raster: false,
+        pipeline: false,
+        cutout: false,
     };
     while let Some(a) = args.next() {
         let mut value = || args.next().ok_or(format!("{a} needs a value"));
@@ -106,11 +118,16 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Option<Options>, Stri
                     Some(v.parse::<f64>().ok().filter(|s| *s >= 0.0).ok_or(format!("--hold: {v:?} is not seconds"))?);
             }
             "--raster" => o.raster = true,
+            "--pipeline" => o.pipeline = true,
+            "--cutout" => o.cutout = true,
             _ => return Err(format!("unexpected argument {a:?}")),
         }
     }
     if o.width == 0 || o.height == 0 || o.width > 16384 || o.height > 16384 {
         return Err(format!("image size {}x{} out of range (1..=16384)", o.width, o.height));
+    }
+    if o.raster && (o.pipeline || o.cutout) {
+        return Err("--raster draws without rays: --pipeline and --cutout are for ray-traced renders".into());
     }
     if o.shape.subdivide > 8 {
         return Err(format!("--subdivide {} is more than 8", o.shape.subdivide));
@@ -127,13 +144,16 @@ fn run(o: &Options) -> Result<(), String> {
         None => Scene::builtin_with(&o.scene, &o.shape),
     }
     .map_err(|e| e.to_string())?;
+    let scene = if o.cutout { scene.with_cutout() } else { scene };
     // The window's device is made first: both set the loader's environment before it
     // starts threads.
     let mut viewer = match o.window {
         Some(_) => Some(window::Viewer::open(&o.icd, o.width, o.height).map_err(|e| format!("--window: {e}"))?),
         None => None,
     };
-    let ctx = Context::new(&o.icd).map_err(|e| e.to_string())?;
+    // The pipeline is an optional feature.
+    let ctx = if o.pipeline { Context::with_optional_features(&o.icd) } else { Context::new(&o.icd) };
+    let ctx = ctx.map_err(|e| e.to_string())?;
     if !o.quiet {
         println!("device: {}", ctx.info().name);
         println!(

@@ -62,16 +62,17 @@ impl<'m> Lowerer<'m> {
         let (accept, zero) = (self.imm(ACCEPT)?, self.imm(0)?);
         let decision = self.e.op3(Vx::Sel, tri, accept, zero)?;
         self.triangle_attrs(q, Intersection::Candidate, call, Some(tri))?;
-        for (g, s) in rt.members(Stage::AnyHit, |g| g.any_hit.filter(|_| g.intersection.is_none())) {
+        for (s, groups) in rt.any_hits(call.payload_regs) {
             let mut c = call.clone();
             c.decision = Some(decision);
-            self.dispatch_to(handle, g, Some(tri), |l| l.lower_callee(s, c))?;
+            self.dispatch_to(handle, &groups, Some(tri), |l| l.lower_callee(s, c))?;
         }
+        // Per group: a report runs the group's own any-hit.
         for (g, s) in rt.members(Stage::Intersection, |g| g.intersection) {
             let mut c = call.clone();
             c.best_t = Some(self.closest_t(q, call)?);
             c.group = Some(g);
-            self.dispatch_to(handle, g, Some(aabb), |l| l.lower_callee(s, c))?;
+            self.dispatch_to(handle, &[g], Some(aabb), |l| l.lower_callee(s, c))?;
         }
         self.apply_decision(q, decision)?;
         self.e.jmp(head);
@@ -98,8 +99,8 @@ impl<'m> Lowerer<'m> {
         self.e.bra(none, miss, hit, join);
         self.e.place(miss)?;
         let handle = self.sbt_handle(kargs::sbt::MISS, miss_index)?;
-        for (g, s) in rt.members(Stage::Miss, |g| g.general) {
-            self.dispatch_to(handle, g, None, |l| l.lower_callee(s, call.clone()))?;
+        for (s, groups) in rt.targets(Stage::Miss, |g| g.general, call.payload_regs) {
+            self.dispatch_to(handle, &groups, None, |l| l.lower_callee(s, call.clone()))?;
         }
         self.e.jmp(join);
         self.e.place(hit)?;
@@ -110,8 +111,8 @@ impl<'m> Lowerer<'m> {
         let handle = self.e.op3(Vx::Sel, skip, zero, handle)?;
         let tri = self.is_const(ty, 1)?;
         self.triangle_attrs(q, Intersection::Committed, &call, Some(tri))?;
-        for (g, s) in rt.members(Stage::ClosestHit, |g| g.closest_hit) {
-            self.dispatch_to(handle, g, None, |l| l.lower_callee(s, call.clone()))?;
+        for (s, groups) in rt.targets(Stage::ClosestHit, |g| g.closest_hit, call.payload_regs) {
+            self.dispatch_to(handle, &groups, None, |l| l.lower_callee(s, call.clone()))?;
         }
         self.e.jmp(join);
         self.e.place(join)
@@ -189,7 +190,7 @@ impl<'m> Lowerer<'m> {
         else {
             return Err(invalid!("internal: an intersection call without its trace"));
         };
-        let any_hit = call.group.and_then(|g| rt.groups.get(g)).and_then(|g| g.any_hit);
+        let any_hit = rt.report_any_hit(call.group, call.payload_regs);
         let ops = self.ray_query;
         let tmin = ops.ray_value(self, q, RayValue::TMin)?;
         let above = self.e.op2(I::new(Vx::Fcmp).cond(FloatCond::Oge), t, tmin)?;

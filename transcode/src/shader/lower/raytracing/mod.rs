@@ -12,6 +12,9 @@
 //! groups, each a branch that narrows the warp to the lanes whose record names that group.
 
 mod call;
+mod expand;
+
+pub(crate) use expand::{expand, Depth, MAX_CALLABLE_DEPTH, MAX_EXPANDED_INSTRUCTIONS, MIN_CALLABLE_DEPTH};
 
 use super::mem::Ptr;
 use super::rayquery::{HitValue, Intersection, Ray};
@@ -24,7 +27,7 @@ use crate::shader::inline::Flat;
 use crate::shader::module::{InstExt, Module};
 use crate::shader::{CompileOptions, Stage};
 use rspirv::dr::Instruction;
-use spirv::Op;
+use spirv::{Op, StorageClass};
 use vortex_model::abi::isa::{IntCond, MemSize, Op as Vx};
 use vortex_model::abi::kernel::kargs;
 use vortex_model::abi::rtu;
@@ -39,6 +42,21 @@ pub(crate) struct Shader {
     pub cfg: Cfg,
     pub stage: Stage,
     pub opts: CompileOptions,
+    /// Registers of its incoming payload or callable data, if it declares one: a site whose
+    /// payload is smaller cannot run it (the types must match), so it is not lowered there.
+    pub incoming: Option<u32>,
+}
+
+impl Shader {
+    pub fn new(m: Module, flat: Flat, cfg: Cfg, stage: Stage, opts: CompileOptions) -> Result<Shader> {
+        let mut incoming = None;
+        for g in m.globals.values() {
+            if matches!(g.sc, StorageClass::IncomingRayPayloadKHR | StorageClass::IncomingCallableDataKHR) {
+                incoming = Some(incoming.unwrap_or(0).max(m.types.regs(g.ty)?));
+            }
+        }
+        Ok(Shader { m, flat, cfg, stage, opts, incoming })
+    }
 }
 
 /// A shader group: indices into [`Link::shaders`].
@@ -56,6 +74,9 @@ pub(crate) struct Link {
     pub groups: Vec<Group>,
     /// Query slots the whole kernel may use (their state region is reserved up front).
     pub slots: u32,
+    /// How deep calls are expanded ([`expand`]): traces (`maxPipelineRayRecursionDepth`,
+    /// at least 1) and callable calls; a call one level deeper is a no-op.
+    pub max: Depth,
 }
 
 impl Link {
@@ -73,6 +94,42 @@ impl Link {
         }
         out
     }
+
+    /// Whether shader `s` can take a payload of `regs` registers.
+    fn takes(&self, s: usize, regs: u32) -> bool {
+        self.shaders.get(s).is_some_and(|sh| sh.incoming.is_none_or(|n| n <= regs))
+    }
+
+    /// [`Link::members`] by shader, for a site with a payload of `regs` registers: each
+    /// shader that can take it once (lowered once per site, whichever of its groups the
+    /// record names), with the groups that name it.
+    fn targets(&self, stage: Stage, pick: impl Fn(&Group) -> Option<usize>, regs: u32) -> Vec<(usize, Vec<usize>)> {
+        let mut out: Vec<(usize, Vec<usize>)> = Vec::new();
+        for (g, s) in self.members(stage, pick).into_iter().filter(|&(_, s)| self.takes(s, regs)) {
+            match out.iter_mut().find(|(t, _)| *t == s) {
+                Some((_, groups)) => groups.push(g),
+                None => out.push((s, vec![g])),
+            }
+        }
+        out
+    }
+
+    /// The any-hit shaders of triangle groups (an intersection group's any-hit runs from its
+    /// reports instead).
+    fn any_hits(&self, regs: u32) -> Vec<(usize, Vec<usize>)> {
+        self.targets(Stage::AnyHit, |g| g.any_hit.filter(|_| g.intersection.is_none()), regs)
+    }
+
+    /// The any-hit shader a report of intersection group `g` runs (if it can take `regs`).
+    fn report_any_hit(&self, g: Option<usize>, regs: u32) -> Option<usize> {
+        g.and_then(|g| self.groups.get(g)).and_then(|g| g.any_hit).filter(|&a| self.takes(a, regs))
+    }
+
+    /// Whether traces walk candidate by candidate (some group has an any-hit or intersection
+    /// shader).
+    fn walks_candidates(&self) -> bool {
+        self.groups.iter().any(|g| g.any_hit.is_some() || g.intersection.is_some())
+    }
 }
 
 /// What a call hands the shader it runs.
@@ -82,8 +139,9 @@ pub(crate) struct Call {
     /// read; `which` says whether the candidate (any-hit, intersection) or the committed hit.
     pub slot: Option<u16>,
     pub which: Intersection,
-    /// The caller's payload or callable data.
+    /// The caller's payload or callable data, and its registers.
     pub payload: Option<Ptr>,
+    pub payload_regs: u32,
     /// The ray's tmax register.
     pub tmax: Option<u16>,
     /// The trace's hit attribute registers: candidate (`ATTR_REGS`) and committed.
@@ -98,14 +156,18 @@ pub(crate) struct Call {
     /// a report runs).
     pub best_t: Option<u16>,
     pub group: Option<usize>,
+    /// The traces and callable calls this shader runs inside.
+    pub depth: Depth,
 }
 
 impl Call {
-    fn new(slot: Option<u16>, which: Intersection) -> Call {
+    fn new(slot: Option<u16>, which: Intersection, depth: Depth) -> Call {
         Call {
+            depth,
             slot,
             which,
             payload: None,
+            payload_regs: 0,
             tmax: None,
             attrs: None,
             kinds: None,
@@ -114,6 +176,11 @@ impl Call {
             best_t: None,
             group: None,
         }
+    }
+
+    /// An any-hit or intersection shader: it may neither trace nor call.
+    fn in_walk(&self) -> bool {
+        self.decision.is_some() || self.best_t.is_some()
     }
 }
 
@@ -162,10 +229,11 @@ impl<'m> Lowerer<'m> {
     /// closest-hit or miss shader the records select.
     fn trace_ray(&mut self, inst: &Instruction) -> Result<()> {
         let rt = self.link("OpTraceRayKHR")?;
-        if self.call.is_some() {
-            return Err(unsupported!(
-                "traceRayEXT outside the ray generation shader (maxRayRecursionDepth is 1 for now)"
-            ));
+        let depth = self.depth("traceRayEXT")?;
+        if depth.traces >= rt.max.traces {
+            // Deeper than maxPipelineRayRecursionDepth (undefined behaviour): no trace runs
+            // and the payload keeps what the caller left in it.
+            return Ok(());
         }
         let r = |l: &mut Self, k: usize| l.regs(inst.id(k)?);
         let (accel, flags, cull_mask) = (r(self, 0)?, r(self, 1)?, r(self, 2)?);
@@ -178,13 +246,14 @@ impl<'m> Lowerer<'m> {
         let cand = self.e.alloc(ATTR_REGS)?;
         let comm = self.e.alloc(ATTR_REGS)?;
         let kinds = (self.e.alloc(1)?, self.e.alloc(1)?);
-        let mut call = Call::new(Some(q), Intersection::Candidate);
+        let mut call = Call::new(Some(q), Intersection::Candidate, Depth { traces: depth.traces + 1, ..depth });
+        call.payload_regs = self.m.types.regs(payload.ty)?;
         call.payload = Some(payload);
         call.tmax = Some(tmax);
         call.attrs = Some((cand, comm));
         call.kinds = Some(kinds);
         let sbt = Sbt { offset: sbt_offset, stride: sbt_stride };
-        if rt.groups.iter().any(|g| g.any_hit.is_some() || g.intersection.is_some()) {
+        if rt.walks_candidates() {
             self.candidate_loop(rt, q, sbt, &call)?;
         } else {
             // Without any-hit or intersection shaders every non-opaque triangle is
@@ -208,18 +277,33 @@ impl<'m> Lowerer<'m> {
     /// `OpExecuteCallableKHR`: the callable shader of the callable region's record.
     fn execute_callable(&mut self, inst: &Instruction) -> Result<()> {
         let rt = self.link("OpExecuteCallableKHR")?;
-        if self.call.is_some() {
-            return Err(unsupported!("executeCallableEXT outside the ray generation shader (no recursion yet)"));
+        let depth = self.depth("executeCallableEXT")?;
+        if depth.calls >= rt.max.calls {
+            // Deeper than the expansion goes (past the stack the default pipeline stack size
+            // allows, `expand`): no callable runs, the data is left as it is.
+            return Ok(());
         }
         let index = self.regs(inst.id(0)?)?;
         let data = self.ptr(inst.id(1)?)?;
         let handle = self.sbt_handle(kargs::sbt::CALLABLE, index)?;
-        let mut call = Call::new(None, Intersection::Committed);
+        let mut call = Call::new(None, Intersection::Committed, Depth { calls: depth.calls + 1, ..depth });
+        let regs = self.m.types.regs(data.ty)?;
+        call.payload_regs = regs;
         call.payload = Some(data);
-        for (g, s) in rt.members(Stage::Callable, |g| g.general) {
-            self.dispatch_to(handle, g, None, |l| l.lower_callee(s, call.clone()))?;
+        for (s, groups) in rt.targets(Stage::Callable, |g| g.general, regs) {
+            self.dispatch_to(handle, &groups, None, |l| l.lower_callee(s, call.clone()))?;
         }
         Ok(())
+    }
+
+    /// The depth of the shader being lowered, which is about to make call `what` (refused
+    /// in any-hit and intersection shaders).
+    fn depth(&self, what: &str) -> Result<Depth> {
+        match &self.call {
+            Some(c) if c.in_walk() => Err(invalid!("{what} in an any-hit or intersection shader")),
+            Some(c) => Ok(c.depth),
+            None => Ok(Depth::default()),
+        }
     }
 
     /// `ignoreIntersectionEXT` / `terminateRayEXT` (the any-hit's branch to its end follows).
@@ -249,16 +333,24 @@ impl<'m> Lowerer<'m> {
         self.e.place(join)
     }
 
-    /// One link of the dispatcher: `f` runs on the lanes whose handle names group `g` (and
-    /// where `also` holds).
+    /// One link of the dispatcher: `f` runs on the lanes whose handle names one of `groups`
+    /// (and where `also` holds).
     fn dispatch_to(
         &mut self,
         handle: u16,
-        g: usize,
+        groups: &[usize],
         also: Option<u16>,
         f: impl FnOnce(&mut Self) -> Result<()>,
     ) -> Result<()> {
-        let mut pred = self.is_const(handle, g as u32 + 1)?;
+        let mut pred = None;
+        for &g in groups {
+            let is = self.is_const(handle, g as u32 + 1)?;
+            pred = Some(match pred {
+                Some(p) => self.e.op2(Vx::Or, p, is)?,
+                None => is,
+            });
+        }
+        let mut pred = pred.ok_or_else(|| invalid!("internal: a dispatch to no group"))?;
         if let Some(a) = also {
             pred = self.e.op2(Vx::And, pred, a)?;
         }
