@@ -111,8 +111,8 @@ fn build_here(
     phases.permute = clock.lap();
 
     // 3. The binary tree.
-    let builder = opts.builder_for(req.flags);
     let all_opaque = req.geometries.iter().all(|g| g.flags & vortex_model::abi::rtu::geometry_flags::OPAQUE != 0);
+    let builder = opts.builder_for(req.flags, kind, all_opaque);
     let max_leaf = opts.leaf_for(req.flags, kind, all_opaque);
     let bottom = plan_sah_bottom(opts, builder, sorted, kind, max_leaf, sorted_refs, verts, ids);
     let (verts, ids): (&[[f32; 9]], &[[u32; 2]]) = if kind == Kind::Triangles { (verts, ids) } else { (&[], &[]) };

@@ -247,9 +247,10 @@ pub mod flags {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Builder {
     /// Binned SAH over the linear BVH's subtrees of at most [`Options::cluster`]
-    /// primitives (`PREFER_FAST_TRACE`).
+    /// primitives (`PREFER_FAST_TRACE`; candidates and instances without a preference).
     Sah,
-    /// Linear BVH over Morton-sorted primitives (every other request).
+    /// Linear BVH over Morton-sorted primitives (`PREFER_FAST_BUILD`; opaque triangles
+    /// without a preference).
     Fast,
     /// Full-sweep SAH over single primitives: the quality reference (tests, benchmarks).
     FullSweep,
@@ -307,20 +308,25 @@ impl Options {
         Options { arch, box16, ..Options::new(if arch == RtArch::Rdna2 { 4 } else { width }) }
     }
 
-    /// The builder for `VkBuildAccelerationStructureFlagsKHR` `flags`: the SAH one when the
-    /// application asks for trace speed (`PREFER_FAST_TRACE` without `PREFER_FAST_BUILD`),
-    /// else the fast one. Without a preference the choice is ours: on meshes (the bench's
-    /// spheres and bunny) the fast builder's trees visit within 4 % of the SAH trees'
-    /// nodes per ray for about half the build time (docs/PERFORMANCE.md).
-    pub fn builder_for(&self, f: u32) -> Builder {
-        let trace = f & flags::PREFER_FAST_TRACE != 0 && f & flags::PREFER_FAST_BUILD == 0;
-        self.builder.unwrap_or(if trace { Builder::Sah } else { Builder::Fast })
+    /// The builder for `VkBuildAccelerationStructureFlagsKHR` `f` and primitives of `kind`,
+    /// when every geometry is opaque (`all_opaque`) or not: the fast one for
+    /// `PREFER_FAST_BUILD`, and for opaque triangles without `PREFER_FAST_TRACE` (no
+    /// preference, or `ALLOW_UPDATE`, `ALLOW_COMPACTION`, `LOW_MEMORY` alone), where the
+    /// choice is ours: on meshes (the bench's spheres and bunny) its trees visit within 4 %
+    /// of the SAH trees' nodes per ray for half the build instructions
+    /// (docs/PERFORMANCE.md). Else the SAH one: candidates (non-opaque triangles,
+    /// procedural boxes) keep its single-primitive leaves, offered nearest first, and
+    /// top-level trees, small and traced by every ray, keep its quality.
+    pub fn builder_for(&self, f: u32, kind: Kind, all_opaque: bool) -> Builder {
+        let fast = f & flags::PREFER_FAST_BUILD != 0
+            || (f & flags::PREFER_FAST_TRACE == 0 && kind == Kind::Triangles && all_opaque);
+        self.builder.unwrap_or(if fast { Builder::Fast } else { Builder::Sah })
     }
 
     /// The leaf size for `flags` and primitives of `kind`, when every geometry is opaque
     /// (`all_opaque`) or not.
     fn leaf_for(&self, f: u32, kind: Kind, all_opaque: bool) -> u32 {
-        let l = self.max_leaf.unwrap_or(match self.builder_for(f) {
+        let l = self.max_leaf.unwrap_or(match self.builder_for(f, kind, all_opaque) {
             // rdna2 box nodes test every child box, so a primitive per child is the tree it
             // traverses best (a multi-primitive leaf becomes a box node of its own).
             _ if self.arch == RtArch::Rdna2 => 1,
