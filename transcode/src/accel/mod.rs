@@ -455,3 +455,34 @@ pub(crate) fn update(
         RtArch::Rdna2 => rdna2::refit::update(input, mem, req, src),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_builder_follows_the_flags_and_the_geometry() {
+        use flags::*;
+        let o = Options::new(4);
+        let tri = |f, opaque| o.builder_for(f, Kind::Triangles, opaque);
+        // A trace preference gets the SAH builder, a build preference the fast one (both
+        // set: the build preference wins, as before).
+        assert_eq!(tri(PREFER_FAST_TRACE, true), Builder::Sah);
+        assert_eq!(tri(PREFER_FAST_TRACE | ALLOW_COMPACTION, true), Builder::Sah);
+        assert_eq!(tri(PREFER_FAST_BUILD, false), Builder::Fast);
+        assert_eq!(tri(PREFER_FAST_BUILD | PREFER_FAST_TRACE, true), Builder::Fast);
+        // Without a preference: opaque triangles fast, candidates and instances SAH.
+        for f in [0, ALLOW_UPDATE, ALLOW_COMPACTION, LOW_MEMORY] {
+            assert_eq!(tri(f, true), Builder::Fast, "flags {f:#x}");
+            assert_eq!(tri(f, false), Builder::Sah, "flags {f:#x}");
+            assert_eq!(o.builder_for(f, Kind::Aabbs, true), Builder::Sah, "flags {f:#x}");
+            assert_eq!(o.builder_for(f, Kind::Instances, true), Builder::Sah, "flags {f:#x}");
+        }
+        // A forced builder overrides every flag.
+        let forced = Options { builder: Some(Builder::Sah), ..o };
+        assert_eq!(forced.builder_for(PREFER_FAST_BUILD, Kind::Triangles, true), Builder::Sah);
+        // Leaves follow the builder: four for fast opaque triangles.
+        assert_eq!(o.leaf_for(0, Kind::Triangles, true), FAST_LEAF);
+        assert_eq!(o.leaf_for(0, Kind::Triangles, false), 1);
+    }
+}
