@@ -111,8 +111,8 @@ fn build_here(
     phases.permute = clock.lap();
 
     // 3. The binary tree.
-    let builder = opts.builder_for(req.flags);
     let all_opaque = req.geometries.iter().all(|g| g.flags & vortex_model::abi::rtu::geometry_flags::OPAQUE != 0);
+    let builder = opts.builder_for(req.flags, kind, all_opaque);
     let max_leaf = opts.leaf_for(req.flags, kind, all_opaque);
     let bottom = plan_sah_bottom(opts, builder, sorted, kind, max_leaf, sorted_refs, verts, ids);
     let (verts, ids): (&[[f32; 9]], &[[u32; 2]]) = if kind == Kind::Triangles { (verts, ids) } else { (&[], &[]) };
@@ -331,9 +331,10 @@ fn permute(
     ids: &mut [[u32; 2]],
 ) -> Result<(), BuildError> {
     match src.kind {
-        Kind::Triangles if bases.0.len() == 1 && src.tris[0].plain() => {
+        Kind::Triangles if bases.0.len() == 1 => {
             let r = &src.tris[0];
-            permute_tris(sorted, ids, verts, |k| (0, k), |k| r.prefetch(k), |_, p| Ok(r.tri_plain(p)))
+            let chunks = ids.par_chunks_mut(CHUNK).zip(verts.par_chunks_mut(CHUNK));
+            chunks.enumerate().try_for_each(|(ci, (ic, vc))| permute_one(r, sorted, ci * CHUNK, ic, vc))
         }
         Kind::Triangles => permute_tris(
             sorted,
@@ -581,6 +582,33 @@ fn permute_tris(
         }
         Ok(())
     })
+}
+
+/// [`permute_tris`] of the sorted positions from `at` when there is one geometry: a
+/// function of its own, so that the reader's decode-free paths are inlined into this loop
+/// whichever codegen unit the parallel iterator's closures land in (as closures they were
+/// inlined in some builds and called per triangle in others).
+#[inline(never)]
+fn permute_one(
+    r: &input::TriReader,
+    sorted: &[u64],
+    at: usize,
+    ids: &mut [[u32; 2]],
+    verts: &mut [[f32; 9]],
+) -> Result<(), BuildError> {
+    for (j, (id, vs)) in ids.iter_mut().zip(verts.iter_mut()).enumerate() {
+        let pos = at + j;
+        if let Some(&k) = sorted.get(pos + AHEAD) {
+            r.prefetch(k as u32);
+        }
+        let p = sorted[pos] as u32;
+        let v = r.tri(p)?.ok_or_else(|| {
+            BuildError::BadRequest(format!("triangle {p} of geometry 0 changed while the build read it"))
+        })?;
+        *id = [0, p];
+        *vs = [v[0][0], v[0][1], v[0][2], v[1][0], v[1][1], v[1][2], v[2][0], v[2][1], v[2][2]];
+    }
+    Ok(())
 }
 
 /// Items per parallel task in the build's streaming passes.

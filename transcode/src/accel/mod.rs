@@ -247,9 +247,10 @@ pub mod flags {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Builder {
     /// Binned SAH over the linear BVH's subtrees of at most [`Options::cluster`]
-    /// primitives (the default; `PREFER_FAST_TRACE`).
+    /// primitives (`PREFER_FAST_TRACE`; candidates and instances without a preference).
     Sah,
-    /// Linear BVH over Morton-sorted primitives (`PREFER_FAST_BUILD`).
+    /// Linear BVH over Morton-sorted primitives (`PREFER_FAST_BUILD`; opaque triangles
+    /// without a preference).
     Fast,
     /// Full-sweep SAH over single primitives: the quality reference (tests, benchmarks).
     FullSweep,
@@ -307,15 +308,25 @@ impl Options {
         Options { arch, box16, ..Options::new(if arch == RtArch::Rdna2 { 4 } else { width }) }
     }
 
-    /// The builder for `VkBuildAccelerationStructureFlagsKHR` `flags`.
-    pub fn builder_for(&self, f: u32) -> Builder {
-        self.builder.unwrap_or(if f & flags::PREFER_FAST_BUILD != 0 { Builder::Fast } else { Builder::Sah })
+    /// The builder for `VkBuildAccelerationStructureFlagsKHR` `f` and primitives of `kind`,
+    /// when every geometry is opaque (`all_opaque`) or not: the fast one for
+    /// `PREFER_FAST_BUILD`, and for opaque triangles without `PREFER_FAST_TRACE` (no
+    /// preference, or `ALLOW_UPDATE`, `ALLOW_COMPACTION`, `LOW_MEMORY` alone), where the
+    /// choice is ours: on meshes (the bench's spheres and bunny) its trees visit within 4 %
+    /// of the SAH trees' nodes per ray for half the build instructions
+    /// (docs/PERFORMANCE.md). Else the SAH one: candidates (non-opaque triangles,
+    /// procedural boxes) keep its single-primitive leaves, offered nearest first, and
+    /// top-level trees, small and traced by every ray, keep its quality.
+    pub fn builder_for(&self, f: u32, kind: Kind, all_opaque: bool) -> Builder {
+        let fast = f & flags::PREFER_FAST_BUILD != 0
+            || (f & flags::PREFER_FAST_TRACE == 0 && kind == Kind::Triangles && all_opaque);
+        self.builder.unwrap_or(if fast { Builder::Fast } else { Builder::Sah })
     }
 
     /// The leaf size for `flags` and primitives of `kind`, when every geometry is opaque
     /// (`all_opaque`) or not.
     fn leaf_for(&self, f: u32, kind: Kind, all_opaque: bool) -> u32 {
-        let l = self.max_leaf.unwrap_or(match self.builder_for(f) {
+        let l = self.max_leaf.unwrap_or(match self.builder_for(f, kind, all_opaque) {
             // rdna2 box nodes test every child box, so a primitive per child is the tree it
             // traverses best (a multi-primitive leaf becomes a box node of its own).
             _ if self.arch == RtArch::Rdna2 => 1,
@@ -442,5 +453,36 @@ pub(crate) fn update(
     match opts.arch {
         RtArch::Rtu => refit::update(input, mem, req, src),
         RtArch::Rdna2 => rdna2::refit::update(input, mem, req, src),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_builder_follows_the_flags_and_the_geometry() {
+        use flags::*;
+        let o = Options::new(4);
+        let tri = |f, opaque| o.builder_for(f, Kind::Triangles, opaque);
+        // A trace preference gets the SAH builder, a build preference the fast one (both
+        // set: the build preference wins, as before).
+        assert_eq!(tri(PREFER_FAST_TRACE, true), Builder::Sah);
+        assert_eq!(tri(PREFER_FAST_TRACE | ALLOW_COMPACTION, true), Builder::Sah);
+        assert_eq!(tri(PREFER_FAST_BUILD, false), Builder::Fast);
+        assert_eq!(tri(PREFER_FAST_BUILD | PREFER_FAST_TRACE, true), Builder::Fast);
+        // Without a preference: opaque triangles fast, candidates and instances SAH.
+        for f in [0, ALLOW_UPDATE, ALLOW_COMPACTION, LOW_MEMORY] {
+            assert_eq!(tri(f, true), Builder::Fast, "flags {f:#x}");
+            assert_eq!(tri(f, false), Builder::Sah, "flags {f:#x}");
+            assert_eq!(o.builder_for(f, Kind::Aabbs, true), Builder::Sah, "flags {f:#x}");
+            assert_eq!(o.builder_for(f, Kind::Instances, true), Builder::Sah, "flags {f:#x}");
+        }
+        // A forced builder overrides every flag.
+        let forced = Options { builder: Some(Builder::Sah), ..o };
+        assert_eq!(forced.builder_for(PREFER_FAST_BUILD, Kind::Triangles, true), Builder::Sah);
+        // Leaves follow the builder: four for fast opaque triangles.
+        assert_eq!(o.leaf_for(0, Kind::Triangles, true), FAST_LEAF);
+        assert_eq!(o.leaf_for(0, Kind::Triangles, false), 1);
     }
 }
