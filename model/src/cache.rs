@@ -83,6 +83,8 @@ pub struct Answer {
 pub struct Cache {
     geom: CacheGeom,
     sets: u64,
+    /// `sets - 1` when the set count is a power of two above one (0 otherwise).
+    set_mask: u64,
     tags: Vec<u64>,
     stamp: Vec<u64>,
     clock: u64,
@@ -106,6 +108,7 @@ impl Cache {
         Cache {
             geom,
             sets,
+            set_mask: if sets.is_power_of_two() { sets - 1 } else { 0 },
             tags: vec![INVALID; (sets * geom.ways as u64) as usize],
             stamp: vec![0; (sets * geom.ways as u64) as usize],
             clock: 0,
@@ -170,8 +173,8 @@ impl Cache {
     /// configuration's caches are).
     #[inline]
     fn set_of(&self, line: u64) -> usize {
-        if self.sets.is_power_of_two() {
-            (line & (self.sets - 1)) as usize
+        if self.set_mask != 0 {
+            (line & self.set_mask) as usize
         } else {
             (line % self.sets) as usize
         }

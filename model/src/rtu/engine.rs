@@ -210,11 +210,11 @@ impl NodeSource for TimedSource<'_, '_> {
         }
         self.mem.check(addr, len as u64)?;
         self.want.clear();
-        if self.held.is_empty() {
-            // Right after a new step: the record's every line.
-            self.want.extend(first..=last);
-        } else {
-            self.want.extend((first..=last).filter(|l| !self.held.contains(l)));
+        for l in first..=last {
+            // Right after a new step nothing is held: the record's every line.
+            if self.held.is_empty() || !self.held.contains(&l) {
+                self.want.push(l);
+            }
         }
         Ok(None)
     }
