@@ -183,15 +183,23 @@ impl Cache {
     fn fill(&mut self, line: u64) {
         let set = self.set_of(line);
         let w = self.geom.ways as usize;
-        let ways = set * w..set * w + w;
         self.clock += 1;
-        if let Some(i) = ways.clone().find(|&i| self.tags[i] == line) {
-            self.stamp[i] = self.clock;
-            return;
+        let (tags, stamp) = (&mut self.tags[set * w..set * w + w], &mut self.stamp[set * w..set * w + w]);
+        // One pass: the line's own way if it is there, else the first least recently used
+        // way (an invalid one before any valid one).
+        let (mut victim, mut oldest) = (0, u64::MAX);
+        for i in 0..w {
+            if tags[i] == line {
+                stamp[i] = self.clock;
+                return;
+            }
+            let age = if tags[i] == INVALID { 0 } else { stamp[i] };
+            if age < oldest {
+                (victim, oldest) = (i, age);
+            }
         }
-        let victim = ways.min_by_key(|&i| if self.tags[i] == INVALID { 0 } else { self.stamp[i] }).expect("a way");
-        self.tags[victim] = line;
-        self.stamp[victim] = self.clock;
+        tags[victim] = line;
+        stamp[victim] = self.clock;
     }
 
     #[inline]
@@ -217,6 +225,7 @@ impl Cache {
 
     /// A read of `line` made at cycle `now`. On a miss, `below(t)` is asked for the line at
     /// cycle `t` and returns when it arrives.
+    #[inline]
     pub fn read(&mut self, line: u64, now: u64, below: impl FnOnce(u64) -> u64) -> Result<Answer, Refused> {
         self.retire(now);
         let bank = (line & (self.bank_busy.len() as u64 - 1)) as usize;
