@@ -83,6 +83,8 @@ pub struct Answer {
 pub struct Cache {
     geom: CacheGeom,
     sets: u64,
+    /// `sets - 1` when the set count is a power of two above one (0 otherwise).
+    set_mask: u64,
     tags: Vec<u64>,
     stamp: Vec<u64>,
     clock: u64,
@@ -106,6 +108,7 @@ impl Cache {
         Cache {
             geom,
             sets,
+            set_mask: if sets.is_power_of_two() { sets - 1 } else { 0 },
             tags: vec![INVALID; (sets * geom.ways as u64) as usize],
             stamp: vec![0; (sets * geom.ways as u64) as usize],
             clock: 0,
@@ -170,8 +173,8 @@ impl Cache {
     /// configuration's caches are).
     #[inline]
     fn set_of(&self, line: u64) -> usize {
-        if self.sets.is_power_of_two() {
-            (line & (self.sets - 1)) as usize
+        if self.set_mask != 0 {
+            (line & self.set_mask) as usize
         } else {
             (line % self.sets) as usize
         }
@@ -180,15 +183,23 @@ impl Cache {
     fn fill(&mut self, line: u64) {
         let set = self.set_of(line);
         let w = self.geom.ways as usize;
-        let ways = set * w..set * w + w;
         self.clock += 1;
-        if let Some(i) = ways.clone().find(|&i| self.tags[i] == line) {
-            self.stamp[i] = self.clock;
-            return;
+        let (tags, stamp) = (&mut self.tags[set * w..set * w + w], &mut self.stamp[set * w..set * w + w]);
+        // One pass: the line's own way if it is there, else the first least recently used
+        // way (an invalid one before any valid one).
+        let (mut victim, mut oldest) = (0, u64::MAX);
+        for i in 0..w {
+            if tags[i] == line {
+                stamp[i] = self.clock;
+                return;
+            }
+            let age = if tags[i] == INVALID { 0 } else { stamp[i] };
+            if age < oldest {
+                (victim, oldest) = (i, age);
+            }
         }
-        let victim = ways.min_by_key(|&i| if self.tags[i] == INVALID { 0 } else { self.stamp[i] }).expect("a way");
-        self.tags[victim] = line;
-        self.stamp[victim] = self.clock;
+        tags[victim] = line;
+        stamp[victim] = self.clock;
     }
 
     #[inline]
@@ -214,6 +225,7 @@ impl Cache {
 
     /// A read of `line` made at cycle `now`. On a miss, `below(t)` is asked for the line at
     /// cycle `t` and returns when it arrives.
+    #[inline]
     pub fn read(&mut self, line: u64, now: u64, below: impl FnOnce(u64) -> u64) -> Result<Answer, Refused> {
         self.retire(now);
         let bank = (line & (self.bank_busy.len() as u64 - 1)) as usize;

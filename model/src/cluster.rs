@@ -337,6 +337,12 @@ impl<'a> Cluster<'a> {
         let mut srcs: Vec<MemSource> = self.rtus.iter().map(|_| MemSource::new(ctx.mem)).collect();
         while self.now < until {
             let now = self.now;
+            if now < self.arb_next && self.core_next.iter().all(|&t| t > now) {
+                if self.run_rtus(until, &mut srcs)? {
+                    return Ok(());
+                }
+                continue;
+            }
             let mut dirty = false;
             if now >= self.arb_next {
                 self.arb_next = u64::MAX;
@@ -362,22 +368,7 @@ impl<'a> Cluster<'a> {
                 dirty |= std::mem::take(&mut clk.dirty);
                 self.core_next[c] = core.next_event(clk, now);
             }
-            for (r, rtu) in self.rtus.iter_mut().enumerate() {
-                if self.rtu_next[r] > now {
-                    continue;
-                }
-                let mut fronts = FrontsView { cores: &mut *self.cores, clocks: &mut self.clocks, rang: false };
-                let cache = &mut self.rtcaches[self.rtcache_of_rtu[r]];
-                rtu.tick(now, &mut fronts, cache, &mut below, &mut srcs[r])?;
-                self.rtu_next[r] = rtu.next_event(now);
-                if fronts.rang {
-                    for (c, clk) in self.clocks.iter().enumerate() {
-                        if !clk.wakes.is_empty() {
-                            self.core_next[c] = now + 1;
-                        }
-                    }
-                }
-            }
+            self.tick_rtus(now, &mut srcs)?;
             if self.arb.cur.is_some() || self.source.pending() {
                 if dirty {
                     self.arb_next = now + 1;
@@ -395,31 +386,81 @@ impl<'a> Cluster<'a> {
             let next =
                 self.core_next.iter().chain(self.rtu_next.iter()).copied().min().unwrap_or(u64::MAX).min(self.arb_next);
             if next == u64::MAX {
-                // Whatever ticked this cycle (if only to find nothing left to do) was part of
-                // the dispatch: every unit's counters then cover exactly `end` cycles.
-                self.end = now + 1;
-                if self.clocks.iter().any(|c| c.resident() > 0) {
-                    for (i, c) in self.cores.iter().enumerate() {
-                        tracing::debug!(
-                            "deadlock: core {i} warps {:?}",
-                            c.warps.iter().map(|w| w.state).collect::<Vec<_>>()
-                        );
-                    }
-                    for r in &self.rtus {
-                        tracing::debug!("deadlock: {}", r.debug_state());
-                    }
-                    return Err(Fault::new(
-                        crate::fault::FaultKind::BadLaunch,
-                        "every resident warp waits at a barrier that can never complete (barrier in divergent or \
-                         early-exited code)",
-                    ));
-                }
-                self.now = now + 1;
-                return Ok(());
+                return self.stop(now);
             }
             self.end = now + 1;
             self.now = next.min(until).max(now + 1);
         }
+        Ok(())
+    }
+
+    /// The traversal cores' part of cycle `now`: each one with something to do ticks, and a
+    /// record that lands for a parked WAIT makes its core due the next cycle.
+    #[inline]
+    fn tick_rtus(&mut self, now: u64, srcs: &mut [MemSource]) -> Result<(), Fault> {
+        let mut below = Below { l2: &mut self.l2, dram: &mut self.dram };
+        for (r, rtu) in self.rtus.iter_mut().enumerate() {
+            if self.rtu_next[r] > now {
+                continue;
+            }
+            let mut fronts = FrontsView { cores: &mut *self.cores, clocks: &mut self.clocks, rang: false };
+            let cache = &mut self.rtcaches[self.rtcache_of_rtu[r]];
+            rtu.tick(now, &mut fronts, cache, &mut below, &mut srcs[r])?;
+            self.rtu_next[r] = rtu.next_event(now);
+            if fronts.rang {
+                for (c, clk) in self.clocks.iter().enumerate() {
+                    if !clk.wakes.is_empty() {
+                        self.core_next[c] = now + 1;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs from `self.now`, a cycle in which no core and no launch is due, for as long as only
+    /// the traversal cores have work (most cycles of a ray-bound kernel, while the warps wait
+    /// on their records): the same cycles the full loop would take, without its checks of
+    /// the cores and the launch fabric, which cannot change while no core ticks. Returns
+    /// true when the cluster ran out of work.
+    fn run_rtus(&mut self, until: u64, srcs: &mut [MemSource]) -> Result<bool, Fault> {
+        let mut limit = self.core_next.iter().copied().min().unwrap_or(u64::MAX).min(self.arb_next);
+        loop {
+            let now = self.now;
+            self.tick_rtus(now, srcs)?;
+            limit = limit.min(self.core_next.iter().copied().min().unwrap_or(u64::MAX));
+            let next = self.rtu_next.iter().copied().min().unwrap_or(u64::MAX).min(limit);
+            if next == u64::MAX {
+                return self.stop(now).map(|()| true);
+            }
+            self.end = now + 1;
+            self.now = next.min(until).max(now + 1);
+            if self.now >= until || self.now >= limit {
+                return Ok(false);
+            }
+        }
+    }
+
+    /// Nothing is due after cycle `now`: the dispatch ends there, or every resident warp
+    /// waits at a barrier that can never complete.
+    fn stop(&mut self, now: u64) -> Result<(), Fault> {
+        // Whatever ticked this cycle (if only to find nothing left to do) was part of the
+        // dispatch: every unit's counters then cover exactly `end` cycles.
+        self.end = now + 1;
+        if self.clocks.iter().any(|c| c.resident() > 0) {
+            for (i, c) in self.cores.iter().enumerate() {
+                tracing::debug!("deadlock: core {i} warps {:?}", c.warps.iter().map(|w| w.state).collect::<Vec<_>>());
+            }
+            for r in &self.rtus {
+                tracing::debug!("deadlock: {}", r.debug_state());
+            }
+            return Err(Fault::new(
+                crate::fault::FaultKind::BadLaunch,
+                "every resident warp waits at a barrier that can never complete (barrier in divergent or \
+                 early-exited code)",
+            ));
+        }
+        self.now = now + 1;
         Ok(())
     }
 

@@ -301,3 +301,63 @@ fn rtu_mechanisms_show_in_their_counters() {
     assert!(e.box_pe_cycles > 0 && e.tri_pe_cycles > 0 && e.xform_pe_cycles > 0 && e.busy_cycles > 0);
     assert!(e.busy_cycles + e.idle_with_ray + e.idle_starved == e.cycles);
 }
+
+/// FNV-1a of `s` (a stable digest for the pins below).
+fn fnv(s: &str) -> u64 {
+    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3))
+}
+
+/// The report as JSON without the host's wall-clock fields.
+fn simulated(j: &mut serde_json::Value) {
+    match j {
+        serde_json::Value::Object(m) => {
+            m.remove("wall_ms");
+            m.remove("simulated_cycles_per_second");
+            m.values_mut().for_each(simulated);
+        }
+        serde_json::Value::Array(a) => a.iter_mut().for_each(simulated),
+        _ => {}
+    }
+}
+
+/// Every timed counter of a fixed ray-query workload, pinned: work on the simulator's own
+/// speed must leave the simulated machine exactly as it was (cycles, stalls, every cache,
+/// RTU and core counter in the report). A deliberate change to the timing model updates
+/// the pins (a mismatch prints the reports).
+#[test]
+fn timed_counters_are_pinned() {
+    if !glslang() {
+        return;
+    }
+    let w = spirv(PRIMARY);
+    let s = build_scene(32, 4);
+    let machines = [
+        ("default machine", timed(|_| {})),
+        // RTCache refusals on most requests: the retry path.
+        ("one RTCache MSHR", timed(|c| c.rtu.rtcache_mshrs = 1)),
+        (
+            "one host thread, 1 KB RTCache merging",
+            timed(|c| {
+                c.host_threads = 1;
+                c.rtu.rtcache_size = 1024;
+                c.rtu.merge_depth = 4;
+            }),
+        ),
+    ];
+    let pins: [(u64, u64); 3] = [
+        (31_122, 5_395_207_752_513_621_521),
+        (203_887, 3_944_800_888_840_604_800),
+        (31_338, 2_311_074_208_683_878_590),
+    ];
+    let mut reports = String::new();
+    let mut got = Vec::new();
+    for (label, cfg) in &machines {
+        let o = run(&s, &w, cfg, 32, true);
+        let mut j = o.report.to_json();
+        simulated(&mut j);
+        let text = j.to_string();
+        got.push((o.report.timed.as_ref().expect("timed").cycles, fnv(&text)));
+        reports += &format!("{label}: {text}\n");
+    }
+    assert_eq!(got, pins, "(cycles, digest of the report) per machine; the reports:\n{reports}");
+}

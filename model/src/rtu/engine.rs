@@ -205,13 +205,14 @@ impl NodeSource for TimedSource<'_, '_> {
     #[inline]
     fn bytes(&mut self, addr: u64, len: usize) -> Result<Option<&[u8]>, MemFault> {
         let (first, last) = (line_of(addr), line_of(addr + len.max(1) as u64 - 1));
-        if (first..=last).all(|l| self.held.contains(&l)) {
+        if holds(self.held, first, last) {
             return self.mem.bytes(addr, len);
         }
         self.mem.check(addr, len as u64)?;
         self.want.clear();
         for l in first..=last {
-            if !self.held.contains(&l) {
+            // Right after a new step nothing is held: the record's every line.
+            if self.held.is_empty() || !self.held.contains(&l) {
                 self.want.push(l);
             }
         }
@@ -223,6 +224,18 @@ impl NodeSource for TimedSource<'_, '_> {
     }
 
     const TRACKS_STEPS: bool = true;
+}
+
+/// Whether `held` has every line of `first..=last`. The common cases first: nothing held
+/// (a new step asks for its record) and the one or two lines a record resumed on.
+#[inline(always)]
+fn holds(held: &[u64], first: u64, last: u64) -> bool {
+    match held {
+        [] => false,
+        [h] => first == *h && last == *h,
+        [a, b] if last - first <= 1 => (first == *a || first == *b) && (last == *a || last == *b),
+        _ => (first..=last).all(|l| held.contains(&l)),
+    }
 }
 
 type Ev = (u32, u32, bool);
@@ -253,6 +266,7 @@ impl Wheel {
         }
     }
 
+    #[inline]
     fn push(&mut self, at: u64, e: Ev) {
         self.len += 1;
         if at < self.base + WHEEL {
@@ -443,6 +457,7 @@ impl RtuCore {
     }
 
     /// The next cycle this core has something to do (`u64::MAX`: nothing until poked).
+    #[inline]
     pub fn next_event(&self, now: u64) -> u64 {
         if self.wake_count > 0
             || self.pipe.iter().any(|p| p.is_some())
@@ -906,7 +921,9 @@ impl RtuCore {
         let (core, warp, query) = (self.slots[s].core, self.slots[s].warp, self.slots[s].query);
         let unit = fronts.unit(core as usize);
         let (walk, rec, st, raylog) = unit.lane(warp as usize, query, lane);
-        let before: RtuStats = st.clone();
+        // The PE work of this step is what the walk's test counters gain.
+        let pe = |st: &RtuStats| (st.box_tests + st.aabb_tests, st.tri_tests, st.instance_transforms);
+        let before = pe(st);
         let cx = &mut self.ctx[c];
         let map = mem.map();
         let mut src = TimedSource { mem, held: &mut cx.held, want: &mut cx.want };
@@ -925,9 +942,8 @@ impl RtuCore {
             ..f
         })?;
         // PE work of the record just consumed.
-        let boxes = (st.box_tests + st.aabb_tests) - (before.box_tests + before.aabb_tests);
-        let tris = st.tri_tests - before.tri_tests;
-        let xforms = st.instance_transforms - before.instance_transforms;
+        let after = pe(st);
+        let (boxes, tris, xforms) = (after.0 - before.0, after.1 - before.1, after.2 - before.2);
         let mut done = now + 1;
         if boxes > 0 {
             // One child per cycle into the box PE, then the collector's insertion.
