@@ -1,9 +1,7 @@
 //! Ray-tracing pipelines through the loader (the `rt_pipeline` program): closest-hit, miss,
 //! any-hit and intersection shaders give exactly the hits of the same rays traced with ray
-//! queries, on
-//! lavapipe and on Vortex in functional and timed mode (also with reformation by SBT key);
-//! switched off (the default), Vortex
-//! does not offer the extension.
+//! queries, on lavapipe and on Vortex in functional and timed mode (also with reformation
+//! by SBT key); switched off (the default), Vortex does not offer the extension.
 
 use std::process::Command;
 use vortex_examples::icd::LAVAPIPE_MANIFEST;

@@ -604,4 +604,33 @@ mod tests {
         assert_eq!((out.code[1].imm, out.code[1].imm2, out.code[1].imm3), (2, 1, 2));
         assert_eq!(out.blocks, vec![(0, "a".to_string()), (1, "b".to_string()), (2, "c".to_string())]);
     }
+
+    /// A region is the instructions of the blocks placed while it was open, after the
+    /// fall-through jumps are gone; a region with no instructions is dropped.
+    #[test]
+    fn regions_cover_the_blocks_placed_while_open() {
+        let mut e = Emitter::new();
+        let [a, b, c, d] = ["a", "b", "c", "d"].map(|n| e.label(n));
+        e.place(a).unwrap();
+        e.movi(0, 1);
+        e.jmp(b);
+        let outer = e.open_region(1);
+        e.place(b).unwrap();
+        e.movi(0, 2);
+        let empty = e.open_region(2);
+        e.close_region(empty);
+        let inner = e.open_region(2);
+        e.place(c).unwrap();
+        e.movi(0, 3);
+        e.movi(0, 4);
+        e.jmp(d);
+        e.close_region(inner);
+        e.close_region(outer);
+        e.place(d).unwrap();
+        e.emit(I::new(Op::Exit));
+        let out = e.assemble(false).unwrap();
+        assert_eq!(out.code.len(), 5, "both jumps fall through");
+        let r = |start, end, kind| CodeRegion { start, end, kind };
+        assert_eq!(out.regions, vec![r(1, 4, 1), r(2, 4, 2)]);
+    }
 }
