@@ -19,7 +19,8 @@
 //!   windows `window_port_words` words per cycle, STATUS last; lanes still traversing read
 //!   PENDING. With reformation by SBT key (`reform_sbt`, in a dispatch that selects shaders
 //!   by SBT record) a batch holds the terminal lanes and the candidates of one SBT key; the
-//!   other candidates read PENDING too and follow, one key per batch, back to back. A slot with no lane traversing is released: the walk state of a lane waiting
+//!   other candidates read PENDING too and follow, one key per batch, back to back. A slot
+//!   with no lane traversing is released: the walk state of a lane waiting
 //!   for its CONTINUE stays with its staging home, and its CONTINUE re-stages it. (The seed
 //!   keeps such a slot live; releasing it is what makes a nested trace from inside a
 //!   proceed loop deadlock-free when the pool is small.)
