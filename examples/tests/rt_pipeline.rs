@@ -1,8 +1,7 @@
 //! Ray-tracing pipelines through the loader (the `rt_pipeline` program): closest-hit, miss,
 //! any-hit and intersection shaders give exactly the hits of the same rays traced with ray
-//! queries, on
-//! lavapipe and on Vortex in functional and timed mode; switched off (the default), Vortex
-//! does not offer the extension.
+//! queries, on lavapipe and on Vortex in functional and timed mode (also with reformation
+//! by SBT key); switched off (the default), Vortex does not offer the extension.
 
 use std::process::Command;
 use vortex_examples::icd::LAVAPIPE_MANIFEST;
@@ -38,6 +37,11 @@ fn rt_pipeline_on_lavapipe() {
 fn rt_pipeline_on_vortex_functional_and_timed() {
     passes("vortex", &[("VORTEX_RT_PIPELINE", "1"), ("VORTEX_MODE", "functional")]);
     passes("vortex", &[("VORTEX_RT_PIPELINE", "1"), ("VORTEX_MODE", "timed")]);
+    // Reformation by SBT key (timing only): the same hits.
+    let path = std::env::temp_dir().join(format!("rt_pipeline_reform_{}.toml", std::process::id()));
+    std::fs::write(&path, "mode = \"timed\"\nrt_pipeline = true\n[rtu]\nreform_sbt = true\n").expect("a config file");
+    passes("vortex", &[("VORTEX_CONFIG", path.to_str().expect("a UTF-8 path"))]);
+    let _ = std::fs::remove_file(&path);
 }
 
 #[test]

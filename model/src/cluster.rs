@@ -16,7 +16,7 @@ use crate::core::timed::{Below, Clock, CoreTimedStats, KernelTiming};
 use crate::core::{Core, CoreStats, DispatchCtx};
 use crate::fault::Fault;
 use crate::kmu::{CtaDesc, Kmu};
-use crate::rtu::engine::{EngineStats, Fronts, RtuCore};
+use crate::rtu::engine::{EngineStats, Fronts, Reform, RtuCore};
 use crate::rtu::timeline::Timeline;
 use crate::rtu::walker::MemSource;
 use crate::rtu::RtuUnit;
@@ -159,6 +159,9 @@ impl Fronts for FrontsView<'_> {
     fn unit(&mut self, core: usize) -> &mut RtuUnit {
         &mut self.cores[core].units.rtu
     }
+    fn unit_ref(&self, core: usize) -> &RtuUnit {
+        &self.cores[core].units.rtu
+    }
     fn wake(&mut self, core: usize, warp: u32) {
         self.clocks[core].wakes.push(warp);
         self.rang = true;
@@ -172,7 +175,7 @@ impl<'a> Cluster<'a> {
         cores: &'a mut [Core],
         ctx: &DispatchCtx,
         source: LaunchSource<'a>,
-        reform_thresh: u32,
+        reform: Reform,
     ) -> Result<Cluster<'a>, Fault> {
         let mut clocks = Vec::with_capacity(cores.len());
         for c in cores.iter_mut() {
@@ -199,7 +202,7 @@ impl<'a> Cluster<'a> {
                 }));
             }
             for k in 0..nrc {
-                rtus.push(RtuCore::new(cfg, base, reform_thresh));
+                rtus.push(RtuCore::new(cfg, base, reform));
                 rtcache_of_rtu.push(first_cache + (k / 4) as usize);
                 let _ = s;
             }
@@ -471,6 +474,7 @@ impl<'a> Cluster<'a> {
             clk.finish(end);
             let mut counts = clk.counts.clone();
             counts.rtu = core.units.rtu.take_stats();
+            clk.stats.pending_reads = std::mem::take(&mut core.units.rtu.pending_reads);
             counts.isect = std::mem::take(&mut core.units.isect.counters);
             rep.cores.push((counts, clk.stats.clone()));
             core.end_timed();

@@ -140,6 +140,12 @@ pub struct RtuConfig {
     /// lanes hold a candidate, leaving the still-traversing lanes PENDING. 0 = only when no
     /// lane is traversing. A non-zero `RTU_REFORM_THRESH` DCR overrides it per dispatch.
     pub reform_thresh: u32,
+    /// Reformation by SBT key (seed 000's ReformationEngine, batching by (warp, sbt_idx)): in
+    /// a dispatch whose candidates select their shader by SBT record (`RTU_CONFIG`'s
+    /// `SBT_DISPATCH`, set by the driver for `vkCmdTraceRays*`), a candidate batch holds the
+    /// terminal lanes and the candidates of one SBT key; the other candidates read PENDING
+    /// and follow in the next batch. Timing only: no result depends on it.
+    pub reform_sbt: bool,
     /// Window words the record write-back emits per cycle (the seed writes one row per
     /// cycle; our records are ~41 words because they carry matrices).
     pub window_port_words: u32,
@@ -174,6 +180,7 @@ impl Default for RtuConfig {
             rtcache_mshrs: 16,
             rtcache_latency: 2,
             reform_thresh: 0,
+            reform_sbt: false,
             window_port_words: 4,
         }
     }

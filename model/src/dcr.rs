@@ -82,6 +82,7 @@ impl DcrFile {
             scene_kind: cfg & 0xF,
             bvh_width: (cfg >> 4) & 0xF,
             cull_defaults: (cfg >> 8) & 0xFF,
+            sbt_dispatch: cfg & RTU_CONFIG_SBT_DISPATCH != 0,
             tlas_root: self.pair(RTU_TLAS_ROOT_LO, RTU_TLAS_ROOT_HI),
         }
     }
@@ -148,6 +149,8 @@ pub struct RtuState {
     pub scene_kind: u32,
     pub bvh_width: u32,
     pub cull_defaults: u32,
+    /// Candidates select their shader by SBT record (`RTU_CONFIG_SBT_DISPATCH`).
+    pub sbt_dispatch: bool,
     pub tlas_root: u64,
 }
 
@@ -163,7 +166,11 @@ mod tests {
         d.write(KMU_PC_HI, 0x2).unwrap();
         assert_eq!(d.launch().pc, 0x2_0000_1000);
         assert!(d.write(DCR_COUNT, 0).is_err());
-        d.write(RTU_CONFIG, rtu_config(RTU_SCENE_CWBVH, 6, 0)).unwrap();
+        d.write(RTU_CONFIG, rtu_config(RTU_SCENE_CWBVH, 6, 0, false)).unwrap();
+        assert_eq!(d.rtu().bvh_width, 6);
+        assert!(!d.rtu().sbt_dispatch);
+        d.write(RTU_CONFIG, rtu_config(RTU_SCENE_CWBVH, 6, 0, true)).unwrap();
+        assert!(d.rtu().sbt_dispatch);
         assert_eq!(d.rtu().bvh_width, 6);
     }
 }

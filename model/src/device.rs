@@ -365,9 +365,13 @@ const CHUNK: u64 = 1 << 16;
 impl Device {
     fn run_timed(&mut self, ctx: &DispatchCtx, source: Source, report: &mut DispatchReport) -> Result<(), Fault> {
         let cfg = self.cfg.clone();
-        let kt = KernelTiming::new(&ctx.kernel.code);
+        let kt = KernelTiming::new(&ctx.kernel.code).with_regions(&ctx.kernel.regions);
         let dcr_thresh = self.dcrs.read(crate::abi::dcr::RTU_REFORM_THRESH);
-        let reform = if dcr_thresh != 0 { dcr_thresh } else { cfg.rtu.reform_thresh };
+        let reform = crate::rtu::engine::Reform {
+            thresh: if dcr_thresh != 0 { dcr_thresh } else { cfg.rtu.reform_thresh },
+            // Grouping by SBT key only where candidates select their shader by SBT record.
+            sbt: cfg.rtu.reform_sbt && self.dcrs.rtu().sbt_dispatch,
+        };
         let ncl = cfg.num_clusters as usize;
         let mut clusters = Vec::with_capacity(ncl);
         let cpc = cfg.cores_per_cluster as usize;
@@ -436,6 +440,7 @@ impl Device {
             rtu_slots: cfg.rtu_slots(),
             rtu_contexts: cfg.rtu_contexts(),
             num_warps: cfg.num_warps,
+            num_threads: cfg.num_threads,
             host_threads: threads as u32,
             ..Default::default()
         };

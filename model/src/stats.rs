@@ -32,6 +32,7 @@ pub struct TimedReport {
     pub rtu_slots: u32,
     pub rtu_contexts: u32,
     pub num_warps: u32,
+    pub num_threads: u32,
     /// Host threads the clusters ran on.
     pub host_threads: u32,
 }
@@ -65,7 +66,53 @@ struct RtuTimedJson {
     busy: f64,
     idle_with_ray: f64,
     idle_starved: f64,
+    /// Candidate batches and the SIMT efficiency of the code they feed (`reform`).
+    batches: BatchJson,
     totals: EngineStats,
+}
+
+/// The commit engine's record batches and what the shaders made of them (timed mode).
+#[derive(Serialize)]
+struct BatchJson {
+    /// Record batches written back, and their mean lanes.
+    batches: u64,
+    lanes_per_batch: f64,
+    /// Batches holding a candidate, and their mean distinct SBT keys (instance SBT offset,
+    /// geometry index): how many ways the shader dispatcher's compare chain splits a batch.
+    candidate_batches: u64,
+    sbt_keys_per_candidate_batch: f64,
+    /// Candidates held back for a following batch by reformation by SBT key.
+    deferred_lanes: u64,
+    /// Lanes a completed WAIT read as PENDING (another trip around the proceed loop).
+    pending_lane_reads: u64,
+    /// Active lanes / NUM_THREADS over the warp instructions issued in a ray-tracing
+    /// pipeline's any-hit and intersection shaders, and in its closest-hit, miss and
+    /// callable shaders (0 instructions: 0).
+    callback_instructions: u64,
+    callback_simt_efficiency: f64,
+    hit_shader_instructions: u64,
+    hit_shader_simt_efficiency: f64,
+}
+
+impl BatchJson {
+    fn new(t: &TimedReport, tot: &EngineStats) -> BatchJson {
+        let sum = |f: fn(&CoreTimedStats) -> u64| t.cores.iter().map(f).sum::<u64>();
+        let nt = t.num_threads.max(1) as u64;
+        let (cb, cb_lanes) = (sum(|c| c.callback_instructions), sum(|c| c.callback_lanes));
+        let (hs, hs_lanes) = (sum(|c| c.hit_shader_instructions), sum(|c| c.hit_shader_lanes));
+        BatchJson {
+            batches: tot.batches,
+            lanes_per_batch: ratio(tot.batch_lanes, tot.batches),
+            candidate_batches: tot.candidate_batches,
+            sbt_keys_per_candidate_batch: ratio(tot.batch_sbt_keys, tot.candidate_batches),
+            deferred_lanes: tot.deferred_lanes,
+            pending_lane_reads: sum(|c| c.pending_reads),
+            callback_instructions: cb,
+            callback_simt_efficiency: ratio(cb_lanes, cb * nt),
+            hit_shader_instructions: hs,
+            hit_shader_simt_efficiency: ratio(hs_lanes, hs * nt),
+        }
+    }
 }
 
 /// The texture units' counters, summed over cores (timed mode, dispatches that sampled).
@@ -304,6 +351,7 @@ impl DispatchReport {
                 busy,
                 idle_with_ray: with_ray,
                 idle_starved: starved,
+                batches: BatchJson::new(t, &tot),
                 totals: tot,
             }
         });

@@ -12,7 +12,8 @@
 
 mod common;
 
-use common::rq::{build_scene, build_scene_flags, run, spirv, Outcome, Scene};
+use common::rq::{build_scene, build_scene_flags, run, run_with, spirv, Outcome, Scene};
+use vortex_model::abi::dcr;
 use vortex_model::config::{DeviceConfig, Mode, WaitMode};
 
 const PRIMARY_SHADOW: &str = crate::rq_kernel!(
@@ -144,20 +145,40 @@ fn variants() -> Vec<(&'static str, DeviceConfig, bool)> {
     c.rtu.slots_per_core = 4;
     c.num_threads = 8;
     v.push(("stack 4, 8 lanes, 4 slots per core", c, false));
+    let mut c = t.clone();
+    c.rtu.reform_sbt = true;
+    v.push(("reformation by SBT key (the dispatch marked SBT-dispatched)", c, true));
     v
 }
 
-fn check(what: &str, scene: &Scene, src: &str, size: u32, flag: bool) {
+/// Runs the workload; a configuration with `reform_sbt` gets its dispatch marked as a
+/// trace-rays one (`RTU_CONFIG`'s SBT bit), so the commit engine groups its candidates.
+fn run_cfg(scene: &Scene, words: &[u32], cfg: &DeviceConfig, size: u32, flag: bool) -> Outcome {
+    run_with(scene, words, cfg, size, flag, |d| {
+        if cfg.rtu.reform_sbt {
+            let v = dcr::rtu_config(dcr::RTU_SCENE_CWBVH, cfg.rtu.bvh_width, 0, true);
+            d.dcr_write(dcr::RTU_CONFIG, v).expect("RTU_CONFIG");
+        }
+    })
+}
+
+/// Checks every timed variant against functional mode; returns the candidates the SBT
+/// grouping held back in the `reform_sbt` variant.
+fn check(what: &str, scene: &Scene, src: &str, size: u32, flag: bool) -> u64 {
     let words = spirv(src);
+    let mut deferred = 0;
     let f = run(scene, &words, &base(), size, flag);
     assert!(f.report.timed.is_none());
     let fnt = run(scene, &words, &DeviceConfig { num_threads: 8, ..base() }, size, flag);
     assert_eq!(f.data, fnt.data, "{what}: functional output depends on the warp width");
     for (label, cfg, same_counters) in variants() {
-        let t: Outcome = run(scene, &words, &cfg, size, flag);
+        let t: Outcome = run_cfg(scene, &words, &cfg, size, flag);
         let rep = t.report.timed.as_ref().expect("timed report");
         assert!(rep.cycles > 0);
         assert_eq!(f.data, t.data, "{what}: {label}: output differs from functional mode");
+        if cfg.rtu.reform_sbt {
+            deferred += rep.rtu_totals().deferred_lanes;
+        }
         if same_counters {
             let (a, b) = (&f.report.totals.rtu, &t.report.totals.rtu);
             assert_eq!(
@@ -167,6 +188,7 @@ fn check(what: &str, scene: &Scene, src: &str, size: u32, flag: bool) {
             );
         }
     }
+    deferred
 }
 
 #[test]
@@ -183,7 +205,8 @@ fn any_hit_decisions_and_terminate_are_identical_in_every_mode() {
         return;
     }
     let s = build_scene_flags(24, 4, 0);
-    check("any-hit", &s, ANY_HIT, 16, false);
+    let deferred = check("any-hit", &s, ANY_HIT, 16, false);
+    assert!(deferred > 0, "the rocks' SBT offsets split some candidate batch");
     check("any-hit with terminate", &s, ANY_HIT, 16, true);
 }
 

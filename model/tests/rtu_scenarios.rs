@@ -223,6 +223,47 @@ fn reformation_batches_with_pending_lanes_change_nothing() {
     assert!(e.pending_lanes > 0 && e.batches > 8, "{e:?}");
 }
 
+/// rt_smoke_reform_sbt on the commit engine: lanes of one warp whose candidates belong to
+/// four geometries (four SBT keys) get one key per batch with `reform_sbt`, the rest held
+/// PENDING for the next batches; without it a batch mixes the four keys. The candidates each
+/// lane is offered, in order, and the results are functional mode's either way.
+#[test]
+fn rt_smoke_reform_sbt_batches_one_sbt_key_at_a_time() {
+    let dev = Device::one_per_leaf(4);
+    let shift = |t: Tri, dx: f32| t.map(|v| [v[0] + dx, v[1], v[2]]);
+    let geoms: Vec<Vec<Tri>> =
+        (0..4).map(|g| [0.0, -1.0].iter().map(|&z| shift(tri_at(z), 2.0 * g as f32)).collect()).collect();
+    let b = dev.blas(&geoms.iter().map(|t| (&t[..], 0)).collect::<Vec<_>>());
+    let rays: Vec<TraceRay> =
+        (0..32).map(|l| TraceRay { origin: [0.25 + 2.0 * (l % 4) as f32, 0.25, 1.0], ..down(b.addr) }).collect();
+    fn decide(offered: &mut [Vec<(u32, u32)>]) -> impl FnMut(usize, &Row) -> (u32, f32) + '_ {
+        move |lane: usize, c: &Row| {
+            offered[lane].push((c.candidate(span::GEOM), c.candidate(span::PRIM)));
+            (if c.candidate(span::PRIM) == 1 { ACCEPT } else { IGNORE }, 0.0)
+        }
+    }
+    let mut f_off = vec![Vec::new(); 32];
+    let f = Harness::functional(&cfg(), 32, 1).run(&dev.mem(), &rays, decide(&mut f_off)).unwrap();
+    assert!(f_off.iter().enumerate().all(|(l, o)| o.len() == 2 && o[0].0 == l as u32 % 4), "{f_off:?}");
+    for sbt in [false, true] {
+        let mut t_off = vec![Vec::new(); 32];
+        let mut h = Harness::timed(&RtuConfig { reform_sbt: sbt, ..cfg() }, 32, 1);
+        let t = h.run(&dev.mem(), &rays, decide(&mut t_off)).unwrap();
+        assert_eq!(f, t, "reform_sbt = {sbt}");
+        assert_eq!(f_off, t_off, "reform_sbt = {sbt}");
+        let e = &h.timed_rtu().unwrap().engine.stats;
+        assert_eq!(e.batch_candidates, 64, "{e:?}");
+        if sbt {
+            // Two rounds of candidates, four keys each: eight candidate batches of one key.
+            assert_eq!(e.batch_sbt_keys, e.candidate_batches, "{e:?}");
+            assert!(e.candidate_batches >= 8 && e.deferred_lanes >= 48, "{e:?}");
+        } else {
+            assert_eq!(e.deferred_lanes, 0, "{e:?}");
+            assert!(e.batch_sbt_keys > e.candidate_batches, "a batch mixes keys: {e:?}");
+        }
+    }
+}
+
 #[test]
 fn rt_smoke_partial_mask() {
     let dev = Device::one_per_leaf(4);

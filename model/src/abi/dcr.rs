@@ -39,7 +39,8 @@ pub const KMU_CLUSTER_DIM_Z: u32 = 0x023;
 pub const KMU_STATE_BEGIN: u32 = 0x010;
 pub const KMU_STATE_END: u32 = 0x023;
 
-/// RTU configuration: `scene_kind[3:0] | bvh_width[7:4] | cull_defaults[15:8]`.
+/// RTU configuration: `scene_kind[3:0] | bvh_width[7:4] | cull_defaults[15:8] |
+/// sbt_dispatch[16]`.
 pub const RTU_CONFIG: u32 = 0x0A0;
 /// Resident TLAS root (informational: each TRACE carries its own AS address).
 pub const RTU_TLAS_ROOT_LO: u32 = 0x0A1;
@@ -59,9 +60,16 @@ pub const RTU_STATE_END: u32 = 0x0A7;
 pub const RTU_SCENE_FLAT: u32 = 0;
 pub const RTU_SCENE_CWBVH: u32 = 1;
 
+/// `RTU_CONFIG[16]`: the dispatch's candidates select their shader by SBT record (a
+/// `vkCmdTraceRays*` kernel's dispatcher), so the commit engine may group a candidate batch by
+/// SBT key when the machine has `rtu.reform_sbt` (ray-query kernels have no SBT dispatch and
+/// never set it).
+pub const RTU_CONFIG_SBT_DISPATCH: u32 = 1 << 16;
+
 /// Packs `RTU_CONFIG`.
-pub const fn rtu_config(scene_kind: u32, bvh_width: u32, cull_defaults: u32) -> u32 {
-    (scene_kind & 0xF) | ((bvh_width & 0xF) << 4) | ((cull_defaults & 0xFF) << 8)
+pub const fn rtu_config(scene_kind: u32, bvh_width: u32, cull_defaults: u32, sbt_dispatch: bool) -> u32 {
+    let sbt = if sbt_dispatch { RTU_CONFIG_SBT_DISPATCH } else { 0 };
+    (scene_kind & 0xF) | ((bvh_width & 0xF) << 4) | ((cull_defaults & 0xFF) << 8) | sbt
 }
 
 /// Size of the DCR file (addresses `0..DCR_COUNT`).
@@ -209,10 +217,14 @@ mod tests {
 
     #[test]
     fn rtu_config_packs_fields() {
-        let v = rtu_config(RTU_SCENE_CWBVH, 4, 0x30);
+        let v = rtu_config(RTU_SCENE_CWBVH, 4, 0x30, false);
         assert_eq!(v & 0xF, 1);
         assert_eq!((v >> 4) & 0xF, 4);
         assert_eq!((v >> 8) & 0xFF, 0x30);
+        assert_eq!(v & RTU_CONFIG_SBT_DISPATCH, 0);
+        let t = rtu_config(RTU_SCENE_CWBVH, 4, 0x30, true);
+        assert_eq!(t, v | RTU_CONFIG_SBT_DISPATCH, "the SBT bit leaves the other fields alone");
+        assert_eq!(RTU_CONFIG_SBT_DISPATCH & 0xFFFF, 0, "above cull_defaults");
         assert_eq!(aligned_lmem_size(1), 64);
         assert_eq!(aligned_lmem_size(0), 0);
         assert_eq!(aligned_lmem_size(128), 128);

@@ -33,6 +33,59 @@ pub mod image {
     pub const OFF_NAME: usize = 56;
     pub const OFF_NAME_LEN: usize = 60;
     pub const HEADER_BYTES: usize = 64;
+    /// `flags` bit: a [`region`](super::region) table follows the name.
+    pub const FLAG_REGIONS: u16 = 1;
+}
+
+/// Code regions: instruction ranges the compiler marks so timed mode can attribute what it
+/// issues (the SIMT efficiency of a ray-tracing pipeline's shaders, `docs/TIMING.md`). With
+/// [`image::FLAG_REGIONS`] the table follows the name at the next 4-byte boundary: a `u32`
+/// count, then per region `start`, `end` (instruction indices, `start..end`) and `kind`, in
+/// the order the regions open; a region nested in another comes later and wins for its
+/// instructions.
+pub mod region {
+    /// Any-hit and intersection shaders run from a trace's candidate loop (the RTU's candidate
+    /// callbacks, what a record batch feeds).
+    pub const CANDIDATE_CALLBACK: u32 = 1;
+    /// Closest-hit, miss and callable shaders.
+    pub const HIT_SHADER: u32 = 2;
+    pub const ENTRY_BYTES: usize = 12;
+    /// Most regions an image may carry.
+    pub const MAX: u32 = 1 << 16;
+
+    /// Byte offset of the table in an image whose name ends at `name_end`.
+    pub const fn table_offset(name_end: usize) -> usize {
+        name_end.div_ceil(4) * 4
+    }
+}
+
+/// One marked instruction range (`region`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CodeRegion {
+    pub start: u32,
+    pub end: u32,
+    pub kind: u32,
+}
+
+impl CodeRegion {
+    /// Decodes the table entries in `b` (after the count), checking each against
+    /// `num_instrs` instructions and the known kinds.
+    pub fn parse_all(b: &[u8], count: u32, num_instrs: u32) -> Result<Vec<CodeRegion>, String> {
+        if count > region::MAX || b.len() < count as usize * region::ENTRY_BYTES {
+            return Err(format!("region table of {count} entries does not fit"));
+        }
+        (0..count as usize)
+            .map(|i| {
+                let at = i * region::ENTRY_BYTES;
+                let r = CodeRegion { start: rd_u32(b, at), end: rd_u32(b, at + 4), kind: rd_u32(b, at + 8) };
+                let kind_ok = matches!(r.kind, region::CANDIDATE_CALLBACK | region::HIT_SHADER);
+                if r.start > r.end || r.end > num_instrs || !kind_ok {
+                    return Err(format!("bad code region {r:?} in {num_instrs} instructions"));
+                }
+                Ok(r)
+            })
+            .collect()
+    }
 }
 
 /// Decoded kernel image header.
@@ -126,16 +179,39 @@ impl KernelHeader {
 }
 
 /// Builds a complete kernel image: header, code, then the (debug) name.
-pub fn build_image(mut header: KernelHeader, code: &[super::isa::Instr], name: &str) -> Vec<u8> {
+pub fn build_image(header: KernelHeader, code: &[super::isa::Instr], name: &str) -> Vec<u8> {
+    build_image_with_regions(header, code, name, &[])
+}
+
+/// [`build_image`] with a table of code regions after the name (none: no table).
+pub fn build_image_with_regions(
+    mut header: KernelHeader,
+    code: &[super::isa::Instr],
+    name: &str,
+    regions: &[CodeRegion],
+) -> Vec<u8> {
     let code_bytes = super::isa::encode_all(code);
     header.num_instrs = code.len() as u32;
     header.code_offset = image::HEADER_BYTES as u32;
     header.name_offset = (image::HEADER_BYTES + code_bytes.len()) as u32;
     header.name_len = name.len() as u32;
+    header.flags &= !image::FLAG_REGIONS;
+    if !regions.is_empty() {
+        header.flags |= image::FLAG_REGIONS;
+    }
     let mut out = vec![0u8; image::HEADER_BYTES];
     header.write(&mut out);
     out.extend_from_slice(&code_bytes);
     out.extend_from_slice(name.as_bytes());
+    if !regions.is_empty() {
+        out.resize(region::table_offset(out.len()), 0);
+        out.extend_from_slice(&(regions.len() as u32).to_le_bytes());
+        for r in regions {
+            for w in [r.start, r.end, r.kind] {
+                out.extend_from_slice(&w.to_le_bytes());
+            }
+        }
+    }
     out
 }
 
@@ -438,6 +514,33 @@ mod tests {
         let name = &img[back.name_offset as usize..][..back.name_len as usize];
         assert_eq!(name, b"main");
         assert!(KernelHeader::parse(&img[..10]).is_err());
+        assert_eq!(back.flags & image::FLAG_REGIONS, 0, "no table, no flag");
+    }
+
+    /// A region table follows the name, 4-byte aligned, and reads back; bad entries are
+    /// refused.
+    #[test]
+    fn region_table_round_trip() {
+        let exit = Instr::r(Op::Exit, 0, REG_NONE, REG_NONE, REG_NONE, REG_NONE, REG_NONE, 0);
+        let code = [exit; 5];
+        let regions = [
+            CodeRegion { start: 1, end: 4, kind: region::CANDIDATE_CALLBACK },
+            CodeRegion { start: 2, end: 3, kind: region::HIT_SHADER },
+        ];
+        let img = build_image_with_regions(KernelHeader::new(4, [1, 1, 1]), &code, "abc", &regions);
+        let h = KernelHeader::parse(&img).unwrap();
+        assert_ne!(h.flags & image::FLAG_REGIONS, 0);
+        let at = region::table_offset((h.name_offset + h.name_len) as usize);
+        assert_eq!(at % 4, 0);
+        let count = rd_u32(&img, at);
+        assert_eq!(count, 2);
+        let back = CodeRegion::parse_all(&img[at + 4..], count, h.num_instrs).unwrap();
+        assert_eq!(back, regions);
+        assert!(CodeRegion::parse_all(&img[at + 4..], count, 3).is_err(), "end past the code");
+        assert!(CodeRegion::parse_all(&img[at + 4..], 3, 5).is_err(), "more entries than bytes");
+        let mut bad = img.clone();
+        wr_u32(&mut bad, at + 4 + 8, 7);
+        assert!(CodeRegion::parse_all(&bad[at + 4..], count, 5).is_err(), "unknown kind");
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! in range, so the execute loop never indexes out of bounds.
 
 use crate::abi::isa::{self, Instr, Op, REG_NONE};
-use crate::abi::kernel::{image, KernelHeader};
+use crate::abi::kernel::{image, region, CodeRegion, KernelHeader};
 use crate::abi::rtu;
 use crate::fault::{Fault, FaultKind};
 use crate::mem::MemoryMap;
@@ -17,6 +17,9 @@ pub struct DecodedKernel {
     /// Registers some lane may read before writing them ([`read_before_write`]): the rows a
     /// warp launch zeroes. Every other register is written by each lane before it is read.
     pub zeroed_regs: Vec<u16>,
+    /// The instruction ranges the compiler marked (`abi::kernel::region`), for timed mode's
+    /// counters.
+    pub regions: Vec<CodeRegion>,
     /// The kernel's JIT code, compiled when a core first runs it in functional mode.
     pub jit: crate::jit::Cache,
 }
@@ -40,11 +43,25 @@ impl DecodedKernel {
         if !name.is_empty() {
             mem.read(pc + header.name_offset as u64, &mut name).map_err(|m| bad(m.to_string()))?;
         }
+        let regions = if header.flags & image::FLAG_REGIONS != 0 {
+            let at = pc + region::table_offset((header.name_offset + header.name_len) as usize) as u64;
+            let count: [u8; 4] = mem.read_array(at).map_err(|m| bad(m.to_string()))?;
+            let count = u32::from_le_bytes(count);
+            if count > region::MAX {
+                return Err(bad(format!("{count} code regions (at most {})", region::MAX)));
+            }
+            let mut table = vec![0u8; count as usize * region::ENTRY_BYTES];
+            mem.read(at + 4, &mut table).map_err(|m| bad(m.to_string()))?;
+            CodeRegion::parse_all(&table, count, header.num_instrs).map_err(bad)?
+        } else {
+            Vec::new()
+        };
         let mut k = DecodedKernel {
             name: String::from_utf8_lossy(&name).into_owned(),
             header,
             code,
             zeroed_regs: Vec::new(),
+            regions,
             jit: Default::default(),
         };
         k.validate().map_err(bad)?;
@@ -54,8 +71,14 @@ impl DecodedKernel {
 
     /// Builds a decoded kernel straight from code (tests and tools).
     pub fn from_parts(header: KernelHeader, name: &str, code: Vec<Instr>) -> Result<DecodedKernel, Fault> {
-        let mut k =
-            DecodedKernel { header, name: name.to_string(), code, zeroed_regs: Vec::new(), jit: Default::default() };
+        let mut k = DecodedKernel {
+            header,
+            name: name.to_string(),
+            code,
+            zeroed_regs: Vec::new(),
+            regions: Vec::new(),
+            jit: Default::default(),
+        };
         k.validate().map_err(|d| Fault::new(FaultKind::BadKernel, d))?;
         k.zeroed_regs = read_before_write(&k.code, k.header.entry, k.header.num_regs);
         Ok(k)

@@ -44,6 +44,8 @@ struct OpTiming {
     dst: u16,
     ndst: u16,
     class: OpClass,
+    /// The code region the instruction lies in (`abi::kernel::region`, 0: none).
+    region: u8,
 }
 
 /// The kernel's instructions as the scoreboard sees them.
@@ -74,9 +76,20 @@ impl KernelTiming {
                 dst,
                 ndst,
                 class: i.op.class(),
+                region: 0,
             });
         }
         KernelTiming { ops, srcs }
+    }
+
+    /// Marks the instructions of the kernel's code regions (a later, nested region wins).
+    pub fn with_regions(mut self, regions: &[crate::abi::kernel::CodeRegion]) -> KernelTiming {
+        for r in regions {
+            for op in &mut self.ops[r.start as usize..r.end as usize] {
+                op.region = r.kind as u8;
+            }
+        }
+        self
     }
 
     /// Instruction `pc`'s destination rows (first register, count) and source rows.
@@ -128,6 +141,15 @@ pub struct CoreTimedStats {
     /// Cycles from a CTA refused by that bound alone (free warp slots and LMEM, no budget)
     /// to the core's next admission.
     pub occupancy_limited_cycles: u64,
+    /// Warp instructions issued in the kernel's candidate-callback code (any-hit and
+    /// intersection shaders of a ray-tracing pipeline), and their active lanes; the same for
+    /// closest-hit, miss and callable shaders (`abi::kernel::region`).
+    pub callback_instructions: u64,
+    pub callback_lanes: u64,
+    pub hit_shader_instructions: u64,
+    pub hit_shader_lanes: u64,
+    /// Lanes a completed WAIT found still PENDING (the front end's count).
+    pub pending_reads: u64,
 }
 
 impl CoreTimedStats {
@@ -154,6 +176,11 @@ impl CoreTimedStats {
         self.isect.add(&o.isect);
         self.resident_warp_limit = self.resident_warp_limit.max(o.resident_warp_limit);
         self.occupancy_limited_cycles += o.occupancy_limited_cycles;
+        self.callback_instructions += o.callback_instructions;
+        self.callback_lanes += o.callback_lanes;
+        self.hit_shader_instructions += o.hit_shader_instructions;
+        self.hit_shader_lanes += o.hit_shader_lanes;
+        self.pending_reads += o.pending_reads;
     }
 }
 
@@ -668,6 +695,9 @@ impl Core {
         let trace_beats = c.trace_beats as u64;
         let result = self.exec_env_run(ctx, w, &instr, mask);
         clk.stats_instr(mask);
+        if op.region != 0 {
+            clk.stats_region(op.region, mask);
+        }
         if instr.op == Op::Tex && result.is_ok() {
             let t = &self.units.tex;
             lat = clk.tex.request(now, &t.lines, t.texels, |line, at| below.read(line, at));
@@ -820,6 +850,19 @@ impl Clock {
     fn stats_instr(&mut self, mask: u32) {
         self.counts.instructions += 1;
         self.counts.thread_instructions += mask.count_ones() as u64;
+    }
+
+    /// An instruction of a marked code region issued with `mask` (a pipeline's shaders).
+    #[inline(never)]
+    fn stats_region(&mut self, region: u8, mask: u32) {
+        let lanes = mask.count_ones() as u64;
+        if region as u32 == crate::abi::kernel::region::CANDIDATE_CALLBACK {
+            self.stats.callback_instructions += 1;
+            self.stats.callback_lanes += lanes;
+        } else {
+            self.stats.hit_shader_instructions += 1;
+            self.stats.hit_shader_lanes += lanes;
+        }
     }
 }
 

@@ -17,7 +17,10 @@
 //! - **Record write-back**: when a slot's lanes have all settled (terminal or candidate), or
 //!   `reform_thresh` of them hold a candidate, the commit engine writes the batch to the hit
 //!   windows `window_port_words` words per cycle, STATUS last; lanes still traversing read
-//!   PENDING. A slot with no lane traversing is released: the walk state of a lane waiting
+//!   PENDING. With reformation by SBT key (`reform_sbt`, in a dispatch that selects shaders
+//!   by SBT record) a batch holds the terminal lanes and the candidates of one SBT key; the
+//!   other candidates read PENDING too and follow, one key per batch, back to back. A slot
+//!   with no lane traversing is released: the walk state of a lane waiting
 //!   for its CONTINUE stays with its staging home, and its CONTINUE re-stages it. (The seed
 //!   keeps such a slot live; releasing it is what makes a nested trace from inside a
 //!   proceed loop deadlock-free when the pool is small.)
@@ -65,6 +68,16 @@ pub struct EngineStats {
     pub batches: u64,
     pub pending_lanes: u64,
     pub window_words: u64,
+    /// Lanes written back in batches, and those of them holding a candidate.
+    pub batch_lanes: u64,
+    pub batch_candidates: u64,
+    /// Batches holding a candidate, and their distinct SBT keys (instance SBT offset,
+    /// geometry index) summed: per candidate batch, how many ways the shader dispatcher's
+    /// compare chain splits the warp.
+    pub candidate_batches: u64,
+    pub batch_sbt_keys: u64,
+    /// Candidates the SBT grouping held back for a following batch.
+    pub deferred_lanes: u64,
     /// Line reads sent to the RTCache (a record spanning two lines costs two).
     pub line_requests: u64,
     /// Micro-steps that found the RTCache refusing (MSHRs full or bank busy) and retried.
@@ -93,6 +106,11 @@ impl EngineStats {
         self.batches += o.batches;
         self.pending_lanes += o.pending_lanes;
         self.window_words += o.window_words;
+        self.batch_lanes += o.batch_lanes;
+        self.batch_candidates += o.batch_candidates;
+        self.candidate_batches += o.candidate_batches;
+        self.batch_sbt_keys += o.batch_sbt_keys;
+        self.deferred_lanes += o.deferred_lanes;
         self.line_requests += o.line_requests;
         self.port_retries += o.port_retries;
         self.tlb_lookups += o.tlb_lookups;
@@ -106,6 +124,8 @@ impl EngineStats {
 /// The cores a traversal core serves: their front ends, and a doorbell for parked WAITs.
 pub trait Fronts {
     fn unit(&mut self, core: usize) -> &mut RtuUnit;
+    /// The front end of `core`, read only.
+    fn unit_ref(&self, core: usize) -> &RtuUnit;
     /// A record landed for `warp` of `core`: a WAIT parked there may complete.
     fn wake(&mut self, core: usize, warp: u32);
 }
@@ -162,6 +182,8 @@ struct Slot {
     settled: u32,
     /// Written back with a candidate, waiting for a CONTINUE.
     waiting: u32,
+    /// Settled candidates the SBT grouping held back from a batch: written next.
+    deferred: u32,
     queued_wb: bool,
 }
 
@@ -190,7 +212,16 @@ struct Timing {
     ports: usize,
     record_cycles: u64,
     record_words: u64,
-    reform_thresh: u32,
+    reform: Reform,
+}
+
+/// How the commit engine forms candidate batches (seed 000's ReformationEngine).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Reform {
+    /// Write a batch once this many lanes hold a candidate (0: once no lane is traversing).
+    pub thresh: u32,
+    /// One SBT key per candidate batch.
+    pub sbt: bool,
 }
 
 /// The source the walker reads in timed mode: a record is there only once every line it
@@ -370,7 +401,7 @@ pub struct RtuCore {
 }
 
 impl RtuCore {
-    pub fn new(cfg: &DeviceConfig, core_base: u32, reform_thresh: u32) -> RtuCore {
+    pub fn new(cfg: &DeviceConfig, core_base: u32, reform: Reform) -> RtuCore {
         let r = &cfg.rtu;
         let nt = cfg.num_threads as usize;
         let slots = cfg.rtu_slots() as usize;
@@ -396,7 +427,7 @@ impl RtuCore {
                 ports: r.num_rtu_blocks as usize,
                 record_cycles: record_words.div_ceil(r.window_port_words as u64),
                 record_words,
-                reform_thresh,
+                reform,
             },
             nt,
             core_base,
@@ -546,6 +577,7 @@ impl RtuCore {
         sl.traversing &= !lanes;
         sl.settled &= !lanes;
         sl.waiting &= !lanes;
+        sl.deferred &= !lanes;
         let mut m = lanes;
         while m != 0 {
             let l = m.trailing_zeros() as usize;
@@ -722,15 +754,7 @@ impl RtuCore {
             }
         }
         if self.wb.is_none() {
-            if let Some(s) = self.wb_queue.pop_front() {
-                self.slots[s].queued_wb = false;
-                let lanes = self.slots[s].settled;
-                self.slots[s].settled = 0;
-                self.stats.batches += 1;
-                self.stats.pending_lanes += (self.slots[s].traversing | self.slots[s].launching).count_ones() as u64;
-                self.stats.window_words += self.t.record_words * lanes.count_ones() as u64;
-                self.wb = Some(WriteBack { slot: s, lanes, done_at: now + self.t.record_cycles });
-            }
+            self.start_writeback(now, &*fronts);
         }
 
         // Fill engine: one lane per cycle into the claimed slot.
@@ -1013,8 +1037,9 @@ impl RtuCore {
             return;
         }
         let all = sl.traversing == 0 && sl.launching == 0;
-        let thresh = self.t.reform_thresh;
-        let ready = all || {
+        let thresh = self.t.reform.thresh;
+        // Candidates held back by the SBT grouping were ready with their batch.
+        let ready = all || sl.settled & sl.deferred != 0 || {
             thresh > 0 && {
                 let mut yields = 0;
                 let mut m = sl.settled;
@@ -1059,5 +1084,58 @@ impl RtuCore {
         }
         self.check_writeback(s);
         self.maybe_release(s);
+    }
+
+    /// Starts writing the next queued slot's batch back.
+    fn start_writeback(&mut self, now: u64, fronts: &dyn Fronts) {
+        let Some(s) = self.wb_queue.pop_front() else { return };
+        self.slots[s].queued_wb = false;
+        let lanes = self.batch(s, fronts);
+        let sl = &mut self.slots[s];
+        sl.settled &= !lanes;
+        self.stats.batches += 1;
+        self.stats.batch_lanes += lanes.count_ones() as u64;
+        // Lanes still traversing, and candidates held for a later batch, read PENDING.
+        self.stats.pending_lanes += (sl.traversing | sl.launching | sl.settled).count_ones() as u64;
+        self.stats.window_words += self.t.record_words * lanes.count_ones() as u64;
+        self.wb = Some(WriteBack { slot: s, lanes, done_at: now + self.t.record_cycles });
+    }
+
+    /// The lanes of slot `s`'s next batch: every settled lane; with SBT grouping, the
+    /// terminal lanes and the candidates of the lowest candidate lane's SBT key, the other
+    /// candidates held (`deferred`). Counts the batch's candidates and distinct keys.
+    fn batch(&mut self, s: usize, fronts: &dyn Fronts) -> u32 {
+        let sl = &self.slots[s];
+        let (unit, warp, query) = (fronts.unit_ref(sl.core as usize), sl.warp as usize, sl.query);
+        let group = self.t.reform.sbt;
+        let (mut keys, mut nkeys) = ([0u64; crate::abi::MAX_THREADS], 0);
+        let (mut lanes, mut held, mut cands) = (0u32, 0u32, 0u32);
+        let mut m = sl.settled;
+        while m != 0 {
+            let l = m.trailing_zeros() as usize;
+            m &= m - 1;
+            if !matches!(self.ctx[s * self.nt + l].outcome, Outcome::Yield(_)) {
+                lanes |= 1 << l;
+                continue;
+            }
+            let k = unit.candidate_key(warp, query, l);
+            if group && nkeys > 0 && keys[0] != k {
+                held |= 1 << l;
+                continue;
+            }
+            lanes |= 1 << l;
+            cands |= 1 << l;
+            if !keys[..nkeys].contains(&k) {
+                keys[nkeys] = k;
+                nkeys += 1;
+            }
+        }
+        let st = &mut self.stats;
+        st.batch_candidates += cands.count_ones() as u64;
+        st.candidate_batches += (cands != 0) as u64;
+        st.batch_sbt_keys += nkeys as u64;
+        st.deferred_lanes += (held & !self.slots[s].deferred).count_ones() as u64;
+        self.slots[s].deferred = held;
+        lanes
     }
 }

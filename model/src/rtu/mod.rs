@@ -190,6 +190,9 @@ pub struct RtuUnit {
     pub outbox: Vec<RtuMsg>,
     /// `VORTEX_RAYLOG`: the recorder, only while a log is open (`raylog.rs`).
     raylog: Option<Box<raylog::Recorder>>,
+    /// Timed mode: lanes a completed WAIT found still PENDING (each goes around the proceed
+    /// loop's WAIT again).
+    pub(crate) pending_reads: u64,
 }
 
 impl RtuUnit {
@@ -203,6 +206,7 @@ impl RtuUnit {
             headers: HeaderCache::default(),
             outbox: Vec::new(),
             raylog: None,
+            pending_reads: 0,
         }
     }
 
@@ -228,6 +232,7 @@ impl RtuUnit {
     /// Also starts a new dispatch: headers decoded in the last one are forgotten.
     pub fn set_timed(&mut self, timed: bool) {
         self.timed = timed;
+        self.pending_reads = 0;
         self.outbox.clear();
         self.headers.clear();
     }
@@ -313,6 +318,16 @@ impl RtuUnit {
         }
         w.outstanding[query as usize] &= !(1 << lane);
         w.fresh[query as usize] |= 1 << lane;
+    }
+
+    /// The SBT key of the candidate in the row of `lane` of (warp, query): the instance's SBT
+    /// record offset and the geometry index, what the hit record's index depends on besides
+    /// the trace's own offset and stride (which the RTU never sees).
+    pub(crate) fn candidate_key(&self, warp: usize, query: u32, lane: usize) -> u64 {
+        let base = (query as usize * self.nt + lane) * rtu_abi::SLOT_COUNT as usize;
+        let w = &self.warps[warp];
+        let word = |s: u32| w.word(query, lane, base, rtu_abi::CANDIDATE + s) as u64;
+        word(rtu_abi::span::SBT) << 32 | word(rtu_abi::span::GEOM)
     }
 
     /// The RTU work (records fetched plus primitive tests) each lane of `warp` caused since
@@ -554,6 +569,7 @@ impl RtuUnit {
             status[lane] = self.warps[warp].word(q[lane], lane, base, rtu_abi::STATUS);
             if self.timed {
                 self.warps[warp].fresh[q[lane] as usize] &= !(1 << lane);
+                self.pending_reads += (status[lane] == rtu_abi::STS_PENDING) as u64;
             }
         }
         Ok(true)

@@ -4,7 +4,7 @@
 //! a harness that drives [`RtuUnit`] one ray per lane through the proceed loop, and a small
 //! deterministic random generator.
 
-use super::engine::{Below, Fronts, RtuCore};
+use super::engine::{Below, Fronts, Reform, RtuCore};
 use super::{RtuError, RtuUnit, TraceRay};
 use crate::abi::rtu::{self as rtu_abi, span};
 use crate::abi::MAX_THREADS;
@@ -299,6 +299,9 @@ impl Fronts for One<'_> {
     fn unit(&mut self, _core: usize) -> &mut RtuUnit {
         self.unit
     }
+    fn unit_ref(&self, _core: usize) -> &RtuUnit {
+        self.unit
+    }
     fn wake(&mut self, _core: usize, _warp: u32) {}
 }
 
@@ -342,7 +345,8 @@ impl Harness {
         let r = &dc.rtu;
         let m = &dc.mem;
         h.timed = Some(Box::new(TimedRtu {
-            engine: RtuCore::new(&dc, 0, r.reform_thresh),
+            // No DCRs here: the knob alone decides, as if every trace dispatched by SBT.
+            engine: RtuCore::new(&dc, 0, Reform { thresh: r.reform_thresh, sbt: r.reform_sbt }),
             rtcache: Cache::new(CacheGeom {
                 size: r.rtcache_size,
                 ways: r.rtcache_ways,

@@ -171,7 +171,10 @@ pub fn build_scene_flags(grid: usize, width: u32, geom_flags: u32) -> Scene {
     for k in 0..24 {
         let (x, z) = ((k % 6) as f32 * 0.55 - 1.4, (k / 6) as f32 * 0.6 - 0.6);
         let s = 0.08 + 0.02 * (k % 3) as f32;
-        insts.push(InstanceDesc::new(br, [s, 0.0, 0.0, x, 0.0, s * 0.7, 0.0, height(x, z) + 0.05, 0.0, 0.0, s, z]));
+        let o2w = [s, 0.0, 0.0, x, 0.0, s * 0.7, 0.0, height(x, z) + 0.05, 0.0, 0.0, s, z];
+        // Rocks take SBT offsets 1..=3 (the terrain 0): candidates of one warp carry
+        // several SBT keys, which reformation by SBT key splits.
+        insts.push(InstanceDesc { sbt: 1 + k % 3, ..InstanceDesc::new(br, o2w) });
     }
     let bytes: Vec<u8> = insts.iter().flat_map(|i| i.bytes()).collect();
     let g = GeometryInput {

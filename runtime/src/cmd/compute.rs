@@ -54,7 +54,7 @@ fn launch(i: &mut Inner, dev: &Device, base: [u32; 3], count: Option<[u32; 3]>, 
         lmem_bytes: c.lmem_bytes,
         cluster: [1, 1, 1],
     };
-    i.rec.ops.extend(launch_dcrs(dev, &launch, count.is_none()));
+    i.rec.ops.extend(launch_dcrs(dev, &launch, count.is_none(), false));
     let kernel: Arc<str> = p.name.as_str().into();
     i.emit(match count {
         Some(_) => StreamOp::Start { kernel },
@@ -92,22 +92,23 @@ pub(super) fn kargs_block(state: &BindState, push: &[u8], p: &Pipeline, base: [u
     k
 }
 
-/// The DCR writes of one dispatch: the KMU launch state, then the RTU configuration.
+/// The DCR writes of one dispatch: the KMU launch state, then the RTU configuration
+/// (`sbt_dispatch`: a trace-rays kernel, whose candidates select their shader by SBT record).
 /// For an indirect dispatch the grid DCRs are left for the command processor, which writes
 /// them when it reads the group counts.
-pub fn launch_dcrs(device: &Device, launch: &dcr::Launch, indirect: bool) -> Vec<StreamOp> {
+pub fn launch_dcrs(device: &Device, launch: &dcr::Launch, indirect: bool, sbt_dispatch: bool) -> Vec<StreamOp> {
     let grid = [dcr::KMU_GRID_DIM_X, dcr::KMU_GRID_DIM_Y, dcr::KMU_GRID_DIM_Z];
     launch
         .kmu_writes(device.config.num_threads)
         .into_iter()
         .filter(|(a, _)| !(indirect && grid.contains(a)))
         .map(|(addr, value)| StreamOp::Dcr { addr, value })
-        .chain(rtu_dcrs(device))
+        .chain(rtu_dcrs(device, sbt_dispatch))
         .collect()
 }
 
 /// The RTU configuration of a dispatch or draw (the kernels may trace).
-pub(super) fn rtu_dcrs(device: &Device) -> [StreamOp; 2] {
-    let rtu = dcr::rtu_config(dcr::RTU_SCENE_CWBVH, device.config.rtu.bvh_width, 0);
+pub(super) fn rtu_dcrs(device: &Device, sbt_dispatch: bool) -> [StreamOp; 2] {
+    let rtu = dcr::rtu_config(dcr::RTU_SCENE_CWBVH, device.config.rtu.bvh_width, 0, sbt_dispatch);
     [StreamOp::Dcr { addr: dcr::RTU_CONFIG, value: rtu }, StreamOp::Dcr { addr: dcr::RTU_STATS_RESET, value: 1 }]
 }

@@ -108,7 +108,7 @@ fn launch(i: &mut Inner, dev: &Device, sbt: &SbtRegions, size: LaunchSize) -> Vk
         lmem_bytes,
         cluster: [1, 1, 1],
     };
-    i.rec.ops.extend(launch_dcrs(dev, &launch, direct.is_none()));
+    i.rec.ops.extend(launch_dcrs(dev, &launch, direct.is_none(), true));
     let name: Arc<str> = p.name.as_str().into();
     i.emit(match size {
         LaunchSize::Direct(_) => StreamOp::Start { kernel: name },

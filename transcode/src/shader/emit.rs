@@ -11,6 +11,7 @@ use std::collections::HashMap;
 use vortex_model::abi::isa::{
     disasm, AtomicOp, FloatCond, Instr, IntCond, MemSize, Op, RedOp, Round, SfuFunc, ShflMode, VoteOp, REG_NONE,
 };
+use vortex_model::abi::kernel::CodeRegion;
 use vortex_model::core::decode::operand_widths;
 
 pub(crate) type Label = u32;
@@ -191,6 +192,15 @@ pub(crate) struct Assembled {
     /// When the registers were reallocated: per instruction, the register its destination
     /// had before (what the register names refer to). Empty otherwise.
     pub virt_dst: Vec<u16>,
+    /// The marked code regions as instruction ranges, in the order they opened.
+    pub regions: Vec<CodeRegion>,
+}
+
+/// A marked code region as layout positions: the blocks placed from `from` to `to`.
+struct RegionMark {
+    from: usize,
+    to: usize,
+    kind: u32,
 }
 
 pub(crate) struct Emitter {
@@ -200,11 +210,34 @@ pub(crate) struct Emitter {
     num_regs: u32,
     total: usize,
     pub reg_names: Vec<RegName>,
+    regions: Vec<RegionMark>,
 }
 
 impl Emitter {
     pub fn new() -> Emitter {
-        Emitter { blocks: Vec::new(), order: Vec::new(), cur: 0, num_regs: 0, total: 0, reg_names: Vec::new() }
+        Emitter {
+            blocks: Vec::new(),
+            order: Vec::new(),
+            cur: 0,
+            num_regs: 0,
+            total: 0,
+            reg_names: Vec::new(),
+            regions: Vec::new(),
+        }
+    }
+
+    /// Opens a code region of `kind` (`abi::kernel::region`): the blocks placed from now
+    /// until [`Self::close_region`] (timed mode attributes what they issue).
+    pub fn open_region(&mut self, kind: u32) -> usize {
+        self.regions.push(RegionMark { from: self.order.len(), to: usize::MAX, kind });
+        self.regions.len() - 1
+    }
+
+    pub fn close_region(&mut self, r: usize) {
+        let to = self.order.len();
+        if let Some(m) = self.regions.get_mut(r) {
+            m.to = to;
+        }
     }
 
     /// A new, not yet placed block.
@@ -423,11 +456,21 @@ impl Emitter {
             }
         }
         let mut start = vec![u32::MAX; blocks.len()];
+        // The first instruction of each layout position (and the end).
+        let mut at_pos = Vec::with_capacity(self.order.len() + 1);
         let mut pc = 0u32;
         for &l in &self.order {
             start[l as usize] = pc;
+            at_pos.push(pc);
             pc += blocks[l as usize].code.len() as u32;
         }
+        at_pos.push(pc);
+        let regions = self
+            .regions
+            .iter()
+            .map(|m| CodeRegion { start: at_pos[m.from], end: at_pos[m.to.min(self.order.len())], kind: m.kind })
+            .filter(|r| r.start < r.end)
+            .collect();
         let resolve = |l: u32| -> Result<u32> {
             match start.get(l as usize) {
                 Some(&s) if s != u32::MAX => Ok(s),
@@ -471,7 +514,7 @@ impl Emitter {
                 }
             }
         }
-        Ok(Assembled { code, blocks: names, num_regs, virt_dst })
+        Ok(Assembled { code, blocks: names, num_regs, virt_dst, regions })
     }
 }
 
@@ -560,5 +603,34 @@ mod tests {
         assert_eq!(out.code.len(), 3, "the jump to the next block is gone");
         assert_eq!((out.code[1].imm, out.code[1].imm2, out.code[1].imm3), (2, 1, 2));
         assert_eq!(out.blocks, vec![(0, "a".to_string()), (1, "b".to_string()), (2, "c".to_string())]);
+    }
+
+    /// A region is the instructions of the blocks placed while it was open, after the
+    /// fall-through jumps are gone; a region with no instructions is dropped.
+    #[test]
+    fn regions_cover_the_blocks_placed_while_open() {
+        let mut e = Emitter::new();
+        let [a, b, c, d] = ["a", "b", "c", "d"].map(|n| e.label(n));
+        e.place(a).unwrap();
+        e.movi(0, 1);
+        e.jmp(b);
+        let outer = e.open_region(1);
+        e.place(b).unwrap();
+        e.movi(0, 2);
+        let empty = e.open_region(2);
+        e.close_region(empty);
+        let inner = e.open_region(2);
+        e.place(c).unwrap();
+        e.movi(0, 3);
+        e.movi(0, 4);
+        e.jmp(d);
+        e.close_region(inner);
+        e.close_region(outer);
+        e.place(d).unwrap();
+        e.emit(I::new(Op::Exit));
+        let out = e.assemble(false).unwrap();
+        assert_eq!(out.code.len(), 5, "both jumps fall through");
+        let r = |start, end, kind| CodeRegion { start, end, kind };
+        assert_eq!(out.regions, vec![r(1, 4, 1), r(2, 4, 2)]);
     }
 }

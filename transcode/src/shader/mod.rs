@@ -39,7 +39,7 @@ pub use vertex_format::{vertex_format, vertex_formats, VertexFormat, VertexKind}
 
 use std::collections::BTreeMap;
 use vortex_model::abi::isa::Instr;
-use vortex_model::abi::kernel::{build_image, KernelHeader};
+use vortex_model::abi::kernel::{build_image_with_regions, CodeRegion, KernelHeader};
 
 /// `VkDescriptorType` values the compiler understands.
 pub mod descriptor_type {
@@ -200,6 +200,8 @@ pub struct CompiledKernel {
     pub entry_name: String,
     /// Vertex and fragment kernels: what the draw's fixed-function state needs from them.
     pub graphics: Option<GraphicsInfo>,
+    /// Marked code regions (a ray-tracing pipeline's shaders), carried in the image.
+    pub regions: Vec<CodeRegion>,
     /// Block boundaries and register provenance, for dumps.
     pub debug: DebugInfo,
 }
@@ -231,7 +233,7 @@ impl CompiledKernel {
 
     /// The complete kernel image to place in device memory.
     pub fn image(&self, kernel_id: u64) -> Vec<u8> {
-        build_image(self.header(kernel_id), &self.code, &self.entry_name)
+        build_image_with_regions(self.header(kernel_id), &self.code, &self.entry_name, &self.regions)
     }
 
     /// Human-readable listing (`VORTEX_DUMP=kernels`): header, blocks as labels, one
@@ -260,6 +262,7 @@ pub fn compile(words: &[u32], opts: &CompileOptions) -> Result<CompiledKernel, C
         local_size,
         entry_name: m.entry.name.clone(),
         graphics: out.graphics,
+        regions: out.asm.regions,
         debug: DebugInfo { blocks: out.asm.blocks, regs: out.reg_names, virt_dst: out.asm.virt_dst },
     })
 }

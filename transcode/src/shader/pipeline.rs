@@ -84,6 +84,7 @@ pub fn compile_ray_tracing(
         local_size,
         entry_name: top.m.entry.name.clone(),
         graphics: out.graphics,
+        regions: out.asm.regions,
         debug: DebugInfo { blocks: out.asm.blocks, regs: out.reg_names, virt_dst: out.asm.virt_dst },
     })
 }

@@ -128,7 +128,7 @@ fn record_draw(i: &mut Inner, dev: &Device, indexed: bool, what: Result<Direct, 
     dcr64(dcr::GFX_FS_PC_LO, g.fragment_address());
     dcr64(dcr::GFX_PARAM_LO, kargs_addr);
     dcr64(dcr::GFX_STATE_LO, state_addr);
-    ops.extend(rtu_dcrs(dev));
+    ops.extend(rtu_dcrs(dev, false));
     let itype = index.map_or(index_type::NONE, |(_, t)| t);
     ops.push(StreamOp::Dcr { addr: dcr::GFX_INDEX_TYPE, value: itype });
     let source = match what {

@@ -26,6 +26,7 @@ impl<'m> Lowerer<'m> {
         let sh = rt.shaders.get(s).ok_or_else(|| invalid!("internal: shader {s} of the pipeline"))?;
         let lowering = Lowering { stage: stage::callee(sh.stage)?, ray_query: self.ray_query };
         let back = self.e.label(format!("{} return", sh.stage));
+        let region = self.e.open_region(region_kind(sh.stage));
         let e = std::mem::replace(&mut self.e, Emitter::new());
         let mut inner = Lowerer::new(&sh.m, &sh.opts, e, lowering, self.local_size, self.rt);
         let entry = inner.prologue;
@@ -41,6 +42,7 @@ impl<'m> Lowerer<'m> {
         self.lmem_bytes = self.lmem_bytes.max(inner.lmem_bytes);
         self.e = inner.e;
         r?;
+        self.e.close_region(region);
         self.e.place(back)
     }
 
@@ -226,5 +228,15 @@ impl<'m> Lowerer<'m> {
         })?;
         self.define(inst.rid()?, result, inst.rty()?);
         Ok(())
+    }
+}
+
+/// The code region a called shader's blocks form (`abi::kernel::region`): the candidate
+/// callbacks a record batch feeds, or the shaders run once a trace is over.
+fn region_kind(stage: Stage) -> u32 {
+    use vortex_model::abi::kernel::region;
+    match stage {
+        Stage::AnyHit | Stage::Intersection => region::CANDIDATE_CALLBACK,
+        _ => region::HIT_SHADER,
     }
 }
