@@ -310,16 +310,19 @@ impl Options {
 
     /// The builder for `VkBuildAccelerationStructureFlagsKHR` `f` and primitives of `kind`,
     /// when every geometry is opaque (`all_opaque`) or not: the fast one for
-    /// `PREFER_FAST_BUILD`, and for opaque triangles without `PREFER_FAST_TRACE` (no
-    /// preference, or `ALLOW_UPDATE`, `ALLOW_COMPACTION`, `LOW_MEMORY` alone), where the
-    /// choice is ours: on meshes (the bench's spheres and bunny) its trees visit within 4 %
-    /// of the SAH trees' nodes per ray for half the build instructions
-    /// (docs/PERFORMANCE.md). Else the SAH one: candidates (non-opaque triangles,
-    /// procedural boxes) keep its single-primitive leaves, offered nearest first, and
-    /// top-level trees, small and traced by every ray, keep its quality.
+    /// `PREFER_FAST_BUILD`, and for opaque triangles that ask for `ALLOW_UPDATE` or
+    /// `LOW_MEMORY` without a trace preference or `ALLOW_COMPACTION` (geometry rebuilt or
+    /// refitted as it moves, where the build's cost recurs): on meshes its trees visit
+    /// within 4 % of the SAH trees' nodes per ray for half the build instructions, on a
+    /// height field they cost ~1.9x (docs/PERFORMANCE.md). Else the SAH one: no flag at all
+    /// (the default every table of the project was measured with), `ALLOW_COMPACTION` (a
+    /// static structure, built once and traced long), `PREFER_FAST_TRACE`; candidates
+    /// (non-opaque triangles, procedural boxes) keep its single-primitive leaves, offered
+    /// nearest first, and top-level trees, small and traced by every ray, keep its quality.
     pub fn builder_for(&self, f: u32, kind: Kind, all_opaque: bool) -> Builder {
-        let fast = f & flags::PREFER_FAST_BUILD != 0
-            || (f & flags::PREFER_FAST_TRACE == 0 && kind == Kind::Triangles && all_opaque);
+        let dynamic = f & (flags::ALLOW_UPDATE | flags::LOW_MEMORY) != 0
+            && f & (flags::PREFER_FAST_TRACE | flags::ALLOW_COMPACTION) == 0;
+        let fast = f & flags::PREFER_FAST_BUILD != 0 || (dynamic && kind == Kind::Triangles && all_opaque);
         self.builder.unwrap_or(if fast { Builder::Fast } else { Builder::Sah })
     }
 
@@ -471,8 +474,13 @@ mod tests {
         assert_eq!(tri(PREFER_FAST_TRACE | ALLOW_COMPACTION, true), Builder::Sah);
         assert_eq!(tri(PREFER_FAST_BUILD, false), Builder::Fast);
         assert_eq!(tri(PREFER_FAST_BUILD | PREFER_FAST_TRACE, true), Builder::Fast);
-        // Without a preference: opaque triangles fast, candidates and instances SAH.
-        for f in [0, ALLOW_UPDATE, ALLOW_COMPACTION, LOW_MEMORY] {
+        // No flag, or a static structure: SAH.
+        for f in [0, ALLOW_COMPACTION, ALLOW_UPDATE | ALLOW_COMPACTION] {
+            assert_eq!(tri(f, true), Builder::Sah, "flags {f:#x}");
+        }
+        // Updatable or low-memory without a trace preference: opaque triangles fast,
+        // candidates and instances SAH.
+        for f in [ALLOW_UPDATE, LOW_MEMORY, ALLOW_UPDATE | LOW_MEMORY] {
             assert_eq!(tri(f, true), Builder::Fast, "flags {f:#x}");
             assert_eq!(tri(f, false), Builder::Sah, "flags {f:#x}");
             assert_eq!(o.builder_for(f, Kind::Aabbs, true), Builder::Sah, "flags {f:#x}");
@@ -482,7 +490,7 @@ mod tests {
         let forced = Options { builder: Some(Builder::Sah), ..o };
         assert_eq!(forced.builder_for(PREFER_FAST_BUILD, Kind::Triangles, true), Builder::Sah);
         // Leaves follow the builder: four for fast opaque triangles.
-        assert_eq!(o.leaf_for(0, Kind::Triangles, true), FAST_LEAF);
-        assert_eq!(o.leaf_for(0, Kind::Triangles, false), 1);
+        assert_eq!(o.leaf_for(ALLOW_UPDATE, Kind::Triangles, true), FAST_LEAF);
+        assert_eq!(o.leaf_for(ALLOW_UPDATE, Kind::Triangles, false), 1);
     }
 }
