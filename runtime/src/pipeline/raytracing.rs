@@ -12,10 +12,11 @@ use crate::device::Device;
 use crate::memory::Memory;
 use crate::{vk, VkResult};
 use std::sync::Arc;
+use vortex_model::abi::kernel::kargs;
 use vortex_transcode::shader::{self, Stage};
 
 /// `shaderGroupHandleSize`, `shaderGroupHandleCaptureReplaySize`.
-pub const HANDLE_BYTES: usize = 32;
+pub const HANDLE_BYTES: usize = kargs::sbt::HANDLE_BYTES;
 /// `shaderGroupHandleAlignment`.
 pub const HANDLE_ALIGNMENT: u32 = 32;
 /// `shaderGroupBaseAlignment`.
@@ -191,7 +192,7 @@ impl RayTracing {
     /// The handle of group `g`.
     pub fn handle(&self, g: usize) -> [u8; HANDLE_BYTES] {
         let mut h = [0u8; HANDLE_BYTES];
-        h[0..4].copy_from_slice(&(g as u32 + 1).to_le_bytes());
+        h[kargs::sbt::HANDLE_GROUP..][..4].copy_from_slice(&(g as u32 + 1).to_le_bytes());
         h[4..8].copy_from_slice(&self.id.to_le_bytes());
         h
     }
