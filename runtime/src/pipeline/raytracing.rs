@@ -197,13 +197,6 @@ impl RayTracing {
         h
     }
 
-    /// The group a handle names, if it is one of this pipeline's.
-    pub fn group_of(&self, handle: &[u8]) -> Option<usize> {
-        let w = |k: usize| handle.get(4 * k..4 * k + 4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
-        let g = w(0)?.checked_sub(1)? as usize;
-        (w(1)? == self.id && g < self.groups.len()).then_some(g)
-    }
-
     /// `handles` of groups `first .. first + count` into `out`.
     pub fn handles(&self, first: u32, count: u32, out: &mut [u8]) -> VkResult<()> {
         let end = first as usize + count as usize;
@@ -229,11 +222,6 @@ impl RayTracing {
             Member::General => self.raygen.get(g).and_then(|k| k.as_ref()).map_or(0, |k| k.private_bytes as u64),
             _ => 0,
         }
-    }
-
-    /// The kernel a trace with ray-generation record `handle` runs.
-    pub fn raygen_kernel(&self, handle: &[u8]) -> Option<&Kernel> {
-        self.raygen.get(self.group_of(handle)?)?.as_ref()
     }
 
     /// The only ray-generation kernel, when the pipeline has exactly one.
