@@ -229,3 +229,61 @@ pub fn play_indirect(
     }
     Ok(grid(size))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use vortex_model::mem::AddressSpace;
+
+    fn select(record: u64, indirect2: bool) -> RaygenSelect {
+        RaygenSelect {
+            record,
+            indirect2,
+            id: 0x1234,
+            kernels: vec![Some((0x10_0000_0040, 64)), None, Some((0x2000, 0))],
+        }
+    }
+
+    /// A record holding the handle of `group` of pipeline `id`.
+    fn handle(m: &vortex_model::mem::MemoryMap, at: u64, group: u32, id: u32) {
+        m.write_u32(at + kargs::sbt::HANDLE_GROUP as u64, group + 1).unwrap();
+        m.write_u32(at + kargs::sbt::HANDLE_GROUP as u64 + 4, id).unwrap();
+    }
+
+    #[test]
+    fn the_record_read_at_execution_picks_the_kernel() {
+        let space = AddressSpace::new();
+        let r = space.allocate(256).unwrap();
+        let m = space.snapshot();
+        handle(&m, r.base, 2, 0x1234);
+        assert_eq!(
+            select(r.base, false).play(&m).unwrap(),
+            vec![(dcr::KMU_PC_LO, 0x2000), (dcr::KMU_PC_HI, 0), (dcr::KMU_LMEM_SIZE, 0)]
+        );
+        // Rewritten: the next play reads the new handle.
+        handle(&m, r.base, 0, 0x1234);
+        assert_eq!(
+            select(r.base, false).play(&m).unwrap(),
+            vec![(dcr::KMU_PC_LO, 0x40), (dcr::KMU_PC_HI, 0x10), (dcr::KMU_LMEM_SIZE, 64)]
+        );
+        // Through a VkTraceRaysIndirectCommand2KHR holding the record's address.
+        let cmd = r.base + 128;
+        m.write_u32(cmd, r.base as u32).unwrap();
+        m.write_u32(cmd + 4, (r.base >> 32) as u32).unwrap();
+        assert_eq!(select(cmd, true).play(&m).unwrap()[0], (dcr::KMU_PC_LO, 0x40));
+    }
+
+    #[test]
+    fn a_record_naming_no_raygen_group_of_the_pipeline_leaves_the_launch() {
+        let space = AddressSpace::new();
+        let r = space.allocate(64).unwrap();
+        let m = space.snapshot();
+        for (group, id) in [(1, 0x1234), (7, 0x1234), (0, 0x9999)] {
+            handle(&m, r.base, group, id);
+            assert!(select(r.base, false).play(&m).unwrap().is_empty(), "group {group} of {id:#x}");
+        }
+        m.write_u32(r.base, 0).unwrap();
+        assert!(select(r.base, false).play(&m).unwrap().is_empty(), "a null record");
+        assert!(select(1 << 40, false).play(&m).is_err(), "an unmapped record faults");
+    }
+}
