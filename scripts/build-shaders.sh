@@ -12,7 +12,7 @@ command -v glslangValidator >/dev/null || {
   echo "build-shaders: glslangValidator not found (Debian: apt-get install glslang-tools)" >&2
   exit 1
 }
-for src in *.comp *.vert *.frag *.rgen *.rchit *.rmiss *.rahit *.rint; do
+for src in *.comp *.vert *.frag *.rgen *.rchit *.rmiss *.rahit *.rint *.rcall; do
   variants=$(sed -n '2s|^// variants: ||p' "$src")
   if [ -z "$variants" ]; then
     case $src in

@@ -27,8 +27,10 @@ fn committed_spirv_matches_its_source() {
         files.sort();
         files
     };
-    let sources: Vec<PathBuf> =
-        ["comp", "vert", "frag", "rgen", "rchit", "rmiss", "rahit", "rint"].into_iter().flat_map(files_with).collect();
+    let sources: Vec<PathBuf> = ["comp", "vert", "frag", "rgen", "rchit", "rmiss", "rahit", "rint", "rcall"]
+        .into_iter()
+        .flat_map(files_with)
+        .collect();
     assert!(!sources.is_empty(), "no shader sources in {}", shaders.display());
 
     let mut stale = Vec::new();

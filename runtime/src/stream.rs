@@ -64,6 +64,10 @@ pub enum StreamOp {
         /// A `VkTraceRaysIndirectCommand2KHR`: the SBT regions come from `src` too.
         regions: bool,
     },
+    /// Before the start of a trace whose pipeline has several ray generation groups: the
+    /// command processor reads the ray generation record's handle and points the launch at
+    /// that group's kernel (`cmd::trace::RaygenSelect`).
+    SelectRaygen(Box<crate::cmd::trace::RaygenSelect>),
     Copy {
         src: u64,
         dst: u64,
@@ -156,6 +160,7 @@ impl StreamOp {
             StreamOp::Start { .. } => "START",
             StreamOp::DispatchIndirect { .. } => "START_INDIRECT",
             StreamOp::TraceRaysIndirect { .. } => "TRACE_RAYS_INDIRECT",
+            StreamOp::SelectRaygen(_) => "SELECT_RAYGEN",
             StreamOp::Copy { .. } => "DMA_COPY",
             StreamOp::Fill { .. } => "DMA_FILL",
             StreamOp::Write { .. } => "DMA_WRITE",
@@ -336,6 +341,11 @@ pub fn play(
                 let r = model.start()?;
                 tracing::debug!("indirect trace rays '{kernel}' {grid:?}: {} CTAs", r.totals.ctas);
                 reports.push(r);
+            }
+            StreamOp::SelectRaygen(sel) => {
+                for (addr, value) in sel.play(&mem())? {
+                    model.dcr_write(addr, value)?;
+                }
             }
             StreamOp::Copy { src, dst, len } => mem().copy(*dst, *src, *len)?,
             StreamOp::Fill { dst, len, word } => mem().fill(*dst, *len, *word)?,

@@ -2,8 +2,8 @@
 //! its features and properties.
 //!
 //! Off unless the device configuration asks for it (`rt_pipeline = true`, or
-//! `VORTEX_RT_PIPELINE=1`): conformance tests enable every advertised feature, and the
-//! ray-tracing stages beyond ray generation are not built yet. The switch is latched from
+//! `VORTEX_RT_PIPELINE=1`): conformance tests enable every advertised feature, and parts of
+//! issue 19 (pipeline libraries) are not built yet. The switch is latched from
 //! the configuration when an instance is created; every report here reads it.
 
 use ash::vk;

@@ -254,6 +254,11 @@ pub mod kargs {
         pub const ADDRESS: usize = 0;
         pub const STRIDE: usize = 8;
         pub const SIZE: usize = 16;
+        /// A record starts with a shader group handle (`shaderGroupHandleSize`) whose first
+        /// word is `group index + 1` in the pipeline (0: a null record); the shader record
+        /// data (`ShaderRecordBufferKHR`) follows it.
+        pub const HANDLE_BYTES: usize = 32;
+        pub const HANDLE_GROUP: usize = 0;
     }
 }
 

@@ -9,7 +9,7 @@
 use super::compute::{kargs_block, launch_dcrs};
 use super::{CommandBuffer, Inner};
 use crate::device::Device;
-use crate::pipeline::raytracing::{Kernel, HANDLE_BYTES};
+use crate::pipeline::raytracing::{Kernel, RayTracing};
 use crate::pipeline::BindPoint;
 use crate::stream::StreamOp;
 use crate::{vk, VkResult};
@@ -76,11 +76,7 @@ fn launch(i: &mut Inner, dev: &Device, sbt: &SbtRegions, size: LaunchSize) -> Vk
         tracing::error!("trace rays with pipeline '{}' bound, which is not a ray-tracing pipeline", p.name);
         return Err(vk::Result::ERROR_UNKNOWN);
     };
-    let raygen_record = match size {
-        LaunchSize::Indirect2(src) => indirect2_raygen(dev, src),
-        _ => sbt[kargs::sbt::RAYGEN].address,
-    };
-    let kernel = raygen(dev, rt, raygen_record)?;
+    let (kernel, select) = raygen(rt, &sbt[kargs::sbt::RAYGEN], size)?;
     let (pc, lmem_bytes) = (kernel.address(), kernel.lmem_bytes);
     let mut block = kargs_block(state, &i.push, &p, [0; 3], [0; 3]);
     let sets: Vec<_> = state.sets.iter().flatten().cloned().collect();
@@ -109,6 +105,9 @@ fn launch(i: &mut Inner, dev: &Device, sbt: &SbtRegions, size: LaunchSize) -> Vk
         cluster: [1, 1, 1],
     };
     i.rec.ops.extend(launch_dcrs(dev, &launch, direct.is_none(), true));
+    if let Some(select) = select {
+        i.rec.ops.push(StreamOp::SelectRaygen(Box::new(select)));
+    }
     let name: Arc<str> = p.name.as_str().into();
     i.emit(match size {
         LaunchSize::Direct(_) => StreamOp::Start { kernel: name },
@@ -127,29 +126,69 @@ pub fn grid(size: [u32; 3]) -> [u32; 3] {
     std::array::from_fn(|k| size[k].div_ceil(kargs::LAUNCH_BLOCK[k]))
 }
 
-/// The ray-generation kernel a trace runs: the pipeline's only one, or the one whose handle
-/// the ray-generation record holds (read when the trace is recorded).
-fn raygen<'p>(dev: &Device, rt: &'p crate::pipeline::raytracing::RayTracing, record: u64) -> VkResult<&'p Kernel> {
+/// The ray-generation kernel a trace runs: the pipeline's only one, or, with several, the
+/// first as recorded and the choice the command processor makes when the trace executes
+/// (the specification reads the shader binding table then).
+fn raygen<'p>(
+    rt: &'p RayTracing,
+    region: &SbtRegion,
+    size: LaunchSize,
+) -> VkResult<(&'p Kernel, Option<RaygenSelect>)> {
     if let Some(k) = rt.sole_raygen() {
-        return Ok(k);
+        return Ok((k, None));
     }
-    let mut handle = [0u8; HANDLE_BYTES];
-    if dev.space.snapshot().read(record, &mut handle).is_err() {
-        tracing::error!("trace rays: the ray-generation record at {record:#x} is not in device memory");
+    let Some(first) = rt.raygen.iter().flatten().next() else {
+        tracing::error!("trace rays: the pipeline has no ray-generation group");
         return Err(vk::Result::ERROR_UNKNOWN);
-    }
-    rt.raygen_kernel(&handle).ok_or_else(|| {
-        tracing::error!("trace rays: the ray-generation record at {record:#x} holds no ray-generation group's handle");
-        vk::Result::ERROR_UNKNOWN
-    })
+    };
+    let (record, indirect2) = match size {
+        LaunchSize::Indirect2(src) => (src + indirect2::RAYGEN, true),
+        _ => (region.address, false),
+    };
+    let kernels = rt.raygen.iter().map(|k| k.as_ref().map(|k| (k.address(), k.lmem_bytes))).collect();
+    Ok((first, Some(RaygenSelect { record, indirect2, id: rt.id, kernels })))
 }
 
-/// The ray-generation record address of an indirect command 2 (0 if it cannot be read now).
-fn indirect2_raygen(dev: &Device, src: u64) -> u64 {
-    let mut b = [0u8; 8];
-    match dev.space.snapshot().read(src + indirect2::RAYGEN, &mut b) {
-        Ok(()) => u64::from_le_bytes(b),
-        Err(_) => 0,
+/// The ray-generation kernel of a trace, picked by the command processor when the trace
+/// executes: the handle of the ray-generation record names a group (`group index + 1`,
+/// then the pipeline's id: `pipeline::raytracing`), whose kernel's PC and LMEM size go into
+/// the launch DCRs.
+#[derive(Clone, Debug)]
+pub struct RaygenSelect {
+    /// The ray-generation record's address, or with `indirect2` where a
+    /// `VkTraceRaysIndirectCommand2KHR` holds it.
+    pub record: u64,
+    pub indirect2: bool,
+    /// The pipeline's id in its handles.
+    pub id: u32,
+    /// (PC, LMEM bytes) of each group's kernel, by group index.
+    pub kernels: Vec<Option<(u64, u32)>>,
+}
+
+impl RaygenSelect {
+    /// The DCR writes that point the launch at the kernel the record names. A record that
+    /// names no ray-generation group of the pipeline (undefined behaviour) leaves the launch
+    /// as recorded, with a log line.
+    pub fn play(&self, m: &vortex_model::mem::MemoryMap) -> Result<Vec<(u32, u32)>, vortex_model::mem::MemFault> {
+        let record = match self.indirect2 {
+            true => m.read_u32(self.record)? as u64 | (m.read_u32(self.record + 4)? as u64) << 32,
+            false => self.record,
+        };
+        let group = m.read_u32(record + kargs::sbt::HANDLE_GROUP as u64)?;
+        let id = m.read_u32(record + kargs::sbt::HANDLE_GROUP as u64 + 4)?;
+        let kernel = group.checked_sub(1).and_then(|g| self.kernels.get(g as usize)).copied().flatten();
+        match kernel {
+            Some((pc, lmem)) if id == self.id => {
+                Ok(vec![(dcr::KMU_PC_LO, pc as u32), (dcr::KMU_PC_HI, (pc >> 32) as u32), (dcr::KMU_LMEM_SIZE, lmem)])
+            }
+            _ => {
+                tracing::error!(
+                    "trace rays: the ray-generation record at {record:#x} names no ray-generation group of the pipeline; \
+                     the first one runs"
+                );
+                Ok(Vec::new())
+            }
+        }
     }
 }
 
@@ -189,4 +228,62 @@ pub fn play_indirect(
         }
     }
     Ok(grid(size))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use vortex_model::mem::AddressSpace;
+
+    fn select(record: u64, indirect2: bool) -> RaygenSelect {
+        RaygenSelect {
+            record,
+            indirect2,
+            id: 0x1234,
+            kernels: vec![Some((0x10_0000_0040, 64)), None, Some((0x2000, 0))],
+        }
+    }
+
+    /// A record holding the handle of `group` of pipeline `id`.
+    fn handle(m: &vortex_model::mem::MemoryMap, at: u64, group: u32, id: u32) {
+        m.write_u32(at + kargs::sbt::HANDLE_GROUP as u64, group + 1).unwrap();
+        m.write_u32(at + kargs::sbt::HANDLE_GROUP as u64 + 4, id).unwrap();
+    }
+
+    #[test]
+    fn the_record_read_at_execution_picks_the_kernel() {
+        let space = AddressSpace::new();
+        let r = space.allocate(256).unwrap();
+        let m = space.snapshot();
+        handle(&m, r.base, 2, 0x1234);
+        assert_eq!(
+            select(r.base, false).play(&m).unwrap(),
+            vec![(dcr::KMU_PC_LO, 0x2000), (dcr::KMU_PC_HI, 0), (dcr::KMU_LMEM_SIZE, 0)]
+        );
+        // Rewritten: the next play reads the new handle.
+        handle(&m, r.base, 0, 0x1234);
+        assert_eq!(
+            select(r.base, false).play(&m).unwrap(),
+            vec![(dcr::KMU_PC_LO, 0x40), (dcr::KMU_PC_HI, 0x10), (dcr::KMU_LMEM_SIZE, 64)]
+        );
+        // Through a VkTraceRaysIndirectCommand2KHR holding the record's address.
+        let cmd = r.base + 128;
+        m.write_u32(cmd, r.base as u32).unwrap();
+        m.write_u32(cmd + 4, (r.base >> 32) as u32).unwrap();
+        assert_eq!(select(cmd, true).play(&m).unwrap()[0], (dcr::KMU_PC_LO, 0x40));
+    }
+
+    #[test]
+    fn a_record_naming_no_raygen_group_of_the_pipeline_leaves_the_launch() {
+        let space = AddressSpace::new();
+        let r = space.allocate(64).unwrap();
+        let m = space.snapshot();
+        for (group, id) in [(1, 0x1234), (7, 0x1234), (0, 0x9999)] {
+            handle(&m, r.base, group, id);
+            assert!(select(r.base, false).play(&m).unwrap().is_empty(), "group {group} of {id:#x}");
+        }
+        m.write_u32(r.base, 0).unwrap();
+        assert!(select(r.base, false).play(&m).unwrap().is_empty(), "a null record");
+        assert!(select(1 << 40, false).play(&m).is_err(), "an unmapped record faults");
+    }
 }

@@ -12,10 +12,11 @@ use crate::device::Device;
 use crate::memory::Memory;
 use crate::{vk, VkResult};
 use std::sync::Arc;
+use vortex_model::abi::kernel::kargs;
 use vortex_transcode::shader::{self, Stage};
 
 /// `shaderGroupHandleSize`, `shaderGroupHandleCaptureReplaySize`.
-pub const HANDLE_BYTES: usize = 32;
+pub const HANDLE_BYTES: usize = kargs::sbt::HANDLE_BYTES;
 /// `shaderGroupHandleAlignment`.
 pub const HANDLE_ALIGNMENT: u32 = 32;
 /// `shaderGroupBaseAlignment`.
@@ -191,16 +192,9 @@ impl RayTracing {
     /// The handle of group `g`.
     pub fn handle(&self, g: usize) -> [u8; HANDLE_BYTES] {
         let mut h = [0u8; HANDLE_BYTES];
-        h[0..4].copy_from_slice(&(g as u32 + 1).to_le_bytes());
+        h[kargs::sbt::HANDLE_GROUP..][..4].copy_from_slice(&(g as u32 + 1).to_le_bytes());
         h[4..8].copy_from_slice(&self.id.to_le_bytes());
         h
-    }
-
-    /// The group a handle names, if it is one of this pipeline's.
-    pub fn group_of(&self, handle: &[u8]) -> Option<usize> {
-        let w = |k: usize| handle.get(4 * k..4 * k + 4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
-        let g = w(0)?.checked_sub(1)? as usize;
-        (w(1)? == self.id && g < self.groups.len()).then_some(g)
     }
 
     /// `handles` of groups `first .. first + count` into `out`.
@@ -228,11 +222,6 @@ impl RayTracing {
             Member::General => self.raygen.get(g).and_then(|k| k.as_ref()).map_or(0, |k| k.private_bytes as u64),
             _ => 0,
         }
-    }
-
-    /// The kernel a trace with ray-generation record `handle` runs.
-    pub fn raygen_kernel(&self, handle: &[u8]) -> Option<&Kernel> {
-        self.raygen.get(self.group_of(handle)?)?.as_ref()
     }
 
     /// The only ray-generation kernel, when the pipeline has exactly one.

@@ -2,7 +2,7 @@
 //! (any-hit on non-opaque triangles, intersection on AABBs, `reportIntersectionEXT` with
 //! its any-hit), then closest-hit or miss; and the nested lowering of one shader in place.
 
-use super::{Call, Link, Sbt, ACCEPT, ATTR_REGS, TERMINATE};
+use super::{Call, Link, Record, Sbt, ACCEPT, ATTR_REGS, TERMINATE};
 use crate::shader::emit::{Emitter, I};
 use crate::shader::error::{invalid, Result};
 use crate::shader::lower::rayquery::{HitValue, Intersection, RayValue};
@@ -60,13 +60,15 @@ impl<'m> Lowerer<'m> {
         let ty = ops.hit_value(self, q, Intersection::Candidate, HitValue::Type)?;
         let tri = self.is_const(ty, rtu::CANDIDATE_TRIANGLE)?;
         let aabb = self.is_const(ty, rtu::CANDIDATE_AABB)?;
-        let handle = self.hit_record(q, Intersection::Candidate, sbt)?;
+        let record = self.hit_record(q, Intersection::Candidate, sbt)?;
+        let handle = record.handle;
         let (accept, zero) = (self.imm(ACCEPT)?, self.imm(0)?);
         let decision = self.e.op3(Vx::Sel, tri, accept, zero)?;
         self.triangle_attrs(q, Intersection::Candidate, call, Some(tri))?;
         for (s, groups) in rt.any_hits(call.payload_regs) {
             let mut c = call.clone();
             c.decision = Some(decision);
+            c.record = Some(record.address);
             self.dispatch_to(handle, &groups, Some(tri), |l| l.lower_callee(s, c))?;
         }
         // Per group: a report runs the group's own any-hit.
@@ -74,6 +76,7 @@ impl<'m> Lowerer<'m> {
             let mut c = call.clone();
             c.best_t = Some(self.closest_t(q, call)?);
             c.group = Some(g);
+            c.record = Some(record.address);
             self.dispatch_to(handle, &[g], Some(aabb), |l| l.lower_callee(s, c))?;
         }
         self.apply_decision(q, decision)?;
@@ -100,13 +103,17 @@ impl<'m> Lowerer<'m> {
         let (miss, hit, join) = (self.e.label("trace.miss"), self.e.label("trace.hit"), self.e.label("trace.end"));
         self.e.bra(none, miss, hit, join);
         self.e.place(miss)?;
-        let handle = self.sbt_handle(kargs::sbt::MISS, miss_index)?;
+        let record = self.sbt_record(kargs::sbt::MISS, miss_index)?;
+        let mut miss_call = call.clone();
+        miss_call.record = Some(record.address);
         for (s, groups) in rt.targets(Stage::Miss, |g| g.general, call.payload_regs) {
-            self.dispatch_to(handle, &groups, None, |l| l.lower_callee(s, call.clone()))?;
+            self.dispatch_to(record.handle, &groups, None, |l| l.lower_callee(s, miss_call.clone()))?;
         }
         self.e.jmp(join);
         self.e.place(hit)?;
-        let handle = self.hit_record(q, Intersection::Committed, sbt)?;
+        let record = self.hit_record(q, Intersection::Committed, sbt)?;
+        call.record = Some(record.address);
+        let handle = record.handle;
         let skip_bit = self.imm(rtu::ray_flags::SKIP_CLOSEST_HIT)?;
         let skip = self.e.op2(Vx::And, flags, skip_bit)?;
         let zero = self.imm(0)?;
@@ -120,16 +127,16 @@ impl<'m> Lowerer<'m> {
         self.e.place(join)
     }
 
-    /// The handle of the hit record of intersection `which`: `sbtRecordOffset +
-    /// sbtRecordStride * geometry index + the instance's SBT offset`.
-    fn hit_record(&mut self, q: u16, which: Intersection, sbt: Sbt) -> Result<u16> {
+    /// The hit record of intersection `which`: `sbtRecordOffset + sbtRecordStride *
+    /// geometry index + the instance's SBT offset`.
+    fn hit_record(&mut self, q: u16, which: Intersection, sbt: Sbt) -> Result<Record> {
         let ops = self.ray_query;
         let geom = ops.hit_value(self, q, which, HitValue::GeometryIndex)?;
         let inst = ops.hit_value(self, q, which, HitValue::SbtOffset)?;
         let scaled = self.e.op2(Vx::Imul, sbt.stride, geom)?;
         let idx = self.e.op2(Vx::Iadd, scaled, inst)?;
         let idx = self.e.op2(Vx::Iadd, idx, sbt.offset)?;
-        self.sbt_handle(kargs::sbt::HIT, idx)
+        self.sbt_record(kargs::sbt::HIT, idx)
     }
 
     /// A triangle's hit attributes (its barycentrics) and hit kind, into the call's

@@ -43,6 +43,8 @@ pub(crate) struct Expansion {
     pub slots: u64,
     pub copies: u64,
     pub instructions: u64,
+    /// Some shader run by a trace or callable call traces or calls itself.
+    pub nested: bool,
 }
 
 impl Expansion {
@@ -50,11 +52,14 @@ impl Expansion {
         self.slots = self.slots.saturating_add(o.slots.saturating_mul(times));
         self.copies = self.copies.saturating_add(o.copies.saturating_mul(times));
         self.instructions = self.instructions.saturating_add(o.instructions.saturating_mul(times));
+        self.nested |= o.nested;
     }
 
-    /// Whether the kernel fits the query slots and the code budget.
+    /// Whether the kernel fits the query slots and, when calls nest, the code budget (a
+    /// pipeline without nesting is as large as its shaders, bounded by the compiler's
+    /// registers as any kernel).
     pub fn fits(&self) -> bool {
-        self.slots <= MAX_QUERIES as u64 && self.instructions <= MAX_EXPANDED_INSTRUCTIONS
+        self.slots <= MAX_QUERIES as u64 && (!self.nested || self.instructions <= MAX_EXPANDED_INSTRUCTIONS)
     }
 }
 
@@ -123,7 +128,8 @@ struct Counter<'a> {
 impl Counter<'_> {
     /// A copy of a shader with `u` at depth `d`, and everything its sites run.
     fn shader(&mut self, u: &Uses, d: Depth) -> Expansion {
-        let mut x = Expansion { slots: u.queries as u64, copies: 1, instructions: u.instructions as u64 };
+        let nested = d != Depth::default() && u.traces.len() + u.calls.len() > 0;
+        let mut x = Expansion { slots: u.queries as u64, copies: 1, instructions: u.instructions as u64, nested };
         for &regs in &u.traces {
             let t = self.trace_site(d, regs);
             x.add(t, 1);

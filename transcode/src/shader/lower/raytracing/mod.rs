@@ -16,7 +16,7 @@ mod expand;
 
 pub(crate) use expand::{expand, Depth, MAX_CALLABLE_DEPTH, MAX_EXPANDED_INSTRUCTIONS, MIN_CALLABLE_DEPTH};
 
-use super::mem::Ptr;
+use super::mem::{Lay, Origin, Ptr, PtrKind};
 use super::rayquery::{HitValue, Intersection, Ray};
 
 use super::Lowerer;
@@ -25,6 +25,7 @@ use crate::shader::emit::I;
 use crate::shader::error::{invalid, limit, unsupported, Result};
 use crate::shader::inline::Flat;
 use crate::shader::module::{InstExt, Module};
+use crate::shader::types::Id;
 use crate::shader::{CompileOptions, Stage};
 use rspirv::dr::Instruction;
 use spirv::{Op, StorageClass};
@@ -158,6 +159,8 @@ pub(crate) struct Call {
     pub group: Option<usize>,
     /// The traces and callable calls this shader runs inside.
     pub depth: Depth,
+    /// The address of the SBT record that selected the shader (`ShaderRecordBufferKHR`).
+    pub record: Option<u16>,
 }
 
 impl Call {
@@ -175,6 +178,7 @@ impl Call {
             decision: None,
             best_t: None,
             group: None,
+            record: None,
         }
     }
 
@@ -285,13 +289,14 @@ impl<'m> Lowerer<'m> {
         }
         let index = self.regs(inst.id(0)?)?;
         let data = self.ptr(inst.id(1)?)?;
-        let handle = self.sbt_handle(kargs::sbt::CALLABLE, index)?;
+        let record = self.sbt_record(kargs::sbt::CALLABLE, index)?;
         let mut call = Call::new(None, Intersection::Committed, Depth { calls: depth.calls + 1, ..depth });
+        call.record = Some(record.address);
         let regs = self.m.types.regs(data.ty)?;
         call.payload_regs = regs;
         call.payload = Some(data);
         for (s, groups) in rt.targets(Stage::Callable, |g| g.general, regs) {
-            self.dispatch_to(handle, &groups, None, |l| l.lower_callee(s, call.clone()))?;
+            self.dispatch_to(record.handle, &groups, None, |l| l.lower_callee(s, call.clone()))?;
         }
         Ok(())
     }
@@ -357,8 +362,32 @@ impl<'m> Lowerer<'m> {
         self.when(pred, f)
     }
 
-    /// The handle (word 0) of record `index` of SBT region `region`: 0 for an empty region.
-    fn sbt_handle(&mut self, region: usize, index: u16) -> Result<u16> {
+    /// A `ShaderRecordBufferKHR` variable of type `ty`: the data after the handle in the
+    /// record that selected the shader (the ray generation record in the ray generation
+    /// shader), read like a physical storage buffer with the type's explicit layout.
+    pub(in crate::shader::lower) fn shader_record(&mut self, ty: Id) -> Result<Ptr> {
+        let address = match &self.call {
+            Some(c) => c.record.ok_or_else(|| invalid!("a shader record in a shader no record selected"))?,
+            None => {
+                let ka = self.kargs()?;
+                let at = (kargs::SBT + kargs::sbt::RAYGEN * kargs::SBT_REGION_BYTES + kargs::sbt::ADDRESS) as u32;
+                self.in_prologue(|l| {
+                    let r = l.e.alloc(2)?;
+                    l.e.emit(I::new(Vx::Ldg).size(MemSize::B64).dst(r).a(ka).imm(at));
+                    Ok(r)
+                })?
+            }
+        };
+        // Regions start 64-byte aligned and records are `shaderGroupHandleAlignment` (the
+        // handle size) apart.
+        let off = kargs::sbt::HANDLE_BYTES as u32;
+        let kind = PtrKind::Global { base: address, off, align: off, lay: Lay::Plain, origin: Origin::Physical };
+        Ok(Ptr { ty, kind })
+    }
+
+    /// The address (a register pair) and handle (its group word) of record `index` of SBT
+    /// region `region`: handle 0 for an empty region.
+    fn sbt_record(&mut self, region: usize, index: u16) -> Result<Record> {
         let ka = self.kargs()?;
         let at = (kargs::SBT + region * kargs::SBT_REGION_BYTES) as u32;
         let base = self.e.alloc(2)?;
@@ -369,17 +398,26 @@ impl<'m> Lowerer<'m> {
         let off = self.e.alloc(2)?;
         self.e.emit(I::new(Vx::Imul).dst(off).a(stride).b(index));
         self.e.movi(off + 1, 0);
-        let addr = self.e.op64(Vx::Iadd64, base, off)?;
+        let address = self.e.op64(Vx::Iadd64, base, off)?;
         let zero = self.imm64(0)?;
         let present = self.e.op2(I::new(Vx::Icmp64).cond(IntCond::Ne), base, zero)?;
         let handle = self.e.alloc(1)?;
         self.e.movi(handle, 0);
         self.when(present, |l| {
-            l.e.emit(I::new(Vx::Ldg).size(MemSize::B32).dst(handle).a(addr).imm(0));
+            let group = kargs::sbt::HANDLE_GROUP as u32;
+            l.e.emit(I::new(Vx::Ldg).size(MemSize::B32).dst(handle).a(address).imm(group));
             Ok(())
         })?;
-        Ok(handle)
+        Ok(Record { address, handle })
     }
+}
+
+/// A shader binding table record: its address (register pair) and the group its handle
+/// names (`group index + 1`, 0 for none).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Record {
+    pub address: u16,
+    pub handle: u16,
 }
 
 /// The trace's SBT offset and stride registers.

@@ -57,6 +57,7 @@ impl StageIo for Callee {
             }
             // Outgoing payloads of a shader that cannot trace: ordinary storage.
             StorageClass::RayPayloadKHR | StorageClass::CallableDataKHR => l.var_storage(id, var.ty, var.init, true),
+            StorageClass::ShaderRecordBufferKHR => l.shader_record(var.ty),
             sc => Err(unsupported!("{sc:?} variable %{id} in a {} shader", self.0)),
         }
     }

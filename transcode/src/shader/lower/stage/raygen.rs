@@ -38,6 +38,7 @@ impl StageIo for RayGeneration {
             // What traces and callable calls hand on (`lower/raytracing`): ordinary storage
             // the called shaders address directly.
             StorageClass::RayPayloadKHR | StorageClass::CallableDataKHR => l.var_storage(id, var.ty, var.init, true),
+            StorageClass::ShaderRecordBufferKHR => l.shader_record(var.ty),
             sc => Err(unsupported!("{sc:?} variable %{id} in a ray generation shader")),
         }
     }
