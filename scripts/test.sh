@@ -41,8 +41,8 @@ if [ -x "$deqp" ]; then
   done
   echo "== real dEQP-VK: info + ray_query compute on the rdna2 architecture (VORTEX_RT_ARCH=rdna2)" >&2
   VORTEX_RT_ARCH=rdna2 DEQP_VK=$deqp cts/deqp/run.sh --lists compute --output target/deqp-results/rdna2
-  echo "== real dEQP-VK: ray queries in ray-tracing pipeline stages (VORTEX_RT_PIPELINE=1)" >&2
-  VORTEX_RT_PIPELINE=1 DEQP_VK=$deqp cts/deqp/run.sh --lists rt-stages --output target/deqp-results/rt-pipeline
+  echo "== real dEQP-VK: ray queries in ray-tracing pipeline stages" >&2
+  DEQP_VK=$deqp cts/deqp/run.sh --lists rt-stages --output target/deqp-results/rt-pipeline
 else
   echo "== real dEQP-VK: skipped (no deqp-vk at $deqp; set DEQP_VK=path to run it)" >&2
 fi

@@ -158,7 +158,7 @@ fn shading_buffers(ctx: &Context, scene: &Scene) -> Result<[Buffer; 4]> {
 fn pipeline(ctx: &Context, types: &[vk::DescriptorType], depth: u32) -> Result<RtPipeline> {
     if !ctx.info().enabled.contains(&"rayTracingPipeline") {
         return Err(Error::msg(format!(
-            "{} does not offer VK_KHR_ray_tracing_pipeline (on Vortex: VORTEX_RT_PIPELINE=1)",
+            "{} does not offer VK_KHR_ray_tracing_pipeline (on Vortex: hidden by VORTEX_RT_PIPELINE=0, and on rdna2 devices)",
             ctx.info().name
         )));
     }

@@ -98,3 +98,29 @@ fn vulkaninfo_summary_on_both_icds() {
         eprintln!("skipped lavapipe: {LAVAPIPE} is not installed");
     }
 }
+
+/// `VK_KHR_ray_tracing_pipeline` is offered by default on the RT-unit architecture, with
+/// `maxRayRecursionDepth` 31; `VORTEX_RT_PIPELINE=0` hides it, and an rdna2 device (whose
+/// traversal is the shader's own loop) never offers it.
+#[test]
+fn ray_tracing_pipelines_are_offered_on_the_rt_unit_only() {
+    let run = |env: &[(&str, &str)]| {
+        let m = vortex_manifest();
+        let mut cmd = Command::new("vulkaninfo");
+        cmd.env("VK_ICD_FILENAMES", &m).env("VK_DRIVER_FILES", &m).env_remove("VORTEX_RT_PIPELINE");
+        cmd.env_remove("VORTEX_RT_ARCH");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().expect("vulkaninfo is not installed");
+        assert!(out.status.success(), "vulkaninfo failed: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let offered = |out: &str| out.contains("VK_KHR_ray_tracing_pipeline");
+    let default = run(&[]);
+    assert!(offered(&default), "not offered by default");
+    let depth = default.lines().find(|l| l.contains("maxRayRecursionDepth")).expect("RT pipeline properties");
+    assert!(depth.trim_end().ends_with("= 31"), "{depth}");
+    assert!(!offered(&run(&[("VORTEX_RT_PIPELINE", "0")])), "offered with VORTEX_RT_PIPELINE=0");
+    assert!(!offered(&run(&[("VORTEX_RT_ARCH", "rdna2")])), "offered on an rdna2 device");
+}

@@ -514,8 +514,9 @@ pub struct DeviceConfig {
     /// JIT (`crate::jit`); the default is `VORTEX_JIT`'s (on unless `0`). Results do not
     /// change.
     pub jit: bool,
-    /// Offer `VK_KHR_ray_tracing_pipeline` (`docs/RTPIPELINE.md`); off until the ray-tracing
-    /// stages pass the conformance list (`VORTEX_RT_PIPELINE=1` overrides it).
+    /// Offer `VK_KHR_ray_tracing_pipeline` (`docs/RTPIPELINE.md`) on the RT-unit
+    /// architecture (rdna2 devices never offer it); on by default, `VORTEX_RT_PIPELINE=0`
+    /// turns it off.
     pub rt_pipeline: bool,
     /// Interpreted warp instructions per kernel instruction before the JIT compiles a
     /// kernel (0: at its first dispatch); the default is `VORTEX_JIT_HOT`'s, else
@@ -548,7 +549,7 @@ impl Default for DeviceConfig {
             host_threads: 0,
             detailed_stats: false,
             jit: crate::jit::from_env(),
-            rt_pipeline: false,
+            rt_pipeline: true,
             jit_hot: crate::jit::hot_from_env(),
         }
     }

@@ -16,7 +16,7 @@
 //! Hits must agree exactly (hit or miss, primitive, instance, kind) and in t to 1e-5
 //! relative: on one device both paths walk the same structure.
 //!
-//! On Vortex the extension is offered with `VORTEX_RT_PIPELINE=1` (docs/RTPIPELINE.md).
+//! Vortex offers the extension on the RT-unit architecture (docs/RTPIPELINE.md).
 
 use ash::vk;
 use vortex_examples::checks;
@@ -56,7 +56,7 @@ fn main() {
     println!("device: {}", ctx.info().name);
     if !ctx.info().enabled.contains(&"rayTracingPipeline") {
         eprintln!(
-            "rt_pipeline: the device does not offer VK_KHR_ray_tracing_pipeline (on Vortex: VORTEX_RT_PIPELINE=1)"
+            "rt_pipeline: the device does not offer VK_KHR_ray_tracing_pipeline (on Vortex: hidden by VORTEX_RT_PIPELINE=0, and on rdna2 devices)"
         );
         std::process::exit(2);
     }

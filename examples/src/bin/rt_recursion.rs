@@ -23,7 +23,7 @@
 //! Results must be identical: on one device both paths walk the same structure with the
 //! same rays.
 //!
-//! On Vortex the extension is offered with `VORTEX_RT_PIPELINE=1` (docs/RTPIPELINE.md).
+//! Vortex offers the extension on the RT-unit architecture (docs/RTPIPELINE.md).
 
 use ash::vk;
 use vortex_examples::checks;
@@ -70,7 +70,7 @@ fn main() {
     println!("device: {}", ctx.info().name);
     if !ctx.info().enabled.contains(&"rayTracingPipeline") {
         eprintln!(
-            "rt_recursion: the device does not offer VK_KHR_ray_tracing_pipeline (on Vortex: VORTEX_RT_PIPELINE=1)"
+            "rt_recursion: the device does not offer VK_KHR_ray_tracing_pipeline (on Vortex: hidden by VORTEX_RT_PIPELINE=0, and on rdna2 devices)"
         );
         std::process::exit(2);
     }

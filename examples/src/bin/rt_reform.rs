@@ -13,7 +13,7 @@
 //! any-hit shaders' hash sums and invocation counts) is printed so runs can be compared.
 //!
 //! `rt_reform [--icd vortex|lavapipe|PATH] [--grid N] [--layers L]`; on Vortex the
-//! extension is offered with `VORTEX_RT_PIPELINE=1` (docs/RTPIPELINE.md).
+//! extension is offered on the RT-unit architecture (docs/RTPIPELINE.md).
 
 use ash::vk;
 use vortex_examples::accel::{Indices, TriangleGeometry};
@@ -92,7 +92,7 @@ fn main() {
     });
     println!("device: {}", ctx.info().name);
     if !ctx.info().enabled.contains(&"rayTracingPipeline") {
-        eprintln!("rt_reform: the device does not offer VK_KHR_ray_tracing_pipeline (on Vortex: VORTEX_RT_PIPELINE=1)");
+        eprintln!("rt_reform: the device does not offer VK_KHR_ray_tracing_pipeline (on Vortex: hidden by VORTEX_RT_PIPELINE=0, and on rdna2 devices)");
         std::process::exit(2);
     }
     let (grid, layers) = (a.grid, a.layers);

@@ -23,7 +23,7 @@
 //! differ by the rounding of the two compiled kernels (contracted multiply-adds), which
 //! moves a channel by at most one step of 1/255. Writes OUT (the pipeline's image) and
 //! OUT with `.query.png` (the ray queries'); exits 1 when the renders diverge, 2 when the
-//! driver offers no ray-tracing pipeline (on Vortex: `VORTEX_RT_PIPELINE=1`).
+//! driver offers no ray-tracing pipeline (on Vortex: hidden by `VORTEX_RT_PIPELINE=0`, and on rdna2 devices).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -145,7 +145,7 @@ fn main() -> ExitCode {
     }
     if !ctx.info().enabled.contains(&"rayTracingPipeline") {
         eprintln!(
-            "rt_scene: {} does not offer VK_KHR_ray_tracing_pipeline (on Vortex: VORTEX_RT_PIPELINE=1)",
+            "rt_scene: {} does not offer VK_KHR_ray_tracing_pipeline (on Vortex: hidden by VORTEX_RT_PIPELINE=0, and on rdna2 devices)",
             ctx.info().name
         );
         return ExitCode::from(2);

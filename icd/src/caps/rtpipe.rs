@@ -1,10 +1,10 @@
 //! What the device reports for ray-tracing pipelines (`docs/RTPIPELINE.md`): the extension,
 //! its features and properties.
 //!
-//! Off unless the device configuration asks for it (`rt_pipeline = true`, or
-//! `VORTEX_RT_PIPELINE=1`): conformance tests enable every advertised feature, and parts of
-//! issue 19 (pipeline libraries) are not built yet. The switch is latched from
-//! the configuration when an instance is created; every report here reads it.
+//! On unless the device configuration turns it off (`rt_pipeline = false`, or
+//! `VORTEX_RT_PIPELINE=0`), and never on an rdna2 device, whose traversal is the shader's
+//! own loop. The switch is latched from the configuration when an instance is created;
+//! every report here reads it.
 
 use ash::vk;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -75,7 +75,9 @@ pub unsafe extern "system" fn create_instance(
             eprintln!("vortex: {e}");
             vk::Result::ERROR_INITIALIZATION_FAILED
         })?;
-        crate::caps::rtpipe::set_enabled(gpu.config.rt_pipeline);
+        // Ray-tracing pipelines are built on the RT unit's candidate loop only.
+        let rt_unit = gpu.config.rt_arch == vortex_model::config::RtArch::Rtu;
+        crate::caps::rtpipe::set_enabled(gpu.config.rt_pipeline && rt_unit);
         let physical: vk::PhysicalDevice = dispatchable(PhysicalDevice { gpu });
         // SAFETY: valid output pointer.
         unsafe { *p_instance = dispatchable(Instance { physical, api_version }) };

@@ -14,8 +14,7 @@
 //!
 //! `--workloads rtp` (`rtpipe.rs`): the default scene with an alpha-tested card rendered by
 //! a ray-tracing pipeline (shading, shadow and AO rays from closest-hit, any-hit alpha
-//! test) and by ray queries, side by side on every driver, cross-checked (on Vortex RT the
-//! pipeline needs `VORTEX_RT_PIPELINE=1`).
+//! test) and by ray queries, side by side on every driver, cross-checked.
 //!
 //! Then the raster workloads on the same drivers (`raster.rs`): fill rate, draws per
 //! second, and a 1280x720 frame drawn through a vertex + fragment pipeline with a shadow ray
@@ -259,7 +258,7 @@ fn main() -> ExitCode {
                 println!("             [--workloads rt,pt,build,raster] [--raster-size WxH (1280x720)]");
                 println!("             [--build-tris 100000] [--build-reps 5]");
                 println!("             [--pt-scene spheres] [--pt-size 800x600] [--pt-spp 1] [--pt-bounces 3] [--pt-frames 3]");
-                println!("             [--rtp-size 1024x768] [--rtp-spp 1] [--rtp-frames 2] [--rtp-depth1]   (--workloads rtp; Vortex: VORTEX_RT_PIPELINE=1)");
+                println!("             [--rtp-size 1024x768] [--rtp-spp 1] [--rtp-frames 2] [--rtp-depth1]   (--workloads rtp)");
                 println!("       bench --arch rtu,rdna2 [--scenes ...] [--size WxH (256x192)] [--samples N]");
                 return ExitCode::SUCCESS;
             }

@@ -49,8 +49,7 @@ const USAGE: &str = "usage: render [--icd vortex|lavapipe|PATH] [--scene bunny|s
   --raster     draw the scene with a vertex + fragment pipeline (ray-query shadows and
                AO in the fragment shader, a textured ground) instead of primary rays
   --pipeline   trace with a ray-tracing pipeline (closest-hit shading, shadow and AO rays
-               from the closest-hit shader) instead of ray queries; on Vortex RT it needs
-               VORTEX_RT_PIPELINE=1
+               from the closest-hit shader) instead of ray queries
   --cutout     add an alpha-tested card (a grid of holes) to the scene
   --compare    also render on this driver and report differing pixels and PSNR
   --window     also show the image in a window ($DISPLAY) as it is rendered, through a
