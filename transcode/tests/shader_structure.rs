@@ -113,13 +113,16 @@ fn register_budget_stays_reasonable() {
 
 /// The examples' ray-tracing kernels (the benchmark's and the renderer's): the optimisation
 /// pass keeps them small (before it: 579 instructions over 520 registers for the benchmark).
-/// A regression in copy propagation, dead code or allocation fails here.
+/// A regression in copy propagation, dead code or allocation fails here. The renderer's
+/// kernel grew from ~700 to 1,163 instructions when its rays stopped being forced opaque:
+/// each of its query loops alpha-tests candidates (the cutout card), and it writes a mask
+/// word a pixel for the comparison with the ray-tracing pipeline's render.
 #[test]
 fn example_kernels_stay_small() {
     use vortex_transcode::shader::{compile_bytes, reflect_layout, CompileOptions};
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/shaders");
     // (shader, at most instructions, at most registers)
-    for (name, max_instrs, max_regs) in [("bench.spv", 400, 70), ("render.spv", 760, 110)] {
+    for (name, max_instrs, max_regs) in [("bench.spv", 400, 70), ("render.spv", 1200, 110)] {
         let bytes = std::fs::read(dir.join(name)).unwrap();
         let words: Vec<u32> = bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
         let opts = CompileOptions { layout: reflect_layout(&words).unwrap(), ..CompileOptions::entry("main") };
