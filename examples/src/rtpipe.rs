@@ -311,3 +311,22 @@ fn create(
 fn align(v: u64, a: u64) -> u64 {
     v.div_ceil(a) * a
 }
+
+/// The context of a ray-tracing-pipeline program on `icd`, with the device's name printed;
+/// exits with status 2 (the examples' "cannot run here") when the device cannot be opened or
+/// does not offer `VK_KHR_ray_tracing_pipeline`.
+pub fn context_or_exit(program: &str, icd: &crate::icd::Icd) -> Context {
+    let ctx = Context::with_optional_features(icd).unwrap_or_else(|err| {
+        eprintln!("{program}: {err}");
+        std::process::exit(2);
+    });
+    println!("device: {}", ctx.info().name);
+    if !ctx.info().enabled.contains(&"rayTracingPipeline") {
+        eprintln!(
+            "{program}: the device does not offer VK_KHR_ray_tracing_pipeline (on Vortex: hidden by \
+             VORTEX_RT_PIPELINE=0, and on rdna2 devices)"
+        );
+        std::process::exit(2);
+    }
+    ctx
+}

@@ -49,17 +49,7 @@ struct Hit {
 
 fn main() {
     let icd = checks::icd_from_args("rt_pipeline");
-    let ctx = Context::with_optional_features(&icd).unwrap_or_else(|err| {
-        eprintln!("rt_pipeline: {err}");
-        std::process::exit(2);
-    });
-    println!("device: {}", ctx.info().name);
-    if !ctx.info().enabled.contains(&"rayTracingPipeline") {
-        eprintln!(
-            "rt_pipeline: the device does not offer VK_KHR_ray_tracing_pipeline (on Vortex: hidden by VORTEX_RT_PIPELINE=0, and on rdna2 devices)"
-        );
-        std::process::exit(2);
-    }
+    let ctx = vortex_examples::rtpipe::context_or_exit("rt_pipeline", &icd);
     let list: &[checks::Check<String>] = &[
         ("rt_smoke_chs/miss: closest-hit and miss against ray queries", &|c| bunny(c, 0, 0, 0, false)),
         ("rt_smoke_sbt: any-hit alpha test in SBT record 1 (no-opaque rays)", &|c| bunny(c, NO_OPAQUE, 1, 1, false)),

@@ -63,17 +63,7 @@ struct Trail {
 
 fn main() {
     let icd = checks::icd_from_args("rt_recursion");
-    let ctx = Context::with_optional_features(&icd).unwrap_or_else(|err| {
-        eprintln!("rt_recursion: {err}");
-        std::process::exit(2);
-    });
-    println!("device: {}", ctx.info().name);
-    if !ctx.info().enabled.contains(&"rayTracingPipeline") {
-        eprintln!(
-            "rt_recursion: the device does not offer VK_KHR_ray_tracing_pipeline (on Vortex: hidden by VORTEX_RT_PIPELINE=0, and on rdna2 devices)"
-        );
-        std::process::exit(2);
-    }
+    let ctx = vortex_examples::rtpipe::context_or_exit("rt_recursion", &icd);
     let list: &[checks::Check<String>] = &[
         ("shadow rays traced from the closest-hit shader (depth 2) against ray queries", &|c| trails(c, 0, 2)),
         ("reflections traced from the closest-hit shader, depth 4, against ray queries", &|c| {

@@ -86,15 +86,7 @@ fn args() -> Args {
 
 fn main() {
     let a = args();
-    let ctx = Context::with_optional_features(&a.icd).unwrap_or_else(|err| {
-        eprintln!("rt_reform: {err}");
-        std::process::exit(2);
-    });
-    println!("device: {}", ctx.info().name);
-    if !ctx.info().enabled.contains(&"rayTracingPipeline") {
-        eprintln!("rt_reform: the device does not offer VK_KHR_ray_tracing_pipeline (on Vortex: hidden by VORTEX_RT_PIPELINE=0, and on rdna2 devices)");
-        std::process::exit(2);
-    }
+    let ctx = vortex_examples::rtpipe::context_or_exit("rt_reform", &a.icd);
     let (grid, layers) = (a.grid, a.layers);
     let list: &[checks::Check<String>] =
         &[("divergent hit groups: closest hits as the layers say", &|c| run(c, grid, layers))];
