@@ -369,3 +369,13 @@ unsafe fn bind_memory(shared: &Shared, image: vk::Image) -> Result<vk::DeviceMem
         Ok(memory)
     }
 }
+
+/// Writes `rgba` (`w` x `h` pixels of 8-bit RGBA) as a PNG file.
+pub fn write_png(path: &std::path::Path, w: u32, h: u32, rgba: &[u8]) -> std::result::Result<(), String> {
+    let file = std::fs::File::create(path).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+    let mut enc = png::Encoder::new(std::io::BufWriter::new(file), w, h);
+    enc.set_color(png::ColorType::Rgba);
+    enc.set_depth(png::BitDepth::Eight);
+    let mut writer = enc.write_header().map_err(|e| format!("{}: {e}", path.display()))?;
+    writer.write_image_data(rgba).map_err(|e| format!("{}: {e}", path.display()))
+}

@@ -378,7 +378,7 @@ pub(crate) fn read_spirv(spirv: &[u8]) -> Result<Vec<u32>> {
 }
 
 /// Set 0, binding i of type `types[i]`, one descriptor each.
-fn set0(types: &[vk::DescriptorType]) -> Vec<Binding> {
+pub fn set0(types: &[vk::DescriptorType]) -> Vec<Binding> {
     types.iter().enumerate().map(|(i, &ty)| Binding { set: 0, binding: i as u32, ty, count: 1 }).collect()
 }
 

@@ -7,7 +7,6 @@
 //! a mask word (instance hit, shadow ray lit, AO rays occluded) so that two renders can be
 //! compared exactly where they must agree.
 
-use crate::pipeline::Binding;
 use crate::rtpipe::{Group, RtPipeline, Table};
 use crate::scene::{GpuScene, Scene};
 use crate::{Buffer, ComputePipeline, Context, Error, Result};
@@ -172,8 +171,7 @@ fn pipeline(ctx: &Context, types: &[vk::DescriptorType], depth: u32) -> Result<R
     ];
     let groups = [Group::general(0), Group::general(1), Group::general(2), Group::triangles(Some(3), Some(4))];
     let table = Table { raygen: 0, miss: vec![1, 2], hit: vec![3] };
-    let bindings: Vec<Binding> =
-        types.iter().enumerate().map(|(i, &ty)| Binding { set: 0, binding: i as u32, ty, count: 1 }).collect();
+    let bindings = crate::pipeline::set0(types);
     RtPipeline::with_records(ctx, &stages, &groups, &(&table).into(), &bindings, PUSH_BYTES, depth)
 }
 

@@ -20,7 +20,6 @@
 
 use ash::vk;
 use vortex_examples::checks;
-use vortex_examples::pipeline::Binding;
 use vortex_examples::rtpipe::{Group, RtPipeline, Table};
 use vortex_examples::scene::{GpuScene, Scene};
 use vortex_examples::{AabbGeometry, AccelerationStructure, Buffer, ComputePipeline, Context, Instance, Mat3x4};
@@ -152,8 +151,7 @@ fn compare(ctx: &Context, tlas: &AccelerationStructure, rays: &[[f32; 8]], param
         vk::DescriptorType::STORAGE_BUFFER,
         vk::DescriptorType::STORAGE_BUFFER,
     ];
-    let bindings: Vec<Binding> =
-        types.iter().enumerate().map(|(i, &ty)| Binding { set: 0, binding: i as u32, ty, count: 1 }).collect();
+    let bindings = vortex_examples::pipeline::set0(&types);
 
     let stages = [
         (vk::ShaderStageFlags::RAYGEN_KHR, RGEN),

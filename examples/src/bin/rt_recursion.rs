@@ -27,7 +27,6 @@
 
 use ash::vk;
 use vortex_examples::checks;
-use vortex_examples::pipeline::Binding;
 use vortex_examples::rtpipe::{Group, Record, Records, RtPipeline};
 use vortex_examples::scene::{GpuScene, Scene};
 use vortex_examples::{AccelerationStructure, Buffer, ComputePipeline, Context, Instance};
@@ -50,6 +49,13 @@ const WIDTH: u32 = 96;
 const HEIGHT: u32 = 64;
 /// Traces nested in the reflection check (the ray generation shader's is level 1).
 const REFLECT_DEPTH: u32 = 4;
+
+/// Both checks' set: the scene's structure at binding 0, two storage buffers after it.
+const SCENE_TYPES: [vk::DescriptorType; 3] = [
+    vk::DescriptorType::ACCELERATION_STRUCTURE_KHR,
+    vk::DescriptorType::STORAGE_BUFFER,
+    vk::DescriptorType::STORAGE_BUFFER,
+];
 
 /// `Trail` of rt_recursion_common.glsl.
 #[repr(C)]
@@ -110,13 +116,8 @@ fn trails(ctx: &Context, mode: u32, depth: u32) -> Result<String, String> {
     let (got, want) = (Buffer::new(ctx, bytes, usage).map_err(e)?, Buffer::new(ctx, bytes, usage).map_err(e)?);
     let mut push: Vec<u8> = [count, mode, depth, 0].iter().flat_map(|v| v.to_le_bytes()).collect();
     push.extend([scene.light[0], scene.light[1], scene.light[2], 0.0].iter().flat_map(|v| v.to_le_bytes()));
-    let types = [
-        vk::DescriptorType::ACCELERATION_STRUCTURE_KHR,
-        vk::DescriptorType::STORAGE_BUFFER,
-        vk::DescriptorType::STORAGE_BUFFER,
-    ];
-    let bindings: Vec<Binding> =
-        types.iter().enumerate().map(|(i, &ty)| Binding { set: 0, binding: i as u32, ty, count: 1 }).collect();
+    let types = SCENE_TYPES;
+    let bindings = vortex_examples::pipeline::set0(&types);
 
     let stages = [
         (vk::ShaderStageFlags::RAYGEN_KHR, RGEN),
@@ -287,13 +288,8 @@ fn records(ctx: &Context, rewrite: bool) -> Result<String, String> {
     let usage = vk::BufferUsageFlags::STORAGE_BUFFER;
     let got = Buffer::new(ctx, 16 * count as u64, usage).map_err(e)?;
     let hits = Buffer::new(ctx, 16 * count as u64, usage).map_err(e)?;
-    let types = [
-        vk::DescriptorType::ACCELERATION_STRUCTURE_KHR,
-        vk::DescriptorType::STORAGE_BUFFER,
-        vk::DescriptorType::STORAGE_BUFFER,
-    ];
-    let bindings: Vec<Binding> =
-        types.iter().enumerate().map(|(i, &ty)| Binding { set: 0, binding: i as u32, ty, count: 1 }).collect();
+    let types = SCENE_TYPES;
+    let bindings = vortex_examples::pipeline::set0(&types);
     let stages = [
         (vk::ShaderStageFlags::RAYGEN_KHR, REC_RGEN),
         (vk::ShaderStageFlags::RAYGEN_KHR, REC_RGEN_ALT),

@@ -19,7 +19,6 @@ use ash::vk;
 use vortex_examples::accel::{Indices, TriangleGeometry};
 use vortex_examples::checks;
 use vortex_examples::icd::Icd;
-use vortex_examples::pipeline::Binding;
 use vortex_examples::rtpipe::{Group, RtPipeline, Table};
 use vortex_examples::{AccelerationStructure, Buffer, Context, Instance, Mat3x4};
 
@@ -138,8 +137,7 @@ fn run(ctx: &Context, grid: u32, layers: u32) -> Result<String, String> {
     let rays = (grid * grid) as usize;
     let out = Buffer::new(ctx, 16 * rays as u64, vk::BufferUsageFlags::STORAGE_BUFFER).map_err(e)?;
     let types = [vk::DescriptorType::ACCELERATION_STRUCTURE_KHR, vk::DescriptorType::STORAGE_BUFFER];
-    let bindings: Vec<Binding> =
-        types.iter().enumerate().map(|(i, &ty)| Binding { set: 0, binding: i as u32, ty, count: 1 }).collect();
+    let bindings = vortex_examples::pipeline::set0(&types);
     let mut stages = vec![
         (vk::ShaderStageFlags::RAYGEN_KHR, RGEN),
         (vk::ShaderStageFlags::MISS_KHR, RMISS),

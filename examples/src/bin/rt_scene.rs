@@ -27,6 +27,7 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use vortex_examples::image::write_png;
 use vortex_examples::scene::Scene;
 use vortex_examples::scene_render::{difference, mask_counts, SceneRenderer, Tracer};
 use vortex_examples::{Context, Icd};
@@ -76,15 +77,6 @@ fn parse() -> Result<Options, String> {
     Ok(o)
 }
 
-fn write_png(path: &std::path::Path, [w, h]: [u32; 2], rgba: &[u8]) -> Result<(), String> {
-    let file = std::fs::File::create(path).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
-    let mut enc = png::Encoder::new(std::io::BufWriter::new(file), w, h);
-    enc.set_color(png::ColorType::Rgba);
-    enc.set_depth(png::BitDepth::Eight);
-    let mut writer = enc.write_header().map_err(|e| format!("{}: {e}", path.display()))?;
-    writer.write_image_data(rgba).map_err(|e| format!("{}: {e}", path.display()))
-}
-
 /// Renders the scene both ways; Ok(false) when the renders diverge.
 fn run(o: &Options, ctx: &Context) -> Result<bool, String> {
     let e = |e: vortex_examples::Error| e.to_string();
@@ -109,8 +101,8 @@ fn run(o: &Options, ctx: &Context) -> Result<bool, String> {
         }
         frames.push((pixels, rays, masks));
     }
-    write_png(&o.out, o.size, &frames[0].0)?;
-    write_png(&o.out.with_extension("query.png"), o.size, &frames[1].0)?;
+    write_png(&o.out, o.size[0], o.size[1], &frames[0].0)?;
+    write_png(&o.out.with_extension("query.png"), o.size[0], o.size[1], &frames[1].0)?;
     let (p, q) = (&frames[0], &frames[1]);
     let d = difference((&p.0, &p.1, &p.2), (&q.0, &q.1, &q.2), TOLERANCE);
     let n = (o.size[0] * o.size[1]) as usize;

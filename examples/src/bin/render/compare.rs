@@ -4,14 +4,7 @@ use crate::Options;
 use std::path::Path;
 use std::process::Command;
 
-pub fn write_png(path: &Path, w: u32, h: u32, rgba: &[u8]) -> Result<(), String> {
-    let file = std::fs::File::create(path).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
-    let mut enc = png::Encoder::new(std::io::BufWriter::new(file), w, h);
-    enc.set_color(png::ColorType::Rgba);
-    enc.set_depth(png::BitDepth::Eight);
-    let mut writer = enc.write_header().map_err(|e| format!("{}: {e}", path.display()))?;
-    writer.write_image_data(rgba).map_err(|e| format!("{}: {e}", path.display()))
-}
+pub use vortex_examples::image::write_png;
 
 pub fn read_png(path: &Path) -> Result<(u32, u32, Vec<u8>), String> {
     let file = std::fs::File::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
