@@ -269,6 +269,17 @@ fn holds(held: &[u64], first: u64, last: u64) -> bool {
     }
 }
 
+/// Every line of the record has come back: the lines asked for join those held (without a
+/// copy when none are held, the common case after a new step).
+#[inline(always)]
+fn land(held: &mut Vec<u64>, want: &mut Vec<u64>) {
+    if held.is_empty() {
+        std::mem::swap(held, want);
+    } else {
+        held.append(want);
+    }
+}
+
 type Ev = (u32, u32, bool);
 
 /// A timing wheel of wake events: one bucket per cycle over a window, a heap beyond it.
@@ -297,7 +308,9 @@ impl Wheel {
         }
     }
 
-    #[inline]
+    // Inlined into the port and the step (a line arrival or PE result per micro-step); the
+    // rare event beyond the window goes out of line.
+    #[inline(always)]
     fn push(&mut self, at: u64, e: Ev) {
         self.len += 1;
         if at < self.base + WHEEL {
@@ -305,8 +318,13 @@ impl Wheel {
             self.buckets[b].push(e);
             self.used[b / 64] |= 1 << (b % 64);
         } else {
-            self.far.push(Reverse((at, e)));
+            self.push_far(at, e);
         }
+    }
+
+    #[inline(never)]
+    fn push_far(&mut self, at: u64, e: Ev) {
+        self.far.push(Reverse((at, e)));
     }
 
     /// Moves the events due at `now` into `out`.
@@ -323,7 +341,12 @@ impl Wheel {
         let b = (now % WHEEL) as usize;
         if self.used[b / 64] >> (b % 64) & 1 != 0 {
             self.len -= self.buckets[b].len();
-            out.append(&mut self.buckets[b]);
+            if out.is_empty() {
+                // The bucket's events become `out` and `out`'s buffer the empty bucket: no copy.
+                std::mem::swap(out, &mut self.buckets[b]);
+            } else {
+                out.append(&mut self.buckets[b]);
+            }
             self.used[b / 64] &= !(1 << (b % 64));
         }
     }
@@ -722,7 +745,7 @@ impl RtuCore {
                 cx.out_lines -= 1;
                 if cx.out_lines == 0 && cx.phase == Phase::MemWait {
                     let Ctx { want, held, .. } = cx;
-                    held.append(want);
+                    land(held, want);
                     cx.sent = 0;
                     cx.phase = Phase::Run;
                     self.set_wake(c);
@@ -753,7 +776,7 @@ impl RtuCore {
                 self.finish_writeback(wb, fronts);
             }
         }
-        if self.wb.is_none() {
+        if self.wb.is_none() && !self.wb_queue.is_empty() {
             self.start_writeback(now, &*fronts);
         }
 
@@ -910,7 +933,7 @@ impl RtuCore {
             if cx.out_lines == 0 {
                 // Every line already came back while the rest were still being sent.
                 let Ctx { want, held, .. } = cx;
-                held.append(want);
+                land(held, want);
                 cx.sent = 0;
                 cx.phase = Phase::Run;
                 self.set_wake(c);
