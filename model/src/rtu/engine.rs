@@ -582,10 +582,6 @@ impl RtuCore {
         self.events.push(at, (c as u32, self.ctx[c].gen, false));
     }
 
-    fn line_event(&mut self, at: u64, c: usize) {
-        self.events.push(at, (c as u32, self.ctx[c].gen, true));
-    }
-
     /// Drops `lanes` of slot `s` (a new TRACE re-armed them, or their warp retired).
     fn abort(&mut self, s: usize, lanes: u32) {
         let sl = &mut self.slots[s];
@@ -910,17 +906,19 @@ impl RtuCore {
     /// Sends the context's outstanding lines to the RTCache, as many as it has ports. A line
     /// of a sparse resource whose page misses the TLB lands a page walk later.
     fn issue(&mut self, c: usize, now: u64, rtcache: &mut Cache, below: &mut dyn Below, mem: &MemoryMap) {
+        let gen = self.ctx[c].gen;
         let mut issued = 0;
-        while self.ctx[c].sent < self.ctx[c].want.len() && issued < self.t.ports {
-            let line = self.ctx[c].want[self.ctx[c].sent];
+        loop {
+            let cx = &mut self.ctx[c];
+            let Some(&line) = cx.want.get(cx.sent).filter(|_| issued < self.t.ports) else { break };
             match rtcache.read(line, now, |t| below.read(line, t)) {
                 Ok(a) => {
-                    self.stats.line_requests += 1;
-                    self.ctx[c].sent += 1;
-                    self.ctx[c].out_lines += 1;
+                    cx.sent += 1;
+                    cx.out_lines += 1;
                     issued += 1;
+                    self.stats.line_requests += 1;
                     let walk = self.translate(mem, line);
-                    self.line_event(a.ready + walk, c);
+                    self.events.push(a.ready + walk, (c as u32, gen, true));
                 }
                 Err(Refused::Mshr | Refused::Bank) => {
                     self.stats.port_retries += 1;
@@ -928,8 +926,8 @@ impl RtuCore {
                 }
             }
         }
-        if self.ctx[c].sent == self.ctx[c].want.len() {
-            let cx = &mut self.ctx[c];
+        let cx = &mut self.ctx[c];
+        if cx.sent == cx.want.len() {
             if cx.out_lines == 0 {
                 // Every line already came back while the rest were still being sent.
                 let Ctx { want, held, .. } = cx;
@@ -941,13 +939,17 @@ impl RtuCore {
                 cx.phase = Phase::MemWait;
             }
         } else {
-            self.ctx[c].phase = Phase::Fetch;
+            cx.phase = Phase::Fetch;
             self.set_wake(c);
         }
     }
 
     /// The page-walk cycles `line`'s translation adds (none outside sparse resources).
+    #[inline(always)]
     fn translate(&mut self, mem: &MemoryMap, line: u64) -> u64 {
+        if !mem.has_sparse() {
+            return 0;
+        }
         let walk = self.tlb.translate(mem, line * LINE_BYTES as u64);
         self.stats.tlb_lookups = self.tlb.stats.lookups;
         self.stats.tlb_misses = self.tlb.stats.misses;
