@@ -93,10 +93,14 @@ fn build_here(
     let mut blas_roots = std::collections::HashMap::new();
     let (active, blas_table) = match kind {
         Kind::Instances => gather_instances(input, mem, req, opts.arch, &mut src, sc.refs, sc.keys, &mut blas_roots)?,
-        // Triangles keep their centroids in the vertex array, which the permutation fills
-        // only after the keys are made: memory the build touches anyway (fresh scratch
-        // costs a page fault per 4 KiB on its first build).
-        Kind::Triangles => (gather_prims(input, req, &bases, &mut src, sc.verts, sc.keys)?, Vec::new()),
+        // Triangles are read once: their vertices copied in input order into the node
+        // array (free until the tree phase), their centroids into the vertex array (free
+        // until the permutation): memory the build touches anyway (fresh scratch costs a
+        // page fault per 4 KiB on its first build).
+        Kind::Triangles => {
+            let copy = bytemuck::cast_slice_mut(&mut bytemuck::cast_slice_mut::<_, f32>(&mut *sc.nodes)[..9 * n]);
+            (gather_tris(input, req, &bases, &mut src, sc.verts, copy, sc.keys)?, Vec::new())
+        }
         _ => (gather_prims(input, req, &bases, &mut src, sc.refs, sc.keys)?, Vec::new()),
     };
     phases.gather = clock.lap();
@@ -106,8 +110,13 @@ fn build_here(
     let sorted = &sorted[..active];
     phases.sort = clock.lap();
     let (sorted_refs, verts, ids) = (&mut sc.sorted_refs[..active], &mut sc.verts[..], &mut sc.ids[..]);
+    if kind == Kind::Triangles {
+        let copy = bytemuck::cast_slice(&bytemuck::cast_slice::<_, f32>(&*sc.nodes)[..9 * n]);
+        permute_tris(copy, &bases, sorted, &mut ids[..active], &mut verts[..active]);
+    } else {
+        permute(&src, &bases, sorted, sc.refs, sorted_refs)?;
+    }
     let (verts, ids) = if kind == Kind::Triangles { (&mut verts[..active], &mut ids[..active]) } else { (verts, ids) };
-    permute(&src, &bases, sorted, sc.refs, sorted_refs, verts, ids)?;
     phases.permute = clock.lap();
 
     // 3. The binary tree.
@@ -229,11 +238,10 @@ impl Bases {
     }
 }
 
-/// Triangles and AABBs: opens each geometry's reader into `src`, then one streaming pass
-/// over the inputs, geometry by geometry, each loop specialised for its reader: every
-/// primitive's centroid (into `room`, an array free until the permutation, of at least 12
-/// bytes per key) and the centroid bounds; then Morton keys from the centroids alone.
-/// Returns the active count.
+/// AABBs: opens each geometry's reader into `src`, then one streaming pass over the
+/// inputs, geometry by geometry: every primitive's centroid (into `room`, an array free
+/// until the permutation, of at least 12 bytes per key) and the centroid bounds; then
+/// Morton keys from the centroids alone. Returns the active count.
 fn gather_prims<'i, T: bytemuck::Pod>(
     input: &'i dyn InputMemory,
     req: &BuildRequest,
@@ -243,35 +251,95 @@ fn gather_prims<'i, T: bytemuck::Pod>(
     keys: &mut [u64],
 ) -> Result<usize, BuildError> {
     for (gi, g) in req.geometries.iter().enumerate() {
-        match src.kind {
-            Kind::Triangles => src.tris.push(input::TriReader::new(input, g, gi as u32)?),
-            _ => src.aabbs.push(input::AabbReader::new(input, g, gi as u32)?),
-        }
+        src.aabbs.push(input::AabbReader::new(input, g, gi as u32)?);
     }
     let n = keys.len();
     let cents: &mut [[f32; 3]] = bytemuck::cast_slice_mut(&mut bytemuck::cast_slice_mut::<_, f32>(room)[..3 * n]);
     let mut acc = (Aabb::EMPTY, 0usize);
     for (g, &base) in bases.0.iter().enumerate() {
         let cs = &mut cents[base as usize..][..req.geometries[g].range.primitive_count as usize];
-        let part = match src.kind {
-            Kind::Triangles if src.tris[g].plain() => {
-                let r = &src.tris[g];
-                scan_centroids(cs, |i| Ok(r.tri_plain(i).map(|v| input::tri_box(&v))))?
-            }
-            Kind::Triangles => {
-                let r = &src.tris[g];
-                scan_centroids(cs, |i| Ok(r.tri(i)?.map(|v| input::tri_box(&v))))?
-            }
-            _ => {
-                let r = &src.aabbs[g];
-                scan_centroids(cs, |i| Ok(r.aabb(i)))?
-            }
+        let r = &src.aabbs[g];
+        let part = scan_centroids(cs, |i| Ok(r.aabb(i)))?;
+        acc = (acc.0.union(&part.0), acc.1 + part.1);
+    }
+    let (cb, active) = acc;
+    scan_keys(keys, cents, &morton::Grid::new(cb.lo, cb.hi));
+    Ok(active)
+}
+
+/// Triangles: opens each geometry's reader into `src`, then the one pass over the inputs
+/// that reads them, geometry by geometry: every active triangle's vertices into `copy`
+/// (input order; the permutation reads them from there), its centroid into `room` (an
+/// array free until the permutation, of at least 12 bytes per key), and the centroid
+/// bounds; then Morton keys from the centroids alone. Returns the active count.
+fn gather_tris<'i>(
+    input: &'i dyn InputMemory,
+    req: &BuildRequest,
+    bases: &Bases,
+    src: &mut layout::Source<'i>,
+    room: &mut [[f32; 9]],
+    copy: &mut [[f32; 9]],
+    keys: &mut [u64],
+) -> Result<usize, BuildError> {
+    for (gi, g) in req.geometries.iter().enumerate() {
+        src.tris.push(input::TriReader::new(input, g, gi as u32)?);
+    }
+    let n = keys.len();
+    let cents: &mut [[f32; 3]] = bytemuck::cast_slice_mut(&mut room.as_flattened_mut()[..3 * n]);
+    let mut acc = (Aabb::EMPTY, 0usize);
+    for (g, &base) in bases.0.iter().enumerate() {
+        let count = req.geometries[g].range.primitive_count as usize;
+        let (cs, vs) = (&mut cents[base as usize..][..count], &mut copy[base as usize..][..count]);
+        let r = &src.tris[g];
+        let part = if cs.len() <= CHUNK {
+            scan_tris(r, 0, cs, vs)?
+        } else {
+            cs.par_chunks_mut(CHUNK)
+                .zip(vs.par_chunks_mut(CHUNK))
+                .enumerate()
+                .map(|(ci, (cc, vc))| scan_tris(r, ci * CHUNK, cc, vc))
+                .try_reduce(|| (Aabb::EMPTY, 0), |a, b| Ok((a.0.union(&b.0), a.1 + b.1)))?
         };
         acc = (acc.0.union(&part.0), acc.1 + part.1);
     }
     let (cb, active) = acc;
     scan_keys(keys, cents, &morton::Grid::new(cb.lo, cb.hi));
     Ok(active)
+}
+
+/// Triangles `at..` of reader `r`, as many as `cents` holds: each active one's vertices
+/// into `copy` and centroid into `cents` (NaN for an inactive one, whose `copy` entry is
+/// left as it was); returns their centroid bounds and the active count. A function of its
+/// own so that the reader's decode-free paths are inlined into its loops whichever codegen
+/// unit the parallel iterator's closures land in.
+#[inline(never)]
+fn scan_tris(
+    r: &input::TriReader,
+    at: usize,
+    cents: &mut [[f32; 3]],
+    copy: &mut [[f32; 9]],
+) -> Result<(Aabb, usize), BuildError> {
+    let mut acc = (Aabb::EMPTY, 0usize);
+    let mut take = |t: Option<[[f32; 3]; 3]>, c: &mut [f32; 3], v: &mut [f32; 9]| {
+        *c = match t {
+            Some(t) => {
+                *v = bytemuck::cast(t);
+                acc.1 += 1;
+                grow_centroid(&mut acc.0, &input::tri_box(&t))
+            }
+            None => [f32::NAN; 3],
+        };
+    };
+    if r.plain() {
+        for (j, (c, v)) in cents.iter_mut().zip(copy.iter_mut()).enumerate() {
+            take(r.tri_plain((at + j) as u32), c, v);
+        }
+    } else {
+        for (j, (c, v)) in cents.iter_mut().zip(copy.iter_mut()).enumerate() {
+            take(r.tri((at + j) as u32)?, c, v);
+        }
+    }
+    Ok(acc)
 }
 
 /// Instances: each active instance's world box into `refs` (and its data into `src`), the
@@ -319,34 +387,16 @@ fn gather_instances(
     Ok((src.insts.len(), headers.table))
 }
 
-/// The primitives in sorted order (triangles: their ids and vertices): one gather with many
-/// loads in flight (and prefetched ahead), after which everything reads them sequentially.
+/// AABBs and instances in sorted order.
 fn permute(
     src: &layout::Source,
     bases: &Bases,
     sorted: &[u64],
     refs: &[PrimRef],
     sorted_refs: &mut [PrimRef],
-    verts: &mut [[f32; 9]],
-    ids: &mut [[u32; 2]],
 ) -> Result<(), BuildError> {
     match src.kind {
-        Kind::Triangles if bases.0.len() == 1 => {
-            let r = &src.tris[0];
-            let chunks = ids.par_chunks_mut(CHUNK).zip(verts.par_chunks_mut(CHUNK));
-            chunks.enumerate().try_for_each(|(ci, (ic, vc))| permute_one(r, sorted, ci * CHUNK, ic, vc))
-        }
-        Kind::Triangles => permute_tris(
-            sorted,
-            ids,
-            verts,
-            |k| bases.locate(k),
-            |k| {
-                let (g, p) = bases.locate(k);
-                src.tris[g as usize].prefetch(p)
-            },
-            |g, p| src.tris[g as usize].tri(p),
-        ),
+        Kind::Triangles => unreachable!("triangles are permuted by permute_tris"),
         Kind::Aabbs => {
             sorted_refs.par_chunks_mut(CHUNK).enumerate().try_for_each(|(ci, rc)| -> Result<(), BuildError> {
                 for (j, slot) in rc.iter_mut().enumerate() {
@@ -556,59 +606,40 @@ fn scan_keys(keys: &mut [u64], cents: &[[f32; 3]], grid: &morton::Grid) {
 /// How far ahead the permutation prefetches.
 const AHEAD: usize = 64;
 
-/// Triangles in sorted order: for each sorted key, (geometry, primitive) from `locate`,
-/// vertices from `get`; `prefetch` is told the key index `AHEAD` positions on.
-fn permute_tris(
-    sorted: &[u64],
-    ids: &mut [[u32; 2]],
-    verts: &mut [[f32; 9]],
-    locate: impl Fn(u32) -> (u32, u32) + Sync,
-    prefetch: impl Fn(u32) + Sync,
-    get: impl Fn(u32, u32) -> Result<Option<[[f32; 3]; 3]>, BuildError> + Sync,
-) -> Result<(), BuildError> {
-    ids.par_chunks_mut(CHUNK).zip(verts.par_chunks_mut(CHUNK)).enumerate().try_for_each(|(ci, (ic, vc))| {
-        for j in 0..ic.len() {
-            let pos = ci * CHUNK + j;
-            if let Some(&k) = sorted.get(pos + AHEAD) {
-                prefetch(k as u32);
-            }
-            let k = sorted[pos] as u32;
-            let (g, p) = locate(k);
-            let v = get(g, p)?.ok_or_else(|| {
-                BuildError::BadRequest(format!("triangle {p} of geometry {g} changed while the build read it"))
-            })?;
-            ic[j] = [g, p];
-            vc[j] = [v[0][0], v[0][1], v[0][2], v[1][0], v[1][1], v[1][2], v[2][0], v[2][1], v[2][2]];
-        }
-        Ok(())
-    })
+/// Triangles in sorted order: their vertices from the gather's copy in input order (one
+/// random 36-byte read each, prefetched ahead; no index or vertex decoding again) and
+/// their (geometry, primitive) ids.
+fn permute_tris(copy: &[[f32; 9]], bases: &Bases, sorted: &[u64], ids: &mut [[u32; 2]], verts: &mut [[f32; 9]]) {
+    ids.par_chunks_mut(CHUNK)
+        .zip(verts.par_chunks_mut(CHUNK))
+        .enumerate()
+        .for_each(|(ci, (ic, vc))| copy_sorted(copy, bases, sorted, ci * CHUNK, ic, vc));
 }
 
-/// [`permute_tris`] of the sorted positions from `at` when there is one geometry: a
-/// function of its own, so that the reader's decode-free paths are inlined into this loop
-/// whichever codegen unit the parallel iterator's closures land in (as closures they were
-/// inlined in some builds and called per triangle in others).
+/// [`permute_tris`] of the sorted positions from `at`.
 #[inline(never)]
-fn permute_one(
-    r: &input::TriReader,
+fn copy_sorted(
+    copy: &[[f32; 9]],
+    bases: &Bases,
     sorted: &[u64],
     at: usize,
     ids: &mut [[u32; 2]],
     verts: &mut [[f32; 9]],
-) -> Result<(), BuildError> {
+) {
+    let base = copy.as_ptr() as *const u8;
     for (j, (id, vs)) in ids.iter_mut().zip(verts.iter_mut()).enumerate() {
         let pos = at + j;
         if let Some(&k) = sorted.get(pos + AHEAD) {
-            r.prefetch(k as u32);
+            // Both lines the 36 bytes may straddle (a hint: any address is fine).
+            let p = base.wrapping_add(36 * (k as u32 as usize));
+            input::prefetch(p);
+            input::prefetch(p.wrapping_add(35));
         }
-        let p = sorted[pos] as u32;
-        let v = r.tri(p)?.ok_or_else(|| {
-            BuildError::BadRequest(format!("triangle {p} of geometry 0 changed while the build read it"))
-        })?;
-        *id = [0, p];
-        *vs = [v[0][0], v[0][1], v[0][2], v[1][0], v[1][1], v[1][2], v[2][0], v[2][1], v[2][2]];
+        let k = sorted[pos] as u32;
+        let (g, p) = bases.locate(k);
+        *id = [g, p];
+        *vs = copy[k as usize];
     }
-    Ok(())
 }
 
 /// Items per parallel task in the build's streaming passes.
