@@ -309,30 +309,46 @@ fn axis_lists<const N: usize>(items: &[Item]) -> [[u8; N]; 3] {
 #[cfg(target_arch = "x86_64")]
 #[inline]
 fn ranks16(keys: &[u32; 16], m: usize) -> [u32; 16] {
-    use std::arch::x86_64::*;
     // Signed compares: flip the top bit. Lanes from `m` on hold the largest key, so no
     // real key counts them (ties only count lower indices).
     let mut k = [i32::MAX; 16];
     for j in 0..m {
         k[j] = (keys[j] ^ 0x8000_0000) as i32;
     }
+    // Only the lanes of real keys are ranked: four at a time, so up to 8 keys need half
+    // the compares.
+    if m <= 8 {
+        ranks_q::<2>(&k, m)
+    } else {
+        ranks_q::<4>(&k, m)
+    }
+}
+
+/// [`ranks16`] of the first `m` (<= 4 * `Q`) of the (sign-flipped) keys `k`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn ranks_q<const Q: usize>(k: &[i32; 16], m: usize) -> [u32; 16] {
+    use std::arch::x86_64::*;
     let mut out = [0u32; 16];
     // SAFETY: SSE2 is part of the x86_64 baseline; loads and stores are of local
-    // 16-lane arrays, four lanes at a time.
+    // 16-lane arrays, four lanes at a time (Q <= 4).
     unsafe {
-        let kv = [0, 4, 8, 12].map(|q| _mm_loadu_si128(k.as_ptr().add(q).cast()));
-        let iv = [0, 4, 8, 12].map(|q| _mm_setr_epi32(q, q + 1, q + 2, q + 3));
-        let mut acc = [_mm_setzero_si128(); 4];
+        let kv: [__m128i; Q] = std::array::from_fn(|q| _mm_loadu_si128(k.as_ptr().add(4 * q).cast()));
+        let iv: [__m128i; Q] = std::array::from_fn(|q| {
+            let q = 4 * q as i32;
+            _mm_setr_epi32(q, q + 1, q + 2, q + 3)
+        });
+        let mut acc = [_mm_setzero_si128(); Q];
         for j in 0..m {
             let (kj, jj) = (_mm_set1_epi32(k[j]), _mm_set1_epi32(j as i32));
-            for q in 0..4 {
+            for q in 0..Q {
                 // Key j comes before key i: smaller, or equal with a smaller index.
                 let less = _mm_cmpgt_epi32(kv[q], kj);
                 let tie = _mm_and_si128(_mm_cmpeq_epi32(kv[q], kj), _mm_cmpgt_epi32(iv[q], jj));
                 acc[q] = _mm_sub_epi32(acc[q], _mm_or_si128(less, tie));
             }
         }
-        for q in 0..4 {
+        for q in 0..Q {
             _mm_storeu_si128(out.as_mut_ptr().add(4 * q).cast(), acc[q]);
         }
     }
@@ -947,12 +963,18 @@ struct Plan<'a> {
 /// No axis: a list in no particular order.
 const NO_AXIS: usize = 3;
 
+/// A range's second-longest centroid axis is swept too when its extent is at least this
+/// fraction of the longest's (sweeping only the longest: SAH cost +1-3 %).
+const SECOND_AXIS: f32 = 0.5;
+
 /// Records the split of the items `list` names, whose node is `idx` (the cluster's
 /// numbering: a range's node, then its left range's nodes, then its right range's), and
 /// places its items in leaf order. A range is split by SAH sweep on the longest axis of its
-/// centroids only, its items ranked on that axis (unless the list is already in that
-/// order: `sorted_on`): three axes' sweeps, and the three orders kept through every split,
-/// cost twice the instructions for trees 1-3 % better (docs/PERFORMANCE.md).
+/// centroids, and on the second longest when that is not much shorter ([`SECOND_AXIS`]),
+/// its items ranked afresh on each (unless the list is already in that order:
+/// `sorted_on`). Sweeping all three axes of every range, with the three orders kept through
+/// every split, cost ~25 % more instructions a triangle for SAH costs 0.3-1 % lower
+/// (docs/PERFORMANCE.md).
 fn plan_range<const N: usize>(set: &Set<N>, list: &mut [u8], sorted_on: usize, idx: usize, out: &mut Plan) {
     let m = list.len();
     let g = out.geoms[list[0] as usize];
@@ -964,11 +986,29 @@ fn plan_range<const N: usize>(set: &Set<N>, list: &mut [u8], sorted_on: usize, i
         *out.placed += m;
         return;
     }
-    let a = longest_axis(set.items, list);
+    let (a, a2) = longest_axes(set.items, list);
     if a != sorted_on {
         rank_on::<N>(set.items, list, a);
     }
-    let k = sweep1(set, list);
+    let (cost, k) = sweep1(set, list);
+    let (a, k) = match a2 {
+        Some(b) => {
+            let mut other = [0u8; N];
+            let other = &mut other[..m];
+            other.copy_from_slice(list);
+            if b != sorted_on {
+                rank_on::<N>(set.items, other, b);
+            }
+            let (c2, k2) = sweep1(set, other);
+            if c2 < cost {
+                list.copy_from_slice(other);
+                (b, k2)
+            } else {
+                (a, k)
+            }
+        }
+        None => (a, k),
+    };
     out.plan[idx] = k as u8;
     let (l, r) = list.split_at_mut(k);
     plan_range(set, l, a, idx + 1, out);
@@ -1002,9 +1042,10 @@ fn rank_on<const N: usize>(items: &[Item], list: &mut [u8], a: usize) {
     }
 }
 
-/// The axis of largest centroid extent of the items `list` names (the first of equals).
+/// The axis of largest centroid extent of the items `list` names (the first of equals),
+/// and the second-largest when its extent is at least [`SECOND_AXIS`] of that.
 #[inline]
-fn longest_axis(items: &[Item], list: &[u8]) -> usize {
+fn longest_axes(items: &[Item], list: &[u8]) -> (usize, Option<usize>) {
     let (mut lo, mut hi) = ([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]);
     for &i in list {
         let it = &items[i as usize];
@@ -1015,19 +1056,22 @@ fn longest_axis(items: &[Item], list: &[u8]) -> usize {
         }
     }
     let e = [hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2]];
-    if e[0] >= e[1] && e[0] >= e[2] {
+    let a = if e[0] >= e[1] && e[0] >= e[2] {
         0
     } else if e[1] >= e[2] {
         1
     } else {
         2
-    }
+    };
+    let (x, y) = ((a + 1) % 3, (a + 2) % 3);
+    let b = if e[x] >= e[y] { x } else { y };
+    (a, if e[b] >= SECOND_AXIS * e[a] { Some(b) } else { None })
 }
 
 /// The best SAH split of the items `list` names, in its order (at least 2, each of one
 /// primitive): the left count. [`best_split_sse`]'s sweep on one list.
 #[cfg(target_arch = "x86_64")]
-fn sweep1<const N: usize>(set: &Set<N>, list: &[u8]) -> usize {
+fn sweep1<const N: usize>(set: &Set<N>, list: &[u8]) -> (f32, usize) {
     use std::arch::x86_64::*;
     let m = list.len();
     let mut right = [0.0f32; N];
@@ -1061,12 +1105,12 @@ fn sweep1<const N: usize>(set: &Set<N>, list: &[u8]) -> usize {
             }
         }
     }
-    best.1
+    best
 }
 
 /// The portable form of [`sweep1`].
 #[cfg(not(target_arch = "x86_64"))]
-fn sweep1<const N: usize>(set: &Set<N>, list: &[u8]) -> usize {
+fn sweep1<const N: usize>(set: &Set<N>, list: &[u8]) -> (f32, usize) {
     let m = list.len();
     let mut right = [0.0f32; N];
     let mut best = (f32::INFINITY, m / 2);
@@ -1083,7 +1127,7 @@ fn sweep1<const N: usize>(set: &Set<N>, list: &[u8]) -> usize {
             best = (cost, i);
         }
     }
-    best.1
+    best
 }
 
 /// The nodes of the planned clusters (see [`plan_bottom`]), one item per cluster into
