@@ -973,8 +973,8 @@ const SECOND_AXIS: f32 = 0.5;
 /// centroids, and on the second longest when that is not much shorter ([`SECOND_AXIS`]),
 /// its items ranked afresh on each (unless the list is already in that order:
 /// `sorted_on`). Sweeping all three axes of every range, with the three orders kept through
-/// every split, cost ~25 % more instructions a triangle for SAH costs 0.3-1 % lower
-/// (docs/PERFORMANCE.md).
+/// every split, cost ~40 % more plan instructions (14 % of the whole build's) for SAH costs
+/// 0.3-1 % lower (docs/PERFORMANCE.md).
 fn plan_range<const N: usize>(set: &Set<N>, list: &mut [u8], sorted_on: usize, idx: usize, out: &mut Plan) {
     let m = list.len();
     let g = out.geoms[list[0] as usize];
@@ -1069,7 +1069,7 @@ fn longest_axes(items: &[Item], list: &[u8]) -> (usize, Option<usize>) {
 }
 
 /// The best SAH split of the items `list` names, in its order (at least 2, each of one
-/// primitive): the left count. [`best_split_sse`]'s sweep on one list.
+/// primitive): (its cost, the left count). [`best_split_sse`]'s sweep on one list.
 #[cfg(target_arch = "x86_64")]
 fn sweep1<const N: usize>(set: &Set<N>, list: &[u8]) -> (f32, usize) {
     use std::arch::x86_64::*;
