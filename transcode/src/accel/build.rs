@@ -418,7 +418,7 @@ fn permute(
     }
 }
 
-/// The SAH builder's default bottom, every cluster split by full sweep, planned before the
+/// The SAH builder's default bottom, every cluster split by SAH sweeps, planned before the
 /// tree exists: it reorders primitives within clusters. `None` when another bottom is used.
 struct Bottom {
     cluster_starts: Vec<u32>,
@@ -461,7 +461,7 @@ fn build_tree(
     let active = t.keys.len();
     match (builder, bottom) {
         (Builder::Fast, _) => lbvh::build(t),
-        // Every cluster split by full sweep (the default).
+        // Every cluster split by SAH sweeps (the default).
         (Builder::Sah, Some(b)) => {
             let m = sah::realize_bottom(t, &b.cluster_starts, &b.plan, items);
             Some(if m < 2 { items[0].r } else { sah::build(t, &mut items[..m], t.top_base()) })

@@ -309,30 +309,46 @@ fn axis_lists<const N: usize>(items: &[Item]) -> [[u8; N]; 3] {
 #[cfg(target_arch = "x86_64")]
 #[inline]
 fn ranks16(keys: &[u32; 16], m: usize) -> [u32; 16] {
-    use std::arch::x86_64::*;
     // Signed compares: flip the top bit. Lanes from `m` on hold the largest key, so no
     // real key counts them (ties only count lower indices).
     let mut k = [i32::MAX; 16];
     for j in 0..m {
         k[j] = (keys[j] ^ 0x8000_0000) as i32;
     }
+    // Only the lanes of real keys are ranked: four at a time, so up to 8 keys need half
+    // the compares.
+    if m <= 8 {
+        ranks_q::<2>(&k, m)
+    } else {
+        ranks_q::<4>(&k, m)
+    }
+}
+
+/// [`ranks16`] of the first `m` (<= 4 * `Q`) of the (sign-flipped) keys `k`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn ranks_q<const Q: usize>(k: &[i32; 16], m: usize) -> [u32; 16] {
+    use std::arch::x86_64::*;
     let mut out = [0u32; 16];
     // SAFETY: SSE2 is part of the x86_64 baseline; loads and stores are of local
-    // 16-lane arrays, four lanes at a time.
+    // 16-lane arrays, four lanes at a time (Q <= 4).
     unsafe {
-        let kv = [0, 4, 8, 12].map(|q| _mm_loadu_si128(k.as_ptr().add(q).cast()));
-        let iv = [0, 4, 8, 12].map(|q| _mm_setr_epi32(q, q + 1, q + 2, q + 3));
-        let mut acc = [_mm_setzero_si128(); 4];
+        let kv: [__m128i; Q] = std::array::from_fn(|q| _mm_loadu_si128(k.as_ptr().add(4 * q).cast()));
+        let iv: [__m128i; Q] = std::array::from_fn(|q| {
+            let q = 4 * q as i32;
+            _mm_setr_epi32(q, q + 1, q + 2, q + 3)
+        });
+        let mut acc = [_mm_setzero_si128(); Q];
         for j in 0..m {
             let (kj, jj) = (_mm_set1_epi32(k[j]), _mm_set1_epi32(j as i32));
-            for q in 0..4 {
+            for q in 0..Q {
                 // Key j comes before key i: smaller, or equal with a smaller index.
                 let less = _mm_cmpgt_epi32(kv[q], kj);
                 let tie = _mm_and_si128(_mm_cmpeq_epi32(kv[q], kj), _mm_cmpgt_epi32(iv[q], jj));
                 acc[q] = _mm_sub_epi32(acc[q], _mm_or_si128(less, tie));
             }
         }
-        for q in 0..4 {
+        for q in 0..Q {
             _mm_storeu_si128(out.as_mut_ptr().add(4 * q).cast(), acc[q]);
         }
     }
@@ -650,8 +666,57 @@ fn split_binned(items: &mut [Item], cb: &Aabb) -> (usize, Aabb, Aabb) {
     }
     let (_, a, k) = best;
     let (lo, sc) = (cb.lo[a], scale[a]);
-    let left = |it: &Item| bin_of(it.c2(a), lo, sc) < k;
-    // Two-pointer partition, accumulating both sides' centroid bounds.
+    let (i, cl, cr) = partition_binned(items, |it| bin_of(it.c2(a), lo, sc) < k);
+    if i == 0 || i == m {
+        return halves(items);
+    }
+    (i, cl, cr)
+}
+
+/// Two-pointer partition of `items` by `left`; returns the left count and both sides'
+/// (doubled) centroid bounds, grown with plain compares as vectors (items are finite, so
+/// these are the bounds [`centroid_bounds`] gives, bit for bit).
+#[cfg(target_arch = "x86_64")]
+fn partition_binned(items: &mut [Item], left: impl Fn(&Item) -> bool) -> (usize, Aabb, Aabb) {
+    use std::arch::x86_64::*;
+    let m = items.len();
+    // SAFETY: SSE2 is part of the x86_64 baseline; each load reads four floats of one
+    // `Item` (`lo[0..3]` and `hi[0]`, or `hi[0..3]` and `r`: in bounds, lane 3 unused).
+    unsafe {
+        let c2 = |it: &Item| _mm_add_ps(_mm_loadu_ps(it.lo.as_ptr()), _mm_loadu_ps(it.hi.as_ptr()));
+        let (mut llo, mut lhi) = (_mm_set1_ps(f32::INFINITY), _mm_set1_ps(f32::NEG_INFINITY));
+        let (mut rlo, mut rhi) = (llo, lhi);
+        let (mut i, mut j) = (0usize, m);
+        loop {
+            while i < j && left(&items[i]) {
+                let c = c2(&items[i]);
+                (llo, lhi) = (_mm_min_ps(c, llo), _mm_max_ps(c, lhi));
+                i += 1;
+            }
+            while i < j && !left(&items[j - 1]) {
+                let c = c2(&items[j - 1]);
+                (rlo, rhi) = (_mm_min_ps(c, rlo), _mm_max_ps(c, rhi));
+                j -= 1;
+            }
+            if i >= j {
+                break;
+            }
+            items.swap(i, j - 1);
+        }
+        let get = |lo: __m128, hi: __m128| {
+            let (mut l, mut h) = ([0.0f32; 4], [0.0f32; 4]);
+            _mm_storeu_ps(l.as_mut_ptr(), lo);
+            _mm_storeu_ps(h.as_mut_ptr(), hi);
+            Aabb { lo: [l[0], l[1], l[2]], hi: [h[0], h[1], h[2]] }
+        };
+        (i, get(llo, lhi), get(rlo, rhi))
+    }
+}
+
+/// The portable form of the partition above.
+#[cfg(not(target_arch = "x86_64"))]
+fn partition_binned(items: &mut [Item], left: impl Fn(&Item) -> bool) -> (usize, Aabb, Aabb) {
+    let m = items.len();
     let (mut cl, mut cr) = (Aabb::EMPTY, Aabb::EMPTY);
     let grow_c = |acc: &mut Aabb, it: &Item| {
         for a in 0..3 {
@@ -674,9 +739,6 @@ fn split_binned(items: &mut [Item], cb: &Aabb) -> (usize, Aabb, Aabb) {
             break;
         }
         items.swap(i, j - 1);
-    }
-    if i == 0 || i == m {
-        return halves(items);
     }
     (i, cl, cr)
 }
@@ -820,7 +882,7 @@ const BOTTOM_TASK: usize = 4096;
 
 /// The SAH builder's bottom, planned before the tree exists. The sorted primitives are cut
 /// into the linear BVH's maximal subtrees of at most `cluster` (<= [`REBUILD_MAX`])
-/// primitives (from the keys alone); each is split by full-sweep SAH down to leaves of at
+/// primitives (from the keys alone); each is split by SAH sweeps down to leaves of at
 /// most `max_leaf` primitives of one geometry, and its primitives are reordered so that
 /// every subtree of that split is a run of positions (which multi-primitive leaves need).
 /// The split is recorded in `plan` by node number, as [`realize_bottom`] numbers nodes: the
@@ -870,20 +932,20 @@ fn plan_cluster<const N: usize>(data: &mut Payload, first: usize, c: usize, max_
         return;
     }
     let items = &items[..c];
-    let mut lists = axis_lists::<N>(items);
     let mut boxes = [LANES_EMPTY; N];
     for (b, it) in boxes.iter_mut().zip(items) {
         *b = lanes(it);
     }
-    let weights = [1.0f32; N];
-    let mut sc = Scratch { right: [0.0; N], left: [false; N], tmp: [0; N] };
-    let set = Set { items, boxes: &boxes, weights: &weights };
-    let [l0, l1, l2] = &mut lists;
+    let mut list = [0u8; N];
+    for (i, l) in list.iter_mut().enumerate() {
+        *l = i as u8;
+    }
     let mut order = [0u8; N];
     let mut placed = 0;
     let mut out =
         Plan { plan: &mut plan[first..first + c], order: &mut order, placed: &mut placed, geoms: &geoms, max_leaf };
-    plan_range(&set, [&mut l0[..c], &mut l1[..c], &mut l2[..c]], 0, &mut out, &mut sc);
+    let set = Set { items, boxes: &boxes, weights: &[1.0f32; N] };
+    plan_range(&set, &mut list[..c], NO_AXIS, 0, &mut out);
     data.reorder(first, &order[..c]);
 }
 
@@ -898,28 +960,174 @@ struct Plan<'a> {
     max_leaf: usize,
 }
 
-/// [`small_range`] without the nodes: records the split of the items the lists name,
-/// whose node is `idx` (the cluster's numbering: a range's node, then its left range's
-/// nodes, then its right range's), and places its items in leaf order.
-fn plan_range<const N: usize>(set: &Set<N>, lists: [&mut [u8]; 3], idx: usize, out: &mut Plan, sc: &mut Scratch<N>) {
-    let m = lists[0].len();
-    let g = out.geoms[lists[0][0] as usize];
-    if m == 1 || (m <= out.max_leaf && lists[0].iter().all(|&i| out.geoms[i as usize] == g)) {
+/// No axis: a list in no particular order.
+const NO_AXIS: usize = 3;
+
+/// A range's second-longest centroid axis is swept too when its extent is at least this
+/// fraction of the longest's (sweeping only the longest: SAH cost +1-3 %).
+const SECOND_AXIS: f32 = 0.5;
+
+/// Records the split of the items `list` names, whose node is `idx` (the cluster's
+/// numbering: a range's node, then its left range's nodes, then its right range's), and
+/// places its items in leaf order. A range is split by SAH sweep on the longest axis of its
+/// centroids, and on the second longest when that is not much shorter ([`SECOND_AXIS`]),
+/// its items ranked afresh on each (unless the list is already in that order:
+/// `sorted_on`). Sweeping all three axes of every range, with the three orders kept through
+/// every split, cost ~40 % more plan instructions (14 % of the whole build's) for SAH costs
+/// 0.3-1 % lower (docs/PERFORMANCE.md).
+fn plan_range<const N: usize>(set: &Set<N>, list: &mut [u8], sorted_on: usize, idx: usize, out: &mut Plan) {
+    let m = list.len();
+    let g = out.geoms[list[0] as usize];
+    if m == 1 || (m <= out.max_leaf && list.iter().all(|&i| out.geoms[i as usize] == g)) {
         if m > 1 {
             out.plan[idx] = 0;
         }
-        out.order[*out.placed..*out.placed + m].copy_from_slice(lists[0]);
+        out.order[*out.placed..*out.placed + m].copy_from_slice(list);
         *out.placed += m;
         return;
     }
-    let (a, k) = best_split(set, &lists, sc);
+    let (a, a2) = longest_axes(set.items, list);
+    if a != sorted_on {
+        rank_on::<N>(set.items, list, a);
+    }
+    let (cost, k) = sweep1(set, list);
+    let (a, k) = match a2 {
+        Some(b) => {
+            let mut other = [0u8; N];
+            let other = &mut other[..m];
+            other.copy_from_slice(list);
+            if b != sorted_on {
+                rank_on::<N>(set.items, other, b);
+            }
+            let (c2, k2) = sweep1(set, other);
+            if c2 < cost {
+                list.copy_from_slice(other);
+                (b, k2)
+            } else {
+                (a, k)
+            }
+        }
+        None => (a, k),
+    };
     out.plan[idx] = k as u8;
-    let [x, y, z] = partition(lists, a, k, sc);
-    let (xl, xr) = x.split_at_mut(k);
-    let (yl, yr) = y.split_at_mut(k);
-    let (zl, zr) = z.split_at_mut(k);
-    plan_range(set, [xl, yl, zl], idx + 1, out, sc);
-    plan_range(set, [xr, yr, zr], idx + k, out, sc);
+    let (l, r) = list.split_at_mut(k);
+    plan_range(set, l, a, idx + 1, out);
+    plan_range(set, r, a, idx + k, out);
+}
+
+/// Reorders `list` (at most `N` <= 256 items) by the items' centroids on axis `a`, ties in
+/// list order.
+fn rank_on<const N: usize>(items: &[Item], list: &mut [u8], a: usize) {
+    let m = list.len();
+    #[cfg(target_arch = "x86_64")]
+    if m <= 16 {
+        let mut keys = [0u32; 16];
+        for (k, &i) in keys.iter_mut().zip(list.iter()) {
+            *k = ordered(items[i as usize].c2(a));
+        }
+        let mut sorted = [0u8; 16];
+        for (j, r) in ranks16(&keys, m).into_iter().enumerate().take(m) {
+            sorted[r as usize & 15] = list[j];
+        }
+        list.copy_from_slice(&sorted[..m]);
+        return;
+    }
+    let mut keys = [0u64; N];
+    for (k, (key, &i)) in keys.iter_mut().zip(list.iter()).enumerate() {
+        *key = (ordered(items[i as usize].c2(a)) as u64) << 16 | (k as u64) << 8 | i as u64;
+    }
+    keys[..m].sort_unstable();
+    for (l, key) in list.iter_mut().zip(&keys[..m]) {
+        *l = *key as u8;
+    }
+}
+
+/// The axis of largest centroid extent of the items `list` names (the first of equals),
+/// and the second-largest when its extent is at least [`SECOND_AXIS`] of that.
+#[inline]
+fn longest_axes(items: &[Item], list: &[u8]) -> (usize, Option<usize>) {
+    let (mut lo, mut hi) = ([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]);
+    for &i in list {
+        let it = &items[i as usize];
+        for a in 0..3 {
+            let c = it.c2(a);
+            lo[a] = if c < lo[a] { c } else { lo[a] };
+            hi[a] = if c > hi[a] { c } else { hi[a] };
+        }
+    }
+    let e = [hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2]];
+    let a = if e[0] >= e[1] && e[0] >= e[2] {
+        0
+    } else if e[1] >= e[2] {
+        1
+    } else {
+        2
+    };
+    let (x, y) = ((a + 1) % 3, (a + 2) % 3);
+    let b = if e[x] >= e[y] { x } else { y };
+    (a, if e[b] >= SECOND_AXIS * e[a] { Some(b) } else { None })
+}
+
+/// The best SAH split of the items `list` names, in its order (at least 2, each of one
+/// primitive): (its cost, the left count). [`best_split_sse`]'s sweep on one list.
+#[cfg(target_arch = "x86_64")]
+fn sweep1<const N: usize>(set: &Set<N>, list: &[u8]) -> (f32, usize) {
+    use std::arch::x86_64::*;
+    let m = list.len();
+    let mut right = [0.0f32; N];
+    let mut best = (f32::INFINITY, m / 2);
+    // SAFETY: SSE2 is part of the x86_64 baseline; the loads read the two halves of an
+    // eight-lane box of `set.boxes` (index masked to its length).
+    unsafe {
+        let area = |l: __m128, h: __m128| -> f32 {
+            let d = _mm_add_ps(h, l);
+            let p = _mm_mul_ps(d, _mm_shuffle_ps::<0b11_00_10_01>(d, d));
+            let s = _mm_add_ss(p, _mm_shuffle_ps::<0b01>(p, p));
+            _mm_cvtss_f32(_mm_add_ss(s, _mm_shuffle_ps::<0b10>(p, p)))
+        };
+        let box_at = |j: usize| -> (__m128, __m128) {
+            let b = &set.boxes[j & (N - 1)];
+            (_mm_loadu_ps(b.as_ptr()), _mm_loadu_ps(b.as_ptr().add(4)))
+        };
+        let (mut l, mut h) = (_mm_set1_ps(f32::NEG_INFINITY), _mm_set1_ps(f32::NEG_INFINITY));
+        for i in (1..m).rev() {
+            let (bl, bh) = box_at(list[i] as usize);
+            (l, h) = (_mm_max_ps(bl, l), _mm_max_ps(bh, h));
+            right[i & (N - 1)] = area(l, h) * (m - i) as f32;
+        }
+        let (mut l, mut h) = (_mm_set1_ps(f32::NEG_INFINITY), _mm_set1_ps(f32::NEG_INFINITY));
+        for i in 1..m {
+            let (bl, bh) = box_at(list[i - 1] as usize);
+            (l, h) = (_mm_max_ps(bl, l), _mm_max_ps(bh, h));
+            let cost = area(l, h) * i as f32 + right[i & (N - 1)];
+            if cost < best.0 {
+                best = (cost, i);
+            }
+        }
+    }
+    best
+}
+
+/// The portable form of [`sweep1`].
+#[cfg(not(target_arch = "x86_64"))]
+fn sweep1<const N: usize>(set: &Set<N>, list: &[u8]) -> (f32, usize) {
+    let m = list.len();
+    let mut right = [0.0f32; N];
+    let mut best = (f32::INFINITY, m / 2);
+    let mut acc = LANES_EMPTY;
+    for i in (1..m).rev() {
+        lanes_grow(&mut acc, &set.boxes[list[i] as usize]);
+        right[i] = lanes_area(&acc) * (m - i) as f32;
+    }
+    let mut acc = LANES_EMPTY;
+    for i in 1..m {
+        lanes_grow(&mut acc, &set.boxes[list[i - 1] as usize]);
+        let cost = lanes_area(&acc) * i as f32 + right[i];
+        if cost < best.0 {
+            best = (cost, i);
+        }
+    }
+    best
 }
 
 /// The nodes of the planned clusters (see [`plan_bottom`]), one item per cluster into
