@@ -41,6 +41,40 @@ const PRIMARY_SHADOW: &str = crate::rq_kernel!(
     o[3u * i + 2u] = lit;"#
 );
 
+/// The confirm-all loop (`while (proceed) confirm`) on a non-opaque scene, a primary ray and
+/// a shadow ray (TerminateOnFirstHit when `flag`): the compiler marks both TRACEs
+/// `TRACE_CONFIRM_ALL`, so functional mode accepts the candidates in the RTU while timed mode
+/// hands each to the shader; the commits, the output and the walker's counters are the same.
+const CONFIRM_ALL: &str = crate::rq_kernel!(
+    r#"    float x = (float(i % pc.width) + 0.5) / float(pc.width) * 2.0 - 1.0;
+    float y = (float(i / pc.width) + 0.5) / float(pc.height) * 2.0 - 1.0;
+    vec3 org = vec3(0.0, 1.1, -1.6);
+    vec3 dir = normalize(vec3(x, -0.55 + 0.6 * y, 1.0));
+    rayQueryEXT rq;
+    rayQueryInitializeEXT(rq, tlas, gl_RayFlagsNoOpaqueEXT, 0xFF, org, 0.0, dir, 100.0);
+    while (rayQueryProceedEXT(rq)) {
+        rayQueryConfirmIntersectionEXT(rq);
+    }
+    uint t = 0xFFFFFFFFu, id = 0xFFFFFFFFu, lit = 0u;
+    if (rayQueryGetIntersectionTypeEXT(rq, true) != gl_RayQueryCommittedIntersectionNoneEXT) {
+        float th = rayQueryGetIntersectionTEXT(rq, true);
+        t = floatBitsToUint(th);
+        id = uint(rayQueryGetIntersectionPrimitiveIndexEXT(rq, true)) | (uint(rayQueryGetIntersectionInstanceIdEXT(rq, true)) << 24);
+        vec3 p = org + th * dir;
+        rayQueryEXT sq;
+        uint sflags = pc.flag != 0u ? gl_RayFlagsTerminateOnFirstHitEXT : gl_RayFlagsNoneEXT;
+        rayQueryInitializeEXT(sq, tlas, sflags, 0xFF, p, 1e-3, normalize(vec3(0.4, 1.0, -0.3)), 100.0);
+        while (rayQueryProceedEXT(sq)) {
+            rayQueryConfirmIntersectionEXT(sq);
+        }
+        lit = rayQueryGetIntersectionTypeEXT(sq, true) == gl_RayQueryCommittedIntersectionNoneEXT ? 1u : 2u;
+        lit |= floatBitsToUint(rayQueryGetIntersectionTEXT(sq, true)) & 0xFFFFFF00u;
+    }
+    o[3u * i] = t;
+    o[3u * i + 1u] = id;
+    o[3u * i + 2u] = lit;"#
+);
+
 /// Any-hit decisions on a non-opaque scene: confirm only candidates whose primitive index
 /// is not a multiple of 3, count the candidates offered; a hash of the offer order per lane.
 const ANY_HIT: &str = crate::rq_kernel!(
@@ -208,6 +242,16 @@ fn any_hit_decisions_and_terminate_are_identical_in_every_mode() {
     let deferred = check("any-hit", &s, ANY_HIT, 16, false);
     assert!(deferred > 0, "the rocks' SBT offsets split some candidate batch");
     check("any-hit with terminate", &s, ANY_HIT, 16, true);
+}
+
+#[test]
+fn confirm_all_loops_are_identical_in_every_mode() {
+    if !have_glslang() {
+        return;
+    }
+    let s = build_scene_flags(24, 4, 0);
+    check("confirm-all", &s, CONFIRM_ALL, 16, false);
+    check("confirm-all, shadow terminating on its first hit", &s, CONFIRM_ALL, 16, true);
 }
 
 #[test]

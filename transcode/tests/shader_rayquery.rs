@@ -415,3 +415,71 @@ void main() {
     // y = 0 is the cube's lower y plane: entered as well.
     assert_eq!((o[9], o[11]), (generated, 5), "origin on the box's y plane: {o:?}");
 }
+
+/// The confirm-all proof (`rayquery::confirm_all`): a query stepped only through `while
+/// (proceed) confirm` gets `TRACE_CONFIRM_ALL` on its TRACE; every loop that could see a
+/// candidate, skip one, stop early or leave a candidate unconfirmed does not.
+#[test]
+fn only_confirm_all_loops_mark_their_trace() {
+    use vortex_model::abi::isa::Op;
+    use vortex_model::abi::rtu::TRACE_CONFIRM_ALL;
+    use vortex_transcode::shader::{compile, CompileOptions};
+    let shader = |decl: &str, body: &str| {
+        format!(
+            r#"#version 460
+#extension GL_EXT_ray_query : require
+layout(local_size_x = 1) in;
+layout(set = 0, binding = 0) uniform accelerationStructureEXT tlas;
+layout(std430, set = 0, binding = 1) buffer Out {{ float r[]; }} o;
+{decl}
+void main() {{
+    vec3 orig = vec3(float(gl_WorkGroupID.x) + 0.3, 0.3, 0.5);
+    rayQueryEXT rq;
+    rayQueryInitializeEXT(rq, tlas, gl_RayFlagsNoOpaqueEXT, 0xFF, orig, 0.0, vec3(0.0, 0.0, -1.0), 1.0);
+{body}
+    o.r[gl_WorkGroupID.x] = rayQueryGetIntersectionTEXT(rq, true);
+}}"#
+        )
+    };
+    let confirm_all = "    while (rayQueryProceedEXT(rq)) {\n        rayQueryConfirmIntersectionEXT(rq);\n    }";
+    let cases: [(&str, &str, &str, bool); 7] = [
+        ("while (proceed) confirm", "", confirm_all, true),
+        ("an empty body ignores every candidate", "", "    while (rayQueryProceedEXT(rq)) {}", false),
+        ("one proceed, not a loop", "", "    if (rayQueryProceedEXT(rq)) rayQueryConfirmIntersectionEXT(rq);", false),
+        (
+            "a candidate getter in the body",
+            "",
+            "    while (rayQueryProceedEXT(rq)) {\n        if (rayQueryGetIntersectionTEXT(rq, false) > 0.5) rayQueryConfirmIntersectionEXT(rq);\n    }",
+            false,
+        ),
+        (
+            "a terminate in the body",
+            "",
+            "    while (rayQueryProceedEXT(rq)) {\n        rayQueryConfirmIntersectionEXT(rq);\n        rayQueryTerminateEXT(rq);\n    }",
+            false,
+        ),
+        (
+            "a proceed before the loop",
+            "",
+            &format!("    rayQueryProceedEXT(rq);\n{confirm_all}"),
+            false,
+        ),
+        (
+            "a store to the body's buffer",
+            "",
+            "    while (rayQueryProceedEXT(rq)) {\n        rayQueryConfirmIntersectionEXT(rq);\n        o.r[100] += 1.0;\n    }",
+            false,
+        ),
+    ];
+    let bindings = [b(0, 0, Res::Tlas(checkerboard(0).0)), b(0, 1, Res::Storage(vec![0; 512]))];
+    for (what, decl, body, marked) in cases {
+        let Some(w) = glsl(&shader(decl, body)) else { return };
+        let mut opts = CompileOptions::entry("main");
+        opts.layout = layout(&bindings, 0);
+        opts.target.ray_query = vortex_transcode::shader::RayQueryLowering::Rtu;
+        let k = compile(&w, &opts).unwrap();
+        let traces: Vec<u32> = k.code.iter().filter(|i| i.op == Op::Trace).map(|i| i.imm).collect();
+        assert_eq!(traces.len(), 1, "{what}");
+        assert_eq!(traces[0] & TRACE_CONFIRM_ALL != 0, marked, "{what}:\n{}", k.disassemble());
+    }
+}

@@ -113,6 +113,13 @@ pub const fn status_is_yield(s: u32) -> bool {
     s == STS_YIELD_ANYHIT || s == STS_YIELD_PROC
 }
 
+/// TRACE `imm` bit: the kernel confirms every candidate this trace yields (its proceed loop
+/// is `while (proceed) confirm`, proved by the compiler, `docs/SHADER.md`). A functional RTU
+/// may then accept each triangle candidate itself, counting it as handed over and
+/// confirmed, instead of a WAIT/CONTINUE round trip; the results and counters are the same.
+/// Timed mode ignores it: the modelled hardware makes every round trip.
+pub const TRACE_CONFIRM_ALL: u32 = 1;
+
 /// CONTINUE actions; a bit set, so ACCEPT|TERMINATE commits then stops.
 pub const ACT_IGNORE: u32 = 0;
 pub const ACT_ACCEPT: u32 = 1;

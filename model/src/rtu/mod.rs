@@ -127,6 +127,9 @@ struct WarpTraces {
     /// Timed mode, per query: lanes whose record landed since the last WAIT saw them (the
     /// per-lane `response_ready` bits of seed 000 §2.2).
     fresh: Vec<u32>,
+    /// Per query: lanes whose trace was armed with `TRACE_CONFIRM_ALL` (functional mode
+    /// accepts their triangle candidates itself).
+    confirm_all: Vec<u32>,
 }
 
 impl WarpTraces {
@@ -371,6 +374,8 @@ impl RtuUnit {
         w.outstanding.resize(num_queries as usize, 0);
         w.fresh.clear();
         w.fresh.resize(num_queries as usize, 0);
+        w.confirm_all.clear();
+        w.confirm_all.resize(num_queries as usize, 0);
     }
 
     /// The window row of (`warp`, `q`, `lane`), or the fault of an RTU op naming that slot.
@@ -414,23 +419,29 @@ impl RtuUnit {
         q: &[u32; MAX_THREADS],
         rays: &[TraceRay; MAX_THREADS],
     ) -> Result<(), RtuError> {
-        self.trace_with(mem, warp, mask, q, |lane| rays[lane])
+        self.trace_with(mem, warp, mask, q, 0, |lane| rays[lane])
     }
 
-    /// [`Self::trace`] with each lane's ray from `ray(lane)`, asked for as the lane is armed.
+    /// [`Self::trace`] with TRACE's `imm` hints (`abi::rtu::TRACE_CONFIRM_ALL`) and each
+    /// lane's ray from `ray(lane)`, asked for as the lane is armed.
     pub fn trace_with(
         &mut self,
         mem: &MemoryMap,
         warp: usize,
         mask: u32,
         q: &[u32; MAX_THREADS],
+        hints: u32,
         ray: impl Fn(usize) -> TraceRay,
     ) -> Result<(), RtuError> {
         let mut src = MemSource::new(mem);
+        let confirm_all = hints & rtu_abi::TRACE_CONFIRM_ALL != 0;
         for lane in (0..self.nt).filter(|l| mask >> l & 1 != 0) {
             let base = self.check_slot(warp, lane, q[lane])?;
             let ctx = base / rtu_abi::SLOT_COUNT as usize;
             let w = &mut self.warps[warp];
+            let bit = 1u32 << lane;
+            let all = &mut w.confirm_all[q[lane] as usize];
+            *all = if confirm_all { *all | bit } else { *all & !bit };
             if self.raylog.is_some() {
                 // The recorder reads the row before it is rewritten.
                 w.touch(q[lane], lane, self.nt);
@@ -499,6 +510,7 @@ impl RtuUnit {
         }
         let ctx = base / rtu_abi::SLOT_COUNT as usize;
         let w = &mut self.warps[warp];
+        let confirm_all = w.confirm_all[query as usize] >> lane & 1 != 0;
         let rec = &mut w.window[base..base + rtu_abi::SLOT_COUNT as usize];
         let fe = Functional {
             src,
@@ -508,7 +520,7 @@ impl RtuUnit {
             cfg: &self.cfg,
             stats: &mut self.stats,
         };
-        fe.run(&mut w.walks[ctx], rec, warp, ctx, lane)
+        fe.run(&mut w.walks[ctx], rec, warp, ctx, lane, confirm_all)
     }
 
     /// Writes a record's STATUS (last): the record has landed.
@@ -739,17 +751,35 @@ struct Functional<'s, 'm> {
 impl Functional<'_, '_> {
     /// Runs the walk until it lands (done or a yield), through the ray log's line tap when
     /// recording; writes the record's STATUS last and closes the log entry of a finished
-    /// trace.
-    fn run(self, walk: &mut Walk, rec: &mut [u32], warp: usize, ctx: usize, lane: usize) -> Result<(), RtuError> {
+    /// trace. A trace armed with `TRACE_CONFIRM_ALL` (`confirm_all`) lands its triangle
+    /// candidates here and accepts them at once, as the kernel's proceed loop would
+    /// (the same records, counters and window), and goes on walking; a procedural candidate
+    /// still goes to the shader, which decides it. Recorded traces keep the round trips, so
+    /// the log sees every decision.
+    fn run(
+        self,
+        walk: &mut Walk,
+        rec: &mut [u32],
+        warp: usize,
+        ctx: usize,
+        lane: usize,
+        confirm_all: bool,
+    ) -> Result<(), RtuError> {
         let mut raylog = self.raylog;
-        let out = match raylog.as_deref_mut() {
-            None => walk.run(self.src, self.headers, self.cfg, rec, self.stats),
-            Some(log) => {
-                let mut tap = raylog::LineTap { inner: self.src, mem: self.mem, lines: &mut log.lines };
-                walk.run(&mut tap, self.headers, self.cfg, rec, self.stats)
+        let out = loop {
+            let out = match raylog.as_deref_mut() {
+                None => walk.run(self.src, self.headers, self.cfg, rec, self.stats),
+                Some(log) => {
+                    let mut tap = raylog::LineTap { inner: self.src, mem: self.mem, lines: &mut log.lines };
+                    walk.run(&mut tap, self.headers, self.cfg, rec, self.stats)
+                }
             }
-        }
-        .map_err(|fault| RtuError { lane: lane as u32, fault })?;
+            .map_err(|fault| RtuError { lane: lane as u32, fault })?;
+            if !(confirm_all && raylog.is_none() && out == Outcome::Yield(rtu_abi::STS_YIELD_ANYHIT)) {
+                break out;
+            }
+            confirm(rec, walk, self.stats);
+        };
         RtuUnit::land(rec, walk, out, self.stats);
         if out == Outcome::Done {
             if let Some(log) = raylog {
@@ -757,6 +787,17 @@ impl Functional<'_, '_> {
             }
         }
         Ok(())
+    }
+}
+
+/// A triangle candidate of a `TRACE_CONFIRM_ALL` trace: its record lands (as the shader's
+/// WAIT would see it) and CONTINUE's ACCEPT takes it, ending the walk when the ray flags say
+/// so. Out of line: the walk's common path is a trace without candidates.
+#[inline(never)]
+fn confirm(rec: &mut [u32], walk: &mut Walk, stats: &mut RtuStats) {
+    RtuUnit::land(rec, walk, Outcome::Yield(rtu_abi::STS_YIELD_ANYHIT), stats);
+    if walk.accept(rec, 0.0) {
+        walk.finish();
     }
 }
 

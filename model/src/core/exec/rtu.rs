@@ -83,7 +83,7 @@ fn trace(i: &Instr, regs: &mut [u32], nt: usize, mask: u32, env: &mut ExecEnv) -
             *r = regs[(b as usize + k) * MAX_THREADS..][..MAX_THREADS].try_into().expect("a full row");
         }
         let ray = |l: usize| TraceRay::from_regs(&rows.map(|r| r[l]));
-        env.units.rtu.trace_with(env.mem, warp, mask, &q, ray).map_err(rtu_fault)?;
+        env.units.rtu.trace_with(env.mem, warp, mask, &q, i.imm, ray).map_err(rtu_fault)?;
     } else {
         let rows = &regs[b as usize * nt..(b as usize + N) * nt];
         let ray = |l: usize| {
@@ -93,7 +93,7 @@ fn trace(i: &Instr, regs: &mut [u32], nt: usize, mask: u32, env: &mut ExecEnv) -
             }
             TraceRay::from_regs(&r)
         };
-        env.units.rtu.trace_with(env.mem, warp, mask, &q, ray).map_err(rtu_fault)?;
+        env.units.rtu.trace_with(env.mem, warp, mask, &q, i.imm, ray).map_err(rtu_fault)?;
     }
     if d != REG_NONE {
         lanes!(mask, nt, |l| {

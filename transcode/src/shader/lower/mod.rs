@@ -134,6 +134,8 @@ pub(crate) struct Lowerer<'m> {
     dynamic_vars: HashSet<Id>,
     /// Ray-query variables -> first slot.
     query_base: HashMap<Id, u32>,
+    /// Ray-query variables stepped only through confirm-all loops (`rayquery::confirm_all`).
+    confirm_all: HashSet<Id>,
     num_queries: u32,
     /// Memoized prologue values: kargs address, LMEM base, descriptor-set addresses.
     cache: mem::Cache,
@@ -217,6 +219,7 @@ impl<'m> Lowerer<'m> {
             lmem_bytes: 0,
             dynamic_vars: HashSet::new(),
             query_base: HashMap::new(),
+            confirm_all: HashSet::new(),
             num_queries: 0,
             cache: mem::Cache::default(),
             cache_lane: None,
@@ -282,6 +285,7 @@ impl<'m> Lowerer<'m> {
         if self.num_queries > max {
             return Err(limit!("the shader holds {} ray queries (the device supports {max})", self.num_queries));
         }
+        self.confirm_all = rayquery::confirm_all::queries(self.m, flat);
         let reserved = self.rt.map_or(0, |rt| rt.slots).max(self.num_queries);
         self.private_bytes = self.private_bytes.max(reserved * self.ray_query.state_bytes());
         Ok(())

@@ -12,6 +12,7 @@
 //! one implementation, [`rdna2`] (traversal in the shader around `ISECT`) the other. Adding a lowering is a module here implementing [`RayQueryOps`]
 //! and an arm in [`select`].
 
+pub(super) mod confirm_all;
 mod rdna2;
 mod rtu;
 
@@ -93,6 +94,8 @@ pub(crate) struct Ray {
     pub dir: u16,
     pub tmin: u16,
     pub tmax: u16,
+    /// The query is only stepped through a confirm-all loop ([`confirm_all`]).
+    pub confirm_all: bool,
 }
 
 /// A way of running ray queries on the device. `q` is always the query's slot register;
@@ -227,7 +230,8 @@ impl<'m> Lowerer<'m> {
                 let tmin = self.regs(inst.id(5)?)?;
                 let dir = self.regs(inst.id(6)?)?;
                 let tmax = self.regs(inst.id(7)?)?;
-                ops.initialize(self, q, &Ray { accel, flags, cull_mask, origin, dir, tmin, tmax })
+                let confirm_all = self.confirm_all.contains(&inst.id(0)?);
+                ops.initialize(self, q, &Ray { accel, flags, cull_mask, origin, dir, tmin, tmax, confirm_all })
             }
             RayQueryProceedKHR => {
                 let q = self.query_slot(inst.id(0)?)?;

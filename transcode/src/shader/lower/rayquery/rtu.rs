@@ -68,7 +68,9 @@ impl RayQueryOps for Rtu {
         l.e.mov(at(rtu::ray::CULL_MASK), ray.cull_mask);
         l.e.mov(at(rtu::ray::AS_LO), ray.accel);
         l.e.mov(at(rtu::ray::AS_HI), ray.accel + 1);
-        l.e.emit(I::new(Vx::Trace).a(q).b(r));
+        // A confirm-all query lets a functional RTU accept its candidates itself.
+        let hints = if ray.confirm_all { rtu::TRACE_CONFIRM_ALL } else { 0 };
+        l.e.emit(I::new(Vx::Trace).a(q).b(r).imm(hints));
         let st = state(l, q)?;
         let fresh = l.imm(FRESH)?;
         l.e.emit(I::new(Vx::Stp).size(MemSize::B32).a(st).b(fresh).imm(ACTION));

@@ -246,7 +246,7 @@ impl<'m> Lowerer<'m> {
         let payload = self.ptr(inst.id(10)?)?;
         let q = self.trace_slot()?;
         let ops = self.ray_query;
-        ops.initialize(self, q, &Ray { accel, flags, cull_mask, origin, dir, tmin, tmax })?;
+        ops.initialize(self, q, &Ray { accel, flags, cull_mask, origin, dir, tmin, tmax, confirm_all: false })?;
         let cand = self.e.alloc(ATTR_REGS)?;
         let comm = self.e.alloc(ATTR_REGS)?;
         let kinds = (self.e.alloc(1)?, self.e.alloc(1)?);
