@@ -149,8 +149,8 @@ impl Target {
         if !failed.is_empty() || !self.cells.iter().any(|c| c.judged) {
             return Verdict::Failed(failed);
         }
-        // NaN is under every goal.
-        let missed = labels(&|c| c.judged && !(c.value >= self.goal));
+        // A figure that could not be computed (NaN) meets no goal.
+        let missed = labels(&|c| c.judged && (c.value.is_nan() || c.value < self.goal));
         if missed.is_empty() {
             Verdict::Met
         } else {
@@ -234,7 +234,7 @@ fn step<T>(what: &str, f: impl FnOnce() -> T) -> T {
 /// Measures every target and prints the table; true if a row is broken (a disagreement or
 /// a workload that did not run).
 pub fn run(plan: &Plan) -> bool {
-    let load_before = load_average();
+    let (load_before, commit) = (load_average(), commit());
     let started = Instant::now();
     let mut targets = rt_targets(plan);
     targets.push(pt_target(plan));
@@ -245,8 +245,7 @@ pub fn run(plan: &Plan) -> bool {
         if plan.quick { " --quick (sizes shrunk for a smoke run: the verdicts are not the targets')" } else { "" }
     );
     println!(
-        "commit {}; load average (1, 5, 15 min) before {load_before}, after {}; {:.0} s",
-        commit(),
+        "commit {commit}; load average (1, 5, 15 min) before {load_before}, after {}; {:.0} s",
         load_average(),
         started.elapsed().as_secs_f64()
     );
