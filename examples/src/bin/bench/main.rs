@@ -143,7 +143,11 @@ fn run_worker_with(icd: &str, what: &str, args: &[String], env: &[(&str, &str)])
     cmd.envs(env.iter().copied());
     let out = cmd.output().map_err(|e| format!("cannot start the {icd} worker: {e}"))?;
     if !out.status.success() {
-        return Err(format!("{icd} on {what} failed: {}", String::from_utf8_lossy(&out.stderr).trim()));
+        // A crash prints nothing on stderr: say how the child ended and how far it got.
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let last = stdout.lines().last().map(|l| format!(" (its last line: {l:?})")).unwrap_or_default();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        return Err(format!("{icd} on {what} failed, {}{last}: {}", out.status, stderr.trim()));
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
