@@ -117,3 +117,33 @@ fn rt_pipeline_workload_agrees_with_lavapipe() {
     assert_eq!(rows.len(), 2, "one row per driver:\n{text}");
     assert!(!text.contains(" ! "), "{text}");
 }
+
+/// `bench --targets --quick`: every target's row, measured on both drivers and
+/// cross-checked, with a verdict; a workload that cannot run (here rtbench, pointed at a
+/// missing binary) fails its row with how to build it, and the exit code.
+#[test]
+fn targets_table_has_every_row_and_fails_a_workload_that_did_not_run() {
+    let out = Command::new(env!("CARGO_BIN_EXE_bench"))
+        .args(["--targets", "--quick", "--rtbench", "/nonexistent/rtbench"])
+        .output()
+        .expect("start");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let text = format!("{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "rtbench did not run:\n{text}");
+    assert!(stdout.contains("commit ") && stdout.contains("load average"), "{stdout}");
+    let rows: Vec<&str> = stdout.lines().filter(|l| l.starts_with("| ") && !l.starts_with("| target")).collect();
+    let names = ["instanced spheres", "bunny", "random soup", "1M sphere", "path tracer", "BLAS builds", "timed mode"];
+    assert_eq!(rows.len(), names.len(), "{stdout}");
+    for (row, name) in rows.iter().zip(names) {
+        assert!(row.contains(name), "{name}: {row}");
+        let met = row.trim_end_matches(" |").rsplit(" | ").next().unwrap_or("");
+        if name == "timed mode" {
+            assert_eq!(met, "**NO: did not run** (rtbench)", "{row}");
+        } else {
+            assert!(met == "yes" || met.starts_with("no"), "measured and cross-checked: {row}");
+        }
+    }
+    assert!(stdout.contains("/nonexistent/rtbench is missing: build it with"), "{stdout}");
+    assert!(stdout.contains("rays and radiance equal functional mode's"), "{stdout}");
+    assert!(!stdout.contains("results disagree"), "{stdout}");
+}

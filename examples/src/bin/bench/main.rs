@@ -26,12 +26,17 @@
 //!       [--build-tris N] [--build-reps N]
 //!       [--pt-scene S] [--pt-size WxH] [--pt-spp N] [--pt-bounces N] [--pt-frames N]
 //!       [--rtp-size WxH] [--rtp-spp N] [--rtp-frames N] [--rtp-depth1]
+//! bench --targets [--quick] [--rtbench PATH]
 //! ```
 //! An ICD name `vortex-timed` runs our driver in timed mode (`VORTEX_MODE=timed`); a name
 //! ending in `-sparse` (`vortex-sparse`, `lavapipe-sparse`, `vortex-timed-sparse`) builds
 //! every acceleration structure into a sparse buffer whose pages are bound one by one in
 //! reverse order (`AsStorage::Sparse`), so `--icds vortex,vortex-sparse` puts the cost of
 //! translating sparse pages next to ordinary memory.
+//!
+//! `--targets` (`targets.rs`) runs every workload behind issue 18's targets on our driver
+//! and lavapipe (and timed mode's speed) and prints one table, target by target, met or not;
+//! `--targets --quick` shrinks the sizes for a smoke run.
 //!
 //! `--arch rtu,rdna2` instead compares our ICD's two ray-tracing architectures on the
 //! scenes (`arch.rs`, `docs/RDNA2.md`): rays/s, simulated cycles, shader instructions, node
@@ -41,6 +46,7 @@ mod arch;
 mod pathtrace;
 mod raster;
 mod rtpipe;
+mod targets;
 
 use ash::vk;
 use std::process::{Command, ExitCode};
@@ -118,6 +124,11 @@ fn worker(icd: &Icd, scene_name: &str, size: (u32, u32), samples: u32, storage: 
 /// Runs this program as a worker on driver `icd` (a name with `-timed`/`-sparse`
 /// suffixes) with `args`; its standard output, or why it failed.
 fn run_worker(icd: &str, what: &str, args: &[String]) -> Result<String, String> {
+    run_worker_with(icd, what, args, &[])
+}
+
+/// [`run_worker`] with extra environment variables for the child.
+fn run_worker_with(icd: &str, what: &str, args: &[String], env: &[(&str, &str)]) -> Result<String, String> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let (icd_arg, sparse) = icd.strip_suffix("-sparse").map_or((icd, false), |base| (base, true));
     let (icd_arg, timed) = icd_arg.strip_suffix("-timed").map_or((icd_arg, false), |base| (base, true));
@@ -129,9 +140,14 @@ fn run_worker(icd: &str, what: &str, args: &[String]) -> Result<String, String> 
     if timed {
         cmd.env("VORTEX_MODE", "timed");
     }
+    cmd.envs(env.iter().copied());
     let out = cmd.output().map_err(|e| format!("cannot start the {icd} worker: {e}"))?;
     if !out.status.success() {
-        return Err(format!("{icd} on {what} failed: {}", String::from_utf8_lossy(&out.stderr).trim()));
+        // A crash prints nothing on stderr: say how the child ended and how far it got.
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let last = stdout.lines().last().map(|l| format!(" (its last line: {l:?})")).unwrap_or_default();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        return Err(format!("{icd} on {what} failed, {}{last}: {}", out.status, stderr.trim()));
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
@@ -171,13 +187,16 @@ fn main() -> ExitCode {
     let mut rt_worker = false;
     let mut storage = AsStorage::Memory;
     let mut workloads = "rt,pt,build,raster".to_string();
-    let mut pt = pathtrace::Params { scene: "spheres".into(), size: (800, 600), spp: 1, bounces: 3, frames: 3 };
+    let mut pt = pathtrace::Params::default();
     let mut pt_worker = false;
     let mut rtp = rtpipe::Params { size: (1024, 768), spp: 1, frames: 2, depth1: false };
     let mut rtp_worker = false;
     let mut raster_size = [1280u32, 720];
     let mut raster_worker = false;
     let mut archs: Option<String> = None;
+    let mut issue_targets = false;
+    let mut quick = false;
+    let mut rtbench: Option<std::path::PathBuf> = None;
     let (mut build_tris, mut build_reps) = (100_000usize, 5u32);
     let mut build_worker: Vec<String> = Vec::new();
     let mut args = std::env::args().skip(1);
@@ -201,6 +220,9 @@ fn main() -> ExitCode {
             "--sparse" => storage = AsStorage::Sparse,
             "--workloads" => workloads = value(),
             "--arch" => archs = Some(value()),
+            "--targets" => issue_targets = true,
+            "--quick" => quick = true,
+            "--rtbench" => rtbench = Some(value().into()),
             "--raster-worker" => raster_worker = true,
             "--pt-worker" => pt_worker = true,
             "--rtp-worker" => rtp_worker = true,
@@ -260,6 +282,7 @@ fn main() -> ExitCode {
                 println!("             [--pt-scene spheres] [--pt-size 800x600] [--pt-spp 1] [--pt-bounces 3] [--pt-frames 3]");
                 println!("             [--rtp-size 1024x768] [--rtp-spp 1] [--rtp-frames 2] [--rtp-depth1]   (--workloads rtp)");
                 println!("       bench --arch rtu,rdna2 [--scenes ...] [--size WxH (256x192)] [--samples N]");
+                println!("       bench --targets [--quick] [--rtbench target/release/examples/rtbench]");
                 return ExitCode::SUCCESS;
             }
             _ => {
@@ -315,6 +338,10 @@ fn main() -> ExitCode {
             }
         };
     }
+    if issue_targets {
+        let plan = targets::Plan::new(quick, rtbench);
+        return if targets::run(&plan) { ExitCode::from(1) } else { ExitCode::SUCCESS };
+    }
     if let Some(archs) = archs {
         let archs: Vec<&str> = archs.split(',').collect();
         let failed = arch::table(&archs, &scenes, size.unwrap_or((256, 192)), samples);
@@ -354,20 +381,7 @@ fn pt_table(icds: &[&str], p: &pathtrace::Params) -> bool {
         "path tracer", "driver", "frame ms", "M rays/s", "rays/pixel", p.spp, p.bounces, p.frames
     );
     let (w, h) = p.size;
-    let args = [
-        "--pt-worker",
-        "--pt-scene",
-        &p.scene,
-        "--pt-size",
-        &format!("{w}x{h}"),
-        "--pt-spp",
-        &p.spp.to_string(),
-        "--pt-bounces",
-        &p.bounces.to_string(),
-        "--pt-frames",
-        &p.frames.to_string(),
-    ]
-    .map(String::from);
+    let args = p.args();
     let label = format!("{} @{w}x{h}", Scene::builtin(&p.scene).map(|s| s.name).unwrap_or_else(|_| p.scene.clone()));
     let mut first: Option<pathtrace::Measured> = None;
     let mut failed = false;
@@ -506,12 +520,9 @@ fn rt_table(icds: &[&str], scenes: &str, size: Option<(u32, u32)>, samples: u32)
                             ratio(fr(1), mr(1)),
                             ratio(fr(2), mr(2))
                         );
-                        for (k, mode) in MODES.iter().enumerate() {
-                            let (a, b) = (f.modes[k].2 as f64, m.modes[k].2 as f64);
-                            if (a - b).abs() > 0.001 * a.max(b).max(1.0) {
-                                println!("  ! {mode} hit pixels disagree: {} vs {}", f.modes[k].2, m.modes[k].2);
-                                failed = true;
-                            }
+                        for why in hit_disagreements(f, m).into_iter().flatten() {
+                            println!("  ! {why}");
+                            failed = true;
                         }
                     } else {
                         first = Some(m.clone());
@@ -528,6 +539,22 @@ fn rt_table(icds: &[&str], scenes: &str, size: Option<(u32, u32)>, samples: u32)
     failed
 }
 
+/// Per mode, how two drivers' hit pixels disagree (beyond 0.1 %: a different tree may move
+/// a ray that grazes an edge), if they do.
+fn hit_disagreements(a: &Measured, b: &Measured) -> [Option<String>; 3] {
+    std::array::from_fn(|k| {
+        let (x, y) = (a.modes[k].2 as f64, b.modes[k].2 as f64);
+        ((x - y).abs() > 0.001 * x.max(y).max(1.0))
+            .then(|| format!("{} hit pixels disagree: {} vs {}", MODES[k], a.modes[k].2, b.modes[k].2))
+    })
+}
+
+/// Whether a worker asked for driver `icd` ran on someone else's `device` (ours for
+/// another driver's name, or another for ours); a manifest path is taken as given.
+fn wrong_device(icd: &str, device: &str) -> bool {
+    device.starts_with("Vortex") != icd.starts_with("vortex") && !icd.ends_with(".json")
+}
+
 /// Prints which device each driver's worker ran on, and fails when a worker ran on the
 /// wrong one (ours for another driver's name, or another for ours): a table comparing a
 /// driver with itself must not pass for a comparison.
@@ -538,8 +565,7 @@ fn check_devices(results: &[(&str, Result<Measured, String>)]) -> bool {
     println!("{:<44} devices: {}", "", list.join("; "));
     let mut failed = false;
     for (icd, device) in ran {
-        let ours = device.starts_with("Vortex");
-        if ours != icd.starts_with("vortex") && !icd.ends_with(".json") {
+        if wrong_device(icd, device) {
             println!("  ! the {icd} worker ran on {device:?}");
             failed = true;
         }

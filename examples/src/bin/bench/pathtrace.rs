@@ -14,12 +14,33 @@ use vortex_examples::{Buffer, ComputePipeline, Context, Icd};
 const PATHTRACE: &[u8] = include_bytes!("../../../shaders/pathtrace.spv");
 
 /// What the child is asked for.
+#[derive(Clone, Debug)]
 pub struct Params {
     pub scene: String,
     pub size: (u32, u32),
     pub spp: u32,
     pub bounces: u32,
     pub frames: u32,
+}
+
+impl Default for Params {
+    /// The workload behind issue 18's shading-heavy target.
+    fn default() -> Self {
+        Params { scene: "spheres".into(), size: (800, 600), spp: 1, bounces: 3, frames: 3 }
+    }
+}
+
+impl Params {
+    /// The child's command line.
+    pub fn args(&self) -> Vec<String> {
+        let (w, h) = self.size;
+        ["--pt-worker", "--pt-scene", &self.scene, "--pt-size", &format!("{w}x{h}")]
+            .into_iter()
+            .chain(["--pt-spp", &self.spp.to_string(), "--pt-bounces", &self.bounces.to_string()])
+            .chain(["--pt-frames", &self.frames.to_string()])
+            .map(String::from)
+            .collect()
+    }
 }
 
 fn err(e: impl std::fmt::Display) -> String {
