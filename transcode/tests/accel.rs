@@ -1248,7 +1248,10 @@ fn deserializer_fuzz_never_panics() {
                     accel: *dst,
                 })
                 .collect();
-            let mut h = Harness::new(&RtuConfig::default(), 8, 1);
+            // A corrupt structure may hold a cycle: the walk must fault at the visit bound,
+            // kept small here so that timed mode reaches it quickly too.
+            let cfg = RtuConfig { max_visits: 1 << 14, ..RtuConfig::default() };
+            let mut h = Harness::new(&cfg, 8, 1);
             match h.run(&mem, &rays, |_, _| (vortex_model::abi::rtu::ACT_ACCEPT, 0.0)) {
                 Ok(_) => 1,
                 Err(_) => 2,

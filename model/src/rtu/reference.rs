@@ -289,6 +289,9 @@ pub struct TimedRtu {
     l2: Cache,
     dram: Dram,
     pub now: u64,
+    /// Cycles without a record after which the harness calls it a deadlock: every lane's
+    /// walk faults after `max_visits` record visits, each a few lines from DRAM at worst.
+    guard_cycles: u64,
 }
 
 struct One<'a> {
@@ -365,6 +368,10 @@ impl Harness {
             }),
             dram: Dram::new(m.dram_latency, m.dram_bytes_per_cycle),
             now: 0,
+            guard_cycles: {
+                let per_visit = 16 * u64::from(m.dram_latency + m.l2_latency + r.rtcache_latency + 64);
+                (lanes as u64).saturating_mul(r.max_visits).saturating_mul(per_visit).max(50_000_000)
+            },
         }));
         h
     }
@@ -380,11 +387,11 @@ impl Harness {
         for m in self.unit.outbox.drain(..) {
             t.engine.post(t.now + 1, 0, m);
         }
-        let limit = t.now + 50_000_000;
+        let limit = t.now + t.guard_cycles;
         let mut src = super::walker::MemSource::new(mem);
         while !done(&self.unit)? {
             if t.now > limit {
-                panic!("timed RTU harness: no record after 50M cycles");
+                panic!("timed RTU harness: no record after {} cycles (deadlock)", t.guard_cycles);
             }
             let now = t.now;
             let mut fronts = One { unit: &mut self.unit };
