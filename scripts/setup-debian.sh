@@ -3,12 +3,13 @@
 # the Vulkan loader and tools, glslang/SPIR-V tools, and Mesa's lavapipe from
 # bookworm-backports (25.x: its lavapipe has ray queries; bookworm's 22.x does not), and
 # for presenting: Xvfb (the swapchain test's X server; it reads windows back with GetImage),
-# libxcb and libX11-xcb (loaded by the driver for X11 surfaces).
+# libxcb and libX11-xcb (loaded by the driver for X11 surfaces); x11-apps and python3 for the
+# third-party ray-query sample's runner (it grabs the window with xwd).
 # Idempotent: does nothing when everything is already present.
 set -euo pipefail
 
 need=(libvulkan1 libvulkan-dev vulkan-tools vulkan-validationlayers glslang-tools spirv-tools
-      xvfb libxcb1 libx11-xcb1)
+      xvfb libxcb1 libx11-xcb1 x11-apps python3)
 have_all=1
 for p in "${need[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || have_all=0
