@@ -239,13 +239,18 @@ impl NodeSource for TimedSource<'_, '_> {
         if holds(self.held, first, last) {
             return self.mem.bytes(addr, len);
         }
-        self.mem.check(addr, len as u64)?;
+        // Faults as the read would (the same lookup as `check`, with the recent region's
+        // test inline).
+        self.mem.bytes(addr, len)?;
         self.want.clear();
-        for l in first..=last {
+        if self.held.is_empty() {
             // Right after a new step nothing is held: the record's every line.
-            if self.held.is_empty() || !self.held.contains(&l) {
-                self.want.push(l);
+            self.want.push(first);
+            if last != first {
+                self.want.extend(first + 1..=last);
             }
+        } else {
+            self.want.extend((first..=last).filter(|l| !self.held.contains(l)));
         }
         Ok(None)
     }
@@ -571,23 +576,28 @@ impl RtuCore {
         let words = self.wake.len();
         let start = if self.rr >= n { self.rr - n } else { self.rr };
         let (sw, sb) = (start / 64, start % 64);
-        for k in 0..=words {
+        // From the start bit to the end of its word, the words after it (wrapping), then the
+        // start word's bits below the start.
+        let mut hit = (sw, self.wake[sw] & (!0u64 << sb));
+        let mut k = 1;
+        while hit.1 == 0 && k < words {
             let wi = if sw + k >= words { sw + k - words } else { sw + k };
-            let mut bits = self.wake[wi];
-            if k == 0 {
-                bits &= !0u64 << sb;
-            }
-            if k == words {
-                bits = self.wake[sw] & ((1u64 << sb) - 1);
-            }
-            if bits != 0 {
-                let c = wi * 64 + bits.trailing_zeros() as usize;
-                self.clear_wake(c);
-                self.rr = c + 1;
-                return Some(c);
-            }
+            hit = (wi, self.wake[wi]);
+            k += 1;
         }
-        None
+        if hit.1 == 0 {
+            hit = (sw, self.wake[sw] & ((1u64 << sb) - 1));
+        }
+        let (wi, bits) = hit;
+        if bits == 0 {
+            return None;
+        }
+        let c = wi * 64 + bits.trailing_zeros() as usize;
+        // The bit is set: clear it without `clear_wake`'s test.
+        self.wake[wi] &= !(1u64 << (c % 64));
+        self.wake_count -= 1;
+        self.rr = c + 1;
+        Some(c)
     }
 
     fn event(&mut self, at: u64, c: usize) {
