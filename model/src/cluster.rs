@@ -456,7 +456,7 @@ impl<'a> Cluster<'a> {
         let rtu = &mut rtus[0];
         let cache = &mut rtcaches[rtcache_of_rtu[0]];
         let mut below = Below { l2, dram };
-        let mut fronts = FrontsView { cores: &mut **cores, clocks, rang: false };
+        let mut fronts = FrontsView { cores, clocks, rang: false };
         let mut now = self.now;
         let mut next = rtu_next[0];
         let mut end = self.end;
