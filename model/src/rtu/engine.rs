@@ -427,6 +427,8 @@ pub struct RtuCore {
     /// (for the cycles skipped after it).
     ray_in_hand: bool,
     slot_full: bool,
+    /// The batch, port and PE counters as they happen; `cycles`, `idle_starved`,
+    /// `slot_cycles` and `context_cycles` are complete only after [`Self::finish`].
     pub stats: EngineStats,
     /// The TLB in front of the RTCache port (sparse resources).
     tlb: Tlb,
