@@ -428,6 +428,9 @@ impl<'a> Cluster<'a> {
     /// true when the cluster ran out of work.
     fn run_rtus(&mut self, until: u64, srcs: &mut [MemSource]) -> Result<bool, Fault> {
         let mut limit = self.core_next.iter().copied().min().unwrap_or(u64::MAX).min(self.arb_next);
+        if self.rtus.len() == 1 {
+            return self.run_rtu(until, limit, &mut srcs[0]);
+        }
         loop {
             let now = self.now;
             self.tick_rtus(now, srcs)?;
@@ -442,6 +445,56 @@ impl<'a> Cluster<'a> {
                 return Ok(false);
             }
         }
+    }
+
+    /// [`Self::run_rtus`] for a cluster with one traversal core (the default machine): the
+    /// same cycles, with the core's front-end view, RTCache and memory below it taken once
+    /// for the stretch rather than at every tick. A doorbell makes its core due the next
+    /// cycle, which ends the stretch there, as in the loop above.
+    fn run_rtu(&mut self, until: u64, mut limit: u64, src: &mut MemSource) -> Result<bool, Fault> {
+        let Cluster { cores, clocks, rtus, rtcaches, rtcache_of_rtu, l2, dram, core_next, rtu_next, .. } = self;
+        let rtu = &mut rtus[0];
+        let cache = &mut rtcaches[rtcache_of_rtu[0]];
+        let mut below = Below { l2, dram };
+        let mut fronts = FrontsView { cores, clocks, rang: false };
+        let mut now = self.now;
+        let mut next = rtu_next[0];
+        let mut end = self.end;
+        let done = loop {
+            if next <= now {
+                if let Err(f) = rtu.tick(now, &mut fronts, cache, &mut below, src) {
+                    (self.now, self.end, rtu_next[0]) = (now, end, next);
+                    return Err(f);
+                }
+                next = rtu.next_event(now);
+                if fronts.rang {
+                    fronts.rang = false;
+                    for (c, clk) in fronts.clocks.iter().enumerate() {
+                        if !clk.wakes.is_empty() {
+                            core_next[c] = now + 1;
+                            limit = limit.min(now + 1);
+                        }
+                    }
+                }
+            }
+            if next.min(limit) == u64::MAX {
+                break true;
+            }
+            end = now + 1;
+            now = next.min(limit).min(until).max(now + 1);
+            if now >= until || now >= limit {
+                break false;
+            }
+        };
+        rtu_next[0] = next;
+        if done {
+            self.now = now;
+            self.end = end;
+            return self.stop(now).map(|()| true);
+        }
+        self.now = now;
+        self.end = end;
+        Ok(false)
     }
 
     /// Nothing is due after cycle `now`: the dispatch ends there, or every resident warp

@@ -239,13 +239,18 @@ impl NodeSource for TimedSource<'_, '_> {
         if holds(self.held, first, last) {
             return self.mem.bytes(addr, len);
         }
-        self.mem.check(addr, len as u64)?;
+        // Faults as the read would (the same lookup as `check`, with the recent region's
+        // test inline).
+        self.mem.bytes(addr, len)?;
         self.want.clear();
-        for l in first..=last {
+        if self.held.is_empty() {
             // Right after a new step nothing is held: the record's every line.
-            if self.held.is_empty() || !self.held.contains(&l) {
-                self.want.push(l);
+            self.want.push(first);
+            if last != first {
+                self.want.extend(first + 1..=last);
             }
+        } else {
+            self.want.extend((first..=last).filter(|l| !self.held.contains(l)));
         }
         Ok(None)
     }
@@ -410,9 +415,20 @@ pub struct RtuCore {
     recip_free: u64,
     traversing: u64,
     live_slots: u64,
-    last_tick: Option<u64>,
-    /// Whether the last ticked cycle left a ray in hand (for the cycles skipped after it).
+    /// The cycle being ticked.
+    cur: u64,
+    /// The first cycle not yet classified (busy, idle with a ray, starved, slot-full).
+    acct_from: u64,
+    /// The first cycle whose live slots and traversing contexts are not yet summed into the
+    /// counters: they change a few times per ray, so they are summed at each change (and at
+    /// the end) rather than at every cycle.
+    integ_from: u64,
+    /// Whether the last ticked cycle left a ray in hand, and a trace waiting for a slot
+    /// (for the cycles skipped after it).
     ray_in_hand: bool,
+    slot_full: bool,
+    /// The batch, port and PE counters as they happen; `cycles`, `idle_starved`,
+    /// `slot_cycles` and `context_cycles` are complete only after [`Self::finish`].
     pub stats: EngineStats,
     /// The TLB in front of the RTCache port (sparse resources).
     tlb: Tlb,
@@ -475,8 +491,11 @@ impl RtuCore {
             recip_free: 0,
             traversing: 0,
             live_slots: 0,
-            last_tick: None,
+            cur: 0,
+            acct_from: 0,
+            integ_from: 0,
             ray_in_hand: false,
+            slot_full: false,
             stats: EngineStats::default(),
             tlb: Tlb::new(cfg.mem.tlb_entries, cfg.mem.page_walk_latency),
             headers: HeaderCache::default(),
@@ -559,23 +578,28 @@ impl RtuCore {
         let words = self.wake.len();
         let start = if self.rr >= n { self.rr - n } else { self.rr };
         let (sw, sb) = (start / 64, start % 64);
-        for k in 0..=words {
+        // From the start bit to the end of its word, the words after it (wrapping), then the
+        // start word's bits below the start.
+        let mut hit = (sw, self.wake[sw] & (!0u64 << sb));
+        let mut k = 1;
+        while hit.1 == 0 && k < words {
             let wi = if sw + k >= words { sw + k - words } else { sw + k };
-            let mut bits = self.wake[wi];
-            if k == 0 {
-                bits &= !0u64 << sb;
-            }
-            if k == words {
-                bits = self.wake[sw] & ((1u64 << sb) - 1);
-            }
-            if bits != 0 {
-                let c = wi * 64 + bits.trailing_zeros() as usize;
-                self.clear_wake(c);
-                self.rr = c + 1;
-                return Some(c);
-            }
+            hit = (wi, self.wake[wi]);
+            k += 1;
         }
-        None
+        if hit.1 == 0 {
+            hit = (sw, self.wake[sw] & ((1u64 << sb) - 1));
+        }
+        let (wi, bits) = hit;
+        if bits == 0 {
+            return None;
+        }
+        let c = wi * 64 + bits.trailing_zeros() as usize;
+        // The bit is set: clear it without `clear_wake`'s test.
+        self.wake[wi] &= !(1u64 << (c % 64));
+        self.wake_count -= 1;
+        self.rr = c + 1;
+        Some(c)
     }
 
     fn event(&mut self, at: u64, c: usize) {
@@ -584,6 +608,7 @@ impl RtuCore {
 
     /// Drops `lanes` of slot `s` (a new TRACE re-armed them, or their warp retired).
     fn abort(&mut self, s: usize, lanes: u32) {
+        self.integrate();
         let sl = &mut self.slots[s];
         let lanes = lanes & sl.lanes;
         if lanes == 0 {
@@ -615,6 +640,7 @@ impl RtuCore {
         let sl = &self.slots[s];
         if sl.live && sl.launching == 0 && sl.traversing == 0 && sl.settled == 0 && !sl.queued_wb && !in_wb {
             let waiting = sl.waiting;
+            self.integrate();
             for l in 0..self.nt {
                 if waiting >> l & 1 != 0 || self.ctx[s * self.nt + l].phase != Phase::Free {
                     let c = s * self.nt + l;
@@ -660,6 +686,7 @@ impl RtuCore {
                 self.stage(core, warp, query, mask, 0);
             }
             RtuMsg::Resume { warp, query, mask } => {
+                self.integrate();
                 let mut left = mask;
                 for s in 0..self.slots.len() {
                     let sl = &mut self.slots[s];
@@ -713,11 +740,11 @@ impl RtuCore {
         mem: &mut MemSource<'_>,
     ) -> Result<(), Fault> {
         // Cycles skipped since the last tick saw nothing change.
-        let from = self.last_tick.map_or(0, |t| t + 1);
+        self.cur = now;
+        let from = self.acct_from;
         if now > from {
-            self.account(from, now - from, false);
+            self.skipped(from, now - from);
         }
-        self.last_tick = Some(now);
 
         // Messages from the cores.
         while let Some(Reverse((at, _, core, msg))) = self.inbox.peek().copied() {
@@ -783,6 +810,7 @@ impl RtuCore {
                     continue;
                 }
                 let s = self.slots.iter().position(|s| !s.live).expect("a free slot");
+                self.integrate();
                 self.free_slots -= 1;
                 self.live_slots += 1;
                 self.slots[s] = Slot {
@@ -813,6 +841,7 @@ impl RtuCore {
             if sl.launching == 0 {
                 self.filling = None;
             }
+            self.integrate();
             self.traversing += 1;
             let c = s * self.nt + l;
             let cx = &mut self.ctx[c];
@@ -843,41 +872,66 @@ impl RtuCore {
         self.pipe[1] = self.pipe[0];
         self.pipe[0] = self.select().map(|c| (c as u32, self.ctx[c].gen));
         self.ray_in_hand = self.traversing > 0 || !self.staging.is_empty();
-        self.account(now, 1, retired);
+        self.slot_full = self.filling.is_none() && self.free_slots == 0 && !self.staging.is_empty();
+        // This cycle's class (`cycles` and `idle_starved` follow from the others at the end).
+        self.stats.busy_cycles += retired as u64;
+        self.stats.idle_with_ray += (!retired && self.ray_in_hand) as u64;
+        self.stats.slot_full_cycles += self.slot_full as u64;
+        if self.timeline.is_some() {
+            self.record(now, 1, retired);
+        }
+        self.acct_from = now + 1;
         Ok(())
     }
 
-    /// Classifies `cycles` cycles from cycle `at` on.
-    fn account(&mut self, at: u64, cycles: u64, busy: bool) {
-        self.stats.cycles += cycles;
-        let slot_full = self.filling.is_none() && self.free_slots == 0 && !self.staging.is_empty();
-        if slot_full {
-            self.stats.slot_full_cycles += cycles;
+    /// Classifies the `cycles` idle cycles from cycle `at` on, in the state the last tick
+    /// left.
+    #[inline]
+    fn skipped(&mut self, at: u64, cycles: u64) {
+        self.stats.idle_with_ray += self.ray_in_hand as u64 * cycles;
+        self.stats.slot_full_cycles += self.slot_full as u64 * cycles;
+        if self.timeline.is_some() {
+            self.record(at, cycles, false);
         }
+    }
+
+    /// The timeline's record of `cycles` cycles from `at` on (with `detailed_stats`).
+    #[inline(never)]
+    fn record(&mut self, at: u64, cycles: u64, busy: bool) {
         let what = if busy {
-            self.stats.busy_cycles += cycles;
             Activity::Busy
         } else if self.ray_in_hand {
-            self.stats.idle_with_ray += cycles;
             Activity::IdleWithRay
         } else {
-            self.stats.idle_starved += cycles;
             Activity::Starved
         };
-        self.stats.slot_cycles += self.live_slots * cycles;
-        self.stats.context_cycles += self.traversing * cycles;
         if let Some(t) = &mut self.timeline {
-            t.record(at, cycles, what, self.live_slots, slot_full);
+            t.record(at, cycles, what, self.live_slots, self.slot_full);
         }
+    }
+
+    /// Adds the live slots and traversing contexts of the cycles from `integ_from` up to the
+    /// one being ticked; called before either changes.
+    #[inline]
+    fn integrate(&mut self) {
+        let d = self.cur - self.integ_from;
+        self.stats.slot_cycles += self.live_slots * d;
+        self.stats.context_cycles += self.traversing * d;
+        self.integ_from = self.cur;
     }
 
     /// Brings the cycle counters up to `end` (the dispatch's last cycle).
     pub fn finish(&mut self, end: u64) {
-        let from = self.last_tick.map_or(0, |t| t + 1);
+        let from = self.acct_from;
         if end > from {
-            self.account(from, end - from, false);
+            self.skipped(from, end - from);
         }
-        self.last_tick = Some(end.max(1) - 1);
+        let to = from.max(end);
+        self.cur = to;
+        self.integrate();
+        self.acct_from = to;
+        self.stats.cycles = to;
+        self.stats.idle_starved = to - self.stats.busy_cycles - self.stats.idle_with_ray;
     }
 
     /// The EXEC stage for context `c`. Returns true if it retired a micro-step.
@@ -1044,6 +1098,7 @@ impl RtuCore {
 
     /// A lane's walk reached a record (terminal or candidate).
     fn settle(&mut self, c: usize) {
+        self.integrate();
         let (s, lane) = (c / self.nt, c % self.nt);
         self.ctx[c].phase = Phase::Settled;
         let bit = 1u32 << lane;
