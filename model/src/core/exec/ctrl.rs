@@ -53,9 +53,7 @@ pub(super) fn csr(i: &Instr, w: &mut Warp, mask: u32, env: &mut ExecEnv) {
     }
     if let Some(k) = thread_id_axis(i.imm) {
         let ids = thread_id_row(w.rank, nt, env.launch.block_dim, k);
-        lanes!(mask, nt, |l| {
-            w.regs[dd + l] = ids[l];
-        });
+        super::store_row(&mut w.regs, i.dst, nt, mask, &ids);
     } else if csr_per_lane(i.imm) {
         lanes!(mask, nt, |l| {
             let v = csr_value(i.imm, l, w, env);
