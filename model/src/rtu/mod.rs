@@ -576,6 +576,26 @@ impl RtuUnit {
         if self.timed && !self.landed(warp, mask, q)? {
             return Ok(false);
         }
+        if !self.timed {
+            if let Some(q0) = self.one_query(warp, mask, q) {
+                // Every lane waits on one valid slot: the statuses straight from its rows.
+                let w = &self.warps[warp];
+                let slots = rtu_abi::SLOT_COUNT as usize;
+                let idle = w.idle[q0 as usize];
+                let rows = &w.window[q0 as usize * self.nt * slots..][..self.nt * slots];
+                let mut m = mask;
+                while m != 0 {
+                    let l = m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    status[l] = if idle >> l & 1 != 0 {
+                        rtu_abi::STS_DONE_MISS
+                    } else {
+                        rows[l * slots + rtu_abi::STATUS as usize]
+                    };
+                }
+                return Ok(true);
+            }
+        }
         for lane in (0..self.nt).filter(|l| mask >> l & 1 != 0) {
             let base = self.check_slot(warp, lane, q[lane])?;
             status[lane] = self.warps[warp].word(q[lane], lane, base, rtu_abi::STATUS);
@@ -585,6 +605,23 @@ impl RtuUnit {
             }
         }
         Ok(true)
+    }
+
+    /// The query slot every lane in `mask` names, when they name one and it is valid (the
+    /// checks [`Self::check_slot`] makes lane by lane then pass for all of them).
+    #[inline]
+    fn one_query(&self, warp: usize, mask: u32, q: &[u32; MAX_THREADS]) -> Option<u32> {
+        if mask == 0 {
+            return None;
+        }
+        let q0 = q[mask.trailing_zeros() as usize];
+        let mut diff = 0;
+        let mut m = mask;
+        while m != 0 {
+            diff |= q[m.trailing_zeros() as usize] ^ q0;
+            m &= m - 1;
+        }
+        (diff == 0 && self.cfg.enable && q0 < self.warps[warp].num_queries).then_some(q0)
     }
 
     /// CONTINUE: resumes each active lane's query with `action[lane]` (an `ACT_*` bit set)
@@ -691,20 +728,10 @@ impl RtuUnit {
         if mask == 0 {
             return Ok(());
         }
-        let q0 = q[mask.trailing_zeros() as usize];
-        let mut diff = 0;
-        let mut m = mask;
-        while m != 0 {
-            diff |= q[m.trailing_zeros() as usize] ^ q0;
-            m &= m - 1;
-        }
-        let w = &self.warps[warp];
-        let slots = rtu_abi::SLOT_COUNT as usize;
-        if diff == 0
-            && self.cfg.enable
-            && q0 < w.num_queries
-            && slot.checked_add(count).is_some_and(|end| end <= rtu_abi::SLOT_COUNT)
-        {
+        let in_range = slot.checked_add(count).is_some_and(|end| end <= rtu_abi::SLOT_COUNT);
+        if let Some(q0) = self.one_query(warp, mask, q).filter(|_| in_range) {
+            let w = &self.warps[warp];
+            let slots = rtu_abi::SLOT_COUNT as usize;
             let nt = self.nt;
             let idle = w.idle[q0 as usize];
             let rows = &w.window[q0 as usize * nt * slots..][..nt * slots];
@@ -867,6 +894,38 @@ mod tests {
         let e = u.read_words(0, 3, 2, 0, 2, |_, _| {}).unwrap_err();
         assert_eq!(e.fault.to_string(), u.read(0, 3, 2, 0).unwrap_err().fault.to_string());
         assert_eq!(e.lane, 3);
+    }
+
+    /// WAIT reads each lane's STATUS as a one-word read would, whether every lane names one
+    /// query slot (read once for the warp) or not, idle rows included; a bad slot faults at
+    /// the same lane either way.
+    #[test]
+    fn wait_matches_status_reads() {
+        let nt = 8;
+        let mut u = RtuUnit::new(&RtuConfig::default(), 2, nt);
+        let mem = MemoryMap::default();
+        u.launch_warp(1, 2);
+        let ray = TraceRay { tmax: 9.0, dir: [1.0, 0.0, 0.0], ..TraceRay::default() };
+        u.trace(&mem, 1, 0b0110_1001, &[1u32; MAX_THREADS], &[ray; MAX_THREADS]).unwrap();
+        // The second row of lane 3 is marked pending by hand, so rows differ.
+        let base = (nt + 3) * rtu_abi::SLOT_COUNT as usize;
+        u.warps[1].window[base + rtu_abi::STATUS as usize] = rtu_abi::STS_PENDING;
+        let mixed: [u32; MAX_THREADS] = std::array::from_fn(|l| (l % 3 != 0) as u32);
+        for (q, mask) in
+            [([1u32; MAX_THREADS], 0xff), ([0; MAX_THREADS], 0b1010_0101), (mixed, 0xff), ([1; MAX_THREADS], 0)]
+        {
+            let mut status = [u32::MAX; MAX_THREADS];
+            assert!(u.wait(1, mask, &q, &mut status).unwrap());
+            for l in 0..nt {
+                let want = if mask >> l & 1 != 0 { u.read(1, l, q[l], rtu_abi::STATUS).unwrap() } else { u32::MAX };
+                assert_eq!(status[l], want, "lane {l} mask {mask:#x}");
+            }
+        }
+        let mut bad = [1u32; MAX_THREADS];
+        bad[5] = 2;
+        let mut status = [0; MAX_THREADS];
+        assert_eq!(u.wait(1, 0xff, &bad, &mut status).unwrap_err().lane, 5);
+        assert_eq!(u.wait(1, 0xff, &[2; MAX_THREADS], &mut status).unwrap_err().lane, 0);
     }
 
     /// GETW over a warp reads what lane-by-lane reads would, for one shared query slot and

@@ -1,8 +1,11 @@
 //! The integer ALU: the integer and logic ops the issue loop does not run inline, and the
 //! ops on 64-bit integers (register pairs, carries, full products).
 
-use super::{binary, binary64, illegal, not_executed, pair, set_pair, ternary, unary};
+use super::{
+    binary, binary64, full_warp, illegal, not_executed, pair, row_full, row_full_mut, set_pair, ternary, unary,
+};
 use crate::abi::isa::{Instr, IntCond, Op};
+use crate::abi::MAX_THREADS;
 use crate::fault::Fault;
 
 /// Integer comparisons for one word width.
@@ -161,30 +164,44 @@ pub(super) fn execute(i: &Instr, regs: &mut [u32], nt: usize, mask: u32) -> Resu
     Ok(())
 }
 
+/// A 64-bit result from two 32-bit operands into the pair at `d`, lane by lane; a full
+/// warp's rows are read whole before the pair is written, which is the same per lane.
+#[inline(always)]
+fn widening(regs: &mut [u32], nt: usize, mask: u32, d: u16, a: u16, b: u16, op: impl Fn(u32, u32) -> u64) {
+    if full_warp(nt, mask) {
+        let (x, y) = (row_full(regs, a), row_full(regs, b));
+        let (mut lo, mut hi) = ([0u32; MAX_THREADS], [0u32; MAX_THREADS]);
+        for l in 0..MAX_THREADS {
+            let v = op(x[l], y[l]);
+            (lo[l], hi[l]) = (v as u32, (v >> 32) as u32);
+        }
+        *row_full_mut(regs, d) = lo;
+        *row_full_mut(regs, d + 1) = hi;
+        return;
+    }
+    let (aa, bb) = (a as usize * nt, b as usize * nt);
+    lanes!(mask, nt, |l| {
+        let v = op(regs[aa + l], regs[bb + l]);
+        set_pair(regs, d as usize, nt, l, v);
+    });
+}
+
 /// The ops with a 64-bit operand or result.
 fn wide(i: &Instr, regs: &mut [u32], nt: usize, mask: u32) -> Result<(), Fault> {
     let (d, a, b) = (i.dst, i.a, i.b);
     match i.op {
-        Op::Iaddc | Op::Isubb | Op::Imulx => {
-            let (dd, aa, bb) = (d as usize, a as usize * nt, b as usize * nt);
-            let signed = i.modifier == 1;
-            lanes!(mask, nt, |l| {
-                let (x, y) = (regs[aa + l], regs[bb + l]);
-                let v: u64 = match i.op {
-                    Op::Iaddc => {
-                        let (s, c) = x.overflowing_add(y);
-                        s as u64 | (c as u64) << 32
-                    }
-                    Op::Isubb => {
-                        let (s, c) = x.overflowing_sub(y);
-                        s as u64 | (c as u64) << 32
-                    }
-                    _ if signed => (x as i32 as i64).wrapping_mul(y as i32 as i64) as u64,
-                    _ => x as u64 * y as u64,
-                };
-                set_pair(regs, dd, nt, l, v);
-            });
+        Op::Iaddc => widening(regs, nt, mask, d, a, b, |x, y| {
+            let (s, c) = x.overflowing_add(y);
+            s as u64 | (c as u64) << 32
+        }),
+        Op::Isubb => widening(regs, nt, mask, d, a, b, |x, y| {
+            let (s, c) = x.overflowing_sub(y);
+            s as u64 | (c as u64) << 32
+        }),
+        Op::Imulx if i.modifier == 1 => {
+            widening(regs, nt, mask, d, a, b, |x, y| (x as i32 as i64).wrapping_mul(y as i32 as i64) as u64)
         }
+        Op::Imulx => widening(regs, nt, mask, d, a, b, |x, y| x as u64 * y as u64),
 
         Op::Iadd64 => binary64(regs, nt, mask, i, u64::wrapping_add),
         Op::Isub64 => binary64(regs, nt, mask, i, u64::wrapping_sub),
@@ -220,4 +237,50 @@ fn wide(i: &Instr, regs: &mut [u32], nt: usize, mask: u32) -> Result<(), Fault> 
         _ => return Err(not_executed(i)),
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{random_regs, Rng, NT, REGS};
+    use super::*;
+    use crate::abi::isa::REG_NONE as N;
+
+    /// The 64-bit and widening ops over a full warp's rows equal the same ops lane by lane
+    /// (one lane at a time), also when the destination pair overlaps a source.
+    #[test]
+    fn wide_full_warp_matches_lanes() {
+        let mut rng = Rng(0x5eed_0064_beef_f00d);
+        let ops = [
+            (Op::Iaddc, 0),
+            (Op::Isubb, 0),
+            (Op::Imulx, 0),
+            (Op::Imulx, 1),
+            (Op::Iadd64, 0),
+            (Op::Isub64, 0),
+            (Op::Imul64, 0),
+            (Op::Udiv64, 0),
+            (Op::Urem64, 0),
+            (Op::Sdiv64, 0),
+            (Op::Srem64, 0),
+        ];
+        for round in 0..60 {
+            let regs = random_regs(&mut rng);
+            let pair = |rng: &mut Rng| (rng.next() % (REGS as u32 - 1)) as u16;
+            let (d, a, b) = match round % 4 {
+                0 => (0, 0, 2),
+                1 => (1, 0, 2),
+                _ => (pair(&mut rng), pair(&mut rng), pair(&mut rng)),
+            };
+            for (op, modifier) in ops {
+                let i = Instr::r(op, modifier, d, a, b, N, N, 0);
+                let mut whole = regs.clone();
+                execute(&i, &mut whole, NT, u32::MAX).unwrap();
+                let mut lanes = regs.clone();
+                for l in 0..NT {
+                    execute(&i, &mut lanes, NT, 1 << l).unwrap();
+                }
+                assert_eq!(whole, lanes, "{op:?}.{modifier} d {d} a {a} b {b}");
+            }
+        }
+    }
 }

@@ -47,6 +47,7 @@ impl Bench {
             num_cores: 1,
             nt,
             gfx: None,
+            hot: [None; 2],
         }
     }
 }

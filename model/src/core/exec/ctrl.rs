@@ -3,7 +3,7 @@
 
 use super::{lane_fault, not_executed, ExecEnv, Next, Warp};
 use crate::abi::isa::{Instr, Op, TrapCode};
-use crate::abi::{csr, gfx};
+use crate::abi::{csr, gfx, MAX_THREADS};
 use crate::core::warp::WarpState;
 use crate::fault::{Fault, FaultKind};
 use crate::gfx::{frag, Stage};
@@ -51,7 +51,10 @@ pub(super) fn csr(i: &Instr, w: &mut Warp, mask: u32, env: &mut ExecEnv) {
     if (gfx::csr::BEGIN..=gfx::csr::END).contains(&i.imm) {
         return gfx_csr(i, w, mask, env);
     }
-    if csr_per_lane(i.imm) {
+    if let Some(k) = thread_id_axis(i.imm) {
+        let ids = thread_id_row(w.rank, nt, env.launch.block_dim, k);
+        super::store_row(&mut w.regs, i.dst, nt, mask, &ids);
+    } else if csr_per_lane(i.imm) {
         lanes!(mask, nt, |l| {
             let v = csr_value(i.imm, l, w, env);
             w.regs[dd + l] = v;
@@ -88,6 +91,38 @@ fn gfx_csr(i: &Instr, w: &mut Warp, mask: u32, env: &mut ExecEnv) {
         };
         w.regs[dd + l] = v;
     });
+}
+
+/// The axis (0, 1, 2) a `CTA_THREAD_ID_*` CSR reads.
+fn thread_id_axis(id: u32) -> Option<usize> {
+    match id {
+        csr::CTA_THREAD_ID_X => Some(0),
+        csr::CTA_THREAD_ID_Y => Some(1),
+        csr::CTA_THREAD_ID_Z => Some(2),
+        _ => None,
+    }
+}
+
+/// Component `k` of [`crate::core::thread_index`] for every lane of the warp of `rank`: the
+/// first lane's index divided out once, then counted up lane by lane (the per-lane
+/// divisions cost more than the rest of a warp's prologue).
+fn thread_id_row(rank: u32, nt: usize, block_dim: [u32; 3], k: usize) -> [u32; MAX_THREADS] {
+    let bd = block_dim.map(|d| d.max(1));
+    let mut t = crate::core::thread_index(rank, 0, nt, block_dim);
+    let mut out = [0u32; MAX_THREADS];
+    for o in out.iter_mut().take(nt) {
+        *o = t[k];
+        t[0] += 1;
+        if t[0] == bd[0] {
+            t[0] = 0;
+            t[1] += 1;
+            if t[1] == bd[1] {
+                t[1] = 0;
+                t[2] += 1;
+            }
+        }
+    }
+    out
 }
 
 /// True for the CSRs whose value differs between the lanes of a warp.
@@ -127,5 +162,30 @@ fn csr_value(id: u32, lane: usize, w: &Warp, env: &ExecEnv) -> u32 {
         csr::PARAM_LO => ls.param as u32,
         csr::PARAM_HI => (ls.param >> 32) as u32,
         _ => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The counted rows equal `thread_index` lane by lane, for block shapes whose rows
+    /// wrap inside a warp on every axis, and for a warp past the block's last thread.
+    #[test]
+    fn thread_id_rows_match_thread_index() {
+        let shapes = [[8, 8, 1], [1, 1, 1], [3, 5, 7], [64, 1, 1], [2, 2, 64], [0, 3, 0], [7, 1, 9], [33, 2, 1]];
+        for block in shapes {
+            for nt in [4usize, 8, 32] {
+                for rank in 0..6u32 {
+                    for k in 0..3 {
+                        let row = thread_id_row(rank, nt, block, k);
+                        for (l, &v) in row.iter().enumerate().take(nt) {
+                            let want = crate::core::thread_index(rank, l, nt, block)[k];
+                            assert_eq!(v, want, "block {block:?} nt {nt} rank {rank} axis {k} lane {l}");
+                        }
+                    }
+                }
+            }
+        }
     }
 }

@@ -14,7 +14,7 @@ pub(super) fn execute(i: &Instr, w: &mut Warp, mask: u32, env: &mut ExecEnv) -> 
     let regs = &mut w.regs[..];
     let (d, a, b) = (i.dst, i.a, i.b);
     match i.op {
-        Op::Ldg | Op::Stg => global(i, regs, nt, mask, env.mem),
+        Op::Ldg | Op::Stg => global(i, regs, nt, mask, env.mem, &mut env.hot),
         Op::Ldl | Op::Stl | Op::Ldp | Op::Stp => {
             let size = MemSize::from_u8(i.modifier).ok_or_else(|| illegal(i, "bad memory size"))?;
             let pb = w.private_bytes;
@@ -40,7 +40,15 @@ pub(super) fn execute(i: &Instr, w: &mut Warp, mask: u32, env: &mut ExecEnv) -> 
 }
 
 /// `LDG`/`STG`: lane by lane through the memory map, a uniform load once for the warp.
-fn global(i: &Instr, regs: &mut [u32], nt: usize, mask: u32, mem: &MemoryMap) -> Result<(), Fault> {
+/// `hot` holds the regions the warp's last global accesses used, most recent first.
+fn global<'m>(
+    i: &Instr,
+    regs: &mut [u32],
+    nt: usize,
+    mask: u32,
+    mem: &'m MemoryMap,
+    hot: &mut [Option<&'m Region>; 2],
+) -> Result<(), Fault> {
     let (d, a, b) = (i.dst, i.a, i.b);
     let size = MemSize::from_u8(i.modifier).ok_or_else(|| illegal(i, "bad memory size"))?;
     let bytes = size.bytes();
@@ -54,32 +62,42 @@ fn global(i: &Instr, regs: &mut [u32], nt: usize, mask: u32, mem: &MemoryMap) ->
         let (base_hi, base_lo) = (row(regs, a + 1, nt), row(regs, a, nt));
         let first = mask.trailing_zeros() as usize;
         let (h0, l0) = (base_hi[first], base_lo[first]);
-        let same = if mask == crate::cta_dispatch::full_mask(nt as u32) {
+        let same = if let (Ok(hi), Ok(lo)) =
+            (<&[u32; MAX_THREADS]>::try_from(base_hi), <&[u32; MAX_THREADS]>::try_from(base_lo))
+        {
+            // The widest warp's rows at a fixed size (one unrolled vector loop); under a
+            // partial mask, rows that differ are checked again on the active lanes only.
+            let mut diff = 0;
+            for l in 0..MAX_THREADS {
+                diff |= (hi[l] ^ h0) | (lo[l] ^ l0);
+            }
+            diff == 0 || (mask != u32::MAX && masked_same(base_hi, base_lo, mask, nt, h0, l0))
+        } else if mask == crate::cta_dispatch::full_mask(nt as u32) {
             // A branch-free OR over the rows (vectorises).
             base_hi.iter().zip(base_lo).fold(0, |acc, (&h, &l)| acc | (h ^ h0) | (l ^ l0)) == 0
         } else {
-            let mut diff = 0;
-            lanes!(mask, nt, |l| {
-                diff |= (base_hi[l] ^ h0) | (base_lo[l] ^ l0);
-            });
-            diff == 0
+            masked_same(base_hi, base_lo, mask, nt, h0, l0)
         };
         uniform = if same { 1 << first } else { 0 };
     }
     let lanes = if uniform != 0 && i.op == Op::Ldg { uniform } else { mask };
-    let mut hot: Option<&Region> = None;
     let mut todo = lanes;
     while todo != 0 {
         let l = todo.trailing_zeros() as usize;
         todo &= todo - 1;
         let addr = pair(regs, aa, nt, l).wrapping_add(off);
-        // Lanes mostly touch one buffer: look the region up again only when a lane
-        // leaves the last one.
-        let r = match hot {
-            Some(r) if r.contains(addr, bytes as u64) => r,
+        // Lanes mostly touch one buffer, and a warp's loads mostly one or two (push
+        // constants, a descriptor set): look the region up again only when an access
+        // leaves the last two.
+        let r = match *hot {
+            [Some(r), _] if r.contains(addr, bytes as u64) => r,
+            [last, Some(r)] if r.contains(addr, bytes as u64) => {
+                *hot = [Some(r), last];
+                r
+            }
             _ => match mem.region(addr, bytes as u64) {
                 Some(r) => {
-                    hot = Some(r);
+                    *hot = [Some(r), hot[0]];
                     r
                 }
                 None => {
@@ -115,6 +133,16 @@ fn global(i: &Instr, regs: &mut [u32], nt: usize, mask: u32, mem: &MemoryMap) ->
         }
     }
     Ok(())
+}
+
+/// True when every lane in `mask` holds the address `h0:l0` in rows `base_hi:base_lo`.
+#[inline(always)]
+fn masked_same(base_hi: &[u32], base_lo: &[u32], mask: u32, nt: usize, h0: u32, l0: u32) -> bool {
+    let mut diff = 0;
+    lanes!(mask, nt, |l| {
+        diff |= (base_hi[l] ^ h0) | (base_lo[l] ^ l0);
+    });
+    diff == 0
 }
 
 /// Writes a global load's value into lane `l`'s destination registers, or (a uniform load,
@@ -431,6 +459,24 @@ fn local_words<const W: usize>(
 ) {
     let v = acc.v;
     if W == 1 && full_warp(nt, mask) {
+        let at = offs[0].wrapping_add(acc.imm) as usize;
+        if stride >= at + 4 && buf.len() >= MAX_THREADS * stride && offs.iter().all(|&o| o == offs[0]) {
+            // Private memory at one offset in every lane (a query's state word): lane `l`'s
+            // word is at `at` in its own `stride`-byte slice, in bounds once `at + 4 <= stride`.
+            if acc.load {
+                let mut out = [0u32; MAX_THREADS];
+                for (o, lane) in out.iter_mut().zip(buf.chunks_exact(stride)) {
+                    *o = u32::from_le_bytes(lane[at..at + 4].try_into().expect("a word"));
+                }
+                *row_full_mut(regs, v as u16) = out;
+            } else {
+                let vals = row_full(regs, v as u16);
+                for (x, lane) in vals.iter().zip(buf.chunks_exact_mut(stride)) {
+                    lane[at..at + 4].copy_from_slice(&x.to_le_bytes());
+                }
+            }
+            return;
+        }
         // One register row of the widest warp: lanes in a straight loop over a fixed-size row.
         if acc.load {
             let mut out = [0u32; MAX_THREADS];
@@ -531,6 +577,11 @@ mod tests {
             for l in 0..NT {
                 let room = (limit - size.bytes() - imm as usize) as u32;
                 regs[l] = rng.next() % (room + 1);
+            }
+            if round % 5 == 2 {
+                // One offset in every lane (a query's state word).
+                let o = regs[0];
+                regs[..NT].fill(o);
             }
             let buf: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
             let acc = LocalAccess { size, private, load, a: 0, v: 1 + round % 2, imm };

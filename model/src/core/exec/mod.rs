@@ -110,6 +110,9 @@ pub struct ExecEnv<'a> {
     pub nt: usize,
     /// The graphics stage the kernel runs as.
     pub gfx: Option<crate::gfx::Stage<'a>>,
+    /// The memory regions the warp's last global loads and stores used, most recent first
+    /// (a memo of `mem`'s lookups).
+    pub hot: [Option<&'a crate::mem::Region>; 2],
 }
 
 impl Core {
@@ -130,6 +133,7 @@ impl Core {
             num_cores: ctx.num_cores,
             nt: *nt,
             gfx: ctx.gfx,
+            hot: [None; 2],
         };
         (w, env)
     }
@@ -328,6 +332,19 @@ fn ternary_lanes(
 }
 
 fn binary64(regs: &mut [u32], nt: usize, mask: u32, i: &Instr, op: impl Fn(u64, u64) -> u64) {
+    if full_warp(nt, mask) {
+        // Whole rows, read before the pair is written (per lane, as the loop below).
+        let (a, b) = (i.a, i.b);
+        let (alo, ahi, blo, bhi) = (row_full(regs, a), row_full(regs, a + 1), row_full(regs, b), row_full(regs, b + 1));
+        let (mut lo, mut hi) = ([0u32; MAX_THREADS], [0u32; MAX_THREADS]);
+        for l in 0..MAX_THREADS {
+            let v = op(alo[l] as u64 | (ahi[l] as u64) << 32, blo[l] as u64 | (bhi[l] as u64) << 32);
+            (lo[l], hi[l]) = (v as u32, (v >> 32) as u32);
+        }
+        *row_full_mut(regs, i.dst) = lo;
+        *row_full_mut(regs, i.dst + 1) = hi;
+        return;
+    }
     let (d, a, b) = (i.dst as usize, i.a as usize, i.b as usize);
     lanes!(mask, nt, |l| {
         let v = op(pair(regs, a, nt, l), pair(regs, b, nt, l));
