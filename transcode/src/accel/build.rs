@@ -110,11 +110,17 @@ fn build_here(
     let sorted = &sorted[..active];
     phases.sort = clock.lap();
     let (sorted_refs, verts, ids) = (&mut sc.sorted_refs[..active], &mut sc.verts[..], &mut sc.ids[..]);
-    if kind == Kind::Triangles {
-        let copy = bytemuck::cast_slice(&bytemuck::cast_slice::<_, f32>(&*sc.nodes)[..9 * n]);
-        permute_tris(copy, &bases, sorted, &mut ids[..active], &mut verts[..active]);
-    } else {
-        permute(&src, &bases, sorted, sc.refs, sorted_refs)?;
+    match kind {
+        Kind::Triangles => {
+            let copy = bytemuck::cast_slice(&bytemuck::cast_slice::<_, f32>(&*sc.nodes)[..9 * n]);
+            permute_tris(copy, &bases, sorted, &mut ids[..active], &mut verts[..active]);
+        }
+        Kind::Aabbs => permute_aabbs(&src, &bases, sorted, sorted_refs)?,
+        Kind::Instances => {
+            for (slot, k) in sorted_refs.iter_mut().zip(sorted) {
+                *slot = sc.refs[*k as u32 as usize];
+            }
+        }
     }
     let (verts, ids) = if kind == Kind::Triangles { (&mut verts[..active], &mut ids[..active]) } else { (verts, ids) };
     phases.permute = clock.lap();
@@ -387,35 +393,23 @@ fn gather_instances(
     Ok((src.insts.len(), headers.table))
 }
 
-/// AABBs and instances in sorted order.
-fn permute(
+/// AABBs in sorted order, read again from the input.
+fn permute_aabbs(
     src: &layout::Source,
     bases: &Bases,
     sorted: &[u64],
-    refs: &[PrimRef],
     sorted_refs: &mut [PrimRef],
 ) -> Result<(), BuildError> {
-    match src.kind {
-        Kind::Triangles => unreachable!("triangles are permuted by permute_tris"),
-        Kind::Aabbs => {
-            sorted_refs.par_chunks_mut(CHUNK).enumerate().try_for_each(|(ci, rc)| -> Result<(), BuildError> {
-                for (j, slot) in rc.iter_mut().enumerate() {
-                    let (g, p) = bases.locate(sorted[ci * CHUNK + j] as u32);
-                    let b = src.aabbs[g as usize].aabb(p).ok_or_else(|| {
-                        BuildError::BadRequest(format!("AABB {p} of geometry {g} changed while the build read it"))
-                    })?;
-                    *slot = PrimRef { lo: b.lo, hi: b.hi, geom: g, prim: p };
-                }
-                Ok(())
-            })
+    sorted_refs.par_chunks_mut(CHUNK).enumerate().try_for_each(|(ci, rc)| -> Result<(), BuildError> {
+        for (j, slot) in rc.iter_mut().enumerate() {
+            let (g, p) = bases.locate(sorted[ci * CHUNK + j] as u32);
+            let b = src.aabbs[g as usize].aabb(p).ok_or_else(|| {
+                BuildError::BadRequest(format!("AABB {p} of geometry {g} changed while the build read it"))
+            })?;
+            *slot = PrimRef { lo: b.lo, hi: b.hi, geom: g, prim: p };
         }
-        Kind::Instances => {
-            for (slot, k) in sorted_refs.iter_mut().zip(sorted) {
-                *slot = refs[*k as u32 as usize];
-            }
-            Ok(())
-        }
-    }
+        Ok(())
+    })
 }
 
 /// The SAH builder's default bottom, every cluster split by SAH sweeps, planned before the

@@ -297,8 +297,9 @@ const AHEAD: usize = 256;
 /// Subtrees at most this large (primitives) are prefetched when their parent is written.
 const RUN_AHEAD: u32 = 32;
 
-/// Subtrees at least this large (primitives) are written in parallel.
-const PAR_WRITE: u32 = 8192;
+/// Subtrees at least this large (primitives) are written in parallel (small enough that a
+/// 100k build splits into more tasks than threads).
+const PAR_WRITE: u32 = 2048;
 
 pub struct Writer<'a> {
     pub tree: &'a Tree<'a>,

@@ -378,7 +378,7 @@ fn small_range<const N: usize>(
         let head = if Tree::is_prim(it.r) { (it.aabb(), 1, it.r & !LEAF_PRIM) } else { tree.child_head(it.r) };
         return (it.r, head);
     }
-    let (a, k) = best_split(set, &lists, sc);
+    let (a, k) = best_split(set, &lists, &mut sc.right);
     let [x, y, z] = partition(lists, a, k, sc);
     let (xl, xr) = x.split_at_mut(k);
     let (yl, yr) = y.split_at_mut(k);
@@ -389,24 +389,40 @@ fn small_range<const N: usize>(
 }
 
 /// The best full-sweep split of the items the three lists name (each sorted on its
-/// axis, at least 2): (axis, number of items on the left).
+/// axis, at least 2): (axis, number of items on the left). The first least cost wins,
+/// axes in order.
 #[inline]
-fn best_split<const N: usize>(set: &Set<N>, lists: &[&mut [u8]; 3], sc: &mut Scratch<N>) -> (usize, usize) {
-    #[cfg(target_arch = "x86_64")]
-    return best_split_sse(set, lists, sc);
-    #[allow(unreachable_code)]
-    best_split_scalar(set, lists, sc)
+fn best_split<const N: usize>(set: &Set<N>, lists: &[&mut [u8]; 3], right: &mut [f32; N]) -> (usize, usize) {
+    let mut best = (f32::INFINITY, 0usize, lists[0].len() / 2);
+    for (a, list) in lists.iter().enumerate() {
+        let (cost, k) = sweep(set, list, right);
+        if cost < best.0 {
+            best = (cost, a, k);
+        }
+    }
+    (best.1, best.2)
 }
 
-/// [`best_split_scalar`] with a box's eight lanes as two vectors: growing is `maxps(box,
-/// acc)` (the plain compare of [`lanes_grow`]) and the area sums its three products in
+/// The best SAH split of the items `list` names, in its order (at least 2): (its cost
+/// `area(L) * weight(L) + area(R) * weight(R)`, the left count; the first least). `right`
+/// is working space.
+#[inline]
+fn sweep<const N: usize>(set: &Set<N>, list: &[u8], right: &mut [f32; N]) -> (f32, usize) {
+    #[cfg(target_arch = "x86_64")]
+    return sweep_sse(set, list, right);
+    #[allow(unreachable_code)]
+    sweep_scalar(set, list, right)
+}
+
+/// [`sweep_scalar`] with a box's eight lanes as two vectors: growing is `maxps(box, acc)`
+/// (the plain compare of [`lanes_grow`]) and the area sums its three products in
 /// [`lanes_area`]'s order, so every cost, and so the split, is the same bit for bit.
 #[cfg(target_arch = "x86_64")]
-fn best_split_sse<const N: usize>(set: &Set<N>, lists: &[&mut [u8]; 3], sc: &mut Scratch<N>) -> (usize, usize) {
+fn sweep_sse<const N: usize>(set: &Set<N>, list: &[u8], right: &mut [f32; N]) -> (f32, usize) {
     use std::arch::x86_64::*;
     assert!(N.is_power_of_two());
-    let m = lists[0].len();
-    let mut best = (f32::INFINITY, 0usize, m / 2);
+    let m = list.len();
+    let mut best = (f32::INFINITY, m / 2);
     // SAFETY: SSE2 is part of the x86_64 baseline; the loads read the two halves of an
     // eight-lane box of `set.boxes` (index masked to its length).
     unsafe {
@@ -420,59 +436,55 @@ fn best_split_sse<const N: usize>(set: &Set<N>, lists: &[&mut [u8]; 3], sc: &mut
             let b = &set.boxes[j & (N - 1)];
             (_mm_loadu_ps(b.as_ptr()), _mm_loadu_ps(b.as_ptr().add(4)))
         };
-        for (a, list) in lists.iter().enumerate() {
-            let (mut l, mut h) = (_mm_set1_ps(f32::NEG_INFINITY), _mm_set1_ps(f32::NEG_INFINITY));
-            let mut w = 0.0f32;
-            for i in (1..m).rev() {
-                let j = list[i] as usize;
-                let (bl, bh) = box_at(j);
-                (l, h) = (_mm_max_ps(bl, l), _mm_max_ps(bh, h));
-                w += set.weights[j & (N - 1)];
-                sc.right[i & (N - 1)] = area(l, h) * w;
-            }
-            let (mut l, mut h) = (_mm_set1_ps(f32::NEG_INFINITY), _mm_set1_ps(f32::NEG_INFINITY));
-            let mut lw = 0.0f32;
-            for i in 1..m {
-                let j = list[i - 1] as usize;
-                let (bl, bh) = box_at(j);
-                (l, h) = (_mm_max_ps(bl, l), _mm_max_ps(bh, h));
-                lw += set.weights[j & (N - 1)];
-                let cost = area(l, h) * lw + sc.right[i & (N - 1)];
-                if cost < best.0 {
-                    best = (cost, a, i);
-                }
-            }
-        }
-    }
-    (best.1, best.2)
-}
-
-/// The portable form of [`best_split`].
-fn best_split_scalar<const N: usize>(set: &Set<N>, lists: &[&mut [u8]; 3], sc: &mut Scratch<N>) -> (usize, usize) {
-    let m = lists[0].len();
-    let mut best = (f32::INFINITY, 0usize, m / 2);
-    for (a, list) in lists.iter().enumerate() {
-        let mut acc = LANES_EMPTY;
+        let (mut l, mut h) = (_mm_set1_ps(f32::NEG_INFINITY), _mm_set1_ps(f32::NEG_INFINITY));
         let mut w = 0.0f32;
         for i in (1..m).rev() {
             let j = list[i] as usize;
-            lanes_grow(&mut acc, &set.boxes[j]);
-            w += set.weights[j];
-            sc.right[i] = lanes_area(&acc) * w;
+            let (bl, bh) = box_at(j);
+            (l, h) = (_mm_max_ps(bl, l), _mm_max_ps(bh, h));
+            w += set.weights[j & (N - 1)];
+            right[i & (N - 1)] = area(l, h) * w;
         }
-        let mut lacc = LANES_EMPTY;
+        let (mut l, mut h) = (_mm_set1_ps(f32::NEG_INFINITY), _mm_set1_ps(f32::NEG_INFINITY));
         let mut lw = 0.0f32;
         for i in 1..m {
             let j = list[i - 1] as usize;
-            lanes_grow(&mut lacc, &set.boxes[j]);
-            lw += set.weights[j];
-            let cost = lanes_area(&lacc) * lw + sc.right[i];
+            let (bl, bh) = box_at(j);
+            (l, h) = (_mm_max_ps(bl, l), _mm_max_ps(bh, h));
+            lw += set.weights[j & (N - 1)];
+            let cost = area(l, h) * lw + right[i & (N - 1)];
             if cost < best.0 {
-                best = (cost, a, i);
+                best = (cost, i);
             }
         }
     }
-    (best.1, best.2)
+    best
+}
+
+/// The portable form of [`sweep`].
+fn sweep_scalar<const N: usize>(set: &Set<N>, list: &[u8], right: &mut [f32; N]) -> (f32, usize) {
+    let m = list.len();
+    let mut best = (f32::INFINITY, m / 2);
+    let mut acc = LANES_EMPTY;
+    let mut w = 0.0f32;
+    for i in (1..m).rev() {
+        let j = list[i] as usize;
+        lanes_grow(&mut acc, &set.boxes[j]);
+        w += set.weights[j];
+        right[i] = lanes_area(&acc) * w;
+    }
+    let mut acc = LANES_EMPTY;
+    let mut lw = 0.0f32;
+    for i in 1..m {
+        let j = list[i - 1] as usize;
+        lanes_grow(&mut acc, &set.boxes[j]);
+        lw += set.weights[j];
+        let cost = lanes_area(&acc) * lw + right[i];
+        if cost < best.0 {
+            best = (cost, i);
+        }
+    }
+    best
 }
 
 /// Splits the three lists at `k` items of axis `a`'s order: the other two are partitioned
@@ -990,7 +1002,8 @@ fn plan_range<const N: usize>(set: &Set<N>, list: &mut [u8], sorted_on: usize, i
     if a != sorted_on {
         rank_on::<N>(set.items, list, a);
     }
-    let (cost, k) = sweep1(set, list);
+    let mut right = [0.0f32; N];
+    let (cost, k) = sweep(set, list, &mut right);
     let (a, k) = match a2 {
         Some(b) => {
             let mut other = [0u8; N];
@@ -999,7 +1012,7 @@ fn plan_range<const N: usize>(set: &Set<N>, list: &mut [u8], sorted_on: usize, i
             if b != sorted_on {
                 rank_on::<N>(set.items, other, b);
             }
-            let (c2, k2) = sweep1(set, other);
+            let (c2, k2) = sweep(set, other, &mut right);
             if c2 < cost {
                 list.copy_from_slice(other);
                 (b, k2)
@@ -1066,68 +1079,6 @@ fn longest_axes(items: &[Item], list: &[u8]) -> (usize, Option<usize>) {
     let (x, y) = ((a + 1) % 3, (a + 2) % 3);
     let b = if e[x] >= e[y] { x } else { y };
     (a, if e[b] >= SECOND_AXIS * e[a] { Some(b) } else { None })
-}
-
-/// The best SAH split of the items `list` names, in its order (at least 2, each of one
-/// primitive): (its cost, the left count). [`best_split_sse`]'s sweep on one list.
-#[cfg(target_arch = "x86_64")]
-fn sweep1<const N: usize>(set: &Set<N>, list: &[u8]) -> (f32, usize) {
-    use std::arch::x86_64::*;
-    let m = list.len();
-    let mut right = [0.0f32; N];
-    let mut best = (f32::INFINITY, m / 2);
-    // SAFETY: SSE2 is part of the x86_64 baseline; the loads read the two halves of an
-    // eight-lane box of `set.boxes` (index masked to its length).
-    unsafe {
-        let area = |l: __m128, h: __m128| -> f32 {
-            let d = _mm_add_ps(h, l);
-            let p = _mm_mul_ps(d, _mm_shuffle_ps::<0b11_00_10_01>(d, d));
-            let s = _mm_add_ss(p, _mm_shuffle_ps::<0b01>(p, p));
-            _mm_cvtss_f32(_mm_add_ss(s, _mm_shuffle_ps::<0b10>(p, p)))
-        };
-        let box_at = |j: usize| -> (__m128, __m128) {
-            let b = &set.boxes[j & (N - 1)];
-            (_mm_loadu_ps(b.as_ptr()), _mm_loadu_ps(b.as_ptr().add(4)))
-        };
-        let (mut l, mut h) = (_mm_set1_ps(f32::NEG_INFINITY), _mm_set1_ps(f32::NEG_INFINITY));
-        for i in (1..m).rev() {
-            let (bl, bh) = box_at(list[i] as usize);
-            (l, h) = (_mm_max_ps(bl, l), _mm_max_ps(bh, h));
-            right[i & (N - 1)] = area(l, h) * (m - i) as f32;
-        }
-        let (mut l, mut h) = (_mm_set1_ps(f32::NEG_INFINITY), _mm_set1_ps(f32::NEG_INFINITY));
-        for i in 1..m {
-            let (bl, bh) = box_at(list[i - 1] as usize);
-            (l, h) = (_mm_max_ps(bl, l), _mm_max_ps(bh, h));
-            let cost = area(l, h) * i as f32 + right[i & (N - 1)];
-            if cost < best.0 {
-                best = (cost, i);
-            }
-        }
-    }
-    best
-}
-
-/// The portable form of [`sweep1`].
-#[cfg(not(target_arch = "x86_64"))]
-fn sweep1<const N: usize>(set: &Set<N>, list: &[u8]) -> (f32, usize) {
-    let m = list.len();
-    let mut right = [0.0f32; N];
-    let mut best = (f32::INFINITY, m / 2);
-    let mut acc = LANES_EMPTY;
-    for i in (1..m).rev() {
-        lanes_grow(&mut acc, &set.boxes[list[i] as usize]);
-        right[i] = lanes_area(&acc) * (m - i) as f32;
-    }
-    let mut acc = LANES_EMPTY;
-    for i in 1..m {
-        lanes_grow(&mut acc, &set.boxes[list[i - 1] as usize]);
-        let cost = lanes_area(&acc) * i as f32 + right[i];
-        if cost < best.0 {
-            best = (cost, i);
-        }
-    }
-    best
 }
 
 /// The nodes of the planned clusters (see [`plan_bottom`]), one item per cluster into
@@ -1227,9 +1178,11 @@ mod tests {
             let [l0, l1, l2] = &mut lists;
             let lists = [&mut l0[..m], &mut l1[..m], &mut l2[..m]];
             let set = Set { items: &items, boxes: &boxes, weights: &weights };
-            let mut sc = Scratch { right: [0.0; 16], left: [false; 16], tmp: [0; 16] };
-            let got = best_split(&set, &lists, &mut sc);
-            assert_eq!(got, best_split_scalar(&set, &lists, &mut sc), "round {round}");
+            let mut right = [0.0f32; 16];
+            for list in &lists {
+                let got = sweep(&set, list, &mut right);
+                assert_eq!(got, sweep_scalar(&set, list, &mut right), "round {round}");
+            }
         }
     }
 
