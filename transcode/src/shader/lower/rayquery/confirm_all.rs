@@ -166,27 +166,12 @@ fn reaches_after<'a>(body: &impl Fn(usize) -> Vec<&'a Instruction>, b: usize, ba
 /// Getters that may read a qualifying query: the ray's values and the committed
 /// intersection's (operand 1 the constant 1).
 fn getter_allowed(m: &Module, op: Op, inst: &Instruction) -> bool {
-    use Op::*;
-    match op {
-        RayQueryGetRayTMinKHR
-        | RayQueryGetRayFlagsKHR
-        | RayQueryGetWorldRayOriginKHR
-        | RayQueryGetWorldRayDirectionKHR => true,
-        RayQueryGetIntersectionTypeKHR
-        | RayQueryGetIntersectionTKHR
-        | RayQueryGetIntersectionInstanceCustomIndexKHR
-        | RayQueryGetIntersectionInstanceIdKHR
-        | RayQueryGetIntersectionInstanceShaderBindingTableRecordOffsetKHR
-        | RayQueryGetIntersectionGeometryIndexKHR
-        | RayQueryGetIntersectionPrimitiveIndexKHR
-        | RayQueryGetIntersectionBarycentricsKHR
-        | RayQueryGetIntersectionFrontFaceKHR
-        | RayQueryGetIntersectionObjectRayDirectionKHR
-        | RayQueryGetIntersectionObjectRayOriginKHR
-        | RayQueryGetIntersectionObjectToWorldKHR
-        | RayQueryGetIntersectionWorldToObjectKHR
-        | RayQueryGetIntersectionTriangleVertexPositionsKHR => inst.id(1).ok().and_then(|c| m.const_u32(c)) == Some(1),
-        _ => false,
+    match super::Getter::of(op) {
+        Some(super::Getter::Ray(_)) => true,
+        Some(super::Getter::Hit(_) | super::Getter::Matrix(_) | super::Getter::Vertices) => {
+            inst.id(1).ok().and_then(|c| m.const_u32(c)) == Some(1)
+        }
+        Some(super::Getter::AabbOpaque) | None => false,
     }
 }
 

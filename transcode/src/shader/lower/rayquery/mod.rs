@@ -138,34 +138,16 @@ pub(crate) fn select(lowering: RayQueryLowering, raylog: bool) -> Result<&'stati
 
 pub(super) fn handles(op: Op) -> bool {
     use Op::*;
-    matches!(
+    let control = matches!(
         op,
         RayQueryInitializeKHR
             | RayQueryTerminateKHR
             | RayQueryGenerateIntersectionKHR
             | RayQueryConfirmIntersectionKHR
             | RayQueryProceedKHR
-            | RayQueryGetIntersectionTypeKHR
-            | RayQueryGetRayTMinKHR
-            | RayQueryGetRayFlagsKHR
-            | RayQueryGetIntersectionTKHR
-            | RayQueryGetIntersectionInstanceCustomIndexKHR
-            | RayQueryGetIntersectionInstanceIdKHR
-            | RayQueryGetIntersectionInstanceShaderBindingTableRecordOffsetKHR
-            | RayQueryGetIntersectionGeometryIndexKHR
-            | RayQueryGetIntersectionPrimitiveIndexKHR
-            | RayQueryGetIntersectionBarycentricsKHR
-            | RayQueryGetIntersectionFrontFaceKHR
-            | RayQueryGetIntersectionCandidateAABBOpaqueKHR
-            | RayQueryGetIntersectionObjectRayDirectionKHR
-            | RayQueryGetIntersectionObjectRayOriginKHR
-            | RayQueryGetWorldRayDirectionKHR
-            | RayQueryGetWorldRayOriginKHR
-            | RayQueryGetIntersectionObjectToWorldKHR
-            | RayQueryGetIntersectionWorldToObjectKHR
-            | RayQueryGetIntersectionTriangleVertexPositionsKHR
             | ConvertUToAccelerationStructureKHR
-    )
+    );
+    control || Getter::of(op).is_some()
 }
 
 /// The value getters by family.
