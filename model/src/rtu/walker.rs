@@ -718,10 +718,12 @@ impl Walk {
                 Some(first)
             };
             if S::TRACKS_STEPS {
+                // The next internal node of this level (the nearest hit child, else the
+                // stack's next entry of this level) starts its step here rather than through
+                // more passes of the state machine: the same new step and fetch, parked on
+                // its lines (or visited at once if the source already has them).
+                let next = next.or_else(|| self.pop_level(in_blas, best_t));
                 self.state = next.map_or(State::Pop, State::Visit);
-                // The next internal node of this level starts its step here rather than
-                // through another pass of the state machine: the same new step and fetch,
-                // parked on its lines (or visited at once if the source already has them).
                 let Some(w) = next.filter(|&w| !bvh::child_is_leaf(w)) else { break 'walk Ok(None) };
                 src.new_step();
                 let addr = match record_addr(&lvl, w, len) {
