@@ -373,6 +373,25 @@ mod tests {
     }
 
     #[test]
+    fn fills_due_together_keep_the_mshr_scan_order() {
+        // One set of two ways, three misses due at the same cycle in MSHRs 0, 1, 2: the scan
+        // fills A, then C (moved into A's place), then B, which evicts A. C is then the least
+        // recently used line, so the next fill evicts C and B stays.
+        let g = CacheGeom { size: 128, ways: 2, banks: 1, mshrs: 4, latency: 1, merge_depth: None };
+        let mut c = Cache::new(g);
+        let (a, b, cc, d) = (1, 2, 3, 4);
+        c.read(a, 0, |_| 10).unwrap();
+        c.read(b, 1, |_| 10).unwrap();
+        c.read(cc, 2, |_| 10).unwrap();
+        // The three fills land as this read starts; A is gone.
+        c.read(d, 10, |_| 20).unwrap();
+        assert!(!c.holds(a));
+        // D's fill lands as this read starts and evicts C; B still hits.
+        assert!(c.read(b, 30, |_| unreachable!()).unwrap().hit);
+        assert!(c.tags.contains(&d) && !c.tags.contains(&cc));
+    }
+
+    #[test]
     fn dram_bandwidth_queues() {
         let mut d = Dram::new(100, 16);
         assert_eq!(d.read(0), 100);

@@ -233,12 +233,29 @@ struct TimedSource<'a, 'm> {
 }
 
 impl NodeSource for TimedSource<'_, '_> {
-    #[inline]
+    // Inline: a record whose lines are held is read in place; asking for the lines is the
+    // call.
+    #[inline(always)]
     fn bytes(&mut self, addr: u64, len: usize) -> Result<Option<&[u8]>, MemFault> {
         let (first, last) = (line_of(addr), line_of(addr + len.max(1) as u64 - 1));
         if holds(self.held, first, last) {
             return self.mem.bytes(addr, len);
         }
+        self.ask(addr, len, first, last).map(|()| None)
+    }
+
+    fn new_step(&mut self) {
+        self.held.clear();
+    }
+
+    const TRACKS_STEPS: bool = true;
+}
+
+impl TimedSource<'_, '_> {
+    /// The record at `addr` (lines `first..=last`) is not all held: its missing lines become
+    /// the lines the context asks for.
+    #[inline(never)]
+    fn ask(&mut self, addr: u64, len: usize, first: u64, last: u64) -> Result<(), MemFault> {
         // Faults as the read would (the same lookup as `check`, with the recent region's
         // test inline).
         self.mem.bytes(addr, len)?;
@@ -252,14 +269,8 @@ impl NodeSource for TimedSource<'_, '_> {
         } else {
             self.want.extend((first..=last).filter(|l| !self.held.contains(l)));
         }
-        Ok(None)
+        Ok(())
     }
-
-    fn new_step(&mut self) {
-        self.held.clear();
-    }
-
-    const TRACKS_STEPS: bool = true;
 }
 
 /// Whether `held` has every line of `first..=last`. The common cases first: nothing held
@@ -332,9 +343,21 @@ impl Wheel {
         self.far.push(Reverse((at, e)));
     }
 
-    /// Moves the events due at `now` into `out`.
-    fn take_due(&mut self, now: u64, out: &mut Vec<Ev>) {
+    /// Moves the clock to `now` (the window's base, and the far events that now fall in
+    /// it) and tells whether any event is due at `now`.
+    #[inline(always)]
+    fn advance(&mut self, now: u64) -> bool {
         self.base = now;
+        if !self.far.is_empty() {
+            self.migrate(now);
+        }
+        let b = (now % WHEEL) as usize;
+        self.used[b / 64] >> (b % 64) & 1 != 0
+    }
+
+    /// The far events that the window now reaches go to their buckets.
+    #[inline(never)]
+    fn migrate(&mut self, now: u64) {
         while let Some(Reverse((at, e))) = self.far.peek().copied() {
             if at >= now + WHEEL {
                 break;
@@ -343,6 +366,10 @@ impl Wheel {
             self.len -= 1;
             self.push(at, e);
         }
+    }
+
+    /// Moves the events due at `now` into `out` ([`Self::advance`] to `now` first).
+    fn take_due(&mut self, now: u64, out: &mut Vec<Ev>) {
         let b = (now % WHEEL) as usize;
         if self.used[b / 64] >> (b % 64) & 1 != 0 {
             self.len -= self.buckets[b].len();
@@ -602,6 +629,7 @@ impl RtuCore {
         Some(c)
     }
 
+    #[inline(always)]
     fn event(&mut self, at: u64, c: usize) {
         self.events.push(at, (c as u32, self.ctx[c].gen, false));
     }
@@ -746,52 +774,16 @@ impl RtuCore {
             self.skipped(from, now - from);
         }
 
-        // Messages from the cores.
-        while let Some(Reverse((at, _, core, msg))) = self.inbox.peek().copied() {
-            if at > now {
-                break;
-            }
-            self.inbox.pop();
+        // Messages from the cores (the arrival cycle tested before the message is copied).
+        while self.inbox.peek().is_some_and(|Reverse((at, ..))| *at <= now) {
+            let Some(Reverse((_, _, core, msg))) = self.inbox.pop() else { break };
             self.handle(core, msg, now);
         }
 
-        // Wake events: lines back, PE results, launches.
-        let mut due = std::mem::take(&mut self.due);
-        self.events.take_due(now, &mut due);
-        for &(c, gen, line) in &due {
-            let c = c as usize;
-            if self.ctx[c].gen != gen {
-                continue;
-            }
-            if line {
-                let cx = &mut self.ctx[c];
-                cx.out_lines -= 1;
-                if cx.out_lines == 0 && cx.phase == Phase::MemWait {
-                    let Ctx { want, held, .. } = cx;
-                    land(held, want);
-                    cx.sent = 0;
-                    cx.phase = Phase::Run;
-                    self.set_wake(c);
-                }
-                continue;
-            }
-            match self.ctx[c].phase {
-                Phase::Launch => {
-                    self.ctx[c].phase = Phase::Run;
-                    self.set_wake(c);
-                }
-                Phase::PeWait => {
-                    self.ctx[c].phase = Phase::Fetch;
-                    self.set_wake(c);
-                }
-                Phase::SettleWait => self.settle(c),
-                _ => {}
-            }
+        // Wake events: lines back, PE results, launches (most ticks have none).
+        if self.events.advance(now) {
+            self.wake_due(now);
         }
-
-        due.clear();
-        self.due = due;
-
         // Record write-back.
         if let Some(wb) = &self.wb {
             if wb.done_at <= now {
@@ -882,6 +874,45 @@ impl RtuCore {
         }
         self.acct_from = now + 1;
         Ok(())
+    }
+
+    /// Applies the wake events due at `now` ([`Wheel::advance`] found some).
+    fn wake_due(&mut self, now: u64) {
+        let mut due = std::mem::take(&mut self.due);
+        self.events.take_due(now, &mut due);
+        for &(c, gen, line) in &due {
+            let c = c as usize;
+            if self.ctx[c].gen != gen {
+                continue;
+            }
+            if line {
+                let cx = &mut self.ctx[c];
+                cx.out_lines -= 1;
+                if cx.out_lines == 0 && cx.phase == Phase::MemWait {
+                    let Ctx { want, held, .. } = cx;
+                    land(held, want);
+                    cx.sent = 0;
+                    cx.phase = Phase::Run;
+                    self.set_wake(c);
+                }
+                continue;
+            }
+            match self.ctx[c].phase {
+                Phase::Launch => {
+                    self.ctx[c].phase = Phase::Run;
+                    self.set_wake(c);
+                }
+                Phase::PeWait => {
+                    self.ctx[c].phase = Phase::Fetch;
+                    self.set_wake(c);
+                }
+                Phase::SettleWait => self.settle(c),
+                _ => {}
+            }
+        }
+
+        due.clear();
+        self.due = due;
     }
 
     /// Classifies the `cycles` idle cycles from cycle `at` on, in the state the last tick

@@ -718,8 +718,26 @@ impl Walk {
                 Some(first)
             };
             if S::TRACKS_STEPS {
+                // The next internal node of this level (the nearest hit child, else the
+                // stack's next entry of this level) starts its step here rather than through
+                // more passes of the state machine: the same new step and fetch, parked on
+                // its lines (or visited at once if the source already has them).
+                let next = next.or_else(|| self.pop_level(in_blas, best_t));
                 self.state = next.map_or(State::Pop, State::Visit);
-                break 'walk Ok(None);
+                let Some(w) = next.filter(|&w| !bvh::child_is_leaf(w)) else { break 'walk Ok(None) };
+                src.new_step();
+                let addr = match record_addr(&lvl, w, len) {
+                    Ok(a) => a,
+                    Err(e) => break 'walk Err(e),
+                };
+                match src.bytes(addr, len) {
+                    Ok(None) => break 'walk Ok(Some(Outcome::Parked)),
+                    Ok(Some(_)) => {
+                        word = w;
+                        continue;
+                    }
+                    Err(e) => break 'walk Err(Fault::from(e)),
+                }
             }
             word = match next.or_else(|| self.pop_level(in_blas, best_t)) {
                 Some(w) => w,
