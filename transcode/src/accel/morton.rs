@@ -8,7 +8,11 @@ pub const BITS: u32 = 10;
 /// The code of an inactive primitive: above every real code, so they sort last.
 pub const INACTIVE: u32 = u32::MAX;
 
-/// Maps centroids in `[lo, lo + extent]` onto the 1024^3 grid.
+/// Maps centroids in `[lo, hi]` onto the 1024^3 grid with cubic cells: one scale, the
+/// largest extent's, for all three axes. Scaling each axis to its own extent gives a flat
+/// scene's thin axis as many code bits as the wide ones, so a third of the radix splits
+/// cut across nearly nothing (a height field's linear BVH: SAH cost 45.0 against 15.8 at
+/// 1M triangles, docs/PERFORMANCE.md).
 #[derive(Clone, Copy, Debug)]
 pub struct Grid {
     lo: [f32; 3],
@@ -17,15 +21,9 @@ pub struct Grid {
 
 impl Grid {
     pub fn new(lo: [f32; 3], hi: [f32; 3]) -> Grid {
-        let scale = std::array::from_fn(|a| {
-            let e = hi[a] - lo[a];
-            if e > 0.0 && e.is_finite() {
-                (1u32 << BITS) as f32 * (1.0 - 1e-6) / e
-            } else {
-                0.0
-            }
-        });
-        Grid { lo, scale }
+        let e = (0..3).map(|a| hi[a] - lo[a]).fold(0.0f32, f32::max);
+        let s = if e > 0.0 && e.is_finite() { (1u32 << BITS) as f32 * (1.0 - 1e-6) / e } else { 0.0 };
+        Grid { lo, scale: [s; 3] }
     }
 
     #[inline(always)]
@@ -193,5 +191,17 @@ mod tests {
         assert_eq!(g.code([0.0, 1.5, 0.0]), 0b010);
         assert_eq!(g.code([0.0, 0.0, 1.5]), 0b001);
         assert_eq!(g.code([2000.0; 3]), (1 << 30) - 1);
+    }
+
+    #[test]
+    fn cells_are_cubic() {
+        // A flat box: x spans 8, y 1, z 2; every axis gets x's scale.
+        let g = Grid::new([0.0; 3], [8.0, 1.0, 2.0]);
+        let cell = 8.0 / 1024.0;
+        assert_eq!(g.code([1.5 * cell, 0.0, 0.0]), 0b100);
+        assert_eq!(g.code([0.0, 1.5 * cell, 0.0]), 0b010);
+        assert_eq!(g.code([0.0, 0.0, 1.5 * cell]), 0b001);
+        // The thin axis's far side is cell 127, not 1023.
+        assert_eq!(g.code([0.0, 1.0, 0.0]), spread(127) << 1);
     }
 }
