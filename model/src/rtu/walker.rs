@@ -54,12 +54,13 @@ pub trait NodeSource {
     const TRACKS_STEPS: bool = false;
 }
 
-/// Functional-mode source: reads device memory in place, remembering the last two regions
-/// hit (a TLAS and the BLAS its instances name are usually two allocations). A record that
+/// Functional-mode source: reads device memory in place, remembering the last three regions
+/// hit (a TLAS, a BLAS's header and its nodes can be three allocations, which every lane of
+/// a TRACE entering an instance goes through in turn). A record that
 /// crosses a page between two bindings of a sparse resource is copied out of them instead.
 pub struct MemSource<'a> {
     mem: &'a MemoryMap,
-    hot: [Option<&'a Region>; 2],
+    hot: [Option<&'a Region>; 3],
     /// `hot[0]`'s extent and host address (an empty extent while there is none), for the
     /// check every record fetch makes.
     hot_base: u64,
@@ -71,7 +72,7 @@ pub struct MemSource<'a> {
 
 impl<'a> MemSource<'a> {
     pub fn new(mem: &'a MemoryMap) -> MemSource<'a> {
-        MemSource { mem, hot: [None; 2], hot_base: 0, hot_len: 0, hot_host: std::ptr::null_mut(), pieced: Vec::new() }
+        MemSource { mem, hot: [None; 3], hot_base: 0, hot_len: 0, hot_host: std::ptr::null_mut(), pieced: Vec::new() }
     }
 
     /// Host address of `[addr, addr+len)`, or the fault a read of it takes.
@@ -80,29 +81,40 @@ impl<'a> MemSource<'a> {
         if let Some(r) = self.hot[0].filter(|r| r.contains(addr, len)) {
             return Ok(at(r, addr));
         }
+        self.elsewhere(addr, len)
+    }
+
+    /// [`Self::host`] past `hot[0]`: out of line, so the record fetch's test of `hot[0]`
+    /// stays small enough to inline.
+    #[inline(never)]
+    fn elsewhere(&mut self, addr: u64, len: u64) -> Result<*const u8, MemFault> {
         if let Some(r) = self.hot[1].filter(|r| r.contains(addr, len)) {
-            self.set_hot([Some(r), self.hot[0]]);
+            self.set_hot([Some(r), self.hot[0], self.hot[2]]);
+            return Ok(at(r, addr));
+        }
+        if let Some(r) = self.hot[2].filter(|r| r.contains(addr, len)) {
+            self.set_hot([Some(r), self.hot[0], self.hot[1]]);
             return Ok(at(r, addr));
         }
         self.find_host(addr, len)
     }
 
-    /// [`Self::host`] when neither recent region holds the bytes: another region, or (a
+    /// [`Self::host`] when no recent region holds the bytes: another region, or (a
     /// record crossing a page between two bindings of a sparse resource) a copy of its
     /// pieces in `pieced`, valid until the next fetch.
-    #[inline(never)]
+    #[inline]
     fn find_host(&mut self, addr: u64, len: u64) -> Result<*const u8, MemFault> {
         let Some(r) = self.mem.region(addr, len) else {
             self.pieced.resize(len as usize, 0);
             self.mem.read(addr, &mut self.pieced)?;
             return Ok(self.pieced.as_ptr());
         };
-        self.set_hot([Some(r), self.hot[0]]);
+        self.set_hot([Some(r), self.hot[0], self.hot[1]]);
         Ok(at(r, addr))
     }
 
     #[inline]
-    fn set_hot(&mut self, hot: [Option<&'a Region>; 2]) {
+    fn set_hot(&mut self, hot: [Option<&'a Region>; 3]) {
         self.hot = hot;
         let r = hot[0].expect("a region was just hit");
         (self.hot_base, self.hot_len, self.hot_host) = (r.base, r.len, r.host_ptr());
@@ -126,7 +138,7 @@ fn at(r: &Region, addr: u64) -> *const u8 {
 }
 
 impl NodeSource for MemSource<'_> {
-    #[inline]
+    #[inline(always)]
     fn bytes(&mut self, addr: u64, len: usize) -> Result<Option<&[u8]>, MemFault> {
         // `[addr, addr+len)` inside `hot[0]` (`off` wraps past `hot_len` below its base).
         let off = addr.wrapping_sub(self.hot_base);
@@ -135,7 +147,7 @@ impl NodeSource for MemSource<'_> {
             // address `hot_base`, `hot_len` and `hot_host` are.
             return Ok(Some(unsafe { std::slice::from_raw_parts(self.hot_host.add(off as usize), len) }));
         }
-        let p = self.host(addr, len as u64)?;
+        let p = self.elsewhere(addr, len as u64)?;
         // SAFETY: `p` is `addr`'s host address in a region holding all `len` bytes, whose
         // backing the map snapshot keeps alive for `'a`, or in `pieced`, which only the next
         // fetch (a `&mut self` call, after this slice's borrow ends) changes; every byte value
@@ -267,6 +279,9 @@ pub struct Walk {
     top_restarts: u32,
     blas_restarts: u32,
     visits: u64,
+    /// Accept every triangle candidate in place (functional mode's `TRACE_CONFIRM_ALL`,
+    /// set by the front end after `begin`): see [`Self::confirm_candidate`].
+    confirm_all: bool,
     /// RTU work done for this walk since the last `take_work`: records fetched plus
     /// triangle and AABB tests (what the traversal-cost heatmap shows per ray).
     work: u32,
@@ -296,6 +311,7 @@ impl Default for Walk {
             top_restarts: 0,
             blas_restarts: 0,
             visits: 0,
+            confirm_all: false,
             work: 0,
         }
     }
@@ -348,8 +364,14 @@ impl Walk {
         self.top_restarts = 0;
         self.blas_restarts = 0;
         self.visits = 0;
+        self.confirm_all = false;
         self.state =
             if degenerate || tmin.partial_cmp(&tmax).is_none_or(|o| o.is_gt()) { State::Done } else { State::Start };
+    }
+
+    /// Makes the walk accept its triangle candidates itself (`on`) or hand them to the shader.
+    pub fn set_confirm_all(&mut self, on: bool) {
+        self.confirm_all = on;
     }
 
     /// Marks the walk finished (TERMINATE, or a trace that never started).
@@ -1062,6 +1084,12 @@ impl Walk {
                             return Ok(Some(Outcome::Done));
                         }
                     }
+                    TriAction::Candidate if self.confirm_all => {
+                        if self.confirm_candidate(win, st, &h, prim, geom, front, tri) {
+                            st.tri_tests += j as u64 + 1;
+                            return Ok(Some(Outcome::Done));
+                        }
+                    }
                     TriAction::Candidate => {
                         st.tri_tests += j as u64 + 1;
                         return Ok(Some(self.triangle_candidate(win, st, &h, prim, geom, front, tri, word, k)));
@@ -1121,6 +1149,36 @@ impl Walk {
         st.candidates += 1;
         self.state = State::Leaf { word, next: k as u8 + 1 };
         Outcome::Yield(rtu_abi::STS_YIELD_ANYHIT)
+    }
+
+    /// Triangle hit `h` of a confirm-all walk: what the round trip through the shader leaves
+    /// (the candidate span and its record landing, CONTINUE's ACCEPT, the leaf fetched
+    /// again to go on after it) without leaving the leaf: the triangles after it are the
+    /// ones the resume would test, against the new best t either way. Returns true when
+    /// the commit ends the walk (the state is then `Done`).
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    fn confirm_candidate(
+        &mut self,
+        win: &mut [u32],
+        st: &mut RtuStats,
+        h: &isect::TriHit,
+        prim: u32,
+        geom: u32,
+        front: bool,
+        tri: u64,
+    ) -> bool {
+        self.write_span(win, rtu_abi::CANDIDATE, h.t, h.u, h.v, prim, geom, rtu_abi::CANDIDATE_TRIANGLE, front);
+        set_tri(win, rtu_abi::CANDIDATE_TRI, tri);
+        st.candidates += 1;
+        st.records += 1;
+        win[rtu_abi::STATUS as usize] = rtu_abi::STS_YIELD_ANYHIT;
+        if self.accept(win, 0.0) {
+            self.state = State::Done;
+            return true;
+        }
+        st.node_fetches += 1;
+        false
     }
 
     /// The boxes of procedural leaf `word` (bytes `b`) from index `next`.
