@@ -60,41 +60,61 @@ pub trait NodeSource {
 /// crosses a page between two bindings of a sparse resource is copied out of them instead.
 pub struct MemSource<'a> {
     mem: &'a MemoryMap,
-    hot: [Option<&'a Region>; 3],
-    /// `hot[0]`'s extent and host address (an empty extent while there is none), for the
-    /// check every record fetch makes.
-    hot_base: u64,
-    hot_len: u64,
-    hot_host: *mut u8,
+    /// The recent regions' extents, most recent first.
+    hot: [Extent; 3],
     /// The last record no one region held.
     pieced: Vec<u8>,
 }
 
+/// A region's extent and its backing's host address (an empty extent holds nothing).
+#[derive(Clone, Copy)]
+struct Extent {
+    base: u64,
+    len: u64,
+    host: *mut u8,
+}
+
+impl Extent {
+    const NONE: Extent = Extent { base: 0, len: 0, host: std::ptr::null_mut() };
+
+    fn of(r: &Region) -> Extent {
+        Extent { base: r.base, len: r.len, host: r.host_ptr() }
+    }
+
+    /// Host address of `[addr, addr+len)` when the extent holds all of it (`off` wraps past
+    /// `self.len` below the base).
+    #[inline(always)]
+    fn at(&self, addr: u64, len: u64) -> Option<*const u8> {
+        let off = addr.wrapping_sub(self.base);
+        (off < self.len && len <= self.len - off).then(|| self.host.wrapping_add(off as usize) as *const u8)
+    }
+}
+
 impl<'a> MemSource<'a> {
     pub fn new(mem: &'a MemoryMap) -> MemSource<'a> {
-        MemSource { mem, hot: [None; 3], hot_base: 0, hot_len: 0, hot_host: std::ptr::null_mut(), pieced: Vec::new() }
+        MemSource { mem, hot: [Extent::NONE; 3], pieced: Vec::new() }
     }
 
     /// Host address of `[addr, addr+len)`, or the fault a read of it takes.
     #[inline]
     fn host(&mut self, addr: u64, len: u64) -> Result<*const u8, MemFault> {
-        if let Some(r) = self.hot[0].filter(|r| r.contains(addr, len)) {
-            return Ok(at(r, addr));
+        match self.hot[0].at(addr, len) {
+            Some(p) => Ok(p),
+            None => self.elsewhere(addr, len),
         }
-        self.elsewhere(addr, len)
     }
 
-    /// [`Self::host`] past `hot[0]`: out of line, so the record fetch's test of `hot[0]`
-    /// stays small enough to inline.
+    /// [`Self::host`] past `hot[0]`: another recent region, or [`Self::find_host`]. Out of
+    /// line, so the record fetch's test of `hot[0]` stays small enough to inline.
     #[inline(never)]
     fn elsewhere(&mut self, addr: u64, len: u64) -> Result<*const u8, MemFault> {
-        if let Some(r) = self.hot[1].filter(|r| r.contains(addr, len)) {
-            self.set_hot([Some(r), self.hot[0], self.hot[2]]);
-            return Ok(at(r, addr));
+        if let Some(p) = self.hot[1].at(addr, len) {
+            self.hot.swap(0, 1);
+            return Ok(p);
         }
-        if let Some(r) = self.hot[2].filter(|r| r.contains(addr, len)) {
-            self.set_hot([Some(r), self.hot[0], self.hot[1]]);
-            return Ok(at(r, addr));
+        if let Some(p) = self.hot[2].at(addr, len) {
+            self.hot.rotate_right(1);
+            return Ok(p);
         }
         self.find_host(addr, len)
     }
@@ -109,15 +129,9 @@ impl<'a> MemSource<'a> {
             self.mem.read(addr, &mut self.pieced)?;
             return Ok(self.pieced.as_ptr());
         };
-        self.set_hot([Some(r), self.hot[0], self.hot[1]]);
-        Ok(at(r, addr))
-    }
-
-    #[inline]
-    fn set_hot(&mut self, hot: [Option<&'a Region>; 3]) {
-        self.hot = hot;
-        let r = hot[0].expect("a region was just hit");
-        (self.hot_base, self.hot_len, self.hot_host) = (r.base, r.len, r.host_ptr());
+        self.hot.rotate_right(1);
+        self.hot[0] = Extent::of(r);
+        Ok(r.host_ptr().wrapping_add((addr - r.base) as usize))
     }
 
     /// The memory map the source reads.
@@ -131,27 +145,18 @@ impl<'a> MemSource<'a> {
     }
 }
 
-/// Host address of `addr` in `r`, which holds it.
-#[inline]
-fn at(r: &Region, addr: u64) -> *const u8 {
-    r.host_ptr().wrapping_add((addr - r.base) as usize)
-}
-
 impl NodeSource for MemSource<'_> {
     #[inline(always)]
     fn bytes(&mut self, addr: u64, len: usize) -> Result<Option<&[u8]>, MemFault> {
-        // `[addr, addr+len)` inside `hot[0]` (`off` wraps past `hot_len` below its base).
-        let off = addr.wrapping_sub(self.hot_base);
-        if off < self.hot_len && len as u64 <= self.hot_len - off {
-            // SAFETY: as below, for the region `hot[0]`, whose extent and backing's host
-            // address `hot_base`, `hot_len` and `hot_host` are.
-            return Ok(Some(unsafe { std::slice::from_raw_parts(self.hot_host.add(off as usize), len) }));
-        }
-        let p = self.elsewhere(addr, len as u64)?;
-        // SAFETY: `p` is `addr`'s host address in a region holding all `len` bytes, whose
-        // backing the map snapshot keeps alive for `'a`, or in `pieced`, which only the next
-        // fetch (a `&mut self` call, after this slice's borrow ends) changes; every byte value
-        // is a valid `u8`. A shader writing a structure while a query traces it is a data race
+        let p = match self.hot[0].at(addr, len as u64) {
+            Some(p) => p,
+            None => self.elsewhere(addr, len as u64)?,
+        };
+        // SAFETY: `p` is `addr`'s host address in a region holding all `len` bytes (an
+        // extent of `hot` is a region of `mem`, found by `find_host`), whose backing the map
+        // snapshot keeps alive for `'a`, or in `pieced`, which only the next fetch (a
+        // `&mut self` call, after this slice's borrow ends) changes; every byte value is a
+        // valid `u8`. A shader writing a structure while a query traces it is a data race
         // the Vulkan program must not have (the same contract as `MemoryMap::read`).
         Ok(Some(unsafe { std::slice::from_raw_parts(p, len) }))
     }
