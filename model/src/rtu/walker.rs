@@ -148,9 +148,17 @@ impl<'a> MemSource<'a> {
 impl NodeSource for MemSource<'_> {
     #[inline(always)]
     fn bytes(&mut self, addr: u64, len: usize) -> Result<Option<&[u8]>, MemFault> {
+        // The last region, then the one before it inline (a walk alternates a TLAS and a
+        // BLAS), the rest out of line.
         let p = match self.hot[0].at(addr, len as u64) {
             Some(p) => p,
-            None => self.elsewhere(addr, len as u64)?,
+            None => match self.hot[1].at(addr, len as u64) {
+                Some(p) => {
+                    self.hot.swap(0, 1);
+                    p
+                }
+                None => self.elsewhere(addr, len as u64)?,
+            },
         };
         // SAFETY: `p` is `addr`'s host address in a region holding all `len` bytes (an
         // extent of `hot` is a region of `mem`, found by `find_host`), whose backing the map
