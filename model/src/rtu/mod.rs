@@ -778,11 +778,11 @@ struct Functional<'s, 'm> {
 impl Functional<'_, '_> {
     /// Runs the walk until it lands (done or a yield), through the ray log's line tap when
     /// recording; writes the record's STATUS last and closes the log entry of a finished
-    /// trace. A trace armed with `TRACE_CONFIRM_ALL` (`confirm_all`) lands its triangle
-    /// candidates here and accepts them at once, as the kernel's proceed loop would
-    /// (the same records, counters and window), and goes on walking; a procedural candidate
-    /// still goes to the shader, which decides it. Recorded traces keep the round trips, so
-    /// the log sees every decision.
+    /// trace. A trace armed with `TRACE_CONFIRM_ALL` (`confirm_all`) has the walker accept
+    /// its triangle candidates as the kernel's proceed loop would (the same records,
+    /// counters and window) and go on walking; a procedural candidate still goes to the
+    /// shader, which decides it. Recorded traces keep the round trips, so the log sees every
+    /// decision.
     fn run(
         self,
         walk: &mut Walk,
@@ -793,20 +793,15 @@ impl Functional<'_, '_> {
         confirm_all: bool,
     ) -> Result<(), RtuError> {
         let mut raylog = self.raylog;
-        let out = loop {
-            let out = match raylog.as_deref_mut() {
-                None => walk.run(self.src, self.headers, self.cfg, rec, self.stats),
-                Some(log) => {
-                    let mut tap = raylog::LineTap { inner: self.src, mem: self.mem, lines: &mut log.lines };
-                    walk.run(&mut tap, self.headers, self.cfg, rec, self.stats)
-                }
+        walk.set_confirm_all(confirm_all && raylog.is_none());
+        let out = match raylog.as_deref_mut() {
+            None => walk.run(self.src, self.headers, self.cfg, rec, self.stats),
+            Some(log) => {
+                let mut tap = raylog::LineTap { inner: self.src, mem: self.mem, lines: &mut log.lines };
+                walk.run(&mut tap, self.headers, self.cfg, rec, self.stats)
             }
-            .map_err(|fault| RtuError { lane: lane as u32, fault })?;
-            if !(confirm_all && raylog.is_none() && out == Outcome::Yield(rtu_abi::STS_YIELD_ANYHIT)) {
-                break out;
-            }
-            confirm(rec, walk, self.stats);
-        };
+        }
+        .map_err(|fault| RtuError { lane: lane as u32, fault })?;
         RtuUnit::land(rec, walk, out, self.stats);
         if out == Outcome::Done {
             if let Some(log) = raylog {
@@ -814,17 +809,6 @@ impl Functional<'_, '_> {
             }
         }
         Ok(())
-    }
-}
-
-/// A triangle candidate of a `TRACE_CONFIRM_ALL` trace: its record lands (as the shader's
-/// WAIT would see it) and CONTINUE's ACCEPT takes it, ending the walk when the ray flags say
-/// so. Out of line: the walk's common path is a trace without candidates.
-#[inline(never)]
-fn confirm(rec: &mut [u32], walk: &mut Walk, stats: &mut RtuStats) {
-    RtuUnit::land(rec, walk, Outcome::Yield(rtu_abi::STS_YIELD_ANYHIT), stats);
-    if walk.accept(rec, 0.0) {
-        walk.finish();
     }
 }
 

@@ -54,58 +54,84 @@ pub trait NodeSource {
     const TRACKS_STEPS: bool = false;
 }
 
-/// Functional-mode source: reads device memory in place, remembering the last two regions
-/// hit (a TLAS and the BLAS its instances name are usually two allocations). A record that
+/// Functional-mode source: reads device memory in place, remembering the last three regions
+/// hit (a TLAS, a BLAS's header and its nodes can be three allocations, which every lane of
+/// a TRACE entering an instance goes through in turn). A record that
 /// crosses a page between two bindings of a sparse resource is copied out of them instead.
 pub struct MemSource<'a> {
     mem: &'a MemoryMap,
-    hot: [Option<&'a Region>; 2],
-    /// `hot[0]`'s extent and host address (an empty extent while there is none), for the
-    /// check every record fetch makes.
-    hot_base: u64,
-    hot_len: u64,
-    hot_host: *mut u8,
+    /// The recent regions' extents, most recent first.
+    hot: [Extent; 3],
     /// The last record no one region held.
     pieced: Vec<u8>,
 }
 
+/// A region's extent and its backing's host address (an empty extent holds nothing).
+#[derive(Clone, Copy)]
+struct Extent {
+    base: u64,
+    len: u64,
+    host: *mut u8,
+}
+
+impl Extent {
+    const NONE: Extent = Extent { base: 0, len: 0, host: std::ptr::null_mut() };
+
+    fn of(r: &Region) -> Extent {
+        Extent { base: r.base, len: r.len, host: r.host_ptr() }
+    }
+
+    /// Host address of `[addr, addr+len)` when the extent holds all of it (`off` wraps past
+    /// `self.len` below the base).
+    #[inline(always)]
+    fn at(&self, addr: u64, len: u64) -> Option<*const u8> {
+        let off = addr.wrapping_sub(self.base);
+        (off < self.len && len <= self.len - off).then(|| self.host.wrapping_add(off as usize) as *const u8)
+    }
+}
+
 impl<'a> MemSource<'a> {
     pub fn new(mem: &'a MemoryMap) -> MemSource<'a> {
-        MemSource { mem, hot: [None; 2], hot_base: 0, hot_len: 0, hot_host: std::ptr::null_mut(), pieced: Vec::new() }
+        MemSource { mem, hot: [Extent::NONE; 3], pieced: Vec::new() }
     }
 
     /// Host address of `[addr, addr+len)`, or the fault a read of it takes.
     #[inline]
     fn host(&mut self, addr: u64, len: u64) -> Result<*const u8, MemFault> {
-        if let Some(r) = self.hot[0].filter(|r| r.contains(addr, len)) {
-            return Ok(at(r, addr));
+        match self.hot[0].at(addr, len) {
+            Some(p) => Ok(p),
+            None => self.elsewhere(addr, len),
         }
-        if let Some(r) = self.hot[1].filter(|r| r.contains(addr, len)) {
-            self.set_hot([Some(r), self.hot[0]]);
-            return Ok(at(r, addr));
+    }
+
+    /// [`Self::host`] past `hot[0]`: another recent region, or [`Self::find_host`]. Out of
+    /// line, so the record fetch's test of `hot[0]` stays small enough to inline.
+    #[inline(never)]
+    fn elsewhere(&mut self, addr: u64, len: u64) -> Result<*const u8, MemFault> {
+        if let Some(p) = self.hot[1].at(addr, len) {
+            self.hot.swap(0, 1);
+            return Ok(p);
+        }
+        if let Some(p) = self.hot[2].at(addr, len) {
+            self.hot.rotate_right(1);
+            return Ok(p);
         }
         self.find_host(addr, len)
     }
 
-    /// [`Self::host`] when neither recent region holds the bytes: another region, or (a
+    /// [`Self::host`] when no recent region holds the bytes: another region, or (a
     /// record crossing a page between two bindings of a sparse resource) a copy of its
     /// pieces in `pieced`, valid until the next fetch.
-    #[inline(never)]
+    #[inline]
     fn find_host(&mut self, addr: u64, len: u64) -> Result<*const u8, MemFault> {
         let Some(r) = self.mem.region(addr, len) else {
             self.pieced.resize(len as usize, 0);
             self.mem.read(addr, &mut self.pieced)?;
             return Ok(self.pieced.as_ptr());
         };
-        self.set_hot([Some(r), self.hot[0]]);
-        Ok(at(r, addr))
-    }
-
-    #[inline]
-    fn set_hot(&mut self, hot: [Option<&'a Region>; 2]) {
-        self.hot = hot;
-        let r = hot[0].expect("a region was just hit");
-        (self.hot_base, self.hot_len, self.hot_host) = (r.base, r.len, r.host_ptr());
+        self.hot.rotate_right(1);
+        self.hot[0] = Extent::of(r);
+        Ok(r.host_ptr().wrapping_add((addr - r.base) as usize))
     }
 
     /// The memory map the source reads.
@@ -119,27 +145,26 @@ impl<'a> MemSource<'a> {
     }
 }
 
-/// Host address of `addr` in `r`, which holds it.
-#[inline]
-fn at(r: &Region, addr: u64) -> *const u8 {
-    r.host_ptr().wrapping_add((addr - r.base) as usize)
-}
-
 impl NodeSource for MemSource<'_> {
-    #[inline]
+    #[inline(always)]
     fn bytes(&mut self, addr: u64, len: usize) -> Result<Option<&[u8]>, MemFault> {
-        // `[addr, addr+len)` inside `hot[0]` (`off` wraps past `hot_len` below its base).
-        let off = addr.wrapping_sub(self.hot_base);
-        if off < self.hot_len && len as u64 <= self.hot_len - off {
-            // SAFETY: as below, for the region `hot[0]`, whose extent and backing's host
-            // address `hot_base`, `hot_len` and `hot_host` are.
-            return Ok(Some(unsafe { std::slice::from_raw_parts(self.hot_host.add(off as usize), len) }));
-        }
-        let p = self.host(addr, len as u64)?;
-        // SAFETY: `p` is `addr`'s host address in a region holding all `len` bytes, whose
-        // backing the map snapshot keeps alive for `'a`, or in `pieced`, which only the next
-        // fetch (a `&mut self` call, after this slice's borrow ends) changes; every byte value
-        // is a valid `u8`. A shader writing a structure while a query traces it is a data race
+        // The last region, then the one before it inline (a walk alternates a TLAS and a
+        // BLAS), the rest out of line.
+        let p = match self.hot[0].at(addr, len as u64) {
+            Some(p) => p,
+            None => match self.hot[1].at(addr, len as u64) {
+                Some(p) => {
+                    self.hot.swap(0, 1);
+                    p
+                }
+                None => self.elsewhere(addr, len as u64)?,
+            },
+        };
+        // SAFETY: `p` is `addr`'s host address in a region holding all `len` bytes (an
+        // extent of `hot` is a region of `mem`, found by `find_host`), whose backing the map
+        // snapshot keeps alive for `'a`, or in `pieced`, which only the next fetch (a
+        // `&mut self` call, after this slice's borrow ends) changes; every byte value is a
+        // valid `u8`. A shader writing a structure while a query traces it is a data race
         // the Vulkan program must not have (the same contract as `MemoryMap::read`).
         Ok(Some(unsafe { std::slice::from_raw_parts(p, len) }))
     }
@@ -267,6 +292,9 @@ pub struct Walk {
     top_restarts: u32,
     blas_restarts: u32,
     visits: u64,
+    /// Accept every triangle candidate in place (functional mode's `TRACE_CONFIRM_ALL`,
+    /// set by the front end after `begin`): see [`Self::confirm_candidate`].
+    confirm_all: bool,
     /// RTU work done for this walk since the last `take_work`: records fetched plus
     /// triangle and AABB tests (what the traversal-cost heatmap shows per ray).
     work: u32,
@@ -296,6 +324,7 @@ impl Default for Walk {
             top_restarts: 0,
             blas_restarts: 0,
             visits: 0,
+            confirm_all: false,
             work: 0,
         }
     }
@@ -348,8 +377,14 @@ impl Walk {
         self.top_restarts = 0;
         self.blas_restarts = 0;
         self.visits = 0;
+        self.confirm_all = false;
         self.state =
             if degenerate || tmin.partial_cmp(&tmax).is_none_or(|o| o.is_gt()) { State::Done } else { State::Start };
+    }
+
+    /// Makes the walk accept its triangle candidates itself (`on`) or hand them to the shader.
+    pub fn set_confirm_all(&mut self, on: bool) {
+        self.confirm_all = on;
     }
 
     /// Marks the walk finished (TERMINATE, or a trace that never started).
@@ -1080,6 +1115,12 @@ impl Walk {
                             return Ok(Some(Outcome::Done));
                         }
                     }
+                    TriAction::Candidate if self.confirm_all => {
+                        if self.confirm_candidate(win, st, &h, prim, geom, front, tri) {
+                            st.tri_tests += j as u64 + 1;
+                            return Ok(Some(Outcome::Done));
+                        }
+                    }
                     TriAction::Candidate => {
                         st.tri_tests += j as u64 + 1;
                         return Ok(Some(self.triangle_candidate(win, st, &h, prim, geom, front, tri, word, k)));
@@ -1139,6 +1180,36 @@ impl Walk {
         st.candidates += 1;
         self.state = State::Leaf { word, next: k as u8 + 1 };
         Outcome::Yield(rtu_abi::STS_YIELD_ANYHIT)
+    }
+
+    /// Triangle hit `h` of a confirm-all walk: what the round trip through the shader leaves
+    /// (the candidate span and its record landing, CONTINUE's ACCEPT, the leaf fetched
+    /// again to go on after it) without leaving the leaf: the triangles after it are the
+    /// ones the resume would test, against the new best t either way. Returns true when
+    /// the commit ends the walk (the state is then `Done`).
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    fn confirm_candidate(
+        &mut self,
+        win: &mut [u32],
+        st: &mut RtuStats,
+        h: &isect::TriHit,
+        prim: u32,
+        geom: u32,
+        front: bool,
+        tri: u64,
+    ) -> bool {
+        self.write_span(win, rtu_abi::CANDIDATE, h.t, h.u, h.v, prim, geom, rtu_abi::CANDIDATE_TRIANGLE, front);
+        set_tri(win, rtu_abi::CANDIDATE_TRI, tri);
+        st.candidates += 1;
+        st.records += 1;
+        win[rtu_abi::STATUS as usize] = rtu_abi::STS_YIELD_ANYHIT;
+        if self.accept(win, 0.0) {
+            self.state = State::Done;
+            return true;
+        }
+        st.node_fetches += 1;
+        false
     }
 
     /// The boxes of procedural leaf `word` (bytes `b`) from index `next`.
