@@ -752,12 +752,12 @@ impl Walk {
                 }
                 Some(first)
             };
+            // The nearest hit child, else the stack's next entry of this level.
+            let next = next.or_else(|| self.pop_level(in_blas, best_t));
             if S::TRACKS_STEPS {
-                // The next internal node of this level (the nearest hit child, else the
-                // stack's next entry of this level) starts its step here rather than through
-                // more passes of the state machine: the same new step and fetch, parked on
-                // its lines (or visited at once if the source already has them).
-                let next = next.or_else(|| self.pop_level(in_blas, best_t));
+                // The next internal node starts its step here rather than through more
+                // passes of the state machine: the same new step and fetch, parked on its
+                // lines (or visited at once if the source already has them).
                 self.state = next.map_or(State::Pop, State::Visit);
                 let Some(w) = next.filter(|&w| !bvh::child_is_leaf(w)) else { break 'walk Ok(None) };
                 src.new_step();
@@ -774,10 +774,8 @@ impl Walk {
                     Err(e) => break 'walk Err(Fault::from(e)),
                 }
             }
-            word = match next.or_else(|| self.pop_level(in_blas, best_t)) {
-                Some(w) => w,
-                None => break 'walk Ok(None),
-            };
+            let Some(w) = next else { break 'walk Ok(None) };
+            word = w;
         };
         self.visits = visits;
         st.node_fetches += fetches;
