@@ -81,58 +81,186 @@ fn global<'m>(
         uniform = if same { 1 << first } else { 0 };
     }
     let lanes = if uniform != 0 && i.op == Op::Ldg { uniform } else { mask };
+    let load = i.op == Op::Ldg;
+    if lanes & (lanes - 1) == 0 && lanes != 0 {
+        // One access (a uniform load, or a single lane): its region is most often a hot one.
+        let l = lanes.trailing_zeros() as usize;
+        let addr = pair(regs, aa, nt, l).wrapping_add(off);
+        if let Some(r) = hot_region(mem, hot, addr, bytes as u64) {
+            let mut v = [0u32; 4];
+            spread_access(regs, nt, r, addr, l, vv, size, load, &mut v);
+            if load {
+                put_loaded(regs, nt, mask, lanes == mask, vv, l, size, &v);
+            }
+            return Ok(());
+        }
+    } else if let Some(r) = lanes_region(regs, aa, nt, lanes, off, bytes as u64, mem, hot) {
+        match size {
+            MemSize::B32 => spread_words::<1>(regs, nt, lanes, r, aa, off, vv, load),
+            MemSize::B64 => spread_words::<2>(regs, nt, lanes, r, aa, off, vv, load),
+            MemSize::B128 => spread_words::<4>(regs, nt, lanes, r, aa, off, vv, load),
+            _ => lanes!(lanes, nt, |l| {
+                let addr = pair(regs, aa, nt, l).wrapping_add(off);
+                let mut v = [0u32; 4];
+                spread_access(regs, nt, r, addr, l, vv, size, load, &mut v);
+                if load {
+                    put_loaded(regs, nt, mask, true, vv, l, size, &v);
+                }
+            }),
+        }
+        return Ok(());
+    }
+    // Lane by lane, each through its own region, in lane order: the first lane that no
+    // region holds takes the slow path (a sparse page boundary, a null descriptor) or faults.
     let mut todo = lanes;
     while todo != 0 {
         let l = todo.trailing_zeros() as usize;
         todo &= todo - 1;
         let addr = pair(regs, aa, nt, l).wrapping_add(off);
-        // Lanes mostly touch one buffer, and a warp's loads mostly one or two (push
-        // constants, a descriptor set): look the region up again only when an access
-        // leaves the last two.
-        let r = match *hot {
-            [Some(r), _] if r.contains(addr, bytes as u64) => r,
-            [last, Some(r)] if r.contains(addr, bytes as u64) => {
-                *hot = [Some(r), last];
-                r
-            }
-            _ => match mem.region(addr, bytes as u64) {
-                Some(r) => {
-                    *hot = [Some(r), hot[0]];
-                    r
-                }
-                None => {
-                    let mut v = [0u32; 4];
-                    if i.op == Op::Stg {
-                        for k in 0..size.regs() {
-                            v[k] = regs[(vv + k) * nt + l];
-                        }
-                    }
-                    global_access_slow(mem, addr, size, i.op == Op::Ldg, &mut v).map_err(|m| mem_fault(m, l))?;
-                    if i.op == Op::Ldg {
-                        put_loaded(regs, nt, mask, lanes == mask, vv, l, size, &v);
-                    }
-                    continue;
-                }
-            },
-        };
-        // SAFETY: `[addr, addr+bytes)` lies inside the region's live backing (checked
-        // by `contains`/`region`), so the pointer and the `bytes`-long slice stay in
-        // bounds; every byte value is a valid `u8`. Lanes (and other cores) touching
-        // the same bytes without atomics is a race the Vulkan program must not have.
-        let p = unsafe { r.host_ptr().add((addr - r.base) as usize) };
         let mut v = [0u32; 4];
-        if i.op == Op::Ldg {
-            load_bytes(unsafe { std::slice::from_raw_parts(p, bytes) }, 0, size, &mut v);
-            put_loaded(regs, nt, mask, lanes == mask, vv, l, size, &v);
-        } else {
-            for k in 0..size.regs() {
-                v[k] = regs[(vv + k) * nt + l];
+        match hot_region(mem, hot, addr, bytes as u64) {
+            Some(r) => spread_access(regs, nt, r, addr, l, vv, size, load, &mut v),
+            None => {
+                if !load {
+                    for k in 0..size.regs() {
+                        v[k] = regs[(vv + k) * nt + l];
+                    }
+                }
+                global_access_slow(mem, addr, size, load, &mut v).map_err(|m| mem_fault(m, l))?;
             }
-            // SAFETY: as above, for the store.
-            store_bytes(unsafe { std::slice::from_raw_parts_mut(p, bytes) }, 0, size, &v);
+        }
+        if load {
+            put_loaded(regs, nt, mask, lanes == mask, vv, l, size, &v);
         }
     }
     Ok(())
+}
+
+/// The region that holds `[addr, addr + span)`: one of the last two the warp used (`hot`,
+/// most recent first) or, looked up in the map, the new most recent one.
+#[inline(always)]
+fn hot_region<'m>(mem: &'m MemoryMap, hot: &mut [Option<&'m Region>; 2], addr: u64, span: u64) -> Option<&'m Region> {
+    match *hot {
+        [Some(r), _] if r.contains(addr, span) => Some(r),
+        [last, Some(r)] if r.contains(addr, span) => {
+            *hot = [Some(r), last];
+            Some(r)
+        }
+        _ => {
+            let r = mem.region(addr, span)?;
+            *hot = [Some(r), hot[0]];
+            Some(r)
+        }
+    }
+}
+
+/// The region that holds every access of the lanes in `lanes` (at least two), when one
+/// does: a warp's lanes mostly touch one buffer (each its pixel's word), so the region is
+/// checked once for the span from the lowest to the highest address instead of lane by lane.
+/// None when the span leaves the last two regions used and no single region holds it (the
+/// lane-by-lane loop then finds each lane's region, or its fault, in lane order).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn lanes_region<'m>(
+    regs: &[u32],
+    aa: usize,
+    nt: usize,
+    lanes: u32,
+    off: u64,
+    bytes: u64,
+    mem: &'m MemoryMap,
+    hot: &mut [Option<&'m Region>; 2],
+) -> Option<&'m Region> {
+    let (lo, hi) = (row(regs, aa as u16, nt), row(regs, aa as u16 + 1, nt));
+    let (mut min, mut max) = (u64::MAX, 0u64);
+    lanes!(lanes, nt, |l| {
+        let addr = (lo[l] as u64 | (hi[l] as u64) << 32).wrapping_add(off);
+        min = min.min(addr);
+        max = max.max(addr);
+    });
+    let span = (max - min).checked_add(bytes)?;
+    hot_region(mem, hot, min, span)
+}
+
+/// The LDG or STG of `W` words of every lane in `lanes`, whose accesses all lie in region
+/// `r` (checked by [`lanes_region`]), in lane order.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn spread_words<const W: usize>(
+    regs: &mut [u32],
+    nt: usize,
+    lanes: u32,
+    r: &Region,
+    aa: usize,
+    off: u64,
+    vv: usize,
+    load: bool,
+) {
+    let (host, base) = (r.host_ptr(), r.base);
+    if W == 1 && full_warp(nt, lanes) {
+        // One word a lane over whole rows: the addresses and values as fixed-size arrays (no
+        // per-lane bounds checks). (Wider accesses stay lane by lane: two lanes' accesses
+        // may overlap, and the later lane's words must land last.)
+        let (lo, hi) = (row_full(regs, aa as u16), row_full(regs, aa as u16 + 1));
+        let vals = row_full_mut(regs, vv as u16);
+        for l in 0..MAX_THREADS {
+            let at = ((lo[l] as u64 | (hi[l] as u64) << 32).wrapping_add(off) - base) as usize;
+            // SAFETY: as below, for lane `l`'s word.
+            let w = unsafe { std::slice::from_raw_parts_mut(host.add(at), 4) };
+            if load {
+                vals[l] = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
+            } else {
+                w.copy_from_slice(&vals[l].to_le_bytes());
+            }
+        }
+        return;
+    }
+    lanes!(lanes, nt, |l| {
+        let at = (pair(regs, aa, nt, l).wrapping_add(off) - base) as usize;
+        // SAFETY: `[at, at + 4W)` lies inside the region's live backing (every lane's access
+        // is inside the span `lanes_region` checked), so the slice stays in bounds; every byte
+        // value is a valid `u8`. As in the lane-by-lane loop, lanes (and other cores) touching
+        // the same bytes without atomics is a race the Vulkan program must not have.
+        let b = unsafe { std::slice::from_raw_parts_mut(host.add(at), 4 * W) };
+        for (k, w) in b.chunks_exact_mut(4).enumerate() {
+            let reg = &mut regs[(vv + k) * nt + l];
+            if load {
+                *reg = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
+            } else {
+                w.copy_from_slice(&reg.to_le_bytes());
+            }
+        }
+    });
+}
+
+/// Lane `l`'s LDG (into `v`) or STG (of its registers from `vv`) at `addr`, which lies in
+/// region `r`.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn spread_access(
+    regs: &[u32],
+    nt: usize,
+    r: &Region,
+    addr: u64,
+    l: usize,
+    vv: usize,
+    size: MemSize,
+    load: bool,
+    v: &mut [u32; 4],
+) {
+    // SAFETY: `[addr, addr + bytes)` lies inside the region's live backing (checked by
+    // `contains`/`region` for this access or for a span holding it), so the slice stays in
+    // bounds; every byte value is a valid `u8`. Lanes (and other cores) touching the same
+    // bytes without atomics is a race the Vulkan program must not have.
+    let b = unsafe { std::slice::from_raw_parts_mut(r.host_ptr().add((addr - r.base) as usize), size.bytes()) };
+    if load {
+        load_bytes(b, 0, size, v);
+    } else {
+        for k in 0..size.regs() {
+            v[k] = regs[(vv + k) * nt + l];
+        }
+        store_bytes(b, 0, size, v);
+    }
 }
 
 /// True when every lane in `mask` holds the address `h0:l0` in rows `base_hi:base_lo`.
@@ -558,6 +686,89 @@ fn local_lanes(
 mod tests {
     use super::super::tests::{random_regs, Rng, NT};
     use super::*;
+    use crate::mem::AddressSpace;
+
+    /// LDG/STG lane by lane through the memory map, in lane order: the reference the fast
+    /// paths of [`global`] (a uniform load, lanes that share a region) must match.
+    fn global_reference(i: &Instr, regs: &mut [u32], mask: u32, mem: &MemoryMap) -> Result<(), Fault> {
+        let size = MemSize::from_u8(i.modifier).unwrap();
+        let (load, vv) = (i.op == Op::Ldg, if i.op == Op::Ldg { i.dst } else { i.b } as usize);
+        for l in (0..NT).filter(|l| mask >> l & 1 != 0) {
+            let addr = pair(regs, i.a as usize, NT, l).wrapping_add(i.imm as i32 as i64 as u64);
+            let mut v = [0u32; 4];
+            if !load {
+                for k in 0..size.regs() {
+                    v[k] = regs[(vv + k) * NT + l];
+                }
+            }
+            global_access_slow(mem, addr, size, load, &mut v).map_err(|m| mem_fault(m, l))?;
+            if load {
+                for k in 0..size.regs() {
+                    regs[(vv + k) * NT + l] = v[k];
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Global loads and stores against [`global_reference`]: every size, full and partial
+    /// masks, lanes in one region (overlapping accesses included: the later lane's bytes must
+    /// land last), one lane in another region, one lane unmapped (the same fault, the lanes
+    /// before it done), and one address in every lane.
+    #[test]
+    fn global_paths_match_lane_by_lane() {
+        const LEN: usize = 512;
+        let mut rng = Rng(0x5eed_0f61_0ba1);
+        let sizes = [MemSize::U8, MemSize::S16, MemSize::B32, MemSize::B64, MemSize::B128];
+        for round in 0..400 {
+            let size = sizes[round % sizes.len()];
+            let load = (round / sizes.len()).is_multiple_of(2);
+            let case = round / (2 * sizes.len()) % 4;
+            let mask = if round.is_multiple_of(3) { u32::MAX } else { rng.next() | 1 << (rng.next() % 32) };
+            let spaces = [AddressSpace::new(), AddressSpace::new()];
+            let regions: Vec<[Region; 2]> =
+                spaces.iter().map(|s| [s.allocate(LEN as u64).unwrap(), s.allocate(LEN as u64).unwrap()]).collect();
+            let init: Vec<u8> = (0..2 * LEN).map(|_| rng.next() as u8).collect();
+            for (s, r) in spaces.iter().zip(&regions) {
+                s.snapshot().write(r[0].base, &init[..LEN]).unwrap();
+                s.snapshot().write(r[1].base, &init[LEN..]).unwrap();
+            }
+            let [a, b] = [regions[0][0].base, regions[0][1].base];
+            let imm = rng.next() % 8;
+            // Offsets from a short range, so lanes' accesses overlap.
+            let room = 96 - size.bytes() as u32;
+            let mut addrs: Vec<u64> = (0..NT).map(|_| a + (rng.next() % room) as u64).collect();
+            let odd = rng.next() as usize % NT;
+            match case {
+                1 => addrs[odd] = b + 8,
+                2 => addrs[odd] = b + LEN as u64 + 64,
+                3 => {
+                    let first = addrs[0];
+                    addrs.fill(first);
+                }
+                _ => {}
+            }
+            let mut regs = random_regs(&mut Rng(round as u64 + 1));
+            for (l, &x) in addrs.iter().enumerate() {
+                set_pair(&mut regs, 0, NT, l, x - imm as u64);
+            }
+            let op = if load { Op::Ldg } else { Op::Stg };
+            let i = Instr::r(op, size as u8, 2, 0, 2, REG_NONE, REG_NONE, imm);
+            let (mut r1, mut r2) = (regs.clone(), regs);
+            let (m1, m2) = (spaces[0].snapshot(), spaces[1].snapshot());
+            let e1 = global(&i, &mut r1, NT, mask, &m1, &mut [None, None]).err().map(|f| f.to_string());
+            let e2 = global_reference(&i, &mut r2, mask, &m2).err().map(|f| f.to_string());
+            assert_eq!(e1, e2, "round {round}");
+            assert_eq!(r1, r2, "round {round}");
+            let bytes = |m: &MemoryMap| {
+                let mut out = vec![0u8; 2 * LEN];
+                m.read(a, &mut out[..LEN]).unwrap();
+                m.read(b, &mut out[LEN..]).unwrap();
+                out
+            };
+            assert_eq!(bytes(&m1), bytes(&m2), "round {round}");
+        }
+    }
 
     /// The in-bounds word path of LDL/STL/LDP/STP against the lane-by-lane path, for every
     /// word size, both spaces, both directions, full and partial masks, and offsets that
