@@ -645,8 +645,8 @@ impl Walk {
         st: &mut RtuStats,
         mut word: u32,
     ) -> Result<Option<Outcome>, Fault> {
-        let lvl = *self.level();
-        let in_blas = self.in_blas;
+        let mut lvl = *self.level();
+        let mut in_blas = self.in_blas;
         let (tmin, mut best_t) = (self.tmin, self.best_t);
         let len = bvh::node_bytes(W as u32);
         // The counters live in locals for the loop (written back on every way out).
@@ -663,11 +663,22 @@ impl Walk {
                     Ok(Some(out)) => break 'walk Ok(Some(out)),
                     Ok(None) => {}
                 }
-                if self.state != State::Pop || self.in_blas != in_blas {
+                best_t = self.best_t;
+                if self.in_blas != in_blas {
+                    // An instance entered: its BLAS's root next, in this loop when the BLAS
+                    // has this width.
+                    match self.state {
+                        State::Visit(root) if same_width::<W>(self.blas.width) => {
+                            (lvl, in_blas, word) = (self.blas, true, root);
+                            continue;
+                        }
+                        _ => break 'walk Ok(None),
+                    }
+                }
+                if self.state != State::Pop {
                     break 'walk Ok(None);
                 }
-                best_t = self.best_t;
-                match self.pop_level(in_blas, best_t) {
+                match self.next_entry::<W>(&mut lvl, &mut in_blas, best_t) {
                     Some(w) => {
                         word = w;
                         continue;
@@ -753,7 +764,13 @@ impl Walk {
                 Some(first)
             };
             // The nearest hit child, else the stack's next entry of this level.
-            let next = next.or_else(|| self.pop_level(in_blas, best_t));
+            let next = next.or_else(|| {
+                if S::TRACKS_STEPS {
+                    self.pop_level(in_blas, best_t)
+                } else {
+                    self.next_entry::<W>(&mut lvl, &mut in_blas, best_t)
+                }
+            });
             if S::TRACKS_STEPS {
                 // The next internal node starts its step here rather than through more
                 // passes of the state machine: the same new step and fetch, parked on its
@@ -795,6 +812,31 @@ impl Walk {
             }
         }
         self.state = State::Pop;
+        None
+    }
+
+    /// Functional mode's next entry once a step of `descend` has no child to go on with:
+    /// the level's next stack entry or, when a BLAS has none left and no resume point, the
+    /// TLAS's next (leaving the BLAS as `State::Pop` would, when the TLAS has width `W`;
+    /// `lvl` and `in_blas` follow). None with the state `Pop`, for the state machine, or
+    /// `Done` when the TLAS has nothing left either (what `pop` would decide).
+    #[inline(always)]
+    fn next_entry<const W: usize>(&mut self, lvl: &mut Level, in_blas: &mut bool, best_t: f32) -> Option<u32> {
+        if let Some(w) = self.pop_level(*in_blas, best_t) {
+            return Some(w);
+        }
+        if *in_blas {
+            if self.blas_resume != 0 || !same_width::<W>(self.top.width) {
+                return None;
+            }
+            (self.in_blas, *in_blas, *lvl) = (false, false, self.top);
+            if let Some(w) = self.pop_level(false, best_t) {
+                return Some(w);
+            }
+        }
+        if self.stack.len == 0 && self.top_resume == 0 {
+            self.state = State::Done;
+        }
         None
     }
 
@@ -1286,6 +1328,12 @@ impl Walk {
         self.state = if self.obj.is_degenerate() { State::Pop } else { State::Visit(blas.root) };
         Ok(None)
     }
+}
+
+/// True when `descend::<W>` walks a level of width `width` (the state machine's choice).
+#[inline(always)]
+fn same_width<const W: usize>(width: u32) -> bool {
+    (width == 4) == (W == 4)
 }
 
 /// The fault of a record named as a leaf that is not one.
