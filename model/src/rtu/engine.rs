@@ -453,6 +453,10 @@ pub struct RtuCore {
     /// Whether the last ticked cycle left a ray in hand, and a trace waiting for a slot
     /// (for the cycles skipped after it).
     ray_in_hand: bool,
+    /// The first cycle the write-back or the fill engine may have work (a write-back's end,
+    /// or the next cycle while a slot fills): set to 0 where work is queued or a slot frees,
+    /// so the common tick tests one word instead of each queue.
+    chores_at: u64,
     slot_full: bool,
     /// The batch, port and PE counters as they happen; `cycles`, `idle_starved`,
     /// `slot_cycles` and `context_cycles` are complete only after [`Self::finish`].
@@ -522,6 +526,7 @@ impl RtuCore {
             acct_from: 0,
             integ_from: 0,
             ray_in_hand: false,
+            chores_at: 0,
             slot_full: false,
             stats: EngineStats::default(),
             tlb: Tlb::new(cfg.mem.tlb_entries, cfg.mem.page_walk_latency),
@@ -683,11 +688,13 @@ impl RtuCore {
             }
             self.slots[s] = Slot::default();
             self.free_slots += 1;
+            self.chores_at = 0;
             self.live_slots -= 1;
         }
     }
 
     fn stage(&mut self, core: u32, warp: u32, query: u32, arm: u32, resume: u32) {
+        self.chores_at = 0;
         if let Some(e) = self.staging.iter_mut().find(|e| e.core == core && e.warp == warp && e.query == query) {
             e.arm |= arm;
             e.resume = (e.resume | resume) & !e.arm;
@@ -784,6 +791,37 @@ impl RtuCore {
         if self.events.advance(now) {
             self.wake_due(now);
         }
+        if now >= self.chores_at {
+            self.write_back_and_fill(now, fronts);
+        }
+
+        // EXEC, then the pipeline advances and SELECT picks the next context.
+        let mut retired = false;
+        if let Some((c, gen)) = self.pipe[1] {
+            let c = c as usize;
+            if self.ctx[c].gen == gen {
+                retired = self.exec(c, now, fronts, rtcache, below, mem)?;
+            }
+        }
+        self.pipe[1] = self.pipe[0];
+        self.pipe[0] = self.select().map(|c| (c as u32, self.ctx[c].gen));
+        self.ray_in_hand = self.traversing > 0 || !self.staging.is_empty();
+        self.slot_full = self.filling.is_none() && self.free_slots == 0 && !self.staging.is_empty();
+        // This cycle's class (`cycles` and `idle_starved` follow from the others at the end).
+        self.stats.busy_cycles += retired as u64;
+        self.stats.idle_with_ray += (!retired && self.ray_in_hand) as u64;
+        self.stats.slot_full_cycles += self.slot_full as u64;
+        if self.timeline.is_some() {
+            self.record(now, 1, retired);
+        }
+        self.acct_from = now + 1;
+        Ok(())
+    }
+
+    /// The record write-back and the fill engine, in ticks from `chores_at` on (out of line:
+    /// most ticks have neither).
+    #[inline(never)]
+    fn write_back_and_fill(&mut self, now: u64, fronts: &mut dyn Fronts) {
         // Record write-back.
         if let Some(wb) = &self.wb {
             if wb.done_at <= now {
@@ -852,28 +890,15 @@ impl RtuCore {
             };
             self.event(at, c);
         }
-
-        // EXEC, then the pipeline advances and SELECT picks the next context.
-        let mut retired = false;
-        if let Some((c, gen)) = self.pipe[1] {
-            let c = c as usize;
-            if self.ctx[c].gen == gen {
-                retired = self.exec(c, now, fronts, rtcache, below, mem)?;
-            }
-        }
-        self.pipe[1] = self.pipe[0];
-        self.pipe[0] = self.select().map(|c| (c as u32, self.ctx[c].gen));
-        self.ray_in_hand = self.traversing > 0 || !self.staging.is_empty();
-        self.slot_full = self.filling.is_none() && self.free_slots == 0 && !self.staging.is_empty();
-        // This cycle's class (`cycles` and `idle_starved` follow from the others at the end).
-        self.stats.busy_cycles += retired as u64;
-        self.stats.idle_with_ray += (!retired && self.ray_in_hand) as u64;
-        self.stats.slot_full_cycles += self.slot_full as u64;
-        if self.timeline.is_some() {
-            self.record(now, 1, retired);
-        }
-        self.acct_from = now + 1;
-        Ok(())
+        // A staged trace waiting for a slot has no work until one frees.
+        let every_cycle = self.filling.is_some()
+            || (self.free_slots > 0 && !self.staging.is_empty())
+            || (self.wb.is_none() && !self.wb_queue.is_empty());
+        self.chores_at = match &self.wb {
+            _ if every_cycle => now + 1,
+            Some(wb) => wb.done_at,
+            None => u64::MAX,
+        };
     }
 
     /// Applies the wake events due at `now` ([`Wheel::advance`] found some).
@@ -1167,6 +1192,7 @@ impl RtuCore {
         if ready {
             self.slots[s].queued_wb = true;
             self.wb_queue.push_back(s);
+            self.chores_at = 0;
         }
     }
 
