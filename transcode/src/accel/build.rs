@@ -106,7 +106,7 @@ fn build_here(
     phases.gather = clock.lap();
 
     // 2. Morton order, and the primitives (with triangles' vertices) in that order.
-    let sorted = morton::sort(sc.keys, sc.tmp);
+    let sorted = morton::sort(sc.keys, sc.tmp, active < n);
     let sorted = &sorted[..active];
     phases.sort = clock.lap();
     let (sorted_refs, verts, ids) = (&mut sc.sorted_refs[..active], &mut sc.verts[..], &mut sc.ids[..]);
