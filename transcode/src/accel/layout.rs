@@ -332,27 +332,22 @@ impl Writer<'_> {
         match self.src.kind {
             Kind::Triangles => {
                 // Stored straight into the destination: the header, one fixed-size record
-                // per triangle, zeros up to the record alignment.
-                let (head, mut recs) = out.split_at_mut(tri::HEADER);
+                // per triangle (its nine floats as they are, then its index), zeros up to
+                // the record alignment.
                 let mut h = [0u32; tri::HEADER / 4];
                 h[tri::KIND / 4] = bvh::LEAF_TRI as u32 | (count << 8);
                 h[tri::GEOM_INDEX / 4] = g0;
                 h[tri::GEOM_FLAGS / 4] = self.src.geom_flags[g0 as usize];
+                let (head, recs) = out.split_at_mut(tri::HEADER);
                 head.copy_from_slice(bytemuck::cast_slice(&h));
-                let first = first as usize;
-                let verts = &t.verts[first..first + count as usize];
-                let ids = &t.ids[first..first + count as usize];
-                for (v, id) in verts.iter().zip(ids) {
-                    let (rec, tail) = std::mem::take(&mut recs).split_at_mut(tri::RECORD);
-                    let mut w = [0u32; tri::RECORD / 4];
-                    for j in 0..9 {
-                        w[j] = v[j].to_bits();
-                    }
-                    w[tri::PRIM / 4] = id[1];
-                    rec.copy_from_slice(bytemuck::cast_slice(&w));
-                    recs = tail;
+                let (first, n) = (first as usize, count as usize);
+                let (body, pad) = recs.split_at_mut(tri::RECORD * n);
+                let tris = t.verts[first..first + n].iter().zip(&t.ids[first..first + n]);
+                for (rec, (v, id)) in body.chunks_exact_mut(tri::RECORD).zip(tris) {
+                    rec[..tri::PRIM].copy_from_slice(bytemuck::bytes_of(v));
+                    rec[tri::PRIM..].copy_from_slice(&id[1].to_ne_bytes());
                 }
-                recs.fill(0);
+                pad.fill(0);
             }
             Kind::Aabbs => {
                 out.fill(0);
