@@ -282,7 +282,7 @@ impl Tree<'_> {
     }
 
     /// Box of the primitive at sorted position `pos`.
-    #[inline]
+    #[inline(always)]
     pub fn prim_box(&self, pos: u32) -> Aabb {
         if self.verts.is_empty() {
             self.prims[pos as usize].aabb()
@@ -319,7 +319,7 @@ impl Tree<'_> {
 
     /// (box, primitive count, first sorted position, size in 16-byte units, whether it is
     /// a leaf) of a child, from one read of its node.
-    #[inline]
+    #[inline(always)]
     pub fn child(&self, r: u32) -> (Aabb, u32, u32, u32, bool) {
         if Self::is_prim(r) {
             let pos = r & !LEAF_PRIM;
@@ -450,7 +450,7 @@ impl Tree<'_> {
     }
 
     /// (box, primitive count, first sorted position) of a child.
-    #[inline]
+    #[inline(always)]
     pub fn child_head(&self, r: u32) -> (Aabb, u32, u32) {
         if Self::is_prim(r) {
             let pos = r & !LEAF_PRIM;
