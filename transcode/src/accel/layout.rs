@@ -171,12 +171,16 @@ pub fn quantise_node<const N: usize>(boxes: &[Aabb; N]) -> ([f32; 3], [i8; 3], [
     (origin, exp, ql, qh)
 }
 
+#[cfg(not(target_arch = "x86_64"))]
+use child_lanes_portable as child_lanes;
+
 /// The lane step of [`quantise_node`], portable: every child's corners on every axis
 /// from the axes' frames (an axis left to `quantise_axis` gives garbage, replaced there).
-/// Returns the axes (bit `a`) where a live lane needs the outward stepping.
-#[cfg(not(target_arch = "x86_64"))]
+/// Returns the axes (bit `a`) where a live lane needs the outward stepping. (On x86_64
+/// only the tests call it, against the SSE version.)
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
 #[inline(always)]
-fn child_lanes<const N: usize>(
+fn child_lanes_portable<const N: usize>(
     boxes: &[Aabb; N],
     origin: &[f32; 3],
     inv: &[f32; 3],
@@ -550,6 +554,40 @@ mod tests {
                 assert_eq!((bits(got.0), got.1), (bits(want.origin), want.exp), "{boxes:?}");
                 assert_eq!((&got.2[..len], &got.3[..len]), (&want.qlo[..], &want.qhi[..]), "{boxes:?}");
             }
+        }
+    }
+
+    #[test]
+    fn lane_steps_agree() {
+        let mut rng = vortex_model::rtu::reference::Rng::new(5);
+        let specials = [0.0f32, -0.0, 1e-30, f32::MAX, f32::INFINITY, f32::NAN];
+        for round in 0..100_000 {
+            let mut boxes = [Aabb::EMPTY; 6];
+            for b in &mut boxes[..2 + round % 5] {
+                for a in 0..3 {
+                    let mut pick = || {
+                        let r = rng.next_u64();
+                        if r.is_multiple_of(13) {
+                            specials[(r >> 8) as usize % specials.len()]
+                        } else {
+                            (r >> 40) as f32 * 1e-3 - 5000.0
+                        }
+                    };
+                    (b.lo[a], b.hi[a]) = (pick(), pick());
+                }
+            }
+            let mut frame = ([0.0f32; 3], [0.0f32; 3], [0.0f32; 3]);
+            for a in 0..3 {
+                let l: [f32; 6] = std::array::from_fn(|c| boxes[c].lo[a]);
+                let h: [f32; 6] = std::array::from_fn(|c| boxes[c].hi[a]);
+                if let Some((o, e)) = lane_frame(&l, &h) {
+                    (frame.0[a], frame.1[a], frame.2[a]) = (o, exp2_f64(-e) as f32, bvh::exp2i(e));
+                }
+            }
+            let (mut l1, mut h1, mut l2, mut h2) = ([[0u8; 3]; 6], [[0u8; 3]; 6], [[0u8; 3]; 6], [[0u8; 3]; 6]);
+            let b1 = child_lanes(&boxes, &frame.0, &frame.1, &frame.2, &mut l1, &mut h1);
+            let b2 = child_lanes_portable(&boxes, &frame.0, &frame.1, &frame.2, &mut l2, &mut h2);
+            assert_eq!((b1, l1, h1), (b2, l2, h2), "{boxes:?}");
         }
     }
 
