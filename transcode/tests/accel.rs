@@ -1361,3 +1361,105 @@ fn indexed_u32_triangles_build_like_unindexed_ones() {
         }
     }
 }
+
+/// FNV-1a over a structure's bytes.
+fn fnv(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3))
+}
+
+/// The bytes every builder writes for a few scenes, pinned by hash: a change to the shared
+/// phases (gather, sort, permutation, writer) that is meant to be a pure speed-up must keep
+/// them. Scenes: a random soup (widths 4 and 6), a height field, three geometries, a
+/// non-opaque soup (single-primitive leaves), AABBs, a TLAS, and the rdna2 layout. A change
+/// that is meant to change the trees updates the pins (the test prints them all).
+#[test]
+fn built_bytes_are_pinned() {
+    use vortex_transcode::accel::Builder;
+    let mut rng = Rng::new(2024);
+    let soup = random_tris(&mut rng, 20_000, 50.0, 0.8);
+    let side = 100usize;
+    let height = |x: usize, z: usize| ((x * 7 + z * 13) % 17) as f32 * 0.05 + (x as f32 * 0.1).sin();
+    let mut field = Vec::new();
+    for z in 0..side - 1 {
+        for x in 0..side - 1 {
+            let p = |x: usize, z: usize| [x as f32, height(x, z), z as f32];
+            field.push([p(x, z), p(x + 1, z), p(x, z + 1)]);
+            field.push([p(x + 1, z), p(x + 1, z + 1), p(x, z + 1)]);
+        }
+    }
+    // x negated: -0.0 and 0.0 corners side by side.
+    let mirrored: Vec<Tri> = field.iter().map(|t| t.map(|v| [-v[0], v[1], v[2]])).collect();
+    let boxes: Vec<([f32; 3], [f32; 3])> = soup[..8000]
+        .iter()
+        .map(|t| {
+            let lo: [f32; 3] = std::array::from_fn(|a| t[0][a].min(t[1][a]).min(t[2][a]));
+            let hi: [f32; 3] = std::array::from_fn(|a| t[0][a].max(t[1][a]).max(t[2][a]));
+            (lo, hi)
+        })
+        .collect();
+    let mut got = Vec::new();
+    for builder in [Builder::Fast, Builder::Sah] {
+        for width in [4u32, 6] {
+            let dev = Device::with_options(Options { builder: Some(builder), ..Options::new(width) });
+            let mut hash = |name: &str, b: vortex_transcode::accel::testkit::Built| {
+                got.push((
+                    format!("{builder:?} w{width} {name}"),
+                    fnv(&read(&dev.mem(), b.addr, b.stats.bytes as usize)),
+                ));
+            };
+            hash("soup", dev.blas(&[(&soup, 1)]));
+            hash("field", dev.blas(&[(&field, 1)]));
+            hash("mirrored", dev.blas(&[(&mirrored, 1)]));
+            hash("geoms", dev.blas(&[(&soup[..5000], 1), (&field[..3000], 1), (&soup[5000..9000], 1)]));
+            hash("non-opaque", dev.blas(&[(&soup[..10_000], 0)]));
+            hash("aabbs", dev.build(Level::Bottom, vec![dev.aabbs(&boxes, 1)]).unwrap());
+            let blas = dev.blas(&[(&soup[..2000], 1)]);
+            let (descs, _) = random_instances(&mut Rng::new(5), &[blas.addr], 500);
+            hash("tlas", dev.tlas(&descs));
+        }
+    }
+    for box16 in [vortex_model::config::Box16::Never, vortex_model::config::Box16::Always] {
+        let dev = Device::rdna2(box16);
+        let b = dev.blas(&[(&soup, 1)]);
+        got.push((format!("rdna2 {box16:?} soup"), fnv(&read(&dev.mem(), b.addr, b.stats.bytes as usize))));
+    }
+    for (name, h) in &got {
+        eprintln!("(\"{name}\", {h:#018x}),");
+    }
+    let want: &[(&str, u64)] = &[
+        ("Fast w4 soup", 0x542aa4d40d882462),
+        ("Fast w4 field", 0x3958cd95a0554a96),
+        ("Fast w4 mirrored", 0x09f42a9acf7c5463),
+        ("Fast w4 geoms", 0x594a064929011ca5),
+        ("Fast w4 non-opaque", 0x611531b53c8c8a36),
+        ("Fast w4 aabbs", 0xf206bc2da93142bd),
+        ("Fast w4 tlas", 0xc3f0d6044eaedecf),
+        ("Fast w6 soup", 0x3b217e8d0ff9c77f),
+        ("Fast w6 field", 0x14d475ced3a58880),
+        ("Fast w6 mirrored", 0x62785c66835bdf75),
+        ("Fast w6 geoms", 0xe3b8af2b34f7fdbc),
+        ("Fast w6 non-opaque", 0x801c3952e8bed652),
+        ("Fast w6 aabbs", 0x9441c67a3e5cb382),
+        ("Fast w6 tlas", 0x5e808110126122bd),
+        ("Sah w4 soup", 0x8a3d44e6026ff2d9),
+        ("Sah w4 field", 0x3c3b624364a100d8),
+        ("Sah w4 mirrored", 0xf3bc80eb62592946),
+        ("Sah w4 geoms", 0xa74c8ff9d4c8f9cd),
+        ("Sah w4 non-opaque", 0xf087c5e88a723de5),
+        ("Sah w4 aabbs", 0x60ccdbf96b7c79c8),
+        ("Sah w4 tlas", 0x1d3437183bec1327),
+        ("Sah w6 soup", 0xde2b62a042e7cd0d),
+        ("Sah w6 field", 0x4fa6ff061b63194a),
+        ("Sah w6 mirrored", 0xf644339b0f35e6c9),
+        ("Sah w6 geoms", 0x0ed94f65f0f4b4c4),
+        ("Sah w6 non-opaque", 0x8fae5af6745f1db1),
+        ("Sah w6 aabbs", 0xad24e31f086bc6dd),
+        ("Sah w6 tlas", 0xa28fc94345d39130),
+        ("rdna2 Never soup", 0x1d26a434bdce5313),
+        ("rdna2 Always soup", 0xd59fad1858ee71f6),
+    ];
+    for ((name, h), (wn, wh)) in got.iter().zip(want) {
+        assert_eq!((name.as_str(), *h), (*wn, *wh), "{name}: the built bytes changed");
+    }
+    assert_eq!(got.len(), want.len(), "pins");
+}

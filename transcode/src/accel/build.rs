@@ -106,7 +106,7 @@ fn build_here(
     phases.gather = clock.lap();
 
     // 2. Morton order, and the primitives (with triangles' vertices) in that order.
-    let sorted = morton::sort(sc.keys, sc.tmp);
+    let sorted = morton::sort(sc.keys, sc.tmp, active < n);
     let sorted = &sorted[..active];
     phases.sort = clock.lap();
     let (sorted_refs, verts, ids) = (&mut sc.sorted_refs[..active], &mut sc.verts[..], &mut sc.ids[..]);
@@ -325,13 +325,13 @@ fn scan_tris(
     cents: &mut [[f32; 3]],
     copy: &mut [[f32; 9]],
 ) -> Result<(Aabb, usize), BuildError> {
-    let mut acc = (Aabb::EMPTY, 0usize);
+    let (mut bounds, mut active) = (Centroids::new(), 0usize);
     let mut take = |t: Option<[[f32; 3]; 3]>, c: &mut [f32; 3], v: &mut [f32; 9]| {
         *c = match t {
             Some(t) => {
                 *v = bytemuck::cast(t);
-                acc.1 += 1;
-                grow_centroid(&mut acc.0, &input::tri_box(&t))
+                active += 1;
+                bounds.add(&t)
             }
             None => [f32::NAN; 3],
         };
@@ -345,7 +345,81 @@ fn scan_tris(
             take(r.tri((at + j) as u32)?, c, v);
         }
     }
-    Ok(acc)
+    Ok((bounds.bounds(), active))
+}
+
+/// Triangle centroids and their bounds, as [`input::tri_box`] and [`grow_centroid`]
+/// compute them (plain compares, then `lo * 0.5 + hi * 0.5`).
+#[cfg(not(target_arch = "x86_64"))]
+struct Centroids(Aabb);
+
+#[cfg(not(target_arch = "x86_64"))]
+impl Centroids {
+    #[inline(always)]
+    fn new() -> Centroids {
+        Centroids(Aabb::EMPTY)
+    }
+
+    /// Grows the bounds by the centroid of `t`'s box and returns it.
+    #[inline(always)]
+    fn add(&mut self, t: &[[f32; 3]; 3]) -> [f32; 3] {
+        grow_centroid(&mut self.0, &input::tri_box(t))
+    }
+
+    fn bounds(&self) -> Aabb {
+        self.0
+    }
+}
+
+/// [`Centroids`] with SSE, the three axes as lanes of one vector: `minps(a, b)` is
+/// `if a < b { a } else { b }` and `maxps(a, b)` is `if a > b { a } else { b }`, the plain
+/// compares of the portable code, and the multiplies and add are the same operations in
+/// the same order, so the same bits.
+#[cfg(target_arch = "x86_64")]
+struct Centroids {
+    lo: std::arch::x86_64::__m128,
+    hi: std::arch::x86_64::__m128,
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Centroids {
+    #[inline(always)]
+    fn new() -> Centroids {
+        use std::arch::x86_64::*;
+        // SAFETY: SSE2 is part of the x86_64 baseline; no memory is accessed.
+        unsafe { Centroids { lo: _mm_set1_ps(f32::INFINITY), hi: _mm_set1_ps(f32::NEG_INFINITY) } }
+    }
+
+    #[inline(always)]
+    fn add(&mut self, t: &[[f32; 3]; 3]) -> [f32; 3] {
+        use std::arch::x86_64::*;
+        // SAFETY: SSE2 is part of the x86_64 baseline; the vectors are built from values
+        // and stored into a local array.
+        unsafe {
+            let v = |p: &[f32; 3]| _mm_setr_ps(p[0], p[1], p[2], 0.0);
+            let (a, b, c) = (v(&t[0]), v(&t[1]), v(&t[2]));
+            let lo = _mm_min_ps(_mm_min_ps(a, b), c);
+            let hi = _mm_max_ps(_mm_max_ps(a, b), c);
+            let half = _mm_set1_ps(0.5);
+            let m = _mm_add_ps(_mm_mul_ps(lo, half), _mm_mul_ps(hi, half));
+            self.lo = _mm_min_ps(m, self.lo);
+            self.hi = _mm_max_ps(m, self.hi);
+            let mut out = [0.0f32; 4];
+            _mm_storeu_ps(out.as_mut_ptr(), m);
+            [out[0], out[1], out[2]]
+        }
+    }
+
+    fn bounds(&self) -> Aabb {
+        use std::arch::x86_64::*;
+        let (mut lo, mut hi) = ([0.0f32; 4], [0.0f32; 4]);
+        // SAFETY: SSE2 is part of the x86_64 baseline; the stores write local arrays.
+        unsafe {
+            _mm_storeu_ps(lo.as_mut_ptr(), self.lo);
+            _mm_storeu_ps(hi.as_mut_ptr(), self.hi);
+        }
+        Aabb { lo: [lo[0], lo[1], lo[2]], hi: [hi[0], hi[1], hi[2]] }
+    }
 }
 
 /// Instances: each active instance's world box into `refs` (and its data into `src`), the

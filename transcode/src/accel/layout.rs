@@ -106,110 +106,161 @@ pub fn quantise_axis(lo: &[f32], hi: &[f32], qlo: &mut [u8], qhi: &mut [u8]) -> 
     }
 }
 
-/// [`quantise_axis`] over a fixed number of lanes (4 for 4-wide nodes, 8 for 6-wide ones;
-/// unused lanes hold the empty interval `lo = +inf, hi = -inf` and come out as (255, 0)),
-/// computed lane-parallel without branches. When a lane would need the outward stepping
-/// (the f32 add in `dequant` rounded inward, or the top past 255) the whole axis is redone
-/// by [`quantise_axis`], so the result is always exactly its result.
-#[inline]
-pub fn quantise_lanes<const N: usize>(lo: &[f32; N], hi: &[f32; N]) -> (f32, i8, [u8; N], [u8; N]) {
+/// The frame (origin, exponent) of one axis over a fixed number of lanes (children;
+/// unused lanes hold the empty interval `lo = +inf, hi = -inf`), or `None` where the axis
+/// is left to [`quantise_axis`]: no live lane, or an infinite bound.
+#[inline(always)]
+fn lane_frame<const N: usize>(lo: &[f32; N], hi: &[f32; N]) -> Option<(f32, i32)> {
     let mut origin = f32::INFINITY;
     let mut top = f32::NEG_INFINITY;
-    let mut live = [false; N];
     for c in 0..N {
-        live[c] = lo[c] <= hi[c];
-        origin = origin.min(if live[c] { lo[c] } else { f32::INFINITY });
-        top = top.max(if live[c] { hi[c] } else { f32::NEG_INFINITY });
+        let live = lo[c] <= hi[c];
+        origin = origin.min(if live { lo[c] } else { f32::INFINITY });
+        top = top.max(if live { hi[c] } else { f32::NEG_INFINITY });
     }
-    let slow = || {
-        let (mut ql, mut qh) = ([0u8; N], [0u8; N]);
-        let (o, e) = quantise_axis(lo, hi, &mut ql, &mut qh);
-        (o, e, ql, qh)
-    };
     if origin > top || !origin.is_finite() || !top.is_finite() {
-        return slow();
+        return None;
     }
     let extent = top as f64 - origin as f64;
     let mut e = if extent > 0.0 { ceil_log2(extent / 255.0) } else { bvh::EXP_MIN };
     if 255.0 * exp2_f64(e) < extent {
         e += 1;
     }
-    e = e.clamp(bvh::EXP_MIN, bvh::EXP_MAX);
-    let inv = exp2_f64(-e) as f32;
-    let step = bvh::exp2i(e);
-    let (mut ql, mut qh) = ([0u8; N], [0u8; N]);
-    #[cfg(target_arch = "x86_64")]
-    if N.is_multiple_of(4) {
-        let mut bad = false;
-        for k in (0..N).step_by(4) {
-            let at = |v: &[f32; N]| -> [f32; 4] { [v[k], v[k + 1], v[k + 2], v[k + 3]] };
-            let (l4, h4, b) = lanes4(at(lo), at(hi), origin, inv, step);
-            ql[k..k + 4].copy_from_slice(&l4);
-            qh[k..k + 4].copy_from_slice(&h4);
-            bad |= b;
-        }
-        if bad {
-            return slow();
-        }
-        return (origin, e as i8, ql, qh);
-    }
-    let mut bad = false;
-    for c in 0..N {
-        let (l, h) = (lo[c], hi[c]);
-        // Plain compares (one instruction each); a NaN lane comes out 0, never NaN.
-        let unit = |x: f32| {
-            let x = if x > 0.0 { x } else { 0.0 };
-            if x < 255.0 {
-                x
-            } else {
-                255.0
-            }
-        };
-        let (a, b) = (unit((l - origin) * inv), unit((h - origin) * inv));
-        let (lq, t) = (a as u32, b as u32);
-        let hq = t + ((t as f32) < b) as u32;
-        bad |= live[c] & ((origin + lq as f32 * step > l) | (origin + hq as f32 * step < h));
-        ql[c] = if live[c] { lq as u8 } else { 255 };
-        qh[c] = if live[c] { hq as u8 } else { 0 };
-    }
-    if bad {
-        return slow();
-    }
-    (origin, e as i8, ql, qh)
+    Some((origin, e.clamp(bvh::EXP_MIN, bvh::EXP_MAX)))
 }
 
-/// The lane loop of [`quantise_lanes`] on four lanes with SSE2, the same operations in
-/// the same order (one multiply then one add, never fused), so the same bits: `maxps(x, 0)`
-/// and `minps(x, 255)` are the plain compares (a NaN lane comes out 0), truncation of a
-/// value in `0..=255` is the same through `i32` as through `u32`. Returns the quantised
-/// corners and whether a live lane needs the outward stepping.
+/// A node's `N` child boxes (unused ones [`Aabb::EMPTY`]) quantised on all three axes:
+/// each axis's frame from [`lane_frame`], then every child's three axes as the lanes of
+/// one vector, without branches. An axis where a lane would need the outward stepping
+/// (the f32 add in `dequant` rounded inward, or the top past 255), or whose frame is left
+/// to it, is redone by [`quantise_axis`], so the result is always exactly [`quantise`]'s.
+/// Returns the origin, the exponents and each child's quantised (lo, hi) corners.
+#[allow(clippy::type_complexity)]
+#[inline]
+pub fn quantise_node<const N: usize>(boxes: &[Aabb; N]) -> ([f32; 3], [i8; 3], [[u8; 3]; N], [[u8; 3]; N]) {
+    let axis = |a: usize| -> ([f32; N], [f32; N]) {
+        (std::array::from_fn(|c| boxes[c].lo[a]), std::array::from_fn(|c| boxes[c].hi[a]))
+    };
+    let (mut origin, mut exp) = ([0.0f32; 3], [0i8; 3]);
+    let (mut inv, mut step) = ([0.0f32; 3], [0.0f32; 3]);
+    // Bit `a`: axis `a` goes to `quantise_axis`.
+    let mut redo = 0u32;
+    for a in 0..3 {
+        let (l, h) = axis(a);
+        match lane_frame(&l, &h) {
+            Some((o, e)) => {
+                (origin[a], exp[a]) = (o, e as i8);
+                (inv[a], step[a]) = (exp2_f64(-e) as f32, bvh::exp2i(e));
+            }
+            None => redo |= 1 << a,
+        }
+    }
+    let (mut ql, mut qh) = ([[0u8; 3]; N], [[0u8; 3]; N]);
+    redo |= child_lanes(boxes, &origin, &inv, &step, &mut ql, &mut qh);
+    for a in 0..3 {
+        if redo & (1 << a) != 0 {
+            let (l, h) = axis(a);
+            let (mut lq, mut hq) = ([0u8; N], [0u8; N]);
+            let (o, e) = quantise_axis(&l, &h, &mut lq, &mut hq);
+            (origin[a], exp[a]) = (o, e);
+            for c in 0..N {
+                (ql[c][a], qh[c][a]) = (lq[c], hq[c]);
+            }
+        }
+    }
+    (origin, exp, ql, qh)
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+use child_lanes_portable as child_lanes;
+
+/// The lane step of [`quantise_node`], portable: every child's corners on every axis
+/// from the axes' frames (an axis left to `quantise_axis` gives garbage, replaced there).
+/// Returns the axes (bit `a`) where a live lane needs the outward stepping. (On x86_64
+/// only the tests call it, against the SSE version.)
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+#[inline(always)]
+fn child_lanes_portable<const N: usize>(
+    boxes: &[Aabb; N],
+    origin: &[f32; 3],
+    inv: &[f32; 3],
+    step: &[f32; 3],
+    ql: &mut [[u8; 3]; N],
+    qh: &mut [[u8; 3]; N],
+) -> u32 {
+    let mut bad = 0u32;
+    for c in 0..N {
+        for a in 0..3 {
+            let (l, h) = (boxes[c].lo[a], boxes[c].hi[a]);
+            let live = l <= h;
+            // Plain compares (one instruction each); a NaN lane comes out 0, never NaN.
+            let unit = |x: f32| {
+                let x = if x > 0.0 { x } else { 0.0 };
+                if x < 255.0 {
+                    x
+                } else {
+                    255.0
+                }
+            };
+            let (x, y) = (unit((l - origin[a]) * inv[a]), unit((h - origin[a]) * inv[a]));
+            let (lq, t) = (x as u32, y as u32);
+            let hq = t + ((t as f32) < y) as u32;
+            let out = (origin[a] + lq as f32 * step[a] > l) | (origin[a] + hq as f32 * step[a] < h);
+            bad |= ((live & out) as u32) << a;
+            ql[c][a] = if live { lq as u8 } else { 255 };
+            qh[c][a] = if live { hq as u8 } else { 0 };
+        }
+    }
+    bad
+}
+
+/// The lane step of [`quantise_node`] with SSE2, a child's three axes in one vector: the
+/// same operations in the same order as the portable loop (one multiply then one add,
+/// never fused), so the same bits: `maxps(x, 0)` and `minps(x, 255)` are the plain
+/// compares (a NaN lane comes out 0), truncation of a value in `0..=255` is the same
+/// through `i32` as through `u32`. The fourth lane is an empty interval (never bad).
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn lanes4(lo: [f32; 4], hi: [f32; 4], origin: f32, inv: f32, step: f32) -> ([u8; 4], [u8; 4], bool) {
+fn child_lanes<const N: usize>(
+    boxes: &[Aabb; N],
+    origin: &[f32; 3],
+    inv: &[f32; 3],
+    step: &[f32; 3],
+    ql: &mut [[u8; 3]; N],
+    qh: &mut [[u8; 3]; N],
+) -> u32 {
     use std::arch::x86_64::*;
-    // SAFETY: SSE2 is part of the x86_64 baseline; every load and store is of a local
-    // four-lane array.
+    // SAFETY: SSE2 is part of the x86_64 baseline; no memory is accessed through
+    // pointers (the vectors are built from and stored into values).
     unsafe {
-        let (l, h) = (_mm_loadu_ps(lo.as_ptr()), _mm_loadu_ps(hi.as_ptr()));
-        let (o, s, f) = (_mm_set1_ps(origin), _mm_set1_ps(inv), _mm_set1_ps(step));
-        let live = _mm_castps_si128(_mm_cmple_ps(l, h));
-        let unit = |x: __m128| _mm_min_ps(_mm_max_ps(x, _mm_setzero_ps()), _mm_set1_ps(255.0));
-        let a = unit(_mm_mul_ps(_mm_sub_ps(l, o), s));
-        let b = unit(_mm_mul_ps(_mm_sub_ps(h, o), s));
-        let lq = _mm_cvttps_epi32(a);
-        let t = _mm_cvttps_epi32(b);
-        // `t + (t < b)`: the compare mask is -1 where the ceiling is one more.
-        let hq = _mm_sub_epi32(t, _mm_castps_si128(_mm_cmplt_ps(_mm_cvtepi32_ps(t), b)));
-        let low = _mm_cmpgt_ps(_mm_add_ps(o, _mm_mul_ps(_mm_cvtepi32_ps(lq), f)), l);
-        let high = _mm_cmplt_ps(_mm_add_ps(o, _mm_mul_ps(_mm_cvtepi32_ps(hq), f)), h);
-        let bad = _mm_and_si128(live, _mm_castps_si128(_mm_or_ps(low, high)));
-        // Dead lanes: (255, 0).
-        let ql = _mm_or_si128(_mm_and_si128(live, lq), _mm_andnot_si128(live, _mm_set1_epi32(255)));
-        let qh = _mm_and_si128(live, hq);
-        let (mut wl, mut wh) = ([0u32; 4], [0u32; 4]);
-        _mm_storeu_si128(wl.as_mut_ptr().cast(), ql);
-        _mm_storeu_si128(wh.as_mut_ptr().cast(), qh);
-        (wl.map(|x| x as u8), wh.map(|x| x as u8), _mm_movemask_ps(_mm_castsi128_ps(bad)) != 0)
+        let o = _mm_setr_ps(origin[0], origin[1], origin[2], 0.0);
+        let s = _mm_setr_ps(inv[0], inv[1], inv[2], 0.0);
+        let f = _mm_setr_ps(step[0], step[1], step[2], 0.0);
+        let (zero, max) = (_mm_setzero_ps(), _mm_set1_ps(255.0));
+        let mut bad = _mm_setzero_si128();
+        for c in 0..N {
+            let b = &boxes[c];
+            let l = _mm_setr_ps(b.lo[0], b.lo[1], b.lo[2], f32::INFINITY);
+            let h = _mm_setr_ps(b.hi[0], b.hi[1], b.hi[2], f32::NEG_INFINITY);
+            let live = _mm_castps_si128(_mm_cmple_ps(l, h));
+            let x = _mm_min_ps(_mm_max_ps(_mm_mul_ps(_mm_sub_ps(l, o), s), zero), max);
+            let y = _mm_min_ps(_mm_max_ps(_mm_mul_ps(_mm_sub_ps(h, o), s), zero), max);
+            let lq = _mm_cvttps_epi32(x);
+            let t = _mm_cvttps_epi32(y);
+            // `t + (t < y)`: the compare mask is -1 where the ceiling is one more.
+            let hq = _mm_sub_epi32(t, _mm_castps_si128(_mm_cmplt_ps(_mm_cvtepi32_ps(t), y)));
+            let low = _mm_cmpgt_ps(_mm_add_ps(o, _mm_mul_ps(_mm_cvtepi32_ps(lq), f)), l);
+            let high = _mm_cmplt_ps(_mm_add_ps(o, _mm_mul_ps(_mm_cvtepi32_ps(hq), f)), h);
+            bad = _mm_or_si128(bad, _mm_and_si128(live, _mm_castps_si128(_mm_or_ps(low, high))));
+            // Dead lanes: (255, 0). Both corners' four lanes packed into eight bytes.
+            let lq = _mm_or_si128(_mm_and_si128(live, lq), _mm_andnot_si128(live, _mm_set1_epi32(255)));
+            let hq = _mm_and_si128(live, hq);
+            let packed = _mm_packus_epi16(_mm_packs_epi32(lq, hq), _mm_setzero_si128());
+            let bytes = (_mm_cvtsi128_si64(packed) as u64).to_le_bytes();
+            ql[c] = [bytes[0], bytes[1], bytes[2]];
+            qh[c] = [bytes[4], bytes[5], bytes[6]];
+        }
+        _mm_movemask_ps(_mm_castsi128_ps(bad)) as u32 & 7
     }
 }
 
@@ -332,27 +383,22 @@ impl Writer<'_> {
         match self.src.kind {
             Kind::Triangles => {
                 // Stored straight into the destination: the header, one fixed-size record
-                // per triangle, zeros up to the record alignment.
-                let (head, mut recs) = out.split_at_mut(tri::HEADER);
+                // per triangle (its nine floats as they are, then its index), zeros up to
+                // the record alignment.
                 let mut h = [0u32; tri::HEADER / 4];
                 h[tri::KIND / 4] = bvh::LEAF_TRI as u32 | (count << 8);
                 h[tri::GEOM_INDEX / 4] = g0;
                 h[tri::GEOM_FLAGS / 4] = self.src.geom_flags[g0 as usize];
+                let (head, recs) = out.split_at_mut(tri::HEADER);
                 head.copy_from_slice(bytemuck::cast_slice(&h));
-                let first = first as usize;
-                let verts = &t.verts[first..first + count as usize];
-                let ids = &t.ids[first..first + count as usize];
-                for (v, id) in verts.iter().zip(ids) {
-                    let (rec, tail) = std::mem::take(&mut recs).split_at_mut(tri::RECORD);
-                    let mut w = [0u32; tri::RECORD / 4];
-                    for j in 0..9 {
-                        w[j] = v[j].to_bits();
-                    }
-                    w[tri::PRIM / 4] = id[1];
-                    rec.copy_from_slice(bytemuck::cast_slice(&w));
-                    recs = tail;
+                let (first, n) = (first as usize, count as usize);
+                let (body, pad) = recs.split_at_mut(tri::RECORD * n);
+                let tris = t.verts[first..first + n].iter().zip(&t.ids[first..first + n]);
+                for (rec, (v, id)) in body.chunks_exact_mut(tri::RECORD).zip(tris) {
+                    rec[..tri::PRIM].copy_from_slice(bytemuck::bytes_of(v));
+                    rec[tri::PRIM..].copy_from_slice(&id[1].to_ne_bytes());
                 }
-                recs.fill(0);
+                pad.fill(0);
             }
             Kind::Aabbs => {
                 out.fill(0);
@@ -379,34 +425,37 @@ impl Writer<'_> {
     }
 
     fn write_node(&self, p: u32, out: &mut [u8], off: u64) -> Written {
+        if self.width <= 4 {
+            self.write_wide::<4, 64>(p, out, off)
+        } else {
+            self.write_wide::<6, 96>(p, out, off)
+        }
+    }
+
+    /// [`Writer::write_node`] for width `W`, whose records are `NB` bytes: fixed sizes, so
+    /// the record is put together in a local array and stored once.
+    fn write_wide<const W: usize, const NB: usize>(&self, p: u32, out: &mut [u8], off: u64) -> Written {
         let t = self.tree;
-        let w = self.width;
-        let nb = bvh::node_bytes(w);
         let (kids, len) = t.wide.get(p);
+        let len = len.min(W);
         let top = p >= t.top_base();
-        let (rec, mut rest) = out.split_at_mut(nb);
-        rec.fill(0);
+        let mut rec = [0u8; NB];
         rec[node::KIND] = bvh::NODE_INTERNAL;
         rec[node::COUNT] = len as u8;
-        // Unused lanes hold the empty interval (see `quantise_lanes`).
-        let mut lo = [[f32::INFINITY; 8]; 3];
-        let mut hi = [[f32::NEG_INFINITY; 8]; 3];
-        let mut boxes = [Aabb::EMPTY; 6];
-        let mut sizes = [0usize; 6];
+        // Unused children keep the empty box (see `quantise_node`).
+        let mut boxes = [Aabb::EMPTY; W];
+        let mut sizes = [0usize; W];
         // A leaf child's (first position, primitive count), written from here directly.
-        let mut leaves = [None; 6];
+        let mut leaves = [None; W];
         let mut big = 0;
-        let mut at = off + nb as u64;
-        for (c, &r) in kids[..len].iter().enumerate() {
+        let mut at = off + NB as u64;
+        for c in 0..len {
+            let r = kids[c];
             let (b, count, first, size, leaf) = t.child(r);
             if top && count <= RUN_AHEAD && first != NONCONTIG {
                 // A cluster below the top-level build, written soon: the top's walk is not
                 // in position order, so the lookahead by position in `write_leaf` misses it.
                 t.prefetch_run(first as usize, count as usize);
-            }
-            for a in 0..3 {
-                lo[a][c] = b.lo[a];
-                hi[a][c] = b.hi[a];
             }
             if leaf {
                 leaves[c] = Some((first, count));
@@ -414,29 +463,27 @@ impl Writer<'_> {
                 // Its wide children, read when its own record is written.
                 t.wide.prefetch(r);
             }
-            wr_u32(rec, node::CHILD + 4 * c, bvh::child_word(at, leaf));
+            let word = bvh::child_word(at, leaf).to_le_bytes();
+            rec[node::CHILD + 4 * c..][..4].copy_from_slice(&word);
             (boxes[c], sizes[c]) = (b, size as usize * 16);
             big += (count >= PAR_WRITE) as usize;
             at += sizes[c] as u64;
         }
+        let (qlo, qhi) = (node::qlo(W as u32), node::qhi(W as u32));
+        let (origin, exp, ql, qh) = quantise_node::<W>(&boxes);
         for a in 0..3 {
-            let (o, e, ql, qh) = if w <= 4 {
-                let (o, e, l4, h4) =
-                    quantise_lanes::<4>(&lo[a][..4].try_into().unwrap(), &hi[a][..4].try_into().unwrap());
-                (o, e, [l4[0], l4[1], l4[2], l4[3], 0, 0, 0, 0], [h4[0], h4[1], h4[2], h4[3], 0, 0, 0, 0])
-            } else {
-                quantise_lanes::<8>(&lo[a], &hi[a])
-            };
-            wr_f32(rec, node::ORIGIN + 4 * a, o);
-            rec[node::EXP + a] = e as u8;
-            for c in 0..len {
-                rec[node::qlo(w) + 3 * c + a] = ql[c];
-                rec[node::qhi(w) + 3 * c + a] = qh[c];
-            }
+            rec[node::ORIGIN + 4 * a..][..4].copy_from_slice(&origin[a].to_le_bytes());
+            rec[node::EXP + a] = exp[a] as u8;
         }
+        for c in 0..len {
+            rec[qlo + 3 * c..][..3].copy_from_slice(&ql[c]);
+            rec[qhi + 3 * c..][..3].copy_from_slice(&qh[c]);
+        }
+        let (head, mut rest) = out.split_at_mut(NB);
+        head.copy_from_slice(&rec);
         let own = Written { sah: t.nodes.at(p).aabb().half_area() as f64, nodes: 1, leaves: 0 };
         // Each child's records are the next `sizes[c]` bytes.
-        let mut at = off + nb as u64;
+        let mut at = off + NB as u64;
         if big >= 2 {
             use rayon::prelude::*;
             let mut jobs = Vec::with_capacity(len);
@@ -456,7 +503,7 @@ impl Writer<'_> {
             let (mine, tail) = std::mem::take(&mut rest).split_at_mut(sizes[c]);
             s = s + match leaves[c] {
                 Some((first, count)) => self.write_leaf(first, count, &boxes[c], mine),
-                None => self.write_node(kids[c], mine, at),
+                None => self.write_wide::<W, NB>(kids[c], mine, at),
             };
             (rest, at) = (tail, at + sizes[c] as u64);
         }
@@ -469,7 +516,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn lanes_match_the_general_quantiser() {
+    fn nodes_match_the_general_quantiser() {
         let mut s = 0x9e37_79b9_7f4a_7c15u64;
         let mut next = || {
             s ^= s << 13;
@@ -480,29 +527,67 @@ mod tests {
         let specials = [0.0f32, -0.0, 1e-30, -1e-30, 1e30, f32::MAX, f32::MIN_POSITIVE, 3.0e-39, f32::NAN];
         for round in 0..200_000 {
             let len = 2 + (next() % 5) as usize;
-            let (mut lo, mut hi) = ([f32::INFINITY; 8], [f32::NEG_INFINITY; 8]);
-            let scale = f32::from_bits(((next() % 60) as u32 + 100) << 23);
-            let base = (next() % 2001) as f32 - 1000.0;
-            for c in 0..len {
-                let pick = |r: u64| -> f32 {
-                    if round % 7 == 0 && r.is_multiple_of(11) {
-                        specials[(r >> 8) as usize % specials.len()]
-                    } else {
-                        base * scale + ((r >> 16) % 100_000) as f32 * scale * 1e-3
-                    }
-                };
-                let (a, b) = (pick(next()), pick(next()));
-                (lo[c], hi[c]) = if round % 13 == 0 || a <= b { (a, b) } else { (b, a) };
+            let mut boxes = [Aabb::EMPTY; 6];
+            for a in 0..3 {
+                let scale = f32::from_bits(((next() % 60) as u32 + 100) << 23);
+                let base = (next() % 2001) as f32 - 1000.0;
+                for b in &mut boxes[..len] {
+                    let mut pick = || -> f32 {
+                        let r = next();
+                        if round % 7 == 0 && r.is_multiple_of(11) {
+                            specials[(r >> 8) as usize % specials.len()]
+                        } else {
+                            base * scale + ((r >> 16) % 100_000) as f32 * scale * 1e-3
+                        }
+                    };
+                    let (x, y) = (pick(), pick());
+                    (b.lo[a], b.hi[a]) = if round % 13 == 0 || x <= y { (x, y) } else { (y, x) };
+                }
             }
-            let (mut ql, mut qh) = ([0u8; 8], [0u8; 8]);
-            let want = quantise_axis(&lo[..len], &hi[..len], &mut ql[..len], &mut qh[..len]);
-            let got = quantise_lanes::<8>(&lo, &hi);
-            assert_eq!((got.0, got.1), (want.0, want.1), "{lo:?} {hi:?}");
-            assert_eq!((&got.2[..len], &got.3[..len]), (&ql[..len], &qh[..len]), "{lo:?} {hi:?}");
+            let want = quantise(&boxes[..len]);
+            let bits = |o: [f32; 3]| o.map(f32::to_bits);
+            let got = quantise_node::<6>(&boxes);
+            assert_eq!((bits(got.0), got.1), (bits(want.origin), want.exp), "{boxes:?}");
+            assert_eq!((&got.2[..len], &got.3[..len]), (&want.qlo[..], &want.qhi[..]), "{boxes:?}");
             if len <= 4 {
-                let got4 = quantise_lanes::<4>(&lo[..4].try_into().unwrap(), &hi[..4].try_into().unwrap());
-                assert_eq!((got4.0, got4.1, &got4.2[..len], &got4.3[..len]), (want.0, want.1, &ql[..len], &qh[..len]));
+                let got = quantise_node::<4>(&[boxes[0], boxes[1], boxes[2], boxes[3]]);
+                assert_eq!((bits(got.0), got.1), (bits(want.origin), want.exp), "{boxes:?}");
+                assert_eq!((&got.2[..len], &got.3[..len]), (&want.qlo[..], &want.qhi[..]), "{boxes:?}");
             }
+        }
+    }
+
+    #[test]
+    fn lane_steps_agree() {
+        let mut rng = vortex_model::rtu::reference::Rng::new(5);
+        let specials = [0.0f32, -0.0, 1e-30, f32::MAX, f32::INFINITY, f32::NAN];
+        for round in 0..100_000 {
+            let mut boxes = [Aabb::EMPTY; 6];
+            for b in &mut boxes[..2 + round % 5] {
+                for a in 0..3 {
+                    let mut pick = || {
+                        let r = rng.next_u64();
+                        if r.is_multiple_of(13) {
+                            specials[(r >> 8) as usize % specials.len()]
+                        } else {
+                            (r >> 40) as f32 * 1e-3 - 5000.0
+                        }
+                    };
+                    (b.lo[a], b.hi[a]) = (pick(), pick());
+                }
+            }
+            let mut frame = ([0.0f32; 3], [0.0f32; 3], [0.0f32; 3]);
+            for a in 0..3 {
+                let l: [f32; 6] = std::array::from_fn(|c| boxes[c].lo[a]);
+                let h: [f32; 6] = std::array::from_fn(|c| boxes[c].hi[a]);
+                if let Some((o, e)) = lane_frame(&l, &h) {
+                    (frame.0[a], frame.1[a], frame.2[a]) = (o, exp2_f64(-e) as f32, bvh::exp2i(e));
+                }
+            }
+            let (mut l1, mut h1, mut l2, mut h2) = ([[0u8; 3]; 6], [[0u8; 3]; 6], [[0u8; 3]; 6], [[0u8; 3]; 6]);
+            let b1 = child_lanes(&boxes, &frame.0, &frame.1, &frame.2, &mut l1, &mut h1);
+            let b2 = child_lanes_portable(&boxes, &frame.0, &frame.1, &frame.2, &mut l2, &mut h2);
+            assert_eq!((b1, l1, h1), (b2, l2, h2), "{boxes:?}");
         }
     }
 

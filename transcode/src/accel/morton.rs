@@ -78,37 +78,47 @@ unsafe impl Sync for SendPtr {}
 /// Below this many keys the sort runs on one thread.
 const PAR_MIN: usize = 1 << 16;
 
+/// Bits of one radix digit, and its buckets: three digits cover the 30-bit codes.
+const DIGIT: u32 = 10;
+const BUCKETS: usize = 1 << DIGIT;
+
+/// The radix digit of `k` at bit `shift` (a power-of-two table index, so no bounds check).
+#[inline(always)]
+fn digit(k: u64, shift: u32) -> usize {
+    (k >> shift) as usize & (BUCKETS - 1)
+}
+
 /// Sorts `keys` by their upper 32 bits, stably (equal codes stay in primitive order), using
 /// `tmp` (same length) as the second buffer. Returns whichever buffer holds the result.
-pub fn sort<'a>(keys: &'a mut [u64], tmp: &'a mut [u64]) -> &'a mut [u64] {
+/// `inactive`: some codes may be [`INACTIVE`] (the only codes with bits above the 30th).
+pub fn sort<'a>(keys: &'a mut [u64], tmp: &'a mut [u64], inactive: bool) -> &'a mut [u64] {
     let n = keys.len();
     assert_eq!(tmp.len(), n);
     let chunks = if n >= PAR_MIN { rayon::current_num_threads().clamp(1, 16) } else { 1 };
     let chunk = n.div_ceil(chunks).max(1);
     let (mut src, mut dst) = (keys, tmp);
-    // Three 10-bit digits cover the 30-bit codes; the last two bits only differ when some
-    // keys are INACTIVE (a digit every key shares is skipped below).
-    for (shift, bits) in [(32u32, 10u32), (42, 10), (52, 10), (62, 2)] {
-        let mask = (1u64 << bits) - 1;
-        let nb = 1usize << bits;
-        let hist: Vec<Vec<u32>> = src
+    // The last two bits only differ when some keys are INACTIVE (and a digit every key
+    // shares is skipped below).
+    let shifts: &[u32] = if inactive { &[32, 42, 52, 62] } else { &[32, 42, 52] };
+    for &shift in shifts {
+        let hist: Vec<Box<[u32; BUCKETS]>> = src
             .par_chunks(chunk)
             .map(|c| {
-                let mut h = vec![0u32; nb];
+                let mut h = Box::new([0u32; BUCKETS]);
                 for &k in c {
-                    h[((k >> shift) & mask) as usize] += 1;
+                    h[digit(k, shift)] += 1;
                 }
                 h
             })
             .collect();
         // A digit every key shares orders nothing.
-        let one_bucket = (0..nb).any(|d| hist.iter().map(|h| h[d] as usize).sum::<usize>() == n);
+        let one_bucket = (0..BUCKETS).any(|d| hist.iter().map(|h| h[d] as usize).sum::<usize>() == n);
         if one_bucket {
             continue;
         }
-        let mut offsets = vec![vec![0u32; nb]; hist.len()];
+        let mut offsets: Vec<Box<[u32; BUCKETS]>> = (0..hist.len()).map(|_| Box::new([0u32; BUCKETS])).collect();
         let mut running = 0u32;
-        for d in 0..nb {
+        for d in 0..BUCKETS {
             for (t, h) in hist.iter().enumerate() {
                 offsets[t][d] = running;
                 running += h[d];
@@ -119,7 +129,7 @@ pub fn sort<'a>(keys: &'a mut [u64], tmp: &'a mut [u64]) -> &'a mut [u64] {
             // The closure must capture the whole `SendPtr`, not its raw-pointer field.
             let out = &out;
             for &k in c {
-                let d = ((k >> shift) & mask) as usize;
+                let d = digit(k, shift);
                 // SAFETY: the offsets give every (chunk, digit) pair its own range of
                 // positions, all below n; each position is written once.
                 unsafe { out.0.add(off[d] as usize).write(k) };
@@ -139,25 +149,27 @@ mod tests {
     fn sorts_stably_by_code() {
         let mut s = 7u64;
         for n in [0usize, 1, 5, 1000, 200_000] {
-            let mut keys: Vec<u64> = (0..n as u64)
-                .map(|i| {
-                    s ^= s << 13;
-                    s ^= s >> 7;
-                    s ^= s << 17;
-                    // Codes of every size up to 30 bits, and some INACTIVE ones.
-                    let code = match s % 7 {
-                        0 => INACTIVE as u64,
-                        1 => s >> 34,
-                        _ => s % 5000,
-                    };
-                    (code << 32) | i
-                })
-                .collect();
-            let mut tmp = vec![0u64; n];
-            let mut want = keys.clone();
-            want.sort();
-            let got = sort(&mut keys, &mut tmp);
-            assert_eq!(got, &want[..], "n = {n}");
+            for inactive in [true, false] {
+                let mut keys: Vec<u64> = (0..n as u64)
+                    .map(|i| {
+                        s ^= s << 13;
+                        s ^= s >> 7;
+                        s ^= s << 17;
+                        // Codes of every size up to 30 bits, and some INACTIVE ones.
+                        let code = match s % 7 {
+                            0 if inactive => INACTIVE as u64,
+                            1 => s >> 34,
+                            _ => s % 5000,
+                        };
+                        (code << 32) | i
+                    })
+                    .collect();
+                let mut tmp = vec![0u64; n];
+                let mut want = keys.clone();
+                want.sort();
+                let got = sort(&mut keys, &mut tmp, inactive);
+                assert_eq!(got, &want[..], "n = {n}");
+            }
         }
     }
 

@@ -136,9 +136,11 @@ pub(super) fn prefetch_lines(base: *const u8, size: usize, lo: usize, hi: usize)
     if lo >= hi {
         return;
     }
-    let (first, last) = ((lo * size) & !63, hi * size - 1);
-    for at in (first..=last).step_by(64) {
+    // A plain loop: an inclusive stepped range costs more than the prefetches.
+    let (mut at, end) = ((lo * size) & !63, hi * size);
+    while at < end {
         super::input::prefetch(base.wrapping_add(at));
+        at += 64;
     }
 }
 
@@ -280,7 +282,7 @@ impl Tree<'_> {
     }
 
     /// Box of the primitive at sorted position `pos`.
-    #[inline]
+    #[inline(always)]
     pub fn prim_box(&self, pos: u32) -> Aabb {
         if self.verts.is_empty() {
             self.prims[pos as usize].aabb()
@@ -317,7 +319,7 @@ impl Tree<'_> {
 
     /// (box, primitive count, first sorted position, size in 16-byte units, whether it is
     /// a leaf) of a child, from one read of its node.
-    #[inline]
+    #[inline(always)]
     pub fn child(&self, r: u32) -> (Aabb, u32, u32, u32, bool) {
         if Self::is_prim(r) {
             let pos = r & !LEAF_PRIM;
@@ -448,7 +450,7 @@ impl Tree<'_> {
     }
 
     /// (box, primitive count, first sorted position) of a child.
-    #[inline]
+    #[inline(always)]
     pub fn child_head(&self, r: u32) -> (Aabb, u32, u32) {
         if Self::is_prim(r) {
             let pos = r & !LEAF_PRIM;
