@@ -1277,19 +1277,23 @@ fn deserializer_fuzz_never_panics() {
 /// A build's bytes do not depend on the thread count: the same structure from pools of 1,
 /// 2 and 3 threads, for both builders, over triangles (multi-primitive leaves) and AABBs,
 /// large enough that every phase splits its work.
-#[test]
-fn builds_are_the_same_whatever_the_thread_count() {
-    use vortex_transcode::accel::Builder;
-    let mut rng = Rng::new(1812);
-    let tris = random_tris(&mut rng, 60_000, 100.0, 0.5);
-    let boxes: Vec<([f32; 3], [f32; 3])> = tris
-        .iter()
+/// Each triangle's bounding box, as procedural AABBs to build over.
+fn tri_boxes(tris: &[Tri]) -> Vec<([f32; 3], [f32; 3])> {
+    tris.iter()
         .map(|t| {
             let lo: [f32; 3] = std::array::from_fn(|a| t[0][a].min(t[1][a]).min(t[2][a]));
             let hi: [f32; 3] = std::array::from_fn(|a| t[0][a].max(t[1][a]).max(t[2][a]));
             (lo, hi)
         })
-        .collect();
+        .collect()
+}
+
+#[test]
+fn builds_are_the_same_whatever_the_thread_count() {
+    use vortex_transcode::accel::Builder;
+    let mut rng = Rng::new(1812);
+    let tris = random_tris(&mut rng, 60_000, 100.0, 0.5);
+    let boxes = tri_boxes(&tris);
     for builder in [Builder::Fast, Builder::Sah] {
         for aabbs in [false, true] {
             let mut first: Option<Vec<u8>> = None;
@@ -1389,14 +1393,7 @@ fn built_bytes_are_pinned() {
     }
     // x negated: -0.0 and 0.0 corners side by side.
     let mirrored: Vec<Tri> = field.iter().map(|t| t.map(|v| [-v[0], v[1], v[2]])).collect();
-    let boxes: Vec<([f32; 3], [f32; 3])> = soup[..8000]
-        .iter()
-        .map(|t| {
-            let lo: [f32; 3] = std::array::from_fn(|a| t[0][a].min(t[1][a]).min(t[2][a]));
-            let hi: [f32; 3] = std::array::from_fn(|a| t[0][a].max(t[1][a]).max(t[2][a]));
-            (lo, hi)
-        })
-        .collect();
+    let boxes = tri_boxes(&soup[..8000]);
     let mut got = Vec::new();
     for builder in [Builder::Fast, Builder::Sah] {
         for width in [4u32, 6] {

@@ -763,7 +763,8 @@ impl Walk {
                 }
                 Some(first)
             };
-            // The nearest hit child, else the stack's next entry of this level.
+            // The nearest hit child, else the stack's next entry (functional mode: of the TLAS once
+            // a BLAS is done).
             let next = next.or_else(|| {
                 if S::TRACKS_STEPS {
                     self.pop_level(in_blas, best_t)
