@@ -398,7 +398,13 @@ impl Writer<'_> {
                     rec[..tri::PRIM].copy_from_slice(bytemuck::bytes_of(v));
                     rec[tri::PRIM..].copy_from_slice(&id[1].to_ne_bytes());
                 }
-                pad.fill(0);
+                // 0 or 8 bytes (records of 40 after a 16-byte header); a fixed-size store
+                // rather than a `memset` call.
+                if let Ok(p) = <&mut [u8; 8]>::try_from(&mut *pad) {
+                    *p = [0; 8];
+                } else if !pad.is_empty() {
+                    pad.fill(0);
+                }
             }
             Kind::Aabbs => {
                 out.fill(0);

@@ -8,7 +8,11 @@
 //!
 //! Internal node `i` (0 <= i < n - 1) is the split between sorted positions i and i + 1.
 
+use super::input::Aabb;
 use super::tree::{Tree, LEAF_PRIM};
+
+/// A subtree's (box, primitive count, first sorted position), as finalisation needs it.
+type Head = (Aabb, u32, u32);
 
 /// Ranges at most this long are built by one sequential pass (at 100k primitives on two
 /// threads, 32k left three or four tasks and the threads idle in turn).
@@ -165,13 +169,19 @@ impl<'a> Clustered<'a> {
     /// The reference of leaf `k`, its node made.
     #[inline]
     fn leaf(&self, k: usize) -> u32 {
+        self.leaf_head(k).0
+    }
+
+    /// The reference of leaf `k`, its node made, and its (box, primitive count, first
+    /// sorted position).
+    #[inline]
+    fn leaf_head(&self, k: usize) -> (u32, Head) {
         let first = self.starts[k];
         let end = self.starts.get(k + 1).copied().unwrap_or(self.tree.keys.len() as u32);
         if end - first == 1 {
-            LEAF_PRIM | first
+            (LEAF_PRIM | first, (self.tree.prim_box(first), 1, first))
         } else {
-            self.tree.make_leaf(first, first, end - first);
-            first
+            (first, self.tree.make_leaf(first, first, end - first))
         }
     }
 
@@ -200,37 +210,34 @@ impl<'a> Clustered<'a> {
     }
 
     /// [`sequential`] over leaves `kl..kh` (at least 2): its splits are the ones before
-    /// every leaf but the first.
+    /// every leaf but the first. Each node is finalised from its children's heads as the
+    /// pass has them (no node is read back): the stack holds every open node's split
+    /// difference and left child; the right child of the top is the last leaf, of any
+    /// other the node above it.
     fn sequential(&self, kl: usize, kh: usize) -> u32 {
         let keys = self.tree.keys;
-        let nodes = &self.tree.nodes;
-        let mut stack: Vec<u32> = Vec::with_capacity(128);
-        let mut right = self.leaf(kl);
+        let mut stack: Vec<(u64, u32, u32, Head)> = Vec::with_capacity(128);
+        let (mut right, mut right_head) = self.leaf_head(kl);
         for k in kl + 1..kh {
             let i = self.starts[k] as usize - 1;
             let d = delta(keys, i);
-            let mut left = right;
-            while let Some(&t) = stack.last() {
-                if delta(keys, t as usize) >= d {
+            let (mut left, mut left_head) = (right, right_head);
+            while let Some(&(td, t, tl, tl_head)) = stack.last() {
+                if td >= d {
                     break;
                 }
                 stack.pop();
-                self.tree.finalize(t);
+                left_head = self.tree.finalize_with(t, [tl, left], [tl_head, left_head]);
                 left = t;
             }
-            right = self.leaf(k);
-            nodes.set_kids(i as u32, [left, right]);
-            if let Some(&t) = stack.last() {
-                nodes.set_right(t, i as u32);
-            }
-            stack.push(i as u32);
+            (right, right_head) = self.leaf_head(k);
+            stack.push((d, i as u32, left, left_head));
         }
-        let mut root = 0;
-        while let Some(t) = stack.pop() {
-            self.tree.finalize(t);
-            root = t;
+        while let Some((_, t, tl, tl_head)) = stack.pop() {
+            right_head = self.tree.finalize_with(t, [tl, right], [tl_head, right_head]);
+            right = t;
         }
-        root
+        right
     }
 }
 

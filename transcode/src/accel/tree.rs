@@ -386,8 +386,11 @@ impl Tree<'_> {
                 break;
             }
             let k = self.nodes.at(c[best]).kids;
-            c.copy_within(best + 1..len, best + 2);
-            area.copy_within(best + 1..len, best + 2);
+            // Shifted one by one: `copy_within` is a `memmove` call here.
+            for i in (best + 1..len).rev() {
+                c[i + 1] = c[i];
+                area[i + 1] = area[i];
+            }
             c[best] = k[0];
             c[best + 1] = k[1];
             area[best] = open_area(k[0]);
@@ -398,10 +401,15 @@ impl Tree<'_> {
     }
 
     /// True if the `count` primitives from sorted position `first` share one geometry.
+    #[inline(always)]
     pub(super) fn one_geometry(&self, first: u32, count: u32) -> bool {
-        if self.single_geometry {
-            return true;
-        }
+        self.single_geometry || self.same_geometry(first, count)
+    }
+
+    /// [`Tree::one_geometry`] by reading their ids (out of line: most builds have one
+    /// geometry and never call it).
+    #[inline(never)]
+    fn same_geometry(&self, first: u32, count: u32) -> bool {
         let g = self.prim_id(first).0;
         (first + 1..first + count).all(|p| self.prim_id(p).0 == g)
     }
