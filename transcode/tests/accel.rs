@@ -726,7 +726,7 @@ fn builders() {
             }
             let ratio = reference.map_or(f64::NAN, |r| st.sah_cost / r);
             eprintln!(
-                "{b:?} rep {rep}: {:.1} ms (cpu {:.1} ms) = {:.2} M tris/s; sah {:.2} (x{ratio:.3} of full sweep); {:.1} B/tri; phases ms {:.1} {:.1} {:.1} {:.1} {:.1}",
+                "{b:?} rep {rep}: {:.1} ms (cpu {:.1} ms) = {:.2} M tris/s; sah {:.2} (x{ratio:.3} of full sweep); {:.1} B/tri; phases ms {:.2} {:.2} {:.2} {:.2} {:.2}",
                 dt * 1e3,
                 cpu * 1e3,
                 n as f64 / dt / 1e6,
