@@ -471,10 +471,7 @@ impl<'a> TriReader<'a> {
         let b = &v[o..o + 2 * s + 12];
         let rd = |o: usize| -> [f32; 3] { bytemuck::pod_read_unaligned(&b[o..o + 12]) };
         let t = [rd(0), rd(s), rd(2 * s)];
-        // Finite: the exponent bits are not all ones (no branch per coordinate).
-        let bad =
-            t.as_flattened().iter().fold(0u32, |acc, x| acc | ((x.to_bits() & 0x7f80_0000) == 0x7f80_0000) as u32);
-        (bad == 0).then_some(t)
+        finite9(&t).then_some(t)
     }
 
     /// Triangle `i` of an `rgb32` reader with 32-bit indices whose corners are all in the
@@ -495,10 +492,7 @@ impl<'a> TriReader<'a> {
             let o = (rel * self.stride) as usize;
             t[k] = bytemuck::pod_read_unaligned(&v[o..o + 12]);
         }
-        // Finite, as in `tri_plain`.
-        let bad =
-            t.as_flattened().iter().fold(0u32, |acc, x| acc | ((x.to_bits() & 0x7f80_0000) == 0x7f80_0000) as u32);
-        Some((bad == 0).then_some(t))
+        Some(finite9(&t).then_some(t))
     }
 
     /// Triangle `i`, or `None` if it is inactive. The decode-free paths are inlined into
@@ -542,6 +536,38 @@ impl<'a> TriReader<'a> {
     }
 }
 
+/// True if the triangle's nine coordinates are finite: no exponent is all ones (no branch
+/// per coordinate).
+/// (On x86_64 only the tests call it, against the SSE version.)
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+#[inline(always)]
+fn finite9_portable(t: &[[f32; 3]; 3]) -> bool {
+    let bad = t.as_flattened().iter().fold(0u32, |acc, x| acc | ((x.to_bits() & 0x7f80_0000) == 0x7f80_0000) as u32);
+    bad == 0
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+use finite9_portable as finite9;
+
+/// [`finite9_portable`] with SSE2, a vertex a vector (the fourth lane 0, finite): the same test on
+/// the exponent bits, a compare and an or a vertex instead of four scalar steps a
+/// coordinate.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn finite9(t: &[[f32; 3]; 3]) -> bool {
+    use std::arch::x86_64::*;
+    // SAFETY: SSE2 is part of the x86_64 baseline; the vectors are built from values.
+    unsafe {
+        let exp = _mm_set1_epi32(0x7f80_0000);
+        let bad = |p: &[f32; 3]| {
+            let v = _mm_castps_si128(_mm_setr_ps(p[0], p[1], p[2], 0.0));
+            _mm_cmpeq_epi32(_mm_and_si128(v, exp), exp)
+        };
+        let any = _mm_or_si128(_mm_or_si128(bad(&t[0]), bad(&t[1])), bad(&t[2]));
+        _mm_movemask_epi8(any) == 0
+    }
+}
+
 /// Box of a triangle.
 #[inline]
 pub fn tri_box(v: &[[f32; 3]; 3]) -> Aabb {
@@ -557,6 +583,49 @@ pub fn verts_box(v: &[f32; 9]) -> Aabb {
     Aabb {
         lo: std::array::from_fn(|a| mn(mn(v[a], v[3 + a]), v[6 + a])),
         hi: std::array::from_fn(|a| mx(mx(v[a], v[3 + a]), v[6 + a])),
+    }
+}
+
+/// Box of a run of triangles (at least one), as [`verts_box`] of the first grown by
+/// [`verts_box`] of each next one with [`Aabb::grow`].
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+#[inline(always)]
+fn run_box_portable(vs: &[[f32; 9]]) -> Aabb {
+    let mut b = verts_box(&vs[0]);
+    for v in &vs[1..] {
+        b.grow(&verts_box(v));
+    }
+    b
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+pub use run_box_portable as run_box;
+
+/// [`run_box_portable`] with SSE2, a vertex a vector: `minps(a, b)` is
+/// `if a < b { a } else { b }` and `maxps(a, b)` `if a > b { a } else { b }`, with the
+/// operands in the portable code's order, so the same bits (signed zeros included).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub fn run_box(vs: &[[f32; 9]]) -> Aabb {
+    use std::arch::x86_64::*;
+    // SAFETY: SSE2 is part of the x86_64 baseline; the vectors are built from values and
+    // stored into local arrays.
+    unsafe {
+        let tri = |v: &[f32; 9]| {
+            let p = |k: usize| _mm_setr_ps(v[3 * k], v[3 * k + 1], v[3 * k + 2], 0.0);
+            let (a, b, c) = (p(0), p(1), p(2));
+            (_mm_min_ps(_mm_min_ps(a, b), c), _mm_max_ps(_mm_max_ps(a, b), c))
+        };
+        let (mut lo, mut hi) = tri(&vs[0]);
+        for v in &vs[1..] {
+            let (l, h) = tri(v);
+            lo = _mm_min_ps(l, lo);
+            hi = _mm_max_ps(h, hi);
+        }
+        let (mut l, mut h) = ([0.0f32; 4], [0.0f32; 4]);
+        _mm_storeu_ps(l.as_mut_ptr(), lo);
+        _mm_storeu_ps(h.as_mut_ptr(), hi);
+        Aabb { lo: [l[0], l[1], l[2]], hi: [h[0], h[1], h[2]] }
     }
 }
 
@@ -803,4 +872,49 @@ pub fn prefetch(p: *const u8) {
     };
     #[cfg(not(target_arch = "x86_64"))]
     let _ = p;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finite_triangles_as_the_scalar_test() {
+        let specials = [0.0f32, -0.0, 1.0, -3.3e38, f32::MAX, f32::MIN_POSITIVE, 1e-45, f32::INFINITY, -f32::INFINITY];
+        let mut rng = vortex_model::rtu::reference::Rng::new(9);
+        for _ in 0..100_000 {
+            let mut t = [[0.0f32; 3]; 3];
+            for x in t.as_flattened_mut() {
+                let r = rng.next_u64();
+                *x = match r % 23 {
+                    0 => f32::from_bits(0x7f80_0000 | (r >> 32) as u32 & 0x807f_ffff),
+                    1..=4 => specials[(r >> 8) as usize % specials.len()],
+                    _ => f32::from_bits((r >> 32) as u32 & 0xbf7f_ffff),
+                };
+            }
+            assert_eq!(finite9(&t), finite9_portable(&t), "{t:?}");
+        }
+    }
+
+    #[test]
+    fn run_boxes_as_the_scalar_union() {
+        let specials = [0.0f32, -0.0, 1.0, -1.0, 1e-40, -1e-40];
+        let mut rng = vortex_model::rtu::reference::Rng::new(10);
+        for round in 0..20_000 {
+            let vs: Vec<[f32; 9]> = (0..1 + round % 8)
+                .map(|_| {
+                    std::array::from_fn(|_| {
+                        let r = rng.next_u64();
+                        if r % 3 == 0 {
+                            specials[(r >> 8) as usize % specials.len()]
+                        } else {
+                            (r >> 40) as f32 * 1e-3 - 8000.0
+                        }
+                    })
+                })
+                .collect();
+            let bits = |b: Aabb| (b.lo.map(f32::to_bits), b.hi.map(f32::to_bits));
+            assert_eq!(bits(run_box(&vs)), bits(run_box_portable(&vs)), "{vs:?}");
+        }
+    }
 }

@@ -419,10 +419,15 @@ impl Tree<'_> {
     /// over them, box included (a union of the same boxes in another order is the same
     /// box). Returns its (box, primitive count, first sorted position).
     pub(super) fn make_leaf(&self, p: u32, first: u32, count: u32) -> (Aabb, u32, u32) {
-        let mut b = self.prim_box(first);
-        for p in first + 1..first + count {
-            b.grow(&self.prim_box(p));
-        }
+        let b = if self.verts.is_empty() {
+            let mut b = self.prim_box(first);
+            for p in first + 1..first + count {
+                b.grow(&self.prim_box(p));
+            }
+            b
+        } else {
+            super::input::run_box(&self.verts[first as usize..(first + count) as usize])
+        };
         let size = (self.kind.leaf_bytes(count) / 16) as u32;
         let kids = [LEAF_PRIM | first, LEAF_PRIM | (first + 1)];
         self.nodes.set(p, BNode { lo: b.lo, hi: b.hi, kids, first, count: count | LEAF_NODE, size });
