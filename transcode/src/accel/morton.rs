@@ -94,7 +94,11 @@ fn digit(k: u64, shift: u32) -> usize {
 pub fn sort<'a>(keys: &'a mut [u64], tmp: &'a mut [u64], inactive: bool) -> &'a mut [u64] {
     let n = keys.len();
     assert_eq!(tmp.len(), n);
-    let chunks = if n >= PAR_MIN { rayon::current_num_threads().clamp(1, 16) } else { 1 };
+    // Four chunks a thread: with one a thread, a thread that is descheduled (the host is
+    // shared) or late to wake holds up every pass; smaller chunks let the others take its
+    // share. The order is the same for any chunking (every pass is stable).
+    let threads = rayon::current_num_threads();
+    let chunks = if n >= PAR_MIN && threads > 1 { (4 * threads).min(16) } else { 1 };
     let chunk = n.div_ceil(chunks).max(1);
     let (mut src, mut dst) = (keys, tmp);
     // The last two bits only differ when some keys are INACTIVE (and a digit every key
