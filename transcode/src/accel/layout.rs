@@ -372,6 +372,7 @@ impl Writer<'_> {
         self.write_node(r, out, off)
     }
 
+    #[inline(always)]
     fn write_leaf(&self, first: u32, count: u32, b: &Aabb, out: &mut [u8]) -> Written {
         let t = self.tree;
         // Leaves are written in sorted order, and every node is numbered like a sorted

@@ -174,7 +174,7 @@ impl<'a> Clustered<'a> {
 
     /// The reference of leaf `k`, its node made, and its (box, primitive count, first
     /// sorted position).
-    #[inline]
+    #[inline(always)]
     fn leaf_head(&self, k: usize) -> (u32, Head) {
         let first = self.starts[k];
         let end = self.starts.get(k + 1).copied().unwrap_or(self.tree.keys.len() as u32);
