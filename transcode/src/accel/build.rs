@@ -663,10 +663,25 @@ fn scan_centroids(
 
 /// Morton keys `code << 32 | index` of the centroids (INACTIVE for a NaN one).
 fn scan_keys(keys: &mut [u64], cents: &[[f32; 3]], grid: &morton::Grid) {
+    let key = |c: &[f32; 3], code: u32, i: usize| {
+        let code = if c[0].is_nan() { morton::INACTIVE } else { code };
+        (code as u64) << 32 | i as u64
+    };
     keys.par_chunks_mut(CHUNK).zip(cents.par_chunks(CHUNK)).enumerate().for_each(|(ci, (kc, cc))| {
-        for (j, (k, c)) in kc.iter_mut().zip(cc).enumerate() {
-            let code = if c[0].is_nan() { morton::INACTIVE } else { grid.code(*c) };
-            *k = (code as u64) << 32 | (ci * CHUNK + j) as u64;
+        // Four at a time (the codes' vector lanes), then the rest one by one.
+        let (mut k4, mut c4) = (kc.chunks_exact_mut(4), cc.chunks_exact(4));
+        let mut i = ci * CHUNK;
+        for (k, c) in (&mut k4).zip(&mut c4) {
+            let c: &[[f32; 3]; 4] = c.try_into().expect("four centroids");
+            let codes = grid.codes4(c);
+            for j in 0..4 {
+                k[j] = key(&c[j], codes[j], i + j);
+            }
+            i += 4;
+        }
+        for (k, c) in k4.into_remainder().iter_mut().zip(c4.remainder()) {
+            *k = key(c, grid.code(*c), i);
+            i += 1;
         }
     });
 }
