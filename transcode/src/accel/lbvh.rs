@@ -104,7 +104,11 @@ pub fn run_starts(keys: &[u64], max: usize, uniform: impl Fn(u32, u32) -> bool +
             if lo == 0 {
                 v.push(0);
             }
-            v.extend((lo.max(1)..hi).filter(|&p| between(keys, p - 1, max, &uniform)).map(|p| p as u32));
+            for p in lo.max(1)..hi {
+                if between(keys, p - 1, max, &uniform) {
+                    v.push(p as u32);
+                }
+            }
             v
         })
         .collect();
@@ -121,7 +125,7 @@ pub fn run_starts(keys: &[u64], max: usize, uniform: impl Fn(u32, u32) -> bool +
 /// above) and the nearest on the right with a larger one. (Calling a split inside a leaf
 /// "between" would only cost time: finalisation makes the node above it the same leaf
 /// again.)
-#[inline]
+#[inline(always)]
 fn between(keys: &[u64], i: usize, max: usize, uniform: &impl Fn(u32, u32) -> bool) -> bool {
     let n = keys.len();
     let d = delta(keys, i);
