@@ -356,6 +356,17 @@ impl Tree<'_> {
     /// [`Tree::collapse`] of a node whose two children are `kids`.
     #[inline]
     pub fn collapse_kids(&self, kids: [u32; 2]) -> ([u32; 6], usize) {
+        // A loop bound fixed at compile time: unrolled, and no bounds checks on the slots.
+        if self.width <= 4 {
+            self.collapse_to::<4>(kids)
+        } else {
+            self.collapse_to::<6>(kids)
+        }
+    }
+
+    /// [`Tree::collapse_kids`] for width `W` (at most 6).
+    #[inline(always)]
+    fn collapse_to<const W: usize>(&self, kids: [u32; 2]) -> ([u32; 6], usize) {
         let mut c = [u32::MAX; 6];
         // Area of each child if it can be opened, else -1.
         let mut area = [-1.0f32; 6];
@@ -375,7 +386,7 @@ impl Tree<'_> {
         area[0] = open_area(c[0]);
         area[1] = open_area(c[1]);
         let mut len = 2;
-        while len < self.width {
+        while len < W {
             let mut best = 0;
             for i in 1..len {
                 if area[i] > area[best] {
