@@ -127,24 +127,31 @@ pub fn run_starts(keys: &[u64], max: usize, uniform: impl Fn(u32, u32) -> bool +
 /// again.)
 #[inline(always)]
 fn between(keys: &[u64], i: usize, max: usize, uniform: &impl Fn(u32, u32) -> bool) -> bool {
-    let n = keys.len();
     let d = delta(keys, i);
-    // Positions first..=last of the span; stop once it is too long.
-    let mut first = i;
-    while first > 0 && delta(keys, first - 1) < d {
-        first -= 1;
-        if i + 2 - first > max {
+    // The span is `left` splits before `i` and `right` after it (positions
+    // `i - left..=i + 1 + right`); stop once it is too long. Neighbour pairs as windows:
+    // no bounds check a step.
+    let mut left = 0;
+    for w in keys[..=i].windows(2).rev() {
+        if w[0] ^ w[1] >= d {
+            break;
+        }
+        left += 1;
+        if left + 2 > max {
             return true;
         }
     }
-    let mut last = i + 1;
-    while last < n - 1 && delta(keys, last) <= d {
-        last += 1;
-        if last + 1 - first > max {
+    let mut right = 0;
+    for w in keys[i + 1..].windows(2) {
+        if w[0] ^ w[1] > d {
+            break;
+        }
+        right += 1;
+        if left + right + 2 > max {
             return true;
         }
     }
-    let count = last + 1 - first;
+    let (first, count) = (i - left, left + right + 2);
     count > max || !uniform(first as u32, count as u32)
 }
 
