@@ -340,6 +340,16 @@ fn scan_tris(
         for (j, (c, v)) in cents.iter_mut().zip(copy.iter_mut()).enumerate() {
             take(r.tri_plain((at + j) as u32), c, v);
         }
+    } else if let Some(ib) = r.u32_indices() {
+        // A client's indexed mesh: the reader's dispatch decided once, not a triangle.
+        for (j, (c, v)) in cents.iter_mut().zip(copy.iter_mut()).enumerate() {
+            let i = (at + j) as u32;
+            let t = match r.tri_u32(ib, i) {
+                Some(t) => t,
+                None => r.tri_general(i)?,
+            };
+            take(t, c, v);
+        }
     } else {
         for (j, (c, v)) in cents.iter_mut().zip(copy.iter_mut()).enumerate() {
             take(r.tri((at + j) as u32)?, c, v);

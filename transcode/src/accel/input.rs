@@ -457,6 +457,15 @@ impl<'a> TriReader<'a> {
         self.plain
     }
 
+    /// The 32-bit index buffer of an `rgb32` reader, whose triangles
+    /// [`TriReader::tri_u32`] reads (else `None`).
+    pub fn u32_indices(&self) -> Option<&[u8]> {
+        match (self.rgb32, &self.index) {
+            (true, Index::U32(ib)) => Some(ib),
+            _ => None,
+        }
+    }
+
     /// Triangle `i` of a plain reader (three consecutive R32G32B32_SFLOAT vertices, no
     /// transform), or `None` if it is inactive.
     #[inline(always)]
@@ -479,7 +488,7 @@ impl<'a> TriReader<'a> {
     /// and no per-vertex dispatch (a client's indexed mesh). `None`: a corner is outside
     /// the window, read the general way.
     #[inline(always)]
-    fn tri_u32(&self, ib: &[u8], i: u32) -> Option<Option<[[f32; 3]; 3]>> {
+    pub(super) fn tri_u32(&self, ib: &[u8], i: u32) -> Option<Option<[[f32; 3]; 3]>> {
         let v: &[u8] = &self.verts;
         let o = 12 * i as usize;
         let idx: [u32; 3] = bytemuck::pod_read_unaligned(&ib[o..o + 12]);
@@ -513,7 +522,7 @@ impl<'a> TriReader<'a> {
     /// [`TriReader::tri`] through the vertex format's decode, the transform and single
     /// vertex reads outside the window.
     #[inline(never)]
-    fn tri_general(&self, i: u32) -> Result<Option<[[f32; 3]; 3]>, BuildError> {
+    pub(super) fn tri_general(&self, i: u32) -> Result<Option<[[f32; 3]; 3]>, BuildError> {
         let c = self.corners(i);
         let mut v = [[0.0f32; 3]; 3];
         for k in 0..3 {
