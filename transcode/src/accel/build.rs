@@ -720,15 +720,19 @@ fn copy_sorted(
     verts: &mut [[f32; 9]],
 ) {
     let base = copy.as_ptr() as *const u8;
-    for (j, (id, vs)) in ids.iter_mut().zip(verts.iter_mut()).enumerate() {
-        let pos = at + j;
-        if let Some(&k) = sorted.get(pos + AHEAD) {
+    // This chunk's keys, and the keys `AHEAD` further on (fewer near the end): iterated,
+    // not indexed, so no bounds check a triangle.
+    let keys = &sorted[at..at + ids.len()];
+    let ahead = sorted.get(at + AHEAD..).unwrap_or(&[]);
+    let mut ahead = ahead[..ahead.len().min(ids.len())].iter();
+    for ((id, vs), &k) in ids.iter_mut().zip(verts.iter_mut()).zip(keys) {
+        if let Some(&k) = ahead.next() {
             // Both lines the 36 bytes may straddle (a hint: any address is fine).
             let p = base.wrapping_add(36 * (k as u32 as usize));
             input::prefetch(p);
             input::prefetch(p.wrapping_add(35));
         }
-        let k = sorted[pos] as u32;
+        let k = k as u32;
         let (g, p) = bases.locate(k);
         *id = [g, p];
         *vs = copy[k as usize];
