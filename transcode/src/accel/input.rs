@@ -914,7 +914,7 @@ mod tests {
                 .map(|_| {
                     std::array::from_fn(|_| {
                         let r = rng.next_u64();
-                        if r % 3 == 0 {
+                        if r.is_multiple_of(3) {
                             specials[(r >> 8) as usize % specials.len()]
                         } else {
                             (r >> 40) as f32 * 1e-3 - 8000.0
