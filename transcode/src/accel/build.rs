@@ -326,7 +326,7 @@ fn scan_tris(
     copy: &mut [[f32; 9]],
 ) -> Result<(Aabb, usize), BuildError> {
     let (mut bounds, mut active) = (Centroids::new(), 0usize);
-    let mut take = |t: Option<[[f32; 3]; 3]>, c: &mut [f32; 3], v: &mut [f32; 9]| {
+    r.each_tri(at, cents.iter_mut().zip(copy.iter_mut()), |(c, v), t| {
         *c = match t {
             Some(t) => {
                 *v = bytemuck::cast(t);
@@ -335,26 +335,7 @@ fn scan_tris(
             }
             None => [f32::NAN; 3],
         };
-    };
-    if r.plain() {
-        for (j, (c, v)) in cents.iter_mut().zip(copy.iter_mut()).enumerate() {
-            take(r.tri_plain((at + j) as u32), c, v);
-        }
-    } else if let Some(ib) = r.u32_indices() {
-        // A client's indexed mesh: the reader's dispatch decided once, not a triangle.
-        for (j, (c, v)) in cents.iter_mut().zip(copy.iter_mut()).enumerate() {
-            let i = (at + j) as u32;
-            let t = match r.tri_u32(ib, i) {
-                Some(t) => t,
-                None => r.tri_general(i)?,
-            };
-            take(t, c, v);
-        }
-    } else {
-        for (j, (c, v)) in cents.iter_mut().zip(copy.iter_mut()).enumerate() {
-            take(r.tri((at + j) as u32)?, c, v);
-        }
-    }
+    })?;
     Ok((bounds.bounds(), active))
 }
 

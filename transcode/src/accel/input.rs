@@ -451,25 +451,41 @@ impl<'a> TriReader<'a> {
         prefetch(at);
     }
 
-    /// Triangle `i` (its primitive index in the geometry), or `None` if it is inactive.
-    /// True when [`TriReader::tri_plain`] may be used.
-    pub fn plain(&self) -> bool {
-        self.plain
-    }
-
-    /// The 32-bit index buffer of an `rgb32` reader, whose triangles
-    /// [`TriReader::tri_u32`] reads (else `None`).
-    pub fn u32_indices(&self) -> Option<&[u8]> {
-        match (self.rgb32, &self.index) {
-            (true, Index::U32(ib)) => Some(ib),
-            _ => None,
+    /// Triangles `at..`, one for each item of `items`, handed to `each` with their item in
+    /// order (`None` for an inactive one). The reader's path (plain, 32-bit indices in the
+    /// window, general) is chosen once for the range rather than once a triangle, and the
+    /// decode-free paths are inlined into the caller's loop.
+    #[inline(always)]
+    pub fn each_tri<I: ExactSizeIterator>(
+        &self,
+        at: usize,
+        items: I,
+        mut each: impl FnMut(I::Item, Option<[[f32; 3]; 3]>),
+    ) -> Result<(), BuildError> {
+        if self.plain && at + items.len() <= self.count as usize {
+            for (i, item) in (at as u32..).zip(items) {
+                each(item, self.tri_plain(i));
+            }
+        } else if let (true, Index::U32(ib)) = (self.rgb32, &self.index) {
+            for (i, item) in (at as u32..).zip(items) {
+                let t = match self.tri_u32(ib, i) {
+                    Some(t) => t,
+                    None => self.tri_general(i)?,
+                };
+                each(item, t);
+            }
+        } else {
+            for (i, item) in (at as u32..).zip(items) {
+                each(item, self.tri(i)?);
+            }
         }
+        Ok(())
     }
 
     /// Triangle `i` of a plain reader (three consecutive R32G32B32_SFLOAT vertices, no
     /// transform), or `None` if it is inactive.
     #[inline(always)]
-    pub fn tri_plain(&self, i: u32) -> Option<[[f32; 3]; 3]> {
+    fn tri_plain(&self, i: u32) -> Option<[[f32; 3]; 3]> {
         let v: &[u8] = match &self.verts {
             Bytes::View(v) => v,
             Bytes::Owned(v) => v,
@@ -488,7 +504,7 @@ impl<'a> TriReader<'a> {
     /// and no per-vertex dispatch (a client's indexed mesh). `None`: a corner is outside
     /// the window, read the general way.
     #[inline(always)]
-    pub(super) fn tri_u32(&self, ib: &[u8], i: u32) -> Option<Option<[[f32; 3]; 3]>> {
+    fn tri_u32(&self, ib: &[u8], i: u32) -> Option<Option<[[f32; 3]; 3]>> {
         let v: &[u8] = &self.verts;
         let o = 12 * i as usize;
         let idx: [u32; 3] = bytemuck::pod_read_unaligned(&ib[o..o + 12]);
@@ -522,7 +538,7 @@ impl<'a> TriReader<'a> {
     /// [`TriReader::tri`] through the vertex format's decode, the transform and single
     /// vertex reads outside the window.
     #[inline(never)]
-    pub(super) fn tri_general(&self, i: u32) -> Result<Option<[[f32; 3]; 3]>, BuildError> {
+    fn tri_general(&self, i: u32) -> Result<Option<[[f32; 3]; 3]>, BuildError> {
         let c = self.corners(i);
         let mut v = [[0.0f32; 3]; 3];
         for k in 0..3 {
