@@ -15,6 +15,7 @@
 //! See `docs/SHADER.md` for what is supported and the conventions the generated code follows
 //! (built-ins, descriptors, pointers, reconvergence, ray-query lowering).
 
+mod args;
 mod cfg;
 mod consts;
 mod dump;

@@ -4,13 +4,16 @@
 //! variables, phi edge copies, composite moves, ray assembly), so a kernel is mostly moves
 //! over hundreds of registers. This pass removes that waste without changing a result:
 //!
+//! 0. **Kernel-argument loads reused** (`args.rs`): a push-constant (or other argument)
+//!    load whose words every path has already put in registers becomes moves.
 //! 1. **Copy propagation**, inside each block: after `mov d, s`, later reads of `d` read `s`
 //!    until either register is written again.
 //! 2. **Copy coalescing**, inside each block: `x = op ..; .. mov d, x` where `x` has no other
 //!    definition or use and `d` is untouched in between becomes `d = op ..`.
 //! 3. **Dead-code elimination** with global liveness: an instruction whose results are never
 //!    read goes, if it has no effect besides its destination (ALU, FMA, DIV, SFU, CSR and
-//!    cross-lane ops; never memory, image, ray-tracing or control ops).
+//!    cross-lane ops, and loads from the kernel-argument block; never other memory, image,
+//!    ray-tracing or control ops).
 //! 4. **Register allocation**: every register (or group of registers that some instruction
 //!    uses as a range) gets a live interval over the layout, and a linear scan packs the
 //!    intervals into as few registers as it can.
@@ -32,6 +35,7 @@
 //! reads) are kept intact: registers used inside any range operand are allocated as one
 //! contiguous unit, and only single-register operands are propagated into.
 
+use super::args;
 use std::collections::{BTreeSet, BinaryHeap};
 use vortex_model::abi::isa::{Instr, Op, Operands, REG_NONE};
 
@@ -93,18 +97,9 @@ pub(crate) fn optimize(blocks: &mut [Vec<Instr>], succ: &[Vec<usize>], num_regs:
     }
 
     let mut fwd = Forward::new(n);
-    for _ in 0..ROUNDS {
-        let mut changed = false;
-        for b in blocks.iter_mut() {
-            changed |= fwd.propagate(b);
-        }
-        changed |= coalesce(blocks, n);
-        let live = Liveness::compute(blocks, succ, n);
-        changed |= dce(blocks, &live);
-        if !changed {
-            break;
-        }
-    }
+    rounds(blocks, succ, n, &mut fwd);
+    reuse_args(blocks, succ, n, &mut fwd);
+    rounds(blocks, succ, n, &mut fwd);
     let live = Liveness::compute(blocks, succ, n);
     let mut virt_dst: Vec<Vec<u16>> = blocks
         .iter()
@@ -130,7 +125,62 @@ pub(crate) fn optimize(blocks: &mut [Vec<Instr>], succ: &[Vec<usize>], num_regs:
         }
         None => num_regs,
     };
+
     Some(Optimized { num_regs, virt_dst })
+}
+
+/// Copy propagation, coalescing and dead code, repeated until nothing changes.
+fn rounds(blocks: &mut [Vec<Instr>], succ: &[Vec<usize>], n: usize, fwd: &mut Forward) {
+    for _ in 0..ROUNDS {
+        let mut changed = false;
+        for b in blocks.iter_mut() {
+            changed |= fwd.propagate(b);
+        }
+        changed |= coalesce(blocks, n);
+        let live = Liveness::compute(blocks, succ, n);
+        let base = args::ArgBase::find(blocks, succ);
+        changed |= dce(blocks, &live, &base);
+        if !changed {
+            break;
+        }
+    }
+}
+
+/// Kernel-argument loads tried for reuse ([`args::candidates`]), in program order.
+const REUSE_TRIALS: usize = 32;
+
+/// Replaces the kernel-argument loads whose words are already in registers with moves where
+/// that costs no register: each candidate, in program order, is kept when the optimised
+/// kernel with it allocates no more registers than with none. A reused value stays live
+/// from its first load on, and registers decide how many warps a core keeps resident
+/// (`[core] register_file`), so a load is cheaper than a lost warp.
+fn reuse_args(blocks: &mut [Vec<Instr>], succ: &[Vec<usize>], n: usize, fwd: &mut Forward) {
+    let found = args::candidates(blocks, succ);
+    if found.is_empty() {
+        return;
+    }
+    let mut regs = |code: &[Vec<Instr>]| -> u32 {
+        let mut t = code.to_vec();
+        rounds(&mut t, succ, n, fwd);
+        let live = Liveness::compute(&t, succ, n);
+        allocate(&mut t, &live, n).unwrap_or(n as u32)
+    };
+    let budget = regs(blocks);
+    // Instructions the kept candidates added to their blocks so far (a load of W words
+    // becomes W moves).
+    let mut shift = vec![0usize; blocks.len()];
+    for c in found.into_iter().take(REUSE_TRIALS) {
+        let mut trial = blocks.to_vec();
+        let at = c.at + shift[c.block];
+        let grow = c.moves.len() - 1;
+        trial[c.block].splice(at..at + 1, c.moves);
+        if regs(&trial) <= budget {
+            for (b, t) in blocks.iter_mut().zip(trial) {
+                *b = t;
+            }
+            shift[c.block] += grow;
+        }
+    }
 }
 
 /// Block-local copy propagation state: `src[d]` is the register `d` is a copy of.
@@ -421,8 +471,9 @@ impl Liveness {
     }
 }
 
-/// Removes the removable instructions whose results are all dead.
-fn dce(blocks: &mut [Vec<Instr>], live: &Liveness) -> bool {
+/// Removes the removable instructions (and the kernel-argument loads) whose results are all
+/// dead.
+fn dce(blocks: &mut [Vec<Instr>], live: &Liveness, base: &args::ArgBase) -> bool {
     let mut changed = false;
     for (b, code) in blocks.iter_mut().enumerate() {
         let mut l = live.live_out[b].clone();
@@ -431,7 +482,7 @@ fn dce(blocks: &mut [Vec<Instr>], live: &Liveness) -> bool {
             let ops = i.operands();
             let writes =
                 || ops.iter().filter(|o| o.write).flat_map(|o| o.reg as usize..o.reg as usize + o.width as usize);
-            if removable(i) && writes().all(|r| !l.get(r)) {
+            if (removable(i) || base.is_load(i)) && writes().all(|r| !l.get(r)) {
                 dead[k] = true;
                 continue;
             }
