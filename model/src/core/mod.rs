@@ -219,6 +219,12 @@ impl Core {
             false => None,
         };
         let mut jit = heat(self, 0);
+        // The kernel-argument block's host address for the runs that read it.
+        let args = |jit: Option<&crate::jit::JitKernel>| match jit {
+            Some(j) => j.args(ctx.mem, launch.param),
+            None => crate::jit::Args::NONE,
+        };
+        let mut jit_args = args(jit);
         let tally = |core: &Core, stats: &CoreStats, retired: u64| Tally {
             warps_retired: retired,
             ctas_launched: stats.ctas,
@@ -259,7 +265,7 @@ impl Core {
                     continue;
                 }
                 progressed = true;
-                let (instrs, threads) = self.run_warp(ctx, jit, wid, QUANTUM)?;
+                let (instrs, threads) = self.run_warp(ctx, jit.map(|j| (j, jit_args)), wid, QUANTUM)?;
                 stats.instructions += instrs;
                 stats.thread_instructions += threads;
                 since_check += instrs;
@@ -290,6 +296,7 @@ impl Core {
                 self.report_jit(&mut stats);
                 if jit.is_none() {
                     jit = heat(self, since_check);
+                    jit_args = args(jit);
                 }
                 since_check = 0;
                 ctx.watchdog.check(&mut reporter, tally(self, &stats, retired))?;
@@ -336,12 +343,12 @@ impl Core {
     }
 
     /// Runs warp `wid` for up to `budget` instructions or until it blocks or finishes, with
-    /// the kernel's compiled runs where `jit` has them. Returns (warp instructions, thread
-    /// instructions).
+    /// the kernel's compiled runs where `jit` has them (and the argument block's address for
+    /// them). Returns (warp instructions, thread instructions).
     fn run_warp(
         &mut self,
         ctx: &DispatchCtx,
-        jit: Option<&crate::jit::JitKernel>,
+        jit: Option<(&crate::jit::JitKernel, crate::jit::Args)>,
         wid: usize,
         budget: u64,
     ) -> Result<(u64, u64), Fault> {
@@ -359,7 +366,7 @@ impl Core {
             let (pc, mask) = (top.pc, top.mask);
             // A compiled run executes only when the quantum holds all of it, so warps
             // interleave exactly as under the interpreter.
-            if let Some(len) = jit.and_then(|j| j.try_run(pc, &mut w.regs, mask, budget - n)) {
+            if let Some(len) = jit.and_then(|(j, a)| j.try_run(pc, &mut w.regs, mask, budget - n, a)) {
                 if let Some(t) = w.stack.last_mut() {
                     t.pc += len;
                 }

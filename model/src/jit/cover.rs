@@ -1,12 +1,19 @@
 //! Which instructions the JIT compiles, and how a kernel splits into compiled runs.
 //!
-//! A run is a straight line of lane-wise register ops (no memory, no control flow, no
-//! faults, no effect beyond its destination): every lane computes from its own row
-//! entries only, so a run executes the same whatever the mask, and the pc advances by its
-//! length. A run never extends past a pc where the reconvergence stack may change hands (a
-//! branch or jump target, a reconvergence point), so the mask is one for the whole run.
+//! A run is a straight line of lane-wise register ops (no control flow, no faults, no
+//! effect beyond its destination): every lane computes from its own row entries only, so a
+//! run executes the same whatever the mask, and the pc advances by its length. The one
+//! memory op a run holds is a load from the kernel-argument block through the register
+//! pair that holds its address in every lane ([`arg_loads`]): the block is written before
+//! the dispatch and read-only while it runs, so every lane reads the same words, and the
+//! core hands the run the block's host address once it has checked the block is mapped
+//! (else the interpreter runs the run's pcs, and faults as it would). A run never extends
+//! past a pc where the reconvergence stack may change hands (a branch or jump target, a
+//! reconvergence point), so the mask is one for the whole run.
 
-use crate::abi::isa::{FloatCond, Instr, IntCond, Op};
+use crate::abi::csr;
+use crate::abi::isa::{FloatCond, Instr, IntCond, MemSize, Op};
+use crate::abi::kernel::kargs;
 
 /// Shortest run worth a call: a single op runs as fast inline in the issue loop.
 pub const MIN_RUN: usize = 2;
@@ -14,9 +21,11 @@ pub const MIN_RUN: usize = 2;
 pub const MAX_RUN: usize = 256;
 
 /// True when the JIT compiles `i` (with fused multiply-add only where the host has it: the
-/// interpreter's `mul_add` rounds once, and so must the compiled code).
-pub fn covered(i: &Instr, has_fma: bool) -> bool {
+/// interpreter's `mul_add` rounds once, and so must the compiled code); `arg_load` when `i`
+/// is a load from the kernel-argument block ([`arg_loads`]).
+pub fn covered(i: &Instr, has_fma: bool, arg_load: bool) -> bool {
     match i.op {
+        Op::Ldg => arg_load,
         Op::Mov | Op::Movi | Op::Sel => true,
         Op::Iadd | Op::Isub | Op::Imul | Op::And | Op::Or | Op::Xor | Op::Not | Op::Ineg | Op::Iabs => true,
         Op::Shl | Op::Shr | Op::Sar | Op::Imin | Op::Imax => true,
@@ -28,6 +37,79 @@ pub fn covered(i: &Instr, has_fma: bool) -> bool {
         Op::Ffma => has_fma,
         _ => false,
     }
+}
+
+/// Words an `LDG` reads from the kernel-argument block when it is one a run may hold: whole
+/// words at a word-aligned offset inside the block.
+pub fn arg_words(i: &Instr) -> Option<u32> {
+    let words = match MemSize::from_u8(i.modifier)? {
+        MemSize::B32 => 1,
+        MemSize::B64 => 2,
+        MemSize::B128 => 4,
+        _ => return None,
+    };
+    let inside = i.imm as u64 + 4 * words as u64 <= kargs::BYTES as u64;
+    (i.imm.is_multiple_of(4) && inside).then_some(words)
+}
+
+/// Per pc, whether the instruction there is a load from the kernel-argument block a run may
+/// hold: an `LDG` of whole words inside the block ([`arg_words`]) through a register pair
+/// `r:r+1` that on every path from the entry was last written by `csr r, param.lo` and
+/// `csr r+1, param.hi`. Both CSRs read the launch's one parameter address, so each lane
+/// that reaches the load (its own path passed both writes, as every path did) holds the
+/// same address there. The paths are the interpreter's: `BRA` to either side, `JMP`, the
+/// next pc, none after `EXIT` and `TRAP`.
+pub fn arg_loads(code: &[Instr], entry: u32) -> Vec<bool> {
+    let n = code.len();
+    let mut out = vec![false; n];
+    if entry as usize >= n {
+        return out;
+    }
+    let csr_into = |which: u32| code.iter().filter(move |i| i.op == Op::Csr && i.imm == which).map(|i| i.dst);
+    let his: Vec<u16> = csr_into(csr::PARAM_HI).collect();
+    let mut pairs: Vec<u16> = csr_into(csr::PARAM_LO).filter(|&r| his.contains(&r.wrapping_add(1))).collect();
+    pairs.sort_unstable();
+    pairs.dedup();
+    for &r in pairs.iter().take(4) {
+        // held[pc]: bit 0 when `r` holds param.lo on every path to pc, bit 1 for `r+1` and
+        // param.hi (None: no path seen yet).
+        let mut held: Vec<Option<u8>> = vec![None; n];
+        held[entry as usize] = Some(0);
+        let mut work = vec![entry as usize];
+        while let Some(pc) = work.pop() {
+            let i = &code[pc];
+            let mut bits = held[pc].unwrap_or(0);
+            for o in i.operands().iter().filter(|o| o.write) {
+                let w = o.reg as u32..o.reg as u32 + o.width;
+                for (bit, reg, which) in [(1u8, r, csr::PARAM_LO), (2, r.wrapping_add(1), csr::PARAM_HI)] {
+                    if w.contains(&(reg as u32)) {
+                        let set = i.op == Op::Csr && i.imm == which && i.dst == reg;
+                        bits = if set { bits | bit } else { bits & !bit };
+                    }
+                }
+            }
+            let next = (pc + 1 < n).then_some(pc + 1);
+            let succ = match i.op {
+                Op::Exit | Op::Trap => [None, None],
+                Op::Jmp => [Some(i.imm as usize), None],
+                Op::Bra => [Some(i.imm as usize), Some(i.imm2 as usize)],
+                _ => [next, None],
+            };
+            for s in succ.into_iter().flatten().filter(|&s| s < n) {
+                let met = held[s].map_or(bits, |h| h & bits);
+                if held[s] != Some(met) {
+                    held[s] = Some(met);
+                    work.push(s);
+                }
+            }
+        }
+        for (pc, i) in code.iter().enumerate() {
+            if i.op == Op::Ldg && i.a == r && held[pc] == Some(3) && arg_words(i).is_some() {
+                out[pc] = true;
+            }
+        }
+    }
+    out
 }
 
 /// The pcs a run may not run through: where another path joins (branch and jump targets)
@@ -57,18 +139,18 @@ pub fn joins(code: &[Instr], entry: u32) -> Vec<bool> {
 
 /// The runs of `code`, as (first pc, length): maximal lines of covered ops that cross no
 /// join, cut at [`MAX_RUN`], at least [`MIN_RUN`] long.
-pub fn runs(code: &[Instr], entry: u32, has_fma: bool) -> Vec<(u32, u32)> {
+pub fn runs(code: &[Instr], entry: u32, has_fma: bool, arg_loads: &[bool]) -> Vec<(u32, u32)> {
     let joins = joins(code, entry);
     let mut out = Vec::new();
     let mut pc = 0;
     while pc < code.len() {
-        if !covered(&code[pc], has_fma) {
+        if !covered(&code[pc], has_fma, arg_loads[pc]) {
             pc += 1;
             continue;
         }
         let start = pc;
         pc += 1;
-        while pc < code.len() && pc - start < MAX_RUN && !joins[pc] && covered(&code[pc], has_fma) {
+        while pc < code.len() && pc - start < MAX_RUN && !joins[pc] && covered(&code[pc], has_fma, arg_loads[pc]) {
             pc += 1;
         }
         if pc - start >= MIN_RUN {
@@ -106,6 +188,15 @@ pub fn constants(code: &[Instr], num_regs: usize, zeroed: &[u16]) -> Vec<Option<
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    trait Positions {
+        fn positions(self) -> Vec<usize>;
+    }
+    impl<'a, I: Iterator<Item = &'a bool>> Positions for I {
+        fn positions(self) -> Vec<usize> {
+            self.enumerate().filter(|(_, &b)| b).map(|(k, _)| k).collect()
+        }
+    }
     use crate::abi::isa::REG_NONE as N;
 
     fn op(op: Op) -> Instr {
@@ -125,13 +216,15 @@ mod tests {
             op(Op::Iadd),           // 7
             op(Op::Iadd),           // 8
         ];
-        assert_eq!(runs(&code, 0, true), vec![(0, 2), (2, 2), (7, 2)]);
+        let none = [false; 9];
+        assert_eq!(runs(&code, 0, true, &none), vec![(0, 2), (2, 2), (7, 2)]);
         // Entered at 1: pc 0 and pc 1 are lines of one.
-        assert_eq!(runs(&code, 1, true), vec![(2, 2), (7, 2)]);
+        assert_eq!(runs(&code, 1, true, &none), vec![(2, 2), (7, 2)]);
         // Without FMA on the host, FFMA ends a run.
         let code = vec![op(Op::Iadd), op(Op::Ffma), op(Op::Iadd), op(Op::Iadd)];
-        assert_eq!(runs(&code, 0, false), vec![(2, 2)]);
-        assert_eq!(runs(&code, 0, true), vec![(0, 4)]);
+        let none = [false; 4];
+        assert_eq!(runs(&code, 0, false, &none), vec![(2, 2)]);
+        assert_eq!(runs(&code, 0, true, &none), vec![(0, 4)]);
     }
 
     #[test]
@@ -143,5 +236,43 @@ mod tests {
         assert_eq!(constants(&code, 5, &[2]), vec![Some(7), None, None, None, Some(9)]);
         let code = vec![Instr::r(Op::Iadd64, 0, 0, 2, 4, N, N, 0), movi(1, 3)];
         assert_eq!(constants(&code, 6, &[])[..2], [None, None], "a pair's high word is written too");
+    }
+
+    #[test]
+    fn argument_loads_join_runs_through_the_argument_pair_only() {
+        let csr_ = |d, which| Instr::r(Op::Csr, 0, d, N, N, N, N, which);
+        let ldg = |size: MemSize, d, a, off| Instr::r(Op::Ldg, size as u8, d, a, N, N, N, off);
+        let add = Instr::r(Op::Iadd, 0, 7, 6, 6, N, N, 0);
+        let code = vec![
+            csr_(0, csr::PARAM_LO),        // 0
+            csr_(1, csr::PARAM_HI),        // 1
+            ldg(MemSize::B128, 4, 0, 256), // 2
+            add,                           // 3
+            ldg(MemSize::B32, 5, 2, 256),  // 4: another pair
+            add,                           // 5
+            ldg(MemSize::U16, 5, 0, 256),  // 6: not whole words
+            add,                           // 7
+            ldg(MemSize::B32, 5, 0, 510),  // 8: not word-aligned
+            ldg(MemSize::B64, 5, 0, 508),  // 9: past the block
+            add,                           // 10
+            ldg(MemSize::B32, 6, 0, 8),    // 11
+        ];
+        let loads = arg_loads(&code, 0);
+        assert_eq!(loads.iter().positions(), vec![2, 11]);
+        assert_eq!(runs(&code, 0, true, &loads), vec![(2, 2), (10, 2)]);
+        assert_eq!(runs(&code, 0, true, &[false; 12]), vec![]);
+        // The pair rewritten on one path to a load, or read before it is written: not the
+        // block's address there.
+        let mut branchy = code[..3].to_vec();
+        branchy.extend([
+            Instr::bra(6, 4, 6, 7),                 // 3
+            Instr::r(Op::Mov, 0, 1, 7, N, N, N, 0), // 4: the taken side rewrites r1
+            Instr::r(Op::Jmp, 0, N, N, N, N, N, 7), // 5
+            ldg(MemSize::B32, 5, 0, 8),             // 6: the other side only
+            ldg(MemSize::B32, 5, 0, 8),             // 7: the join
+        ]);
+        assert_eq!(arg_loads(&branchy, 0).iter().positions(), vec![2, 6]);
+        let early = [ldg(MemSize::B32, 5, 0, 8), csr_(0, csr::PARAM_LO), csr_(1, csr::PARAM_HI)];
+        assert_eq!(arg_loads(&early, 0).iter().positions(), Vec::<usize>::new());
     }
 }

@@ -31,11 +31,19 @@ struct Chunk<'a, 'b> {
     written: Vec<u16>,
     /// Registers that hold one constant wherever they are read ([`super::cover::constants`]).
     consts: &'a [Option<u32>],
+    /// The kernel-argument block's host address (the run's third parameter).
+    args: Value,
 }
 
 /// Register rows are 4-byte aligned host memory that decode-time validation keeps in range.
 fn row_flags() -> MemFlagsData {
     MemFlagsData::new().with_notrap()
+}
+
+/// The kernel-argument block: little-endian device memory the core checked is mapped for
+/// every offset a run reads (`JitKernel::args_span`) before it passes its address.
+fn args_flags() -> MemFlagsData {
+    MemFlagsData::new().with_notrap().with_endianness(Endianness::Little)
 }
 
 fn vflags() -> MemFlagsData {
@@ -147,6 +155,15 @@ impl Chunk<'_, '_> {
             Op::Mov => {
                 let v = self.get(a);
                 self.set(d, v)
+            }
+            Op::Ldg => {
+                // Every lane reads the same words: one scalar load each, to every lane.
+                let words = super::cover::arg_words(i).expect("covered: an argument load");
+                for k in 0..words {
+                    let x = self.b.ins().load(types::I32, args_flags(), self.args, (i.imm + 4 * k) as i32);
+                    let v = self.b.ins().splat(types::I32X4, x);
+                    self.set(d + k as u16, v);
+                }
             }
             Op::Movi => {
                 let v = self.splat(i.imm);
@@ -359,11 +376,19 @@ fn float_cc(c: FloatCond) -> FloatCC {
     }
 }
 
-/// Emits the body of a run function `(regs: *mut u32, mask: u32)` for `code` over `nt`
-/// lanes, into the builder's current block, ending with the return: one loop iteration per
-/// host vector of lanes (the IR holds the run once, whatever the warp's width), skipping a
-/// chunk whose lanes are all inactive.
-pub fn run_body(b: &mut FunctionBuilder, regs: Value, mask: Value, code: &[Instr], nt: usize, consts: &[Option<u32>]) {
+/// The parameters of a run function `(regs: *mut u32, mask: u32, args: *const u8)`.
+pub struct Params {
+    pub regs: Value,
+    pub mask: Value,
+    pub args: Value,
+}
+
+/// Emits the body of a run function ([`Params`]) for `code` over `nt` lanes, into the
+/// builder's current block, ending with the return: one loop iteration per host vector of
+/// lanes (the IR holds the run once, whatever the warp's width), skipping a chunk whose
+/// lanes are all inactive.
+pub fn run_body(b: &mut FunctionBuilder, p: Params, code: &[Instr], nt: usize, consts: &[Option<u32>]) {
+    let Params { regs, mask, args } = p;
     let ptr = b.func.dfg.value_type(regs);
     let (body, latch, exit) = (b.create_block(), b.create_block(), b.create_block());
     let (head, end) = (b.create_block(), b.ins().iadd_imm_u(regs, (nt * 4) as i64));
@@ -385,8 +410,15 @@ pub fn run_body(b: &mut FunctionBuilder, regs: Value, mask: Value, code: &[Instr
     let zero = b.ins().iconst(types::I32, 0);
     let zero = b.ins().splat(types::I32X4, zero);
     let lanes = b.ins().icmp(IntCC::NotEqual, sel, zero);
-    let mut ch =
-        Chunk { b: &mut *b, regs: p, row_bytes: (nt * 4) as i32, vals: HashMap::new(), written: Vec::new(), consts };
+    let mut ch = Chunk {
+        b: &mut *b,
+        regs: p,
+        row_bytes: (nt * 4) as i32,
+        vals: HashMap::new(),
+        written: Vec::new(),
+        consts,
+        args,
+    };
     for i in code {
         ch.op(i);
     }

@@ -7,13 +7,14 @@
 //! short kernels of a test suite never pay for a compile). It compiles into one host
 //! function per run, each a loop over the warp's 4-lane host vectors
 //! ([`cover::runs`]): a line of lane-wise ALU/FPU ops between two joins of the control-flow
-//! graph. The issue loop (`Core::run_warp`) calls a run's function when the warp's pc
-//! reaches the run's first instruction and the quantum has room for the whole run, counts
-//! the run's instructions as the interpreter would (warp instructions, and thread
-//! instructions as the mask's lanes per instruction), and moves the pc past it. Branches,
-//! memory, RTU, warp and CSR ops, divergence and reconvergence stay the interpreter's, so
-//! faults, the watchdog's quantum and the warp schedule are those of the interpreter and the
-//! results are bit-identical.
+//! graph, and the loads from the kernel-argument block among them. The issue loop
+//! (`Core::run_warp`) calls a run's function when the warp's pc reaches the run's first
+//! instruction and the quantum has room for the whole run, counts the run's instructions as
+//! the interpreter would (warp instructions, and thread instructions as the mask's lanes per
+//! instruction), and moves the pc past it. Branches, other memory ops, RTU, warp and CSR
+//! ops, divergence and reconvergence stay the interpreter's, so faults, the watchdog's
+//! quantum and the warp schedule are those of the interpreter and the results are
+//! bit-identical.
 //!
 //! `VORTEX_JIT=0` (or `jit = false` in the device configuration) runs the interpreter
 //! alone; timed mode never uses the JIT. A kernel that fails to compile runs on the
@@ -24,6 +25,7 @@ mod emit;
 
 use crate::abi::isa::Instr;
 use crate::core::decode::DecodedKernel;
+use crate::mem::MemoryMap;
 use cranelift_codegen::ir::{types, AbiParam, UserFuncName};
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
@@ -39,11 +41,13 @@ pub fn from_env() -> bool {
     !matches!(std::env::var("VORTEX_JIT").as_deref().map(str::trim), Ok("0" | "off" | "false"))
 }
 
-/// A compiled run: `f(regs, mask)` executes `len` instructions for the lanes in `mask`.
+/// A compiled run: `f(regs, mask, args)` executes `len` instructions for the lanes in
+/// `mask`, reading the kernel-argument block at `args` when `reads_args`.
 #[derive(Clone, Copy)]
 struct Run {
-    f: extern "C" fn(*mut u32, u32),
+    f: extern "C" fn(*mut u32, u32, *const u8),
     len: u32,
+    reads_args: bool,
 }
 
 /// A kernel's compiled runs.
@@ -52,6 +56,8 @@ pub struct JitKernel {
     /// Rows the register file must hold (the kernel's register count): what the runs'
     /// loads and stores reach.
     num_regs: usize,
+    /// Bytes of the kernel-argument block the runs read (0: none reads it).
+    args_span: u32,
     /// Per pc: 1 + the index in `runs` of the run starting there, or 0.
     run_at: Vec<u32>,
     runs: Vec<Run>,
@@ -80,16 +86,33 @@ impl JitKernel {
     }
 
     /// When a run starts at `pc` and `budget` instructions fit it: runs it over `regs` for
-    /// the lanes in `mask` and returns its length.
+    /// the lanes in `mask` and returns its length. A run that reads the kernel-argument
+    /// block runs only with its address (`args`, from [`Self::args`]); without it the
+    /// interpreter takes the run's pcs.
     #[inline(always)]
-    pub fn try_run(&self, pc: u32, regs: &mut [u32], mask: u32, budget: u64) -> Option<u32> {
+    pub fn try_run(&self, pc: u32, regs: &mut [u32], mask: u32, budget: u64, args: Args) -> Option<u32> {
         let run = self.run_at(pc)?;
-        if run.len as u64 > budget {
+        if run.len as u64 > budget || (run.reads_args && args.0.is_null()) {
             return None;
         }
         assert!(regs.len() >= self.num_regs * self.nt, "register file smaller than the kernel's");
-        (run.f)(regs.as_mut_ptr(), mask);
+        (run.f)(regs.as_mut_ptr(), mask, args.0);
         Some(run.len)
+    }
+
+    /// The host address of the kernel-argument block at device address `param` for the
+    /// runs, when the memory map holds every byte they read in one region; else none (the
+    /// interpreter runs those runs' pcs, and faults as it would).
+    pub fn args<'m>(&self, mem: &'m MemoryMap, param: u64) -> Args<'m> {
+        let host = match self.args_span {
+            0 => None,
+            span => mem.region(param, span as u64).map(|r| {
+                // SAFETY: `region` returned the region holding `[param, param + span)`, so
+                // the offset lies inside its live backing.
+                unsafe { r.host_ptr().add((param - r.base) as usize) as *const u8 }
+            }),
+        };
+        Args(host.unwrap_or(std::ptr::null()), std::marker::PhantomData)
     }
 
     pub fn runs(&self) -> usize {
@@ -100,6 +123,16 @@ impl JitKernel {
     pub fn covered(&self) -> u64 {
         self.runs.iter().map(|r| r.len as u64).sum()
     }
+}
+
+/// The kernel-argument block's host address for a dispatch's runs (null: not mapped),
+/// valid while the memory map it came from is borrowed.
+#[derive(Clone, Copy)]
+pub struct Args<'m>(*const u8, std::marker::PhantomData<&'m MemoryMap>);
+
+impl Args<'_> {
+    /// No block: runs that read it are left to the interpreter.
+    pub const NONE: Args<'static> = Args(std::ptr::null(), std::marker::PhantomData);
 }
 
 /// Process-wide JIT counters (what `jit_stats` reports).
@@ -258,16 +291,27 @@ pub fn compile(code: &[Instr], entry: u32, num_regs: usize, nt: usize) -> Result
         return Ok(None);
     }
     let isa = host_isa()?;
-    let spans = cover::runs(code, entry, has_fma(&*isa));
+    let arg_loads = cover::arg_loads(code, entry);
+    let spans = cover::runs(code, entry, has_fma(&*isa), &arg_loads);
     if spans.is_empty() {
         return Ok(None);
     }
     let zeroed = crate::core::decode::read_before_write(code, entry, num_regs as u32);
     let consts = cover::constants(code, num_regs, &zeroed);
+    // Per run, the end of the argument bytes its loads read; and of all runs'.
+    let reads: Vec<Option<u32>> = spans
+        .iter()
+        .map(|&(pc, len)| {
+            let pcs = pc as usize..(pc + len) as usize;
+            pcs.filter(|&p| arg_loads[p]).filter_map(|p| cover::arg_words(&code[p]).map(|w| code[p].imm + 4 * w)).max()
+        })
+        .collect();
+    let args_span = reads.iter().flatten().copied().max().unwrap_or(0);
     let mut module = JITModule::new(JITBuilder::with_isa(isa, default_libcall_names()));
     let mut sig = module.make_signature();
     sig.params.push(AbiParam::new(module.target_config().pointer_type()));
     sig.params.push(AbiParam::new(types::I32));
+    sig.params.push(AbiParam::new(module.target_config().pointer_type()));
     let mut ctx = module.make_context();
     let mut fctx = FunctionBuilderContext::new();
     let mut ids = Vec::with_capacity(spans.len());
@@ -280,8 +324,9 @@ pub fn compile(code: &[Instr], entry: u32, num_regs: usize, nt: usize) -> Result
             let block = b.create_block();
             b.append_block_params_for_function_params(block);
             b.switch_to_block(block);
-            let (regs, mask) = (b.block_params(block)[0], b.block_params(block)[1]);
-            emit::run_body(&mut b, regs, mask, &code[pc as usize..][..len as usize], nt, &consts);
+            let p = b.block_params(block);
+            let params = emit::Params { regs: p[0], mask: p[1], args: p[2] };
+            emit::run_body(&mut b, params, &code[pc as usize..][..len as usize], nt, &consts);
             b.seal_all_blocks();
             b.finalize(module.target_config());
         }
@@ -292,15 +337,15 @@ pub fn compile(code: &[Instr], entry: u32, num_regs: usize, nt: usize) -> Result
     module.finalize_definitions().map_err(|e| e.to_string())?;
     let mut run_at = vec![0u32; code.len()];
     let mut runs = Vec::with_capacity(spans.len());
-    for (&(pc, len), &id) in spans.iter().zip(&ids) {
+    for ((&(pc, len), &id), read) in spans.iter().zip(&ids).zip(&reads) {
         let p = module.get_finalized_function(id);
-        // SAFETY: the function was declared with the signature `(pointer, i32)` and the
-        // host's default calling convention, which is `extern "C"`'s.
-        let f = unsafe { std::mem::transmute::<*const u8, extern "C" fn(*mut u32, u32)>(p) };
-        runs.push(Run { f, len });
+        // SAFETY: the function was declared with the signature `(pointer, i32, pointer)`
+        // and the host's default calling convention, which is `extern "C"`'s.
+        let f = unsafe { std::mem::transmute::<*const u8, extern "C" fn(*mut u32, u32, *const u8)>(p) };
+        runs.push(Run { f, len, reads_args: read.is_some() });
         run_at[pc as usize] = runs.len() as u32;
     }
-    Ok(Some(JitKernel { nt, num_regs, run_at, runs, module: Mutex::new(Some(module)) }))
+    Ok(Some(JitKernel { nt, num_regs, args_span, run_at, runs, module: Mutex::new(Some(module)) }))
 }
 
 #[cfg(test)]

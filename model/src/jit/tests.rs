@@ -143,7 +143,7 @@ fn check(code: &[Instr], rng: &mut Rng, what: &str) {
         };
         let (mut want, mut got) = (regs.clone(), regs.clone());
         interpret(code, &mut want, mask);
-        assert_eq!(k.try_run(0, &mut got, mask, u64::MAX), Some(code.len() as u32));
+        assert_eq!(k.try_run(0, &mut got, mask, u64::MAX, Args::NONE), Some(code.len() as u32));
         for (x, (a, b)) in want.iter().zip(&got).enumerate() {
             let l = x % NT;
             if a != b && two_nan_commutative(code, &regs, x / NT, l, *a, *b) {
@@ -161,7 +161,7 @@ fn ops_match_the_interpreter() {
     let fma = has_fma(&*host_isa().expect("a supported host"));
     let mut failed = Vec::new();
     for i in covered_ops() {
-        if !cover::covered(&i, fma) {
+        if !cover::covered(&i, fma, false) {
             continue;
         }
         // The op alone (after a MOV, a run being two ops at least), and with its
@@ -188,7 +188,7 @@ fn chains_match_the_interpreter() {
         let code: Vec<Instr> = (0..40)
             .map(|_| {
                 let mut i = ops[rng.next() as usize % ops.len()];
-                while !cover::covered(&i, fma) {
+                while !cover::covered(&i, fma, false) {
                     i = ops[rng.next() as usize % ops.len()];
                 }
                 let mut reg = || (rng.next() % REGS as u32) as u16;
@@ -206,10 +206,10 @@ fn a_run_starts_only_when_the_budget_holds_it() {
     let code = vec![Instr::r(Op::Iadd, 0, 1, 1, 1, N, N, 0); 3];
     let k = compiled(&code);
     let mut regs = vec![1u32; REGS * NT];
-    assert_eq!(k.try_run(0, &mut regs, u32::MAX, 2), None);
+    assert_eq!(k.try_run(0, &mut regs, u32::MAX, 2, Args::NONE), None);
     assert_eq!(regs[NT], 1);
-    assert_eq!(k.try_run(1, &mut regs, u32::MAX, 100), None, "no run starts mid-line");
-    assert_eq!(k.try_run(0, &mut regs, u32::MAX, 3), Some(3));
+    assert_eq!(k.try_run(1, &mut regs, u32::MAX, 100, Args::NONE), None, "no run starts mid-line");
+    assert_eq!(k.try_run(0, &mut regs, u32::MAX, 3, Args::NONE), Some(3));
     assert_eq!(regs[NT], 8);
 }
 
@@ -256,4 +256,59 @@ fn constant_shifts_match_the_interpreter() {
             check(&code, &mut rng, &format!("{op:?} by {k}"));
         }
     }
+}
+
+/// Loads from the kernel-argument block join runs: the words the interpreter's uniform load
+/// reads, in every active lane; without the block's address the run is left to the
+/// interpreter, and a block the memory map does not hold gives no address.
+#[test]
+fn argument_loads_match_the_interpreter() {
+    use crate::abi::csr;
+    use crate::abi::isa::MemSize;
+    let space = crate::mem::AddressSpace::new();
+    let block = space.allocate(crate::abi::kernel::kargs::BYTES as u64).expect("room").base;
+    let mut bench = Bench::new(space.snapshot(), 16);
+    let mem = bench.mem.clone();
+    let mem = &*mem;
+    let words: Vec<u32> = (0..128u32).map(|k| k.wrapping_mul(0x9e37_79b9)).collect();
+    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    mem.write(block, &bytes).expect("the block is mapped");
+    let ldg = |size: MemSize, d, off| Instr::r(Op::Ldg, size as u8, d, 0, N, N, N, off);
+    let prologue =
+        [Instr::r(Op::Csr, 0, 0, N, N, N, N, csr::PARAM_LO), Instr::r(Op::Csr, 0, 1, N, N, N, N, csr::PARAM_HI)];
+    let line = [
+        ldg(MemSize::B128, 2, 256),
+        Instr::r(Op::Iadd, 0, 6, 2, 5, N, N, 0),
+        ldg(MemSize::B32, 7, 8),
+        ldg(MemSize::B64, 3, 504),
+        Instr::r(Op::Fmul, 0, 4, 4, 6, N, N, 0),
+    ];
+    let code: Vec<Instr> = prologue.iter().chain(&line).copied().collect();
+    let k = compile(&code, 0, REGS, NT).expect("compiles").expect("has a run");
+    assert_eq!((k.runs(), k.covered()), (1, line.len() as u64));
+    let args = k.args(mem, block);
+    let mut rng = Rng(9);
+    for mask in [u32::MAX, 0x8000_0001, 0x0f0f_00f0, 1 << 7] {
+        let mut regs: Vec<u32> = (0..REGS * NT).map(|_| rng.word()).collect();
+        for l in 0..NT {
+            regs[l] = block as u32;
+            regs[NT + l] = (block >> 32) as u32;
+        }
+        let (mut want, mut got) = (regs.clone(), regs.clone());
+        {
+            let mut w = Warp::new();
+            w.launch(0, mask, REGS, NT, 0);
+            w.regs.copy_from_slice(&want);
+            let mut env = bench.env(NT);
+            for i in &line {
+                execute(i, &mut w, mask, &mut env).expect("an argument load does not fault");
+            }
+            want.copy_from_slice(&w.regs);
+        }
+        assert_eq!(k.try_run(2, &mut got, mask, u64::MAX, Args::NONE), None, "no block, no run");
+        assert_eq!(k.try_run(2, &mut got, mask, u64::MAX, args), Some(line.len() as u32));
+        assert_eq!(want, got, "mask {mask:#x}");
+    }
+    let unmapped = block + (1 << 40);
+    assert_eq!(k.try_run(2, &mut vec![0; REGS * NT], u32::MAX, u64::MAX, k.args(mem, unmapped)), None);
 }
