@@ -150,36 +150,54 @@ fn rounds(blocks: &mut [Vec<Instr>], succ: &[Vec<usize>], n: usize, fwd: &mut Fo
 const REUSE_TRIALS: usize = 32;
 
 /// Replaces the kernel-argument loads whose words are already in registers with moves where
-/// that costs no register: each candidate, in program order, is kept when the optimised
-/// kernel with it allocates no more registers than with none. A reused value stays live
-/// from its first load on, and registers decide how many warps a core keeps resident
-/// (`[core] register_file`), so a load is cheaper than a lost warp.
+/// that costs no register. A reused value stays live from its first load on, and registers
+/// decide how many warps a core keeps resident (`[core] register_file`), so a load is
+/// cheaper than a lost warp. All candidates are tried at once, and if that allocates more
+/// registers than none, each in program order (at most [`REUSE_TRIALS`]), kept when the
+/// kernel with it allocates no more than with none. A trial allocates the code as it is
+/// (the copies hinted into one register); the rounds that follow could still move the
+/// count, so the result is checked once more after them and dropped if it grew.
 fn reuse_args(blocks: &mut [Vec<Instr>], succ: &[Vec<usize>], n: usize, fwd: &mut Forward) {
     let found = args::candidates(blocks, succ);
     if found.is_empty() {
         return;
     }
-    let mut regs = |code: &[Vec<Instr>]| -> u32 {
+    let regs = |code: &[Vec<Instr>]| -> u32 {
         let mut t = code.to_vec();
-        rounds(&mut t, succ, n, fwd);
         let live = Liveness::compute(&t, succ, n);
         allocate(&mut t, &live, n).unwrap_or(n as u32)
     };
     let budget = regs(blocks);
-    // Instructions the kept candidates added to their blocks so far (a load of W words
-    // becomes W moves).
-    let mut shift = vec![0usize; blocks.len()];
-    for c in found.into_iter().take(REUSE_TRIALS) {
-        let mut trial = blocks.to_vec();
+    let before = blocks.to_vec();
+    // Splices `c` into `code`, where `shift` counts what earlier splices added to the block.
+    let splice = |code: &mut [Vec<Instr>], c: &args::Reuse, shift: &mut [usize]| {
         let at = c.at + shift[c.block];
-        let grow = c.moves.len() - 1;
-        trial[c.block].splice(at..at + 1, c.moves);
-        if regs(&trial) <= budget {
-            for (b, t) in blocks.iter_mut().zip(trial) {
-                *b = t;
+        code[c.block].splice(at..at + 1, c.moves.iter().copied());
+        shift[c.block] += c.moves.len() - 1;
+    };
+    let mut all = blocks.to_vec();
+    let mut shift = vec![0usize; blocks.len()];
+    for c in &found {
+        splice(&mut all, c, &mut shift);
+    }
+    if regs(&all) <= budget {
+        blocks.clone_from_slice(&all);
+    } else {
+        shift.fill(0);
+        for c in found.iter().take(REUSE_TRIALS) {
+            let mut trial = blocks.to_vec();
+            let mut s = shift.clone();
+            splice(&mut trial, c, &mut s);
+            if regs(&trial) <= budget {
+                blocks.clone_from_slice(&trial);
+                shift = s;
             }
-            shift[c.block] += grow;
         }
+    }
+    let mut check = blocks.to_vec();
+    rounds(&mut check, succ, n, fwd);
+    if regs(&check) > budget {
+        blocks.clone_from_slice(&before);
     }
 }
 
