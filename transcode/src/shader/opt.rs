@@ -99,7 +99,6 @@ pub(crate) fn optimize(blocks: &mut [Vec<Instr>], succ: &[Vec<usize>], num_regs:
     let mut fwd = Forward::new(n);
     rounds(blocks, succ, n, &mut fwd);
     reuse_args(blocks, succ, n, &mut fwd);
-    rounds(blocks, succ, n, &mut fwd);
     let live = Liveness::compute(blocks, succ, n);
     let mut virt_dst: Vec<Vec<u16>> = blocks
         .iter()
@@ -155,8 +154,9 @@ const REUSE_TRIALS: usize = 32;
 /// cheaper than a lost warp. All candidates are tried at once, and if that allocates more
 /// registers than none, each in program order (at most [`REUSE_TRIALS`]), kept when the
 /// kernel with it allocates no more than with none. A trial allocates the code as it is
-/// (the copies hinted into one register); the rounds that follow could still move the
-/// count, so the result is checked once more after them and dropped if it grew.
+/// (the copies hinted into one register); the rounds that then clean up the moves could
+/// still move the count, so the cleaned result is checked once more and dropped if it grew.
+/// Leaves `blocks` as the rounds left them either way.
 fn reuse_args(blocks: &mut [Vec<Instr>], succ: &[Vec<usize>], n: usize, fwd: &mut Forward) {
     let found = args::candidates(blocks, succ);
     if found.is_empty() {
@@ -168,36 +168,33 @@ fn reuse_args(blocks: &mut [Vec<Instr>], succ: &[Vec<usize>], n: usize, fwd: &mu
         allocate(&mut t, &live, n).unwrap_or(n as u32)
     };
     let budget = regs(blocks);
-    let before = blocks.to_vec();
     // Splices `c` into `code`, where `shift` counts what earlier splices added to the block.
     let splice = |code: &mut [Vec<Instr>], c: &args::Reuse, shift: &mut [usize]| {
         let at = c.at + shift[c.block];
         code[c.block].splice(at..at + 1, c.moves.iter().copied());
         shift[c.block] += c.moves.len() - 1;
     };
-    let mut all = blocks.to_vec();
+    let mut work = blocks.to_vec();
     let mut shift = vec![0usize; blocks.len()];
     for c in &found {
-        splice(&mut all, c, &mut shift);
+        splice(&mut work, c, &mut shift);
     }
-    if regs(&all) <= budget {
-        blocks.clone_from_slice(&all);
-    } else {
+    if regs(&work) > budget {
+        work = blocks.to_vec();
         shift.fill(0);
         for c in found.iter().take(REUSE_TRIALS) {
-            let mut trial = blocks.to_vec();
+            let mut trial = work.clone();
             let mut s = shift.clone();
             splice(&mut trial, c, &mut s);
             if regs(&trial) <= budget {
-                blocks.clone_from_slice(&trial);
+                work = trial;
                 shift = s;
             }
         }
     }
-    let mut check = blocks.to_vec();
-    rounds(&mut check, succ, n, fwd);
-    if regs(&check) > budget {
-        blocks.clone_from_slice(&before);
+    rounds(&mut work, succ, n, fwd);
+    if regs(&work) <= budget {
+        blocks.clone_from_slice(&work);
     }
 }
 
