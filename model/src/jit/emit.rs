@@ -31,8 +31,9 @@ struct Chunk<'a, 'b> {
     written: Vec<u16>,
     /// Registers that hold one constant wherever they are read ([`super::cover::constants`]).
     consts: &'a [Option<u32>],
-    /// The kernel-argument block's host address (the run's third parameter).
-    args: Value,
+    /// The argument words the run's loads read, by byte offset, each splat to a vector
+    /// once before the chunk loop.
+    arg_words: &'a HashMap<u32, Value>,
 }
 
 /// Register rows are 4-byte aligned host memory that decode-time validation keeps in range.
@@ -157,11 +158,9 @@ impl Chunk<'_, '_> {
                 self.set(d, v)
             }
             Op::Ldg => {
-                // Every lane reads the same words: one scalar load each, to every lane.
                 let words = super::cover::arg_words(i).expect("covered: an argument load");
                 for k in 0..words {
-                    let x = self.b.ins().load(types::I32, args_flags(), self.args, (i.imm + 4 * k) as i32);
-                    let v = self.b.ins().splat(types::I32X4, x);
+                    let v = self.arg_words[&(i.imm + 4 * k)];
                     self.set(d + k as u16, v);
                 }
             }
@@ -390,6 +389,17 @@ pub struct Params {
 pub fn run_body(b: &mut FunctionBuilder, p: Params, code: &[Instr], nt: usize, consts: &[Option<u32>]) {
     let Params { regs, mask, args } = p;
     let ptr = b.func.dfg.value_type(regs);
+    // Every lane reads the same argument words: each loaded once for the whole run.
+    let mut arg_words = HashMap::new();
+    for i in code.iter().filter(|i| i.op == Op::Ldg) {
+        for k in 0..super::cover::arg_words(i).expect("covered: an argument load") {
+            let off = i.imm + 4 * k;
+            arg_words.entry(off).or_insert_with(|| {
+                let x = b.ins().load(types::I32, args_flags(), args, off as i32);
+                b.ins().splat(types::I32X4, x)
+            });
+        }
+    }
     let (body, latch, exit) = (b.create_block(), b.create_block(), b.create_block());
     let (head, end) = (b.create_block(), b.ins().iadd_imm_u(regs, (nt * 4) as i64));
     b.ins().jump(head, &[regs.into(), mask.into()]);
@@ -417,7 +427,7 @@ pub fn run_body(b: &mut FunctionBuilder, p: Params, code: &[Instr], nt: usize, c
         vals: HashMap::new(),
         written: Vec::new(),
         consts,
-        args,
+        arg_words: &arg_words,
     };
     for i in code {
         ch.op(i);
