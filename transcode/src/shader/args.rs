@@ -315,7 +315,7 @@ mod tests {
             Instr::r(Op::Exit, 0, N, N, N, N, N, 0),
         ]);
         let mut blocks = vec![b0];
-        crate::shader::opt::optimize(&mut blocks, &[vec![]], 8).expect("optimizes");
+        crate::shader::opt::optimize(&mut blocks, &[vec![]], 8, 0).expect("optimizes");
         let loads: Vec<_> = blocks[0].iter().filter(|i| i.op == Op::Ldg).collect();
         let sum = blocks[0].iter().find(|i| i.op == Op::Iadd64).expect("the address sum stays");
         assert_eq!(loads.len(), 1, "{blocks:#?}");
@@ -344,7 +344,7 @@ mod tests {
         code.extend([ldg(MemSize::B32, 8, 0, 260), stg(2, 8)]);
         code.push(Instr::r(Op::Exit, 0, N, N, N, N, N, 0));
         let mut blocks = vec![code];
-        crate::shader::opt::optimize(&mut blocks, &[vec![]], 64).expect("optimizes");
+        crate::shader::opt::optimize(&mut blocks, &[vec![]], 64, 0).expect("optimizes");
         blocks[0].iter().filter(|i| i.op == Op::Ldg).count()
     }
 

@@ -398,7 +398,7 @@ impl Emitter {
     /// Runs the register optimisation (`opt`) over the placed blocks in layout order.
     /// Returns the new register count and, per block, the pre-allocation destinations; `None`
     /// leaves everything as it was.
-    fn optimize(&mut self) -> Option<(u32, Vec<Vec<u16>>)> {
+    fn optimize(&mut self, private_bytes: u32) -> Option<(u32, Vec<Vec<u16>>)> {
         let mut pos = vec![usize::MAX; self.blocks.len()];
         for (k, &l) in self.order.iter().enumerate() {
             pos[l as usize] = k;
@@ -417,7 +417,7 @@ impl Emitter {
         }
         let mut code: Vec<Vec<Instr>> =
             self.order.iter().map(|&l| std::mem::take(&mut self.blocks[l as usize].code)).collect();
-        let out = opt::optimize(&mut code, &succ, self.num_regs.max(1));
+        let out = opt::optimize(&mut code, &succ, self.num_regs.max(1), private_bytes);
         for (&l, c) in self.order.iter().zip(code) {
             self.blocks[l as usize].code = c;
         }
@@ -425,8 +425,9 @@ impl Emitter {
     }
 
     /// Lays the placed blocks out, drops jumps to the next block, and resolves labels. With
-    /// `optimize`, first removes copies and dead code and reallocates registers (`opt`).
-    pub fn assemble(mut self, optimize: bool) -> Result<Assembled> {
+    /// `optimize`, first removes copies and dead code and reallocates registers (`opt`);
+    /// `private_bytes` is the kernel's private memory per lane.
+    pub fn assemble(mut self, optimize: bool, private_bytes: u32) -> Result<Assembled> {
         if self.total > MAX_INSTRS {
             return Err(limit!("the kernel has more than {MAX_INSTRS} instructions"));
         }
@@ -434,7 +435,7 @@ impl Emitter {
         // Per label: the pre-allocation destinations of its instructions.
         let mut virt: Vec<Vec<u16>> = Vec::new();
         if optimize {
-            if let Some((n, v)) = self.optimize() {
+            if let Some((n, v)) = self.optimize(private_bytes) {
                 num_regs = n;
                 virt = vec![Vec::new(); self.blocks.len()];
                 for (&l, d) in self.order.iter().zip(v) {
@@ -599,7 +600,7 @@ mod tests {
         e.bra(0, c, b, c);
         e.place(c).unwrap();
         e.emit(I::new(Op::Exit));
-        let out = e.assemble(false).unwrap();
+        let out = e.assemble(false, 0).unwrap();
         assert_eq!(out.code.len(), 3, "the jump to the next block is gone");
         assert_eq!((out.code[1].imm, out.code[1].imm2, out.code[1].imm3), (2, 1, 2));
         assert_eq!(out.blocks, vec![(0, "a".to_string()), (1, "b".to_string()), (2, "c".to_string())]);
@@ -628,7 +629,7 @@ mod tests {
         e.close_region(outer);
         e.place(d).unwrap();
         e.emit(I::new(Op::Exit));
-        let out = e.assemble(false).unwrap();
+        let out = e.assemble(false, 0).unwrap();
         assert_eq!(out.code.len(), 5, "both jumps fall through");
         let r = |start, end, kind| CodeRegion { start, end, kind };
         assert_eq!(out.regions, vec![r(1, 4, 1), r(2, 4, 2)]);

@@ -26,6 +26,7 @@ mod lower;
 mod module;
 mod opt;
 mod pipeline;
+mod private;
 mod reflect;
 mod target;
 mod types;

@@ -4,6 +4,8 @@
 //! variables, phi edge copies, composite moves, ray assembly), so a kernel is mostly moves
 //! over hundreds of registers. This pass removes that waste without changing a result:
 //!
+//! 0. **Private words in registers** (`private.rs`): when every private access is a
+//!    whole-word load or store at a constant address, each word becomes a register.
 //! 0. **Kernel-argument loads reused** (`args.rs`): a push-constant (or other argument)
 //!    load whose words every path has already put in registers becomes moves.
 //! 1. **Copy propagation**, inside each block: after `mov d, s`, later reads of `d` read `s`
@@ -36,6 +38,7 @@
 //! contiguous unit, and only single-register operands are propagated into.
 
 use super::args;
+use super::private;
 use std::collections::{BTreeSet, BinaryHeap};
 use vortex_model::abi::isa::{Instr, Op, Operands, REG_NONE};
 
@@ -67,35 +70,72 @@ const MAX_BITSET_WORDS: usize = 1 << 21;
 const ROUNDS: usize = 4;
 
 /// Optimises `blocks` (layout order; `succ[b]` are the layout indices control can go to
-/// after block `b`, fall-through included) over `num_regs` registers. Returns `None`, with
-/// the code untouched, when the program is not one the pass understands (a branch inside a
-/// block, an out-of-range operand) or is too large; the assembler then reports or takes it
-/// as it is.
-pub(crate) fn optimize(blocks: &mut [Vec<Instr>], succ: &[Vec<usize>], num_regs: u32) -> Option<Optimized> {
+/// after block `b`, fall-through included) over `num_regs` registers; `private_bytes` is the
+/// kernel's private memory per lane. Returns `None`, with the code untouched, when the
+/// program is not one the pass understands (a branch inside a block, an out-of-range
+/// operand) or is too large; the assembler then reports or takes it as it is.
+///
+/// Private words promoted to registers stay live where their memory held them, so the
+/// promotion is kept only when the kernel then allocates no more registers than without
+/// it: registers decide how many warps a core keeps resident (`[core] register_file`).
+pub(crate) fn optimize(
+    blocks: &mut [Vec<Instr>],
+    succ: &[Vec<usize>],
+    num_regs: u32,
+    private_bytes: u32,
+) -> Option<Optimized> {
     let n = num_regs as usize;
-    if blocks.is_empty() || succ.len() != blocks.len() {
+    if !understood(blocks, succ, n) {
         return None;
+    }
+    let mut promoted = blocks.to_vec();
+    if let Some(m) = private::promote(&mut promoted, succ, n, private_bytes) {
+        if let Some(p) = optimize_over(&mut promoted, succ, m) {
+            let mut plain = blocks.to_vec();
+            match optimize_over(&mut plain, succ, n) {
+                Some(q) if q.num_regs < p.num_regs => {
+                    blocks.clone_from_slice(&plain);
+                    return Some(q);
+                }
+                _ => {
+                    blocks.clone_from_slice(&promoted);
+                    return Some(p);
+                }
+            }
+        }
+    }
+    optimize_over(blocks, succ, n)
+}
+
+/// Whether the pass understands the program (see [`optimize`]) and can afford it.
+fn understood(blocks: &[Vec<Instr>], succ: &[Vec<usize>], n: usize) -> bool {
+    if blocks.is_empty() || succ.len() != blocks.len() {
+        return false;
     }
     for b in blocks.iter() {
         for (k, i) in b.iter().enumerate() {
             if matches!(i.op, Op::Jmp | Op::Bra) && k + 1 != b.len() {
-                return None;
+                return false;
             }
             for o in i.operands().iter() {
                 if o.reg == REG_NONE || o.reg as usize + o.width as usize > n {
-                    return None;
+                    return false;
                 }
             }
         }
     }
     if succ.iter().flatten().any(|&s| s >= blocks.len()) {
-        return None;
+        return false;
     }
     let words = n.div_ceil(64);
-    if words.saturating_mul(blocks.len()).saturating_mul(2) > MAX_BITSET_WORDS {
+    words.saturating_mul(blocks.len()).saturating_mul(2) <= MAX_BITSET_WORDS
+}
+
+/// The pass proper over `n` registers, on a program [`understood`] accepts.
+fn optimize_over(blocks: &mut [Vec<Instr>], succ: &[Vec<usize>], n: usize) -> Option<Optimized> {
+    if !understood(blocks, succ, n) {
         return None;
     }
-
     let mut fwd = Forward::new(n);
     rounds(blocks, succ, n, &mut fwd);
     reuse_args(blocks, succ, n, &mut fwd);
@@ -122,7 +162,7 @@ pub(crate) fn optimize(blocks: &mut [Vec<Instr>], succ: &[Vec<usize>], num_regs:
             }
             k
         }
-        None => num_regs,
+        None => n as u32,
     };
 
     Some(Optimized { num_regs, virt_dst })
@@ -678,6 +718,67 @@ mod tests {
 
     const N: u16 = REG_NONE;
 
+    /// Two private words stored in the entry block and read after a stretch that needs four
+    /// more registers; `words` = 1 reads only the first.
+    fn private_words(words: u32) -> Vec<Vec<Instr>> {
+        let r = |op, d, a, b, imm| Instr::r(op, 0, d, a, b, N, N, imm);
+        let st = |off, v| Instr::r(Op::Stp, MemSize::B32 as u8, N, 0, v, N, N, off);
+        let ld = |d, off| Instr::r(Op::Ldp, MemSize::B32 as u8, d, 0, N, N, N, off);
+        let mut tail = vec![
+            r(Op::Movi, 3, N, N, 1),
+            r(Op::Movi, 4, N, N, 2),
+            r(Op::Movi, 5, N, N, 3),
+            r(Op::Movi, 6, N, N, 4),
+            r(Op::Iadd, 7, 3, 4, 0),
+            r(Op::Iadd, 8, 5, 6, 0),
+            r(Op::Iadd, 9, 7, 8, 0),
+            ld(10, 0),
+        ];
+        if words == 2 {
+            tail.extend([ld(11, 4), r(Op::Iadd, 10, 10, 11, 0)]);
+        }
+        tail.extend([
+            r(Op::Iadd, 12, 9, 10, 0),
+            r(Op::Movi, 14, N, N, 0),
+            r(Op::Movi, 15, N, N, 0),
+            Instr::r(Op::Stg, MemSize::B32 as u8, N, 14, 12, N, N, 0),
+            r(Op::Exit, N, N, N, 0),
+        ]);
+        vec![
+            vec![
+                r(Op::Movi, 0, N, N, 0),
+                r(Op::Movi, 1, N, N, 7),
+                r(Op::Movi, 2, N, N, 9),
+                st(0, 1),
+                st(4, 2),
+                r(Op::Jmp, N, N, N, 1),
+            ],
+            tail,
+        ]
+    }
+
+    #[test]
+    fn private_words_become_registers_unless_that_costs_registers() {
+        let succ = vec![vec![1], vec![]];
+        let private = |b: &[Vec<Instr>]| b.iter().flatten().filter(|i| matches!(i.op, Op::Ldp | Op::Stp)).count();
+        // One word: its register replaces the address register across the stretch.
+        let mut one = private_words(1);
+        let o = optimize(&mut one, &succ, 16, 8).expect("optimizes");
+        assert_eq!(private(&one), 0, "{one:?}");
+        let mut kept = private_words(1);
+        let plain = optimize(&mut kept, &succ, 16, 0).expect("optimizes");
+        assert_eq!(private(&kept), 3, "outside the private bytes: left as it is");
+        assert!(o.num_regs <= plain.num_regs);
+        // Two words live across the stretch where one address register was: kept in memory.
+        let mut two = private_words(2);
+        let o = optimize(&mut two, &succ, 16, 8).expect("optimizes");
+        assert_eq!(private(&two), 4, "{two:?}");
+        let mut forced = private_words(2);
+        let m = private::promote(&mut forced, &succ, 16, 8).expect("promotable");
+        let p = optimize_over(&mut forced, &succ, m).expect("optimizes");
+        assert!(p.num_regs > o.num_regs, "promoted {} against {}", p.num_regs, o.num_regs);
+    }
+
     #[test]
     fn operand_table_matches_the_decoder() {
         // Every op, with a spread of modifiers and immediates (memory sizes, wide atomics
@@ -778,7 +879,7 @@ mod tests {
 
     fn opt1(code: &[Instr], nregs: u32) -> (Vec<Instr>, u32) {
         let mut blocks = vec![code.to_vec()];
-        let o = optimize(&mut blocks, &[vec![]], nregs).expect("optimizes");
+        let o = optimize(&mut blocks, &[vec![]], nregs, 0).expect("optimizes");
         (blocks.pop().unwrap(), o.num_regs)
     }
 
@@ -943,7 +1044,7 @@ mod tests {
             vec![stg(10, 3), stg(10, 7), exit()],
         ];
         let succ = vec![vec![1, 2], vec![2], vec![]];
-        let o = optimize(&mut blocks, &succ, 12).unwrap();
+        let o = optimize(&mut blocks, &succ, 12, 0).unwrap();
         // r3 (read uninitialized on the b0 -> b2 path) is live from the entry, so it gets a
         // register no other value shares.
         let r3 = blocks[2][0].b;

@@ -183,7 +183,7 @@ pub(crate) fn lower_linked<'m>(
     let reg_names = std::mem::take(&mut l.e.reg_names);
     let num_queries = l.ray_query.rtu_slots(l.num_queries);
     let (private_bytes, lmem_bytes) = (l.private_bytes, l.lmem_bytes);
-    let asm = l.e.assemble(opts.optimize)?;
+    let asm = l.e.assemble(opts.optimize, private_bytes)?;
     let num_regs = asm.num_regs;
     let graphics = l.stage.graphics(m, &l.io, &asm.code)?;
     Ok(Lowered { asm, num_regs, num_queries, private_bytes, lmem_bytes, reg_names, graphics })
