@@ -49,6 +49,9 @@ impl Defs {
     }
 }
 
+/// Deepest definition chain [`Consts`] follows.
+const MAX_DEPTH: u32 = 16;
+
 /// The constant registers: their values, each worked out once at its single definition.
 struct Consts<'a> {
     blocks: &'a [Vec<Instr>],
@@ -62,6 +65,10 @@ impl Consts<'_> {
     /// The value register `r` holds at instruction `k` of block `b` on every path, when it
     /// is a constant defined before that point.
     fn at(&mut self, r: u16, b: usize, k: usize) -> Option<u32> {
+        self.at_depth(r, b, k, 0)
+    }
+
+    fn at_depth(&mut self, r: u16, b: usize, k: usize, depth: u32) -> Option<u32> {
         let (db, dk) = (*self.defs.at.get(r as usize)?)?;
         if self.defs.count[r as usize] != 1 {
             return None;
@@ -70,13 +77,18 @@ impl Consts<'_> {
         if !before {
             return None;
         }
-        self.value(r)
+        self.value(r, depth)
     }
 
-    /// The value the single definition of `r` writes, when constant.
-    fn value(&mut self, r: u16) -> Option<u32> {
+    /// The value the single definition of `r` writes, when constant. Addresses are a few
+    /// ops from their constants, so a definition deeper than [`MAX_DEPTH`] counts as no
+    /// constant (and a long chain of them cannot exhaust the stack).
+    fn value(&mut self, r: u16, depth: u32) -> Option<u32> {
         if let Some(&v) = self.memo.get(&r) {
             return v;
+        }
+        if depth >= MAX_DEPTH {
+            return None;
         }
         // A definition that reads itself (through a cycle of single definitions) is no
         // constant: mark it before recursing.
@@ -85,9 +97,9 @@ impl Consts<'_> {
         let i = self.blocks[b][k];
         let v = match i.op {
             Op::Movi => Some(i.imm),
-            Op::Mov => self.at(i.a, b, k),
+            Op::Mov => self.at_depth(i.a, b, k, depth + 1),
             Op::Iadd | Op::Isub | Op::Imul | Op::Shl | Op::Shr | Op::And | Op::Or | Op::Xor => {
-                match (self.at(i.a, b, k), self.at(i.b, b, k)) {
+                match (self.at_depth(i.a, b, k, depth + 1), self.at_depth(i.b, b, k, depth + 1)) {
                     (Some(x), Some(y)) => Some(match i.op {
                         Op::Iadd => x.wrapping_add(y),
                         Op::Isub => x.wrapping_sub(y),
@@ -242,6 +254,21 @@ mod tests {
         assert_eq!(movs(&blocks[0]), vec![(8, 2), (9, 3), (4, 8), (5, 9)]);
         let zeros: Vec<u16> = blocks[0].iter().filter(|i| i.op == Op::Movi && i.imm == 0).map(|i| i.dst).collect();
         assert_eq!(zeros, vec![0, 6, 7]);
+    }
+
+    #[test]
+    fn long_definition_chains_end_the_search() {
+        // r0 = 0; r1 = r0; ...; r[k] = r[k-1]: an address far deeper than any lowering makes
+        // is no constant (and the search does not recurse through all of it).
+        let k = 50_000u16;
+        let mut code = vec![movi(0, 0)];
+        code.extend((1..=k).map(|r| ins(Op::Mov, r, r - 1, REG_NONE, 0)));
+        code.push(stp(k, 0, 0));
+        let mut blocks = vec![code];
+        assert_eq!(promote(&mut blocks, &[vec![]], k as usize + 1, 16), None);
+        // A short chain is followed.
+        let mut blocks = vec![vec![movi(0, 4), ins(Op::Mov, 1, 0, REG_NONE, 0), stp(1, 0, 0)]];
+        assert_eq!(promote(&mut blocks, &[vec![]], 2, 16), Some(3));
     }
 
     #[test]
