@@ -60,11 +60,16 @@ pub(super) fn csr(i: &Instr, w: &mut Warp, mask: u32, env: &mut ExecEnv) {
             w.regs[dd + l] = v;
         });
     } else {
-        // The same value in every lane: read once, broadcast.
+        // The same value in every lane: read once, broadcast (a whole row at once when
+        // every lane is active).
         let v = csr_value(i.imm, 0, w, env);
-        lanes!(mask, nt, |l| {
-            w.regs[dd + l] = v;
-        });
+        if super::full_warp(nt, mask) {
+            super::row_full_mut(&mut w.regs, i.dst).fill(v);
+        } else {
+            lanes!(mask, nt, |l| {
+                w.regs[dd + l] = v;
+            });
+        }
     }
 }
 
