@@ -4,8 +4,10 @@
 //! variables, phi edge copies, composite moves, ray assembly), so a kernel is mostly moves
 //! over hundreds of registers. This pass removes that waste without changing a result:
 //!
-//! 0. **Private words in registers** (`private.rs`): when every private access is a
-//!    whole-word load or store at a constant address, each word becomes a register.
+//! First, **private words in registers** (`private.rs`): when every private access is a
+//! whole-word load or store at a constant address, each word becomes a register (kept only
+//! when the steps below then allocate no more registers than without it).
+//!
 //! 0. **Kernel-argument loads reused** (`args.rs`): a push-constant (or other argument)
 //!    load whose words every path has already put in registers becomes moves.
 //! 1. **Copy propagation**, inside each block: after `mov d, s`, later reads of `d` read `s`
