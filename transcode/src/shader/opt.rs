@@ -90,23 +90,16 @@ pub(crate) fn optimize(
     if !understood(blocks, succ, n) {
         return None;
     }
-    let mut promoted = blocks.to_vec();
-    if let Some(m) = private::promote(&mut promoted, succ, n, private_bytes) {
-        if let Some(p) = optimize_over(&mut promoted, succ, m) {
-            let mut plain = blocks.to_vec();
-            match optimize_over(&mut plain, succ, n) {
-                Some(q) if q.num_regs < p.num_regs => {
-                    blocks.clone_from_slice(&plain);
-                    return Some(q);
-                }
-                _ => {
-                    blocks.clone_from_slice(&promoted);
-                    return Some(p);
-                }
-            }
+    let promoted = private::promote(blocks, succ, n, private_bytes).filter(|(p, m)| understood(p, succ, *m));
+    let plain = optimize_over(blocks, succ, n);
+    if let Some((mut code, m)) = promoted {
+        let p = optimize_over(&mut code, succ, m);
+        if p.num_regs <= plain.num_regs {
+            blocks.clone_from_slice(&code);
+            return Some(p);
         }
     }
-    optimize_over(blocks, succ, n)
+    Some(plain)
 }
 
 /// Whether the pass understands the program (see [`optimize`]) and can afford it.
@@ -134,10 +127,7 @@ fn understood(blocks: &[Vec<Instr>], succ: &[Vec<usize>], n: usize) -> bool {
 }
 
 /// The pass proper over `n` registers, on a program [`understood`] accepts.
-fn optimize_over(blocks: &mut [Vec<Instr>], succ: &[Vec<usize>], n: usize) -> Option<Optimized> {
-    if !understood(blocks, succ, n) {
-        return None;
-    }
+fn optimize_over(blocks: &mut [Vec<Instr>], succ: &[Vec<usize>], n: usize) -> Optimized {
     let mut fwd = Forward::new(n);
     rounds(blocks, succ, n, &mut fwd);
     reuse_args(blocks, succ, n, &mut fwd);
@@ -166,8 +156,7 @@ fn optimize_over(blocks: &mut [Vec<Instr>], succ: &[Vec<usize>], n: usize) -> Op
         }
         None => n as u32,
     };
-
-    Some(Optimized { num_regs, virt_dst })
+    Optimized { num_regs, virt_dst }
 }
 
 /// Copy propagation, coalescing and dead code, repeated until nothing changes.
@@ -318,7 +307,7 @@ impl Forward {
 
 /// Per register over the whole program: definitions, uses, and whether it appears in a
 /// range operand.
-fn counts(blocks: &[Vec<Instr>], n: usize) -> (Vec<u32>, Vec<u32>, Vec<bool>) {
+pub(super) fn counts(blocks: &[Vec<Instr>], n: usize) -> (Vec<u32>, Vec<u32>, Vec<bool>) {
     let (mut defs, mut uses, mut wide) = (vec![0u32; n], vec![0u32; n], vec![false; n]);
     for i in blocks.iter().flatten() {
         for o in i.operands().iter() {
@@ -775,9 +764,8 @@ mod tests {
         let mut two = private_words(2);
         let o = optimize(&mut two, &succ, 16, 8).expect("optimizes");
         assert_eq!(private(&two), 4, "{two:?}");
-        let mut forced = private_words(2);
-        let m = private::promote(&mut forced, &succ, 16, 8).expect("promotable");
-        let p = optimize_over(&mut forced, &succ, m).expect("optimizes");
+        let (mut forced, m) = private::promote(&private_words(2), &succ, 16, 8).expect("promotable");
+        let p = optimize_over(&mut forced, &succ, m);
         assert!(p.num_regs > o.num_regs, "promoted {} against {}", p.num_regs, o.num_regs);
     }
 

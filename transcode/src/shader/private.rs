@@ -26,7 +26,8 @@
 use std::collections::BTreeMap;
 use vortex_model::abi::isa::{Instr, MemSize, Op, REG_NONE};
 
-/// Where register `r` is defined, when it is defined exactly once: (block, index).
+/// Where each register is last defined, (block, index), and how many definitions it has
+/// (`opt`'s counts).
 struct Defs {
     at: Vec<Option<(usize, usize)>>,
     count: Vec<u32>,
@@ -34,18 +35,15 @@ struct Defs {
 
 impl Defs {
     fn new(blocks: &[Vec<Instr>], n: usize) -> Defs {
-        let (mut at, mut count) = (vec![None; n], vec![0u32; n]);
+        let mut at = vec![None; n];
         for (b, code) in blocks.iter().enumerate() {
             for (k, i) in code.iter().enumerate() {
                 for o in i.operands().iter().filter(|o| o.write) {
-                    for r in o.reg as usize..o.reg as usize + o.width as usize {
-                        count[r] += 1;
-                        at[r] = Some((b, k));
-                    }
+                    at[o.reg as usize..o.reg as usize + o.width as usize].fill(Some((b, k)));
                 }
             }
         }
-        Defs { at, count }
+        Defs { at, count: super::opt::counts(blocks, n).0 }
     }
 }
 
@@ -133,11 +131,15 @@ fn words(i: &Instr) -> Option<u32> {
     }
 }
 
-/// Promotes the private words of `blocks` (layout order, block 0 the entry; `succ` as in
-/// `opt::optimize`) over `n` registers to registers `n..`, when every private access
-/// qualifies (see the module comment) and `private_bytes` holds them. Returns the new
-/// register count, or `None` with the code untouched.
-pub(crate) fn promote(blocks: &mut [Vec<Instr>], succ: &[Vec<usize>], n: usize, private_bytes: u32) -> Option<usize> {
+/// `blocks` (layout order, block 0 the entry; `succ` as in `opt::optimize`, over `n`
+/// registers) with its private words in registers `n..`, and the new register count, when
+/// every private access qualifies (see the module comment) and `private_bytes` holds them.
+pub(crate) fn promote(
+    blocks: &[Vec<Instr>],
+    succ: &[Vec<usize>],
+    n: usize,
+    private_bytes: u32,
+) -> Option<(Vec<Vec<Instr>>, usize)> {
     let uses = |i: &Instr| matches!(i.op, Op::Ldp | Op::Stp);
     if !blocks.iter().flatten().any(uses) {
         return None;
@@ -184,9 +186,10 @@ pub(crate) fn promote(blocks: &mut [Vec<Instr>], succ: &[Vec<usize>], n: usize, 
         return None;
     }
     let mut next = addrs.into_iter();
-    for code in blocks.iter_mut() {
+    let mut promoted = Vec::with_capacity(blocks.len());
+    for code in blocks {
         let mut out = Vec::with_capacity(code.len());
-        for i in code.drain(..) {
+        for &i in code {
             if !uses(&i) {
                 out.push(i);
                 continue;
@@ -203,9 +206,9 @@ pub(crate) fn promote(blocks: &mut [Vec<Instr>], succ: &[Vec<usize>], n: usize, 
                 });
             }
         }
-        *code = out;
+        promoted.push(out);
     }
-    Some(total)
+    Some((promoted, total))
 }
 
 #[cfg(test)]
@@ -224,6 +227,12 @@ mod tests {
     fn stp(a: u16, v: u16, imm: u32) -> Instr {
         Instr { modifier: MemSize::B32 as u8, ..ins(Op::Stp, REG_NONE, a, v, imm) }
     }
+    /// [`promote`] in place, as the tests read it: the new register count.
+    fn run(blocks: &mut Vec<Vec<Instr>>, succ: &[Vec<usize>], n: usize, private_bytes: u32) -> Option<usize> {
+        let (code, m) = promote(blocks, succ, n, private_bytes)?;
+        *blocks = code;
+        Some(m)
+    }
     fn movs(code: &[Instr]) -> Vec<(u16, u16)> {
         code.iter().filter(|i| i.op == Op::Mov).map(|i| (i.dst, i.a)).collect()
     }
@@ -236,7 +245,7 @@ mod tests {
             vec![ins(Op::Shl, 2, 0, 1, 0), stp(2, 3, 0), ldp(4, 2, 4), ins(Op::Exit, REG_NONE, REG_NONE, REG_NONE, 0)],
         ];
         let succ = vec![vec![1], vec![]];
-        assert_eq!(promote(&mut blocks, &succ, 8, 16), Some(9));
+        assert_eq!(run(&mut blocks, &succ, 8, 16), Some(9));
         // Word 8 is register 8; word 12 is never stored, so it reads as zero.
         assert_eq!(movs(&blocks[1]), vec![(8, 3)]);
         assert!(blocks[1].iter().any(|i| i.op == Op::Movi && i.dst == 4 && i.imm == 0));
@@ -250,7 +259,7 @@ mod tests {
             Instr { modifier: MemSize::B64 as u8, ..stp(0, 2, 0) },
             Instr { modifier: MemSize::B128 as u8, ..ldp(4, 0, 0) },
         ]];
-        assert_eq!(promote(&mut blocks, &[vec![]], 8, 16), Some(10));
+        assert_eq!(run(&mut blocks, &[vec![]], 8, 16), Some(10));
         assert_eq!(movs(&blocks[0]), vec![(8, 2), (9, 3), (4, 8), (5, 9)]);
         let zeros: Vec<u16> = blocks[0].iter().filter(|i| i.op == Op::Movi && i.imm == 0).map(|i| i.dst).collect();
         assert_eq!(zeros, vec![0, 6, 7]);
@@ -265,10 +274,10 @@ mod tests {
         code.extend((1..=k).map(|r| ins(Op::Mov, r, r - 1, REG_NONE, 0)));
         code.push(stp(k, 0, 0));
         let mut blocks = vec![code];
-        assert_eq!(promote(&mut blocks, &[vec![]], k as usize + 1, 16), None);
+        assert_eq!(run(&mut blocks, &[vec![]], k as usize + 1, 16), None);
         // A short chain is followed.
         let mut blocks = vec![vec![movi(0, 4), ins(Op::Mov, 1, 0, REG_NONE, 0), stp(1, 0, 0)]];
-        assert_eq!(promote(&mut blocks, &[vec![]], 2, 16), Some(3));
+        assert_eq!(run(&mut blocks, &[vec![]], 2, 16), Some(3));
     }
 
     #[test]
@@ -293,10 +302,8 @@ mod tests {
             // A register from a non-integer op.
             (vec![vec![ins(Op::U2f, 0, 1, REG_NONE, 0), stp(0, 2, 0)]], vec![vec![]]),
         ];
-        for (k, (mut blocks, succ)) in cases.into_iter().enumerate() {
-            let before = blocks.clone();
-            assert_eq!(promote(&mut blocks, &succ, 8, 16), None, "case {k}");
-            assert_eq!(blocks, before, "case {k}");
+        for (k, (blocks, succ)) in cases.into_iter().enumerate() {
+            assert!(promote(&blocks, &succ, 8, 16).is_none(), "case {k}");
         }
     }
 }
