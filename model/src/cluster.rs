@@ -16,7 +16,7 @@ use crate::core::timed::{Below, Clock, CoreTimedStats, KernelTiming};
 use crate::core::{Core, CoreStats, DispatchCtx};
 use crate::fault::Fault;
 use crate::kmu::{CtaDesc, Kmu};
-use crate::rtu::engine::{EngineStats, Fronts, Reform, RtuCore};
+use crate::rtu::engine::{EngineStats, Fronts, Reform, RtuCore, Stretch};
 use crate::rtu::timeline::Timeline;
 use crate::rtu::walker::MemSource;
 use crate::rtu::RtuUnit;
@@ -151,8 +151,6 @@ pub struct Cluster<'a> {
 struct FrontsView<'b> {
     cores: &'b mut [Core],
     clocks: &'b mut [Clock],
-    /// A doorbell rang this cycle.
-    rang: bool,
 }
 
 impl Fronts for FrontsView<'_> {
@@ -164,7 +162,6 @@ impl Fronts for FrontsView<'_> {
     }
     fn wake(&mut self, core: usize, warp: u32) {
         self.clocks[core].wakes.push(warp);
-        self.rang = true;
     }
 }
 
@@ -406,11 +403,11 @@ impl<'a> Cluster<'a> {
             if self.rtu_next[r] > now {
                 continue;
             }
-            let mut fronts = FrontsView { cores: &mut *self.cores, clocks: &mut self.clocks, rang: false };
+            let mut fronts = FrontsView { cores: &mut *self.cores, clocks: &mut self.clocks };
             let cache = &mut self.rtcaches[self.rtcache_of_rtu[r]];
             rtu.tick(now, &mut fronts, cache, &mut below, &mut srcs[r])?;
             self.rtu_next[r] = rtu.next_event(now);
-            if fronts.rang {
+            if rtu.take_rang() {
                 for (c, clk) in self.clocks.iter().enumerate() {
                     if !clk.wakes.is_empty() {
                         self.core_next[c] = now + 1;
@@ -448,52 +445,32 @@ impl<'a> Cluster<'a> {
     }
 
     /// [`Self::run_rtus`] for a cluster with one traversal core (the default machine): the
-    /// same cycles, with the core's front-end view, RTCache and memory below it taken once
-    /// for the stretch rather than at every tick. A doorbell makes its core due the next
-    /// cycle, which ends the stretch there, as in the loop above.
-    fn run_rtu(&mut self, until: u64, mut limit: u64, src: &mut MemSource) -> Result<bool, Fault> {
-        let Cluster { cores, clocks, rtus, rtcaches, rtcache_of_rtu, l2, dram, core_next, rtu_next, .. } = self;
+    /// same cycles, run by the core itself ([`RtuCore::stretch`]: its tick inlined in the
+    /// loop, the front-end view, RTCache and memory below it taken once for the stretch). A
+    /// doorbell makes its core due the next cycle, which ends the stretch there, as in the
+    /// loop above.
+    fn run_rtu(&mut self, until: u64, limit: u64, src: &mut MemSource) -> Result<bool, Fault> {
+        let Cluster { cores, clocks, rtus, rtcaches, rtcache_of_rtu, l2, dram, rtu_next, .. } = self;
         let rtu = &mut rtus[0];
         let cache = &mut rtcaches[rtcache_of_rtu[0]];
         let mut below = Below { l2, dram };
-        let mut fronts = FrontsView { cores, clocks, rang: false };
-        let mut now = self.now;
-        let mut next = rtu_next[0];
-        let mut end = self.end;
-        let done = loop {
-            if next <= now {
-                if let Err(f) = rtu.tick(now, &mut fronts, cache, &mut below, src) {
-                    (self.now, self.end, rtu_next[0]) = (now, end, next);
-                    return Err(f);
-                }
-                next = rtu.next_event(now);
-                if fronts.rang {
-                    fronts.rang = false;
-                    for (c, clk) in fronts.clocks.iter().enumerate() {
-                        if !clk.wakes.is_empty() {
-                            core_next[c] = now + 1;
-                            limit = limit.min(now + 1);
-                        }
-                    }
+        let mut fronts = FrontsView { cores, clocks };
+        let mut at = Stretch { now: self.now, next: rtu_next[0], end: self.end };
+        let r = rtu.stretch(&mut at, limit, until, &mut fronts, cache, &mut below, src);
+        (self.now, self.end, rtu_next[0]) = (at.now, at.end, at.next);
+        let rang = rtu.take_rang();
+        let idle = r?;
+        if rang {
+            // The stretch ended the cycle after the ring: the WAIT's core is due then.
+            for (c, clk) in self.clocks.iter().enumerate() {
+                if !clk.wakes.is_empty() {
+                    self.core_next[c] = at.now;
                 }
             }
-            if next.min(limit) == u64::MAX {
-                break true;
-            }
-            end = now + 1;
-            now = next.min(limit).min(until).max(now + 1);
-            if now >= until || now >= limit {
-                break false;
-            }
-        };
-        rtu_next[0] = next;
-        if done {
-            self.now = now;
-            self.end = end;
-            return self.stop(now).map(|()| true);
         }
-        self.now = now;
-        self.end = end;
+        if idle {
+            return self.stop(self.now).map(|()| true);
+        }
         Ok(false)
     }
 

@@ -369,6 +369,7 @@ impl Wheel {
     }
 
     /// Moves the events due at `now` into `out` ([`Self::advance`] to `now` first).
+    #[inline(always)]
     fn take_due(&mut self, now: u64, out: &mut Vec<Ev>) {
         let b = (now % WHEEL) as usize;
         if self.used[b / 64] >> (b % 64) & 1 != 0 {
@@ -408,6 +409,15 @@ impl Wheel {
         }
         self.far.peek().map_or(u64::MAX, |Reverse((at, _))| *at)
     }
+}
+
+/// A cluster's clock as [`RtuCore::stretch`] moves it: the current cycle, the core's next
+/// event and the end of the dispatch so far (one past the last cycle ticked).
+#[derive(Clone, Copy, Debug)]
+pub struct Stretch {
+    pub now: u64,
+    pub next: u64,
+    pub end: u64,
 }
 
 /// One traversal core.
@@ -458,6 +468,8 @@ pub struct RtuCore {
     /// so the common tick tests one word instead of each queue.
     chores_at: u64,
     slot_full: bool,
+    /// A record landed for a parked WAIT in this cycle: its core is due the next one.
+    rang: bool,
     /// The batch, port and PE counters as they happen; `cycles`, `idle_starved`,
     /// `slot_cycles` and `context_cycles` are complete only after [`Self::finish`].
     pub stats: EngineStats,
@@ -528,6 +540,7 @@ impl RtuCore {
             ray_in_hand: false,
             chores_at: 0,
             slot_full: false,
+            rang: false,
             stats: EngineStats::default(),
             tlb: Tlb::new(cfg.mem.tlb_entries, cfg.mem.page_walk_latency),
             headers: HeaderCache::default(),
@@ -602,6 +615,7 @@ impl RtuCore {
     }
 
     /// Round-robin SELECT of a context whose wake bit is set.
+    #[inline(always)]
     fn select(&mut self) -> Option<usize> {
         if self.wake_count == 0 {
             return None;
@@ -774,6 +788,67 @@ impl RtuCore {
         below: &mut dyn Below,
         mem: &mut MemSource<'_>,
     ) -> Result<(), Fault> {
+        self.cycle(now, fronts, rtcache, below, mem)
+    }
+
+    /// True once after a cycle in which a record landed for a parked WAIT (its core is due
+    /// the next cycle).
+    pub fn take_rang(&mut self) -> bool {
+        std::mem::take(&mut self.rang)
+    }
+
+    /// Ticks this core at each cycle from `at.now` that holds one of its events, for as long
+    /// as nothing else is due: up to `limit` or `until` (exclusive), the cycle after one that
+    /// rang a doorbell ([`Self::take_rang`]: the WAIT's core is due then), or until no event
+    /// is left (returns true). The cluster's loop while only its one traversal core has work,
+    /// here so that a tick's state stays in registers from cycle to cycle. `at` is the
+    /// cluster's clock: on return, the cycle to go on from, this core's next event and the
+    /// end of the dispatch so far (one past the last cycle ticked).
+    #[allow(clippy::too_many_arguments)]
+    pub fn stretch(
+        &mut self,
+        at: &mut Stretch,
+        mut limit: u64,
+        until: u64,
+        fronts: &mut dyn Fronts,
+        rtcache: &mut Cache,
+        below: &mut dyn Below,
+        mem: &mut MemSource<'_>,
+    ) -> Result<bool, Fault> {
+        let Stretch { mut now, mut next, mut end } = *at;
+        let idle = loop {
+            if next <= now {
+                if let Err(f) = self.cycle(now, fronts, rtcache, below, mem) {
+                    *at = Stretch { now, next, end };
+                    return Err(f);
+                }
+                next = self.next_event(now);
+                if self.rang {
+                    limit = limit.min(now + 1);
+                }
+            }
+            if next.min(limit) == u64::MAX {
+                break true;
+            }
+            end = now + 1;
+            now = next.min(limit).min(until).max(now + 1);
+            if now >= until || now >= limit {
+                break false;
+            }
+        };
+        *at = Stretch { now, next, end };
+        Ok(idle)
+    }
+
+    #[inline(always)]
+    fn cycle(
+        &mut self,
+        now: u64,
+        fronts: &mut dyn Fronts,
+        rtcache: &mut Cache,
+        below: &mut dyn Below,
+        mem: &mut MemSource<'_>,
+    ) -> Result<(), Fault> {
         // Cycles skipped since the last tick saw nothing change.
         self.cur = now;
         let from = self.acct_from;
@@ -902,6 +977,7 @@ impl RtuCore {
     }
 
     /// Applies the wake events due at `now` ([`Wheel::advance`] found some).
+    #[inline(always)]
     fn wake_due(&mut self, now: u64) {
         let mut due = std::mem::take(&mut self.due);
         self.events.take_due(now, &mut due);
@@ -991,6 +1067,7 @@ impl RtuCore {
     }
 
     /// The EXEC stage for context `c`. Returns true if it retired a micro-step.
+    #[inline(always)]
     fn exec(
         &mut self,
         c: usize,
@@ -1067,6 +1144,7 @@ impl RtuCore {
     }
 
     /// Runs the walker on the lines the context holds: one record, and the PE work it needs.
+    #[inline(always)]
     fn step(
         &mut self,
         c: usize,
@@ -1218,6 +1296,7 @@ impl RtuCore {
         }
         if lanes != 0 {
             fronts.wake(core as usize, warp);
+            self.rang = true;
         }
         self.check_writeback(s);
         self.maybe_release(s);

@@ -286,7 +286,7 @@ impl RtuUnit {
 
     /// The traversal core's access to one lane's walk, window row and counters.
     /// With a ray log open, also the set its walks' lines go to.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn lane(
         &mut self,
         warp: usize,
