@@ -196,6 +196,8 @@ pub struct RtuUnit {
     /// Timed mode: lanes a completed WAIT found still PENDING (each goes around the proceed
     /// loop's WAIT again).
     pub(crate) pending_reads: u64,
+    /// Detailed stats: each walk counts its work for [`Self::take_lane_work`].
+    lane_work: bool,
 }
 
 impl RtuUnit {
@@ -210,7 +212,14 @@ impl RtuUnit {
             outbox: Vec::new(),
             raylog: None,
             pending_reads: 0,
+            lane_work: false,
         }
+    }
+
+    /// Keeps per-lane work (detailed stats): the walks of warps launched from now on count
+    /// what they do for [`Self::take_lane_work`].
+    pub fn track_lane_work(&mut self) {
+        self.lane_work = true;
     }
 
     /// Records every trace this unit serves into `sink` (None: stop recording, after
@@ -335,7 +344,7 @@ impl RtuUnit {
 
     /// The RTU work (records fetched plus primitive tests) each lane of `warp` caused since
     /// the warp was launched, and resets it; the core attributes it to the lanes'
-    /// invocations when the warp retires.
+    /// invocations when the warp retires. All zero unless [`Self::track_lane_work`].
     pub fn take_lane_work(&mut self, warp: usize) -> [u32; MAX_THREADS] {
         let nt = self.nt;
         let w = &mut self.warps[warp];
@@ -369,6 +378,7 @@ impl RtuUnit {
         for walk in &mut w.walks[..n] {
             walk.finish();
             walk.take_work();
+            walk.count_work(self.lane_work);
         }
         w.outstanding.clear();
         w.outstanding.resize(num_queries as usize, 0);

@@ -296,8 +296,10 @@ pub struct Walk {
     /// set by the front end after `begin`): see [`Self::confirm_candidate`].
     confirm_all: bool,
     /// RTU work done for this walk since the last `take_work`: records fetched plus
-    /// triangle and AABB tests (what the traversal-cost heatmap shows per ray).
+    /// triangle and AABB tests (what the traversal-cost heatmap shows per ray), counted
+    /// only while `count_work`.
     work: u32,
+    count_work: bool,
 }
 
 impl Default for Walk {
@@ -326,6 +328,7 @@ impl Default for Walk {
             visits: 0,
             confirm_all: false,
             work: 0,
+            count_work: false,
         }
     }
 }
@@ -499,6 +502,11 @@ impl Walk {
         std::mem::take(&mut self.work)
     }
 
+    /// Whether the walk counts its work (`take_work`; the work map of detailed stats).
+    pub fn count_work(&mut self, on: bool) {
+        self.count_work = on;
+    }
+
     /// Runs the walk until it finishes, yields a candidate or parks. Records come from
     /// `src`; `headers` keeps the dispatch's decoded structure headers.
     pub fn run<S: NodeSource>(
@@ -509,10 +517,13 @@ impl Walk {
         win: &mut [u32],
         st: &mut RtuStats,
     ) -> Result<Outcome, Fault> {
+        // The work map only (detailed stats): the walk's share of the unit's counters.
         let work = |s: &RtuStats| s.node_fetches + s.tri_tests + s.aabb_tests;
-        let before = work(st);
+        let before = if self.count_work { work(st) } else { 0 };
         let out = self.run_steps(src, headers, cfg, win, st);
-        self.work = self.work.saturating_add((work(st) - before).min(u32::MAX as u64) as u32);
+        if self.count_work {
+            self.work = self.work.saturating_add((work(st) - before).min(u32::MAX as u64) as u32);
+        }
         out
     }
 

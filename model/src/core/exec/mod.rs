@@ -81,7 +81,13 @@ pub struct CoreUnits {
 impl CoreUnits {
     pub fn new(cfg: &DeviceConfig) -> CoreUnits {
         CoreUnits {
-            rtu: RtuUnit::new(&cfg.rtu, cfg.num_warps as usize, cfg.num_threads as usize),
+            rtu: {
+                let mut u = RtuUnit::new(&cfg.rtu, cfg.num_warps as usize, cfg.num_threads as usize);
+                if cfg.detailed_stats {
+                    u.track_lane_work();
+                }
+                u
+            },
             om: Default::default(),
             samples: Default::default(),
             tex: TexUnit::new(),
