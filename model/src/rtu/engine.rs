@@ -281,7 +281,17 @@ fn holds(held: &[u64], first: u64, last: u64) -> bool {
         [] => false,
         [h] => first == *h && last == *h,
         [a, b] if last - first <= 1 => (first == *a || first == *b) && (last == *a || last == *b),
-        _ => (first..=last).all(|l| held.contains(&l)),
+        // A plain loop: `all` over an inclusive range is a generic call that is not inlined.
+        _ => {
+            let mut l = first;
+            while l <= last {
+                if !held.contains(&l) {
+                    return false;
+                }
+                l += 1;
+            }
+            true
+        }
     }
 }
 
