@@ -256,19 +256,28 @@ enum State {
     },
     /// Take the next stack entry (or restart, or leave the BLAS, or finish).
     Pop,
-    /// Re-descend from a root towards `target`; `word`'s subtree is `[lo, hi)`.
+    /// Re-descend from a root towards the walk's [`Descent`] target, at node `word`.
     Restart {
         word: u32,
-        lo: u64,
-        hi: u64,
-        target: u32,
     },
     Done,
+}
+
+/// Where a restart is going: node `Restart::word`'s subtree is `[lo, hi)` (record offsets)
+/// and holds `target`. Kept beside the state, so that the state is one word that every step
+/// copies and compares.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Descent {
+    lo: u64,
+    hi: u64,
+    target: u32,
 }
 
 /// The per-lane traversal context.
 pub struct Walk {
     state: State,
+    /// The restart under way (meaningful in `State::Restart`).
+    descent: Descent,
     world: RayPrep,
     obj: RayPrep,
     /// `world` and `obj` as the 4-wide node box test takes them.
@@ -306,6 +315,7 @@ impl Default for Walk {
     fn default() -> Self {
         Walk {
             state: State::Idle,
+            descent: Descent::default(),
             world: RayPrep::default(),
             obj: RayPrep::default(),
             world_box: BoxRay::default(),
@@ -589,7 +599,8 @@ impl Walk {
                         self.pop(cfg, st)?;
                     }
                 }
-                State::Restart { word, lo, hi, target } => {
+                State::Restart { word } => {
+                    let Descent { lo, hi, target } = self.descent;
                     let parked = match self.level().width {
                         4 => self.restart_node::<4, S>(src, cfg, st, word, lo, hi, target)?,
                         _ => self.restart_node::<6, S>(src, cfg, st, word, lo, hi, target)?,
@@ -972,7 +983,8 @@ impl Walk {
         } else if bvh::child_is_leaf(pw) {
             return Err(layout_err());
         } else {
-            State::Restart { word: pw, lo: bvh::child_offset(pw), hi: p_hi, target }
+            self.descent = Descent { lo: bvh::child_offset(pw), hi: p_hi, target };
+            State::Restart { word: pw }
         };
         Ok(())
     }
@@ -983,7 +995,7 @@ impl Walk {
                 if self.blas_resume != 0 {
                     let target = std::mem::take(&mut self.blas_resume);
                     let lvl = self.blas;
-                    self.state = Self::restart(&mut self.blas_restarts, cfg, st, &lvl, target, "BLAS")?;
+                    (self.state, self.descent) = Self::restart(&mut self.blas_restarts, cfg, st, &lvl, target, "BLAS")?;
                     return Ok(());
                 }
                 self.in_blas = false;
@@ -993,7 +1005,8 @@ impl Walk {
                 if self.top_resume != 0 {
                     let target = std::mem::take(&mut self.top_resume);
                     let lvl = self.top;
-                    self.state = Self::restart(&mut self.top_restarts, cfg, st, &lvl, target, "structure")?;
+                    (self.state, self.descent) =
+                        Self::restart(&mut self.top_restarts, cfg, st, &lvl, target, "structure")?;
                     return Ok(());
                 }
                 self.state = State::Done;
@@ -1016,7 +1029,7 @@ impl Walk {
         lvl: &Level,
         target: u32,
         what: &str,
-    ) -> Result<State, Fault> {
+    ) -> Result<(State, Descent), Fault> {
         *restarts += 1;
         if *restarts > cfg.restart_cap {
             return Err(bad(format!(
@@ -1028,11 +1041,11 @@ impl Walk {
         Self::restart_from(lvl, target)
     }
 
-    fn restart_from(lvl: &Level, target: u32) -> Result<State, Fault> {
+    fn restart_from(lvl: &Level, target: u32) -> Result<(State, Descent), Fault> {
         if bvh::child_is_leaf(lvl.root) {
             return Err(bad(format!("restart in the structure at {:#x} whose root is a leaf", lvl.base)));
         }
-        Ok(State::Restart { word: lvl.root, lo: bvh::child_offset(lvl.root), hi: lvl.size, target })
+        Ok((State::Restart { word: lvl.root }, Descent { lo: bvh::child_offset(lvl.root), hi: lvl.size, target }))
     }
 
     /// [`Self::leaf`] out of line, for the state machine's steps (a leaf met by `descend`'s
