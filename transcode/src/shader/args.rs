@@ -16,7 +16,7 @@
 //! executed the earlier load (its register written for it) and no later write of that
 //! register. "Every path" is a must-availability analysis over the CFG.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use vortex_model::abi::csr;
 use vortex_model::abi::isa::{Instr, MemSize, Op, REG_NONE};
 use vortex_model::abi::kernel::kargs;
@@ -35,15 +35,9 @@ impl ArgBase {
         if blocks.is_empty() || succ.iter().flatten().any(|&s| s == 0) {
             return none;
         }
-        let mut defs: BTreeMap<u16, u32> = BTreeMap::new();
-        for i in blocks.iter().flatten() {
-            for o in i.operands().iter().filter(|o| o.write) {
-                for r in o.reg..o.reg + o.width as u16 {
-                    *defs.entry(r).or_default() += 1;
-                }
-            }
-        }
-        let once = |r: u16| defs.get(&r) == Some(&1);
+        let regs = |i: &Instr| i.operands().iter().map(|o| o.reg as usize + o.width as usize).max().unwrap_or(0);
+        let (defs, _, _) = super::opt::counts(blocks, blocks.iter().flatten().map(regs).max().unwrap_or(0));
+        let once = |r: u16| defs.get(r as usize) == Some(&1);
         let entry = &blocks[0];
         let csr_at = |which: u32, r: u16| entry.iter().position(|i| i.op == Op::Csr && i.imm == which && i.dst == r);
         let reads =
