@@ -173,6 +173,13 @@ fn variants() -> Vec<(&'static str, DeviceConfig, bool)> {
     c.socket_size = 4;
     c.host_threads = 1;
     v.push(("one cluster, WAIT holds the port", c, true));
+    // Two sockets in a cluster: two traversal cores tick in the cluster's loop (the path a
+    // cluster with one core leaves to the core's own stretch), each ringing its own doorbells.
+    let mut c = t.clone();
+    c.num_clusters = 1;
+    c.cores_per_cluster = 4;
+    c.socket_size = 2;
+    v.push(("one cluster of two sockets", c, true));
     let mut c = t.clone();
     c.rtu.stack_depth = 4;
     c.rtu.restart_cap = 1 << 20;
