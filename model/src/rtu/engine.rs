@@ -478,7 +478,8 @@ pub struct RtuCore {
     /// so the common tick tests one word instead of each queue.
     chores_at: u64,
     slot_full: bool,
-    /// A record landed for a parked WAIT in this cycle: its core is due the next one.
+    /// A record landed for a parked WAIT in the cycle last ticked: its core is due the next
+    /// one.
     rang: bool,
     /// The batch, port and PE counters as they happen; `cycles`, `idle_starved`,
     /// `slot_cycles` and `context_cycles` are complete only after [`Self::finish`].
@@ -801,8 +802,8 @@ impl RtuCore {
         self.cycle(now, fronts, rtcache, below, mem)
     }
 
-    /// True once after a cycle in which a record landed for a parked WAIT (its core is due
-    /// the next cycle).
+    /// Whether a record landed for a parked WAIT in the cycle last ticked (its core is due
+    /// the next cycle); asking clears it.
     pub fn take_rang(&mut self) -> bool {
         std::mem::take(&mut self.rang)
     }
@@ -859,6 +860,9 @@ impl RtuCore {
         below: &mut dyn Below,
         mem: &mut MemSource<'_>,
     ) -> Result<(), Fault> {
+        // The doorbell flag is this cycle's (a caller that never asks for it, as the RTU
+        // harness, leaves no stale ring behind).
+        self.rang = false;
         // Cycles skipped since the last tick saw nothing change.
         self.cur = now;
         let from = self.acct_from;
