@@ -358,6 +358,10 @@ impl Core {
         let mut threads = 0u64;
         let mut jitted = 0u64;
         let (w, mut env) = self.warp_env(ctx, wid);
+        if let Some((j, _)) = jit.filter(|(j, _)| j.csr_reads() != 0 && !w.csrs_ready) {
+            *w.csrs = exec::csr_table(w, &env, j.csr_reads());
+            w.csrs_ready = true;
+        }
         while n < budget {
             let Some(top) = w.top() else {
                 w.state = WarpState::Done;
@@ -366,7 +370,8 @@ impl Core {
             let (pc, mask) = (top.pc, top.mask);
             // A compiled run executes only when the quantum holds all of it, so warps
             // interleave exactly as under the interpreter.
-            if let Some(len) = jit.and_then(|(j, a)| j.try_run(pc, &mut w.regs, mask, budget - n, a)) {
+            let csrs = w.csrs_ready.then_some(&*w.csrs);
+            if let Some(len) = jit.and_then(|(j, a)| j.try_run(pc, &mut w.regs, mask, budget - n, a, csrs)) {
                 if let Some(t) = w.stack.last_mut() {
                     t.pc += len;
                 }

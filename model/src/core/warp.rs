@@ -47,6 +47,10 @@ pub struct Warp {
     /// exports do nothing (`Op::skips_helper_lanes`): quad pixels outside the primitive, and
     /// lanes `DEMOTE` made helpers. 0 in every other warp.
     pub helper: u32,
+    /// The CSR values compiled runs read (functional mode's JIT), filled once a launch when
+    /// a run first needs them (`csrs_ready`).
+    pub csrs: Box<crate::jit::CsrTable>,
+    pub csrs_ready: bool,
 }
 
 impl Warp {
@@ -60,6 +64,8 @@ impl Warp {
             private_bytes: 0,
             state: WarpState::Done,
             helper: 0,
+            csrs: Box::default(),
+            csrs_ready: false,
         }
     }
 
@@ -98,6 +104,7 @@ impl Warp {
         self.private_bytes = private_bytes;
         self.state = WarpState::Ready;
         self.helper = 0;
+        self.csrs_ready = false;
     }
 
     /// The executing entry after popping finished ones, or `None` when the warp is done.

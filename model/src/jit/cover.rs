@@ -26,8 +26,11 @@ pub const MAX_RUN: usize = 256;
 pub fn covered(i: &Instr, has_fma: bool, arg_load: bool) -> bool {
     match i.op {
         Op::Ldg => arg_load,
+        Op::Csr => super::csr_offset(i.imm).is_some(),
         Op::Mov | Op::Movi | Op::Sel => true,
         Op::Iadd | Op::Isub | Op::Imul | Op::And | Op::Or | Op::Xor | Op::Not | Op::Ineg | Op::Iabs => true,
+        // Address arithmetic: a sum with its carry, and 64-bit sums of register pairs.
+        Op::Iaddc | Op::Isubb | Op::Iadd64 | Op::Isub64 => true,
         Op::Shl | Op::Shr | Op::Sar | Op::Imin | Op::Imax => true,
         Op::Icmp => IntCond::from_u8(i.modifier).is_some(),
         Op::Fcmp => FloatCond::from_u8(i.modifier).is_some(),
@@ -259,8 +262,9 @@ mod tests {
         ];
         let loads = arg_loads(&code, 0);
         assert_eq!(loads.iter().positions(), vec![2, 11]);
-        assert_eq!(runs(&code, 0, true, &loads), vec![(2, 2), (10, 2)]);
-        assert_eq!(runs(&code, 0, true, &[false; 12]), vec![]);
+        // The CSRs writing the pair run with the loads that use it.
+        assert_eq!(runs(&code, 0, true, &loads), vec![(0, 4), (10, 2)]);
+        assert_eq!(runs(&code, 0, true, &[false; 12]), vec![(0, 2)]);
         // The pair rewritten on one path to a load, or read before it is written: not the
         // block's address there.
         let mut branchy = code[..3].to_vec();

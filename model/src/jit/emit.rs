@@ -34,6 +34,11 @@ struct Chunk<'a, 'b> {
     /// The argument words the run's loads read, by byte offset, each splat to a vector
     /// once before the chunk loop.
     arg_words: &'a HashMap<u32, Value>,
+    /// The warp-uniform CSRs the run reads, by id, splat once before the chunk loop.
+    csr_words: &'a HashMap<u32, Value>,
+    /// This chunk's first lane in the warp's [`super::CsrTable`] rows: the table's address
+    /// plus the chunk's byte offset in a register row.
+    csr_lanes: Value,
 }
 
 /// Register rows are 4-byte aligned host memory that decode-time validation keeps in range.
@@ -168,6 +173,13 @@ impl Chunk<'_, '_> {
                 let v = self.splat(i.imm);
                 self.set(d, v)
             }
+            Op::Csr => {
+                let v = match super::csr_offset(i.imm).expect("covered: a CSR of the table") {
+                    (false, _) => self.csr_words[&i.imm],
+                    (true, row) => self.b.ins().load(types::I32X4, csr_flags(), self.csr_lanes, row),
+                };
+                self.set(d, v)
+            }
             Op::Sel => {
                 let (p, x, y) = (self.get(a), self.get(b), self.get(c));
                 let z = self.splat(0);
@@ -221,6 +233,38 @@ impl Chunk<'_, '_> {
                     _ => ins.umax(x, y),
                 };
                 self.set(d, v)
+            }
+            Op::Iaddc | Op::Isubb => {
+                // The sum (difference) and, in the register above, its carry (borrow) as 1/0.
+                let (x, y) = (self.get(a), self.get(b));
+                let (v, c) = if i.op == Op::Iaddc {
+                    let v = self.b.ins().iadd(x, y);
+                    (v, self.b.ins().icmp(IntCC::UnsignedLessThan, v, x))
+                } else {
+                    (self.b.ins().isub(x, y), self.b.ins().icmp(IntCC::UnsignedLessThan, x, y))
+                };
+                let c = self.bool01(c);
+                self.set(d, v);
+                self.set(d + 1, c)
+            }
+            Op::Iadd64 | Op::Isub64 => {
+                // Pairs low word first; the carry (borrow) compare gives -1/0, which the
+                // high words' sum takes away (adds).
+                let (xl, xh, yl, yh) = (self.get(a), self.get(a + 1), self.get(b), self.get(b + 1));
+                let ins = self.b.ins();
+                let (lo, hi) = if i.op == Op::Iadd64 {
+                    let lo = ins.iadd(xl, yl);
+                    let c = self.b.ins().icmp(IntCC::UnsignedLessThan, lo, xl);
+                    let h = self.b.ins().iadd(xh, yh);
+                    (lo, self.b.ins().isub(h, c))
+                } else {
+                    let lo = ins.isub(xl, yl);
+                    let c = self.b.ins().icmp(IntCC::UnsignedLessThan, xl, yl);
+                    let h = self.b.ins().isub(xh, yh);
+                    (lo, self.b.ins().iadd(h, c))
+                };
+                self.set(d, lo);
+                self.set(d + 1, hi)
             }
             Op::Icmp => {
                 let cc = int_cc(IntCond::from_u8(i.modifier).expect("covered: a valid condition"));
@@ -375,11 +419,18 @@ fn float_cc(c: FloatCond) -> FloatCC {
     }
 }
 
-/// The parameters of a run function `(regs: *mut u32, mask: u32, args: *const u8)`.
+/// The parameters of a run function `(regs: *mut u32, mask: u32, args: *const u8, csrs:
+/// *const CsrTable)`.
 pub struct Params {
     pub regs: Value,
     pub mask: Value,
     pub args: Value,
+    pub csrs: Value,
+}
+
+/// The warp's CSR table: host memory the core keeps filled and alive for the call.
+fn csr_flags() -> MemFlagsData {
+    MemFlagsData::new().with_notrap()
 }
 
 /// Emits the body of a run function ([`Params`]) for `code` over `nt` lanes, into the
@@ -387,7 +438,7 @@ pub struct Params {
 /// lanes (the IR holds the run once, whatever the warp's width), skipping a chunk whose
 /// lanes are all inactive.
 pub fn run_body(b: &mut FunctionBuilder, p: Params, code: &[Instr], nt: usize, consts: &[Option<u32>]) {
-    let Params { regs, mask, args } = p;
+    let Params { regs, mask, args, csrs } = p;
     let ptr = b.func.dfg.value_type(regs);
     // Every lane reads the same argument words: each loaded once for the whole run.
     let mut arg_words = HashMap::new();
@@ -396,6 +447,16 @@ pub fn run_body(b: &mut FunctionBuilder, p: Params, code: &[Instr], nt: usize, c
             let off = i.imm + 4 * k;
             arg_words.entry(off).or_insert_with(|| {
                 let x = b.ins().load(types::I32, args_flags(), args, off as i32);
+                b.ins().splat(types::I32X4, x)
+            });
+        }
+    }
+    // Every lane reads the same uniform CSR words: each loaded once too.
+    let mut csr_words = HashMap::new();
+    for i in code.iter().filter(|i| i.op == Op::Csr) {
+        if let Some((false, off)) = super::csr_offset(i.imm) {
+            csr_words.entry(i.imm).or_insert_with(|| {
+                let x = b.ins().load(types::I32, csr_flags(), csrs, off);
                 b.ins().splat(types::I32X4, x)
             });
         }
@@ -420,6 +481,8 @@ pub fn run_body(b: &mut FunctionBuilder, p: Params, code: &[Instr], nt: usize, c
     let zero = b.ins().iconst(types::I32, 0);
     let zero = b.ins().splat(types::I32X4, zero);
     let lanes = b.ins().icmp(IntCC::NotEqual, sel, zero);
+    let row_off = b.ins().isub(p, regs);
+    let csr_lanes = b.ins().iadd(csrs, row_off);
     let mut ch = Chunk {
         b: &mut *b,
         regs: p,
@@ -428,6 +491,8 @@ pub fn run_body(b: &mut FunctionBuilder, p: Params, code: &[Instr], nt: usize, c
         written: Vec::new(),
         consts,
         arg_words: &arg_words,
+        csr_words: &csr_words,
+        csr_lanes,
     };
     for i in code {
         ch.op(i);

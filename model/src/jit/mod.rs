@@ -23,7 +23,9 @@
 pub mod cover;
 mod emit;
 
+use crate::abi::csr;
 use crate::abi::isa::Instr;
+use crate::abi::MAX_THREADS;
 use crate::core::decode::DecodedKernel;
 use crate::mem::MemoryMap;
 use cranelift_codegen::ir::{types, AbiParam, UserFuncName};
@@ -41,14 +43,83 @@ pub fn from_env() -> bool {
     !matches!(std::env::var("VORTEX_JIT").as_deref().map(str::trim), Ok("0" | "off" | "false"))
 }
 
-/// A compiled run: `f(regs, mask, args)` executes `len` instructions for the lanes in
-/// `mask`, reading the kernel-argument block at `args` when `reads_args`.
+/// A compiled run: `f(regs, mask, args, csrs)` executes `len` instructions for the lanes in
+/// `mask`, reading the kernel-argument block at `args` when `reads_args` and the warp's
+/// [`CsrTable`] at `csrs` when `reads_csrs`.
 #[derive(Clone, Copy)]
 struct Run {
-    f: extern "C" fn(*mut u32, u32, *const u8),
+    f: RunFn,
     len: u32,
     reads_args: bool,
+    reads_csrs: bool,
 }
+
+type RunFn = extern "C" fn(*mut u32, u32, *const u8, *const CsrTable);
+
+/// The CSRs compiled runs read, by slot: the warp-uniform ones ...
+pub const UNIFORM_CSRS: [u32; 22] = [
+    csr::WARP_ID,
+    csr::CORE_ID,
+    csr::NUM_THREADS,
+    csr::NUM_WARPS,
+    csr::NUM_CORES,
+    csr::CTA_ID,
+    csr::CTA_RANK,
+    csr::CTA_SIZE,
+    csr::CTA_BLOCK_ID_X,
+    csr::CTA_BLOCK_ID_Y,
+    csr::CTA_BLOCK_ID_Z,
+    csr::CTA_BLOCK_DIM_X,
+    csr::CTA_BLOCK_DIM_Y,
+    csr::CTA_BLOCK_DIM_Z,
+    csr::CTA_GRID_DIM_X,
+    csr::CTA_GRID_DIM_Y,
+    csr::CTA_GRID_DIM_Z,
+    csr::CTA_LMEM_ADDR,
+    csr::CTA_CLUSTER_SIZE,
+    csr::CTA_ENTRY,
+    csr::PARAM_LO,
+    csr::PARAM_HI,
+];
+
+/// ... and the per-lane ones, each a row.
+pub const LANE_CSRS: [u32; 4] = [csr::LANE_ID, csr::CTA_THREAD_ID_X, csr::CTA_THREAD_ID_Y, csr::CTA_THREAD_ID_Z];
+
+/// The values of a warp's CSRs that compiled runs read ([`UNIFORM_CSRS`], [`LANE_CSRS`]):
+/// fixed for the warp's life, so gathered once (`core::exec::fill_csr_table`, from the same
+/// reads the interpreter's CSR op makes).
+#[repr(C)]
+#[derive(Clone)]
+pub struct CsrTable {
+    pub uniform: [u32; UNIFORM_CSRS.len()],
+    pub lanes: [[u32; MAX_THREADS]; LANE_CSRS.len()],
+}
+
+impl Default for CsrTable {
+    fn default() -> Self {
+        CsrTable { uniform: [0; UNIFORM_CSRS.len()], lanes: [[0; MAX_THREADS]; LANE_CSRS.len()] }
+    }
+}
+
+/// Where CSR `id` is in a [`CsrTable`]: the byte offset of its word (uniform) or of its row
+/// (per lane), or None when compiled runs do not read it.
+pub fn csr_offset(id: u32) -> Option<(bool, i32)> {
+    match csr_slot(id)? {
+        k if k < UNIFORM_CSRS.len() => Some((false, (std::mem::offset_of!(CsrTable, uniform) + 4 * k) as i32)),
+        k => {
+            let row = std::mem::offset_of!(CsrTable, lanes) + 4 * MAX_THREADS * (k - UNIFORM_CSRS.len());
+            Some((true, row as i32))
+        }
+    }
+}
+
+/// CSR `id`'s slot in a [`CsrTable`]: the uniform words first, then the lane rows (a bit
+/// of [`JitKernel::csr_reads`]).
+pub fn csr_slot(id: u32) -> Option<usize> {
+    UNIFORM_CSRS.iter().chain(&LANE_CSRS).position(|&c| c == id)
+}
+
+const _: () = assert!(UNIFORM_CSRS.len() + LANE_CSRS.len() <= 32);
 
 /// A kernel's compiled runs.
 pub struct JitKernel {
@@ -58,6 +129,8 @@ pub struct JitKernel {
     num_regs: usize,
     /// Bytes of the kernel-argument block the runs read (0: none reads it).
     args_span: u32,
+    /// The [`CsrTable`] slots the runs read (bit [`csr_slot`]): what a warp's table needs.
+    csr_reads: u32,
     /// Per pc: 1 + the index in `runs` of the run starting there, or 0.
     run_at: Vec<u32>,
     runs: Vec<Run>,
@@ -87,17 +160,31 @@ impl JitKernel {
 
     /// When a run starts at `pc` and `budget` instructions fit it: runs it over `regs` for
     /// the lanes in `mask` and returns its length. A run that reads the kernel-argument
-    /// block runs only with its address (`args`, from [`Self::args`]); without it the
-    /// interpreter takes the run's pcs.
+    /// block runs only with its address (`args`, from [`Self::args`]), one that reads CSRs
+    /// only with the warp's table (`csrs`); without them the interpreter takes the run's
+    /// pcs.
     #[inline(always)]
-    pub fn try_run(&self, pc: u32, regs: &mut [u32], mask: u32, budget: u64, args: Args) -> Option<u32> {
+    pub fn try_run(
+        &self,
+        pc: u32,
+        regs: &mut [u32],
+        mask: u32,
+        budget: u64,
+        args: Args,
+        csrs: Option<&CsrTable>,
+    ) -> Option<u32> {
         let run = self.run_at(pc)?;
-        if run.len as u64 > budget || (run.reads_args && args.0.is_null()) {
+        if run.len as u64 > budget || (run.reads_args && args.0.is_null()) || (run.reads_csrs && csrs.is_none()) {
             return None;
         }
         assert!(regs.len() >= self.num_regs * self.nt, "register file smaller than the kernel's");
-        (run.f)(regs.as_mut_ptr(), mask, args.0);
+        (run.f)(regs.as_mut_ptr(), mask, args.0, csrs.map_or(std::ptr::null(), |t| t as *const CsrTable));
         Some(run.len)
+    }
+
+    /// The [`CsrTable`] slots the runs read (bit [`csr_slot`]; 0: none, no table needed).
+    pub fn csr_reads(&self) -> u32 {
+        self.csr_reads
     }
 
     /// The host address of the kernel-argument block at device address `param` for the
@@ -312,6 +399,7 @@ pub fn compile(code: &[Instr], entry: u32, num_regs: usize, nt: usize) -> Result
     sig.params.push(AbiParam::new(module.target_config().pointer_type()));
     sig.params.push(AbiParam::new(types::I32));
     sig.params.push(AbiParam::new(module.target_config().pointer_type()));
+    sig.params.push(AbiParam::new(module.target_config().pointer_type()));
     let mut ctx = module.make_context();
     let mut fctx = FunctionBuilderContext::new();
     let mut ids = Vec::with_capacity(spans.len());
@@ -325,7 +413,7 @@ pub fn compile(code: &[Instr], entry: u32, num_regs: usize, nt: usize) -> Result
             b.append_block_params_for_function_params(block);
             b.switch_to_block(block);
             let p = b.block_params(block);
-            let params = emit::Params { regs: p[0], mask: p[1], args: p[2] };
+            let params = emit::Params { regs: p[0], mask: p[1], args: p[2], csrs: p[3] };
             emit::run_body(&mut b, params, &code[pc as usize..][..len as usize], nt, &consts);
             b.seal_all_blocks();
             b.finalize(module.target_config());
@@ -339,13 +427,20 @@ pub fn compile(code: &[Instr], entry: u32, num_regs: usize, nt: usize) -> Result
     let mut runs = Vec::with_capacity(spans.len());
     for ((&(pc, len), &id), read) in spans.iter().zip(&ids).zip(&reads) {
         let p = module.get_finalized_function(id);
-        // SAFETY: the function was declared with the signature `(pointer, i32, pointer)`
-        // and the host's default calling convention, which is `extern "C"`'s.
-        let f = unsafe { std::mem::transmute::<*const u8, extern "C" fn(*mut u32, u32, *const u8)>(p) };
-        runs.push(Run { f, len, reads_args: read.is_some() });
+        // SAFETY: the function was declared with the signature `(pointer, i32, pointer,
+        // pointer)` and the host's default calling convention, which is `extern "C"`'s.
+        let f = unsafe { std::mem::transmute::<*const u8, RunFn>(p) };
+        let reads_csrs = code[pc as usize..][..len as usize].iter().any(|i| i.op == crate::abi::isa::Op::Csr);
+        runs.push(Run { f, len, reads_args: read.is_some(), reads_csrs });
         run_at[pc as usize] = runs.len() as u32;
     }
-    Ok(Some(JitKernel { nt, num_regs, args_span, run_at, runs, module: Mutex::new(Some(module)) }))
+    let csr_reads = spans
+        .iter()
+        .flat_map(|&(pc, len)| &code[pc as usize..][..len as usize])
+        .filter(|i| i.op == crate::abi::isa::Op::Csr)
+        .filter_map(|i| csr_slot(i.imm))
+        .fold(0u32, |m, k| m | 1 << k);
+    Ok(Some(JitKernel { nt, num_regs, args_span, csr_reads, run_at, runs, module: Mutex::new(Some(module)) }))
 }
 
 #[cfg(test)]

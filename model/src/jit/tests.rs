@@ -85,6 +85,10 @@ fn covered_ops() -> Vec<Instr> {
         Op::I2f,
         Op::U2f,
         Op::Ffma,
+        Op::Iaddc,
+        Op::Isubb,
+        Op::Iadd64,
+        Op::Isub64,
     ] {
         v.push(r(op, 0));
     }
@@ -143,7 +147,7 @@ fn check(code: &[Instr], rng: &mut Rng, what: &str) {
         };
         let (mut want, mut got) = (regs.clone(), regs.clone());
         interpret(code, &mut want, mask);
-        assert_eq!(k.try_run(0, &mut got, mask, u64::MAX, Args::NONE), Some(code.len() as u32));
+        assert_eq!(k.try_run(0, &mut got, mask, u64::MAX, Args::NONE, None), Some(code.len() as u32));
         for (x, (a, b)) in want.iter().zip(&got).enumerate() {
             let l = x % NT;
             if a != b && two_nan_commutative(code, &regs, x / NT, l, *a, *b) {
@@ -191,7 +195,9 @@ fn chains_match_the_interpreter() {
                 while !cover::covered(&i, fma, false) {
                     i = ops[rng.next() as usize % ops.len()];
                 }
-                let mut reg = || (rng.next() % REGS as u32) as u16;
+                // A register pair's high word must be a register too.
+                let top = if i.operands().iter().any(|o| o.width > 1) { REGS - 1 } else { REGS };
+                let mut reg = || (rng.next() % top as u32) as u16;
                 let (d, a, b, c) = (reg(), reg(), reg(), reg());
                 Instr { dst: d, a, b, c, ..i }
             })
@@ -206,10 +212,10 @@ fn a_run_starts_only_when_the_budget_holds_it() {
     let code = vec![Instr::r(Op::Iadd, 0, 1, 1, 1, N, N, 0); 3];
     let k = compiled(&code);
     let mut regs = vec![1u32; REGS * NT];
-    assert_eq!(k.try_run(0, &mut regs, u32::MAX, 2, Args::NONE), None);
+    assert_eq!(k.try_run(0, &mut regs, u32::MAX, 2, Args::NONE, None), None);
     assert_eq!(regs[NT], 1);
-    assert_eq!(k.try_run(1, &mut regs, u32::MAX, 100, Args::NONE), None, "no run starts mid-line");
-    assert_eq!(k.try_run(0, &mut regs, u32::MAX, 3, Args::NONE), Some(3));
+    assert_eq!(k.try_run(1, &mut regs, u32::MAX, 100, Args::NONE, None), None, "no run starts mid-line");
+    assert_eq!(k.try_run(0, &mut regs, u32::MAX, 3, Args::NONE, None), Some(3));
     assert_eq!(regs[NT], 8);
 }
 
@@ -284,31 +290,81 @@ fn argument_loads_match_the_interpreter() {
         Instr::r(Op::Fmul, 0, 4, 4, 6, N, N, 0),
     ];
     let code: Vec<Instr> = prologue.iter().chain(&line).copied().collect();
+    // The CSRs that put the block's address in r0:r1 are in the run too.
     let k = compile(&code, 0, REGS, NT).expect("compiles").expect("has a run");
-    assert_eq!((k.runs(), k.covered()), (1, line.len() as u64));
+    assert_eq!((k.runs(), k.covered()), (1, code.len() as u64));
+    bench.launch.param = block;
     let args = k.args(mem, block);
     let mut rng = Rng(9);
     for mask in [u32::MAX, 0x8000_0001, 0x0f0f_00f0, 1 << 7] {
-        let mut regs: Vec<u32> = (0..REGS * NT).map(|_| rng.word()).collect();
-        for l in 0..NT {
-            regs[l] = block as u32;
-            regs[NT + l] = (block >> 32) as u32;
-        }
+        let regs: Vec<u32> = (0..REGS * NT).map(|_| rng.word()).collect();
         let (mut want, mut got) = (regs.clone(), regs.clone());
-        {
-            let mut w = Warp::new();
-            w.launch(0, mask, REGS, NT, 0);
-            w.regs.copy_from_slice(&want);
-            let mut env = bench.env(NT);
-            for i in &line {
-                execute(i, &mut w, mask, &mut env).expect("an argument load does not fault");
-            }
-            want.copy_from_slice(&w.regs);
+        let mut w = Warp::new();
+        w.launch(0, mask, REGS, NT, 0);
+        w.regs.copy_from_slice(&want);
+        let mut env = bench.env(NT);
+        let table = crate::core::exec::csr_table(&w, &env, k.csr_reads());
+        for i in &code {
+            execute(i, &mut w, mask, &mut env).expect("an argument load does not fault");
         }
-        assert_eq!(k.try_run(2, &mut got, mask, u64::MAX, Args::NONE), None, "no block, no run");
-        assert_eq!(k.try_run(2, &mut got, mask, u64::MAX, args), Some(line.len() as u32));
+        want.copy_from_slice(&w.regs);
+        assert_eq!(k.try_run(0, &mut got, mask, u64::MAX, Args::NONE, Some(&table)), None, "no block, no run");
+        assert_eq!(k.try_run(0, &mut got, mask, u64::MAX, args, None), None, "no CSR table, no run");
+        assert_eq!(k.try_run(0, &mut got, mask, u64::MAX, args, Some(&table)), Some(code.len() as u32));
         assert_eq!(want, got, "mask {mask:#x}");
     }
     let unmapped = block + (1 << 40);
-    assert_eq!(k.try_run(2, &mut vec![0; REGS * NT], u32::MAX, u64::MAX, k.args(mem, unmapped)), None);
+    let table = CsrTable::default();
+    let none = k.try_run(0, &mut vec![0; REGS * NT], u32::MAX, u64::MAX, k.args(mem, unmapped), Some(&table));
+    assert_eq!(none, None);
+}
+
+/// Every CSR the runs read, against the interpreter's CSR op, in a warp whose launch, CTA
+/// and position make each value distinct (thread ids of a later warp of a 3-D block).
+#[test]
+fn csr_reads_match_the_interpreter() {
+    let mut bench = Bench::empty(16);
+    bench.launch.param = 0x1234_5678_9abc_def0;
+    bench.launch.entry = 77;
+    bench.launch.grid_dim = [9, 5, 3];
+    bench.launch.block_dim = [12, 5, 2];
+    bench.launch.cluster_dim = [2, 1, 1];
+    bench.cta = crate::core::CtaCtx { block_idx: [4, 3, 2], lmem_base: 0x400, num_warps: 4, ..Default::default() };
+    let mut w = Warp::new();
+    w.launch(0, u32::MAX, REGS, NT, 0);
+    (w.rank, w.cta_slot) = (2, 3);
+    let mut env = bench.env(NT);
+    (env.core_id, env.warp_id, env.num_warps, env.num_cores) = (5, 6, 8, 4);
+    let ids: Vec<u32> = UNIFORM_CSRS.iter().chain(&LANE_CSRS).copied().collect();
+    let mut rng = Rng(99);
+    for id in ids {
+        let code = [Instr::r(Op::Csr, 0, 1, N, N, N, N, id), Instr::r(Op::Iadd, 0, 2, 1, 1, N, N, 0)];
+        let k = compiled(&code);
+        // The table as a core fills it for this kernel: only the slot its run reads.
+        assert_eq!(k.csr_reads(), 1 << csr_slot(id).expect("a table CSR"));
+        let table = crate::core::exec::csr_table(&w, &env, k.csr_reads());
+        for mask in [u32::MAX, 0x0f0f_00f1, 1 << 31] {
+            let regs: Vec<u32> = (0..REGS * NT).map(|_| rng.word()).collect();
+            let mut want = regs.clone();
+            w.regs.copy_from_slice(&want);
+            for i in &code {
+                execute(i, &mut w, mask, &mut env).expect("a CSR read does not fault");
+            }
+            want.copy_from_slice(&w.regs);
+            let mut got = regs.clone();
+            assert_eq!(k.try_run(0, &mut got, mask, u64::MAX, Args::NONE, None), None, "no table, no run");
+            assert_eq!(k.try_run(0, &mut got, mask, u64::MAX, Args::NONE, Some(&table)), Some(2));
+            assert_eq!(want, got, "csr {id:#x} mask {mask:#x}");
+        }
+        // A value that differs lane to lane or from zero shows the read is not a constant.
+        assert!(want_nonzero(&table, id), "csr {id:#x} reads zero everywhere: a weak check");
+    }
+}
+
+fn want_nonzero(t: &CsrTable, id: u32) -> bool {
+    match csr_offset(id) {
+        Some((false, _)) => t.uniform[csr_slot(id).unwrap()] != 0,
+        Some((true, _)) => t.lanes[csr_slot(id).unwrap() - UNIFORM_CSRS.len()].iter().any(|&v| v != 0),
+        None => false,
+    }
 }

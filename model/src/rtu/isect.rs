@@ -39,11 +39,27 @@ pub const FAR_SCALE: f32 = 1.0 + 4.0 * f32::EPSILON;
 impl RayPrep {
     #[inline(always)]
     pub fn new(org: [f32; 3], dir: [f32; 3]) -> RayPrep {
-        // Components by name and picked by select, never indexed at run time: indexing would
-        // put `dir` in memory, and reading it back at other widths stalls store forwarding.
+        RayPrep::for_boxes(org, dir).sheared()
+    }
+
+    /// The ray as the box tests take it (`inv`, `neg`), without the shear frame the triangle
+    /// test needs: a TLAS's world ray meets only boxes and instances, so the frame is
+    /// computed ([`Self::sheared`]) only for a walk whose top structure holds primitives.
+    #[inline(always)]
+    pub fn for_boxes(org: [f32; 3], dir: [f32; 3]) -> RayPrep {
         let [dx, dy, dz] = dir;
         let inv = [1.0 / dx, 1.0 / dy, 1.0 / dz];
         let neg = [inv[0] < 0.0, inv[1] < 0.0, inv[2] < 0.0];
+        // No shear frame until `sheared` (NaN scales): only box tests may take this ray.
+        RayPrep { org, dir, inv, neg, kx: 1, ky: 2, kz: 0, sx: f32::NAN, sy: f32::NAN, sz: f32::NAN }
+    }
+
+    /// The ray with its shear frame: `kz` the dominant axis, `(kx, ky, kz)` keeping the winding.
+    #[inline(always)]
+    pub fn sheared(self) -> RayPrep {
+        // Components by name and picked by select, never indexed at run time: indexing would
+        // put `dir` in memory, and reading it back at other widths stalls store forwarding.
+        let [dx, dy, dz] = self.dir;
         let (ax, ay, az) = (dx.abs(), dy.abs(), dz.abs());
         let kz = if ax >= ay && ax >= az {
             0
@@ -63,18 +79,7 @@ impl RayPrep {
             std::mem::swap(&mut kx, &mut ky);
         }
         let sz = 1.0 / pick(kz);
-        RayPrep {
-            org,
-            dir,
-            inv,
-            neg,
-            kx: kx as u8,
-            ky: ky as u8,
-            kz: kz as u8,
-            sx: pick(kx) * sz,
-            sy: pick(ky) * sz,
-            sz,
-        }
+        RayPrep { kx: kx as u8, ky: ky as u8, kz: kz as u8, sx: pick(kx) * sz, sy: pick(ky) * sz, sz, ..self }
     }
 
     /// True if the ray has a NaN component or a zero direction: such a ray hits nothing.

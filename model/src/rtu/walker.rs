@@ -372,7 +372,7 @@ impl Walk {
         // `obj`, `obj_box` and `inst` are only read in a BLAS, which sets them on entry.
         // Both forms of the ray from values in registers: reading back the fields just
         // stored, at other widths, would stall on store forwarding.
-        let world = RayPrep::new(origin, dir);
+        let world = RayPrep::for_boxes(origin, dir);
         self.world_box = BoxRay::new(&world);
         let degenerate = world.is_degenerate();
         self.world = world;
@@ -559,6 +559,10 @@ impl Walk {
                         return Ok(Outcome::Parked);
                     };
                     self.top = top;
+                    if top.is_bottom() {
+                        // A BLAS traced as the top structure: its triangles take the world ray.
+                        self.world = self.world.sheared();
+                    }
                     self.state = if top.root == 0 { State::Done } else { State::Visit(top.root) };
                 }
                 State::Visit(word) => {

@@ -73,6 +73,27 @@ pub(super) fn csr(i: &Instr, w: &mut Warp, mask: u32, env: &mut ExecEnv) {
     }
 }
 
+/// The warp's [`crate::jit::CsrTable`]: the CSRs in slots `wanted` (bits of
+/// [`crate::jit::csr_slot`]) as [`csr`] reads them, the others zero.
+pub(crate) fn csr_table(w: &Warp, env: &ExecEnv, wanted: u32) -> crate::jit::CsrTable {
+    use crate::jit::{LANE_CSRS, UNIFORM_CSRS};
+    let mut t = crate::jit::CsrTable::default();
+    for (k, (v, &id)) in t.uniform.iter_mut().zip(&UNIFORM_CSRS).enumerate() {
+        if wanted >> k & 1 != 0 {
+            *v = csr_value(id, 0, w, env);
+        }
+    }
+    for (k, (row, &id)) in t.lanes.iter_mut().zip(&LANE_CSRS).enumerate() {
+        if wanted >> (UNIFORM_CSRS.len() + k) & 1 != 0 {
+            *row = match thread_id_axis(id) {
+                Some(a) => thread_id_row(w.rank, env.nt, env.launch.block_dim, a),
+                None => std::array::from_fn(|l| csr_value(id, l, w, env)),
+            };
+        }
+    }
+    t
+}
+
 /// The graphics stages' CSRs (zero outside a draw). A fragment lane's interpolated values
 /// are computed once, when the lane first reads one.
 fn gfx_csr(i: &Instr, w: &mut Warp, mask: u32, env: &mut ExecEnv) {

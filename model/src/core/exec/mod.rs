@@ -52,6 +52,7 @@ mod tex;
 mod warp_ops;
 
 use alu::int_cond;
+pub(crate) use ctrl::csr_table;
 
 /// What the warp does after an instruction.
 pub enum Next {
