@@ -7,7 +7,9 @@
 //! pair that holds its address in every lane ([`arg_loads`]): the block is written before
 //! the dispatch and read-only while it runs, so every lane reads the same words, and the
 //! core hands the run the block's host address once it has checked the block is mapped
-//! (else the interpreter runs the run's pcs, and faults as it would). A run never extends
+//! (else the interpreter runs the run's pcs, and faults as it would). A CSR read is one
+//! too when the CSR's value is fixed for the warp's life ([`super::csr_offset`]): the core
+//! hands the run the warp's table of them. A run never extends
 //! past a pc where the reconvergence stack may change hands (a branch or jump target, a
 //! reconvergence point), so the mask is one for the whole run.
 

@@ -7,12 +7,13 @@
 //! short kernels of a test suite never pay for a compile). It compiles into one host
 //! function per run, each a loop over the warp's 4-lane host vectors
 //! ([`cover::runs`]): a line of lane-wise ALU/FPU ops between two joins of the control-flow
-//! graph, and the loads from the kernel-argument block among them. The issue loop
+//! graph, and the loads from the kernel-argument block and the CSR reads among them (a
+//! warp's CSRs from its [`CsrTable`], filled once a launch). The issue loop
 //! (`Core::run_warp`) calls a run's function when the warp's pc reaches the run's first
 //! instruction and the quantum has room for the whole run, counts the run's instructions as
 //! the interpreter would (warp instructions, and thread instructions as the mask's lanes per
-//! instruction), and moves the pc past it. Branches, other memory ops, RTU, warp and CSR
-//! ops, divergence and reconvergence stay the interpreter's, so faults, the watchdog's
+//! instruction), and moves the pc past it. Branches, other memory ops, RTU and warp ops,
+//! divergence and reconvergence stay the interpreter's, so faults, the watchdog's
 //! quantum and the warp schedule are those of the interpreter and the results are
 //! bit-identical.
 //!
