@@ -419,21 +419,34 @@ impl Walk {
     pub fn accept(&mut self, win: &mut [u32], t_gen: f32) -> bool {
         let (c, k) = (rtu_abi::CANDIDATE as usize, rtu_abi::COMMITTED as usize);
         let len = span::LEN as usize;
-        win.copy_within(c..c + len, k);
-        let (ct, kt) = (rtu_abi::CANDIDATE_TRI as usize, rtu_abi::COMMITTED_TRI as usize);
-        if win[c + span::KIND as usize] == rtu_abi::CANDIDATE_AABB {
-            win[k + span::KIND as usize] = rtu_abi::COMMITTED_GENERATED;
-            win[k + span::T as usize] = t_gen.to_bits();
-            win[k + span::U as usize] = 0;
-            win[k + span::V as usize] = 0;
-            win[k + span::FRONT as usize] = 0;
-            win[kt..kt + 2].fill(0);
-            self.best_t = t_gen;
-        } else {
-            win[k + span::KIND as usize] = rtu_abi::COMMITTED_TRIANGLE;
-            win.copy_within(ct..ct + 2, kt);
-            self.best_t = f32::from_bits(win[c + span::T as usize]);
+        if win[c + span::KIND as usize] != rtu_abi::CANDIDATE_AABB {
+            let words: Span = win[c..c + len].try_into().expect("a span");
+            let ct = rtu_abi::CANDIDATE_TRI as usize;
+            return self.commit_candidate_triangle(win, words, [win[ct], win[ct + 1]]);
         }
+        win.copy_within(c..c + len, k);
+        win[k + span::KIND as usize] = rtu_abi::COMMITTED_GENERATED;
+        win[k + span::T as usize] = t_gen.to_bits();
+        win[k + span::U as usize] = 0;
+        win[k + span::V as usize] = 0;
+        win[k + span::FRONT as usize] = 0;
+        let kt = rtu_abi::COMMITTED_TRI as usize;
+        win[kt..kt + 2].fill(0);
+        self.best_t = t_gen;
+        self.committed = true;
+        cls::terminate_on_commit(self.flags)
+    }
+
+    /// ACCEPT of a triangle candidate whose span holds `words` and whose record address
+    /// words are `tri`: the committed span becomes the candidate's, as a committed
+    /// triangle. Returns true when the ray flags make the commit end the walk.
+    #[inline(always)]
+    fn commit_candidate_triangle(&mut self, win: &mut [u32], mut words: Span, tri: [u32; 2]) -> bool {
+        words[span::KIND as usize] = rtu_abi::COMMITTED_TRIANGLE;
+        let (k, kt) = (rtu_abi::COMMITTED as usize, rtu_abi::COMMITTED_TRI as usize);
+        win[k..k + span::LEN as usize].copy_from_slice(&words);
+        win[kt..kt + 2].copy_from_slice(&tri);
+        self.best_t = f32::from_bits(words[span::T as usize]);
         self.committed = true;
         cls::terminate_on_commit(self.flags)
     }
@@ -480,7 +493,15 @@ impl Walk {
         kind: u32,
         front: bool,
     ) {
-        let s = &mut win[base as usize..(base + span::LEN) as usize];
+        let words = self.span_words(t, u, v, prim, geom, kind, front);
+        win[base as usize..(base + span::LEN) as usize].copy_from_slice(&words);
+    }
+
+    /// The words of a hit's span ([`Self::write_span`]).
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn span_words(&self, t: f32, u: f32, v: f32, prim: u32, geom: u32, kind: u32, front: bool) -> Span {
+        let mut s: Span = [0; span::LEN as usize];
         s[span::T as usize] = t.to_bits();
         s[span::U as usize] = u.to_bits();
         s[span::V as usize] = v.to_bits();
@@ -501,9 +522,10 @@ impl Walk {
         s[span::CUSTOM as usize] = custom;
         s[span::SBT as usize] = sbt;
         let (o2w, w2o) = if self.in_blas { (&self.inst.o2w, &self.inst.w2o) } else { (&IDENTITY_3X4, &IDENTITY_3X4) };
-        const _: () = assert!(span::W2O == span::O2W + 12);
+        const _: () = assert!(span::W2O == span::O2W + 12 && span::W2O + 12 == span::LEN);
         s[span::O2W as usize..span::O2W as usize + 12].copy_from_slice(&bits(o2w));
         s[span::W2O as usize..span::W2O as usize + 12].copy_from_slice(&bits(w2o));
+        s
     }
 
     /// RTU work done since the last call (records fetched plus primitive tests), and resets
@@ -1268,12 +1290,16 @@ impl Walk {
         front: bool,
         tri: u64,
     ) -> bool {
-        self.write_span(win, rtu_abi::CANDIDATE, h.t, h.u, h.v, prim, geom, rtu_abi::CANDIDATE_TRIANGLE, front);
+        // The candidate's span and record landing, then ACCEPT from the words in hand (the
+        // same words `accept` would read back from the window).
+        let words = self.span_words(h.t, h.u, h.v, prim, geom, rtu_abi::CANDIDATE_TRIANGLE, front);
+        let c = rtu_abi::CANDIDATE as usize;
+        win[c..c + span::LEN as usize].copy_from_slice(&words);
         set_tri(win, rtu_abi::CANDIDATE_TRI, tri);
         st.candidates += 1;
         st.records += 1;
         win[rtu_abi::STATUS as usize] = rtu_abi::STS_YIELD_ANYHIT;
-        if self.accept(win, 0.0) {
+        if self.commit_candidate_triangle(win, words, [tri as u32, (tri >> 32) as u32]) {
             self.state = State::Done;
             return true;
         }
@@ -1385,6 +1411,9 @@ fn misplaced_leaf(lvl: &Level, word: u32, kind: u8) -> Fault {
         lvl.base
     ))
 }
+
+/// A hit's span of window words (`abi::rtu::span`).
+type Span = [u32; span::LEN as usize];
 
 /// Stores a triangle record's device address into window slots `at`, `at + 1`.
 fn set_tri(win: &mut [u32], at: u32, addr: u64) {
