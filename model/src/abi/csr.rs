@@ -47,6 +47,37 @@ pub const CTA_ENTRY: u32 = 0xCE1;
 pub const PARAM_LO: u32 = 0xCE4;
 pub const PARAM_HI: u32 = 0xCE5;
 
+/// The CSRs whose value differs between the lanes of a warp.
+pub const PER_LANE: [u32; 4] = [LANE_ID, CTA_THREAD_ID_X, CTA_THREAD_ID_Y, CTA_THREAD_ID_Z];
+
+/// The other CSRs of this block: one value for every lane of a warp. All of them, and the
+/// per-lane ones, are fixed for a warp's life (the graphics stages' CSRs, `abi::gfx::csr`,
+/// are not among them).
+pub const WARP_UNIFORM: [u32; 22] = [
+    WARP_ID,
+    CORE_ID,
+    NUM_THREADS,
+    NUM_WARPS,
+    NUM_CORES,
+    CTA_ID,
+    CTA_RANK,
+    CTA_SIZE,
+    CTA_BLOCK_ID_X,
+    CTA_BLOCK_ID_Y,
+    CTA_BLOCK_ID_Z,
+    CTA_BLOCK_DIM_X,
+    CTA_BLOCK_DIM_Y,
+    CTA_BLOCK_DIM_Z,
+    CTA_GRID_DIM_X,
+    CTA_GRID_DIM_Y,
+    CTA_GRID_DIM_Z,
+    CTA_LMEM_ADDR,
+    CTA_CLUSTER_SIZE,
+    CTA_ENTRY,
+    PARAM_LO,
+    PARAM_HI,
+];
+
 /// Name for the disassembler.
 pub fn name(csr: u32) -> Option<&'static str> {
     Some(match csr {
@@ -78,4 +109,23 @@ pub fn name(csr: u32) -> Option<&'static str> {
         PARAM_HI => "param.hi",
         _ => return super::gfx::csr::name(csr),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every CSR of this block is either per lane or warp-uniform, never both: the lists
+    /// are what the interpreter and the JIT read the CSRs by.
+    #[test]
+    fn every_csr_is_per_lane_or_warp_uniform() {
+        let named: Vec<u32> =
+            (0..0x1000).filter(|&c| name(c).is_some() && super::super::gfx::csr::name(c).is_none()).collect();
+        let mut listed: Vec<u32> = PER_LANE.iter().chain(&WARP_UNIFORM).copied().collect();
+        listed.sort_unstable();
+        let len = listed.len();
+        listed.dedup();
+        assert_eq!(listed.len(), len, "a CSR in both lists");
+        assert_eq!(listed, named);
+    }
 }

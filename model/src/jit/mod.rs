@@ -57,48 +57,19 @@ struct Run {
 
 type RunFn = extern "C" fn(*mut u32, u32, *const u8, *const CsrTable);
 
-/// The CSRs compiled runs read, by slot: the warp-uniform ones ...
-pub const UNIFORM_CSRS: [u32; 22] = [
-    csr::WARP_ID,
-    csr::CORE_ID,
-    csr::NUM_THREADS,
-    csr::NUM_WARPS,
-    csr::NUM_CORES,
-    csr::CTA_ID,
-    csr::CTA_RANK,
-    csr::CTA_SIZE,
-    csr::CTA_BLOCK_ID_X,
-    csr::CTA_BLOCK_ID_Y,
-    csr::CTA_BLOCK_ID_Z,
-    csr::CTA_BLOCK_DIM_X,
-    csr::CTA_BLOCK_DIM_Y,
-    csr::CTA_BLOCK_DIM_Z,
-    csr::CTA_GRID_DIM_X,
-    csr::CTA_GRID_DIM_Y,
-    csr::CTA_GRID_DIM_Z,
-    csr::CTA_LMEM_ADDR,
-    csr::CTA_CLUSTER_SIZE,
-    csr::CTA_ENTRY,
-    csr::PARAM_LO,
-    csr::PARAM_HI,
-];
-
-/// ... and the per-lane ones, each a row.
-pub const LANE_CSRS: [u32; 4] = [csr::LANE_ID, csr::CTA_THREAD_ID_X, csr::CTA_THREAD_ID_Y, csr::CTA_THREAD_ID_Z];
-
-/// The values of a warp's CSRs that compiled runs read ([`UNIFORM_CSRS`], [`LANE_CSRS`]):
-/// fixed for the warp's life, so gathered once (`core::exec::fill_csr_table`, from the same
-/// reads the interpreter's CSR op makes).
+/// The values of a warp's CSRs that compiled runs read (`abi::csr::WARP_UNIFORM`, then
+/// `abi::csr::PER_LANE`): fixed for the warp's life, so gathered once (`core::exec::csr_table`,
+/// through the same reads the interpreter's CSR op makes).
 #[repr(C)]
 #[derive(Clone)]
 pub struct CsrTable {
-    pub uniform: [u32; UNIFORM_CSRS.len()],
-    pub lanes: [[u32; MAX_THREADS]; LANE_CSRS.len()],
+    pub uniform: [u32; csr::WARP_UNIFORM.len()],
+    pub lanes: [[u32; MAX_THREADS]; csr::PER_LANE.len()],
 }
 
 impl Default for CsrTable {
     fn default() -> Self {
-        CsrTable { uniform: [0; UNIFORM_CSRS.len()], lanes: [[0; MAX_THREADS]; LANE_CSRS.len()] }
+        CsrTable { uniform: [0; csr::WARP_UNIFORM.len()], lanes: [[0; MAX_THREADS]; csr::PER_LANE.len()] }
     }
 }
 
@@ -106,9 +77,9 @@ impl Default for CsrTable {
 /// (per lane), or None when compiled runs do not read it.
 pub fn csr_offset(id: u32) -> Option<(bool, i32)> {
     match csr_slot(id)? {
-        k if k < UNIFORM_CSRS.len() => Some((false, (std::mem::offset_of!(CsrTable, uniform) + 4 * k) as i32)),
+        k if k < csr::WARP_UNIFORM.len() => Some((false, (std::mem::offset_of!(CsrTable, uniform) + 4 * k) as i32)),
         k => {
-            let row = std::mem::offset_of!(CsrTable, lanes) + 4 * MAX_THREADS * (k - UNIFORM_CSRS.len());
+            let row = std::mem::offset_of!(CsrTable, lanes) + 4 * MAX_THREADS * (k - csr::WARP_UNIFORM.len());
             Some((true, row as i32))
         }
     }
@@ -117,10 +88,10 @@ pub fn csr_offset(id: u32) -> Option<(bool, i32)> {
 /// CSR `id`'s slot in a [`CsrTable`]: the uniform words first, then the lane rows (a bit
 /// of [`JitKernel::csr_reads`]).
 pub fn csr_slot(id: u32) -> Option<usize> {
-    UNIFORM_CSRS.iter().chain(&LANE_CSRS).position(|&c| c == id)
+    csr::WARP_UNIFORM.iter().chain(&csr::PER_LANE).position(|&c| c == id)
 }
 
-const _: () = assert!(UNIFORM_CSRS.len() + LANE_CSRS.len() <= 32);
+const _: () = assert!(csr::WARP_UNIFORM.len() + csr::PER_LANE.len() <= 32);
 
 /// A kernel's compiled runs.
 pub struct JitKernel {

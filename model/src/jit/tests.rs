@@ -335,7 +335,7 @@ fn csr_reads_match_the_interpreter() {
     (w.rank, w.cta_slot) = (2, 3);
     let mut env = bench.env(NT);
     (env.core_id, env.warp_id, env.num_warps, env.num_cores) = (5, 6, 8, 4);
-    let ids: Vec<u32> = UNIFORM_CSRS.iter().chain(&LANE_CSRS).copied().collect();
+    let ids: Vec<u32> = csr::WARP_UNIFORM.iter().chain(&csr::PER_LANE).copied().collect();
     let mut rng = Rng(99);
     for id in ids {
         let code = [Instr::r(Op::Csr, 0, 1, N, N, N, N, id), Instr::r(Op::Iadd, 0, 2, 1, 1, N, N, 0)];
@@ -364,7 +364,7 @@ fn csr_reads_match_the_interpreter() {
 fn want_nonzero(t: &CsrTable, id: u32) -> bool {
     match csr_offset(id) {
         Some((false, _)) => t.uniform[csr_slot(id).unwrap()] != 0,
-        Some((true, _)) => t.lanes[csr_slot(id).unwrap() - UNIFORM_CSRS.len()].iter().any(|&v| v != 0),
+        Some((true, _)) => t.lanes[csr_slot(id).unwrap() - csr::WARP_UNIFORM.len()].iter().any(|&v| v != 0),
         None => false,
     }
 }

@@ -76,15 +76,14 @@ pub(super) fn csr(i: &Instr, w: &mut Warp, mask: u32, env: &mut ExecEnv) {
 /// The warp's [`crate::jit::CsrTable`]: the CSRs in slots `wanted` (bits of
 /// [`crate::jit::csr_slot`]) as [`csr`] reads them, the others zero.
 pub(crate) fn csr_table(w: &Warp, env: &ExecEnv, wanted: u32) -> crate::jit::CsrTable {
-    use crate::jit::{LANE_CSRS, UNIFORM_CSRS};
     let mut t = crate::jit::CsrTable::default();
-    for (k, (v, &id)) in t.uniform.iter_mut().zip(&UNIFORM_CSRS).enumerate() {
+    for (k, (v, &id)) in t.uniform.iter_mut().zip(&csr::WARP_UNIFORM).enumerate() {
         if wanted >> k & 1 != 0 {
             *v = csr_value(id, 0, w, env);
         }
     }
-    for (k, (row, &id)) in t.lanes.iter_mut().zip(&LANE_CSRS).enumerate() {
-        if wanted >> (UNIFORM_CSRS.len() + k) & 1 != 0 {
+    for (k, (row, &id)) in t.lanes.iter_mut().zip(&csr::PER_LANE).enumerate() {
+        if wanted >> (csr::WARP_UNIFORM.len() + k) & 1 != 0 {
             *row = match thread_id_axis(id) {
                 Some(a) => thread_id_row(w.rank, env.nt, env.launch.block_dim, a),
                 None => std::array::from_fn(|l| csr_value(id, l, w, env)),
@@ -153,7 +152,7 @@ fn thread_id_row(rank: u32, nt: usize, block_dim: [u32; 3], k: usize) -> [u32; M
 
 /// True for the CSRs whose value differs between the lanes of a warp.
 fn csr_per_lane(id: u32) -> bool {
-    matches!(id, csr::LANE_ID | csr::CTA_THREAD_ID_X | csr::CTA_THREAD_ID_Y | csr::CTA_THREAD_ID_Z)
+    csr::PER_LANE.contains(&id)
 }
 
 /// Reads the CSR `id` for `lane`.
