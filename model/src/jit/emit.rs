@@ -175,8 +175,8 @@ impl Chunk<'_, '_> {
             }
             Op::Csr => {
                 let v = match super::csr_offset(i.imm).expect("covered: a CSR of the table") {
-                    (false, _) => self.csr_words[&i.imm],
-                    (true, row) => self.b.ins().load(types::I32X4, csr_flags(), self.csr_lanes, row),
+                    super::CsrAt::Word(_) => self.csr_words[&i.imm],
+                    super::CsrAt::Row(row) => self.b.ins().load(types::I32X4, csr_flags(), self.csr_lanes, row),
                 };
                 self.set(d, v)
             }
@@ -251,14 +251,13 @@ impl Chunk<'_, '_> {
                 // Pairs low word first; the carry (borrow) compare gives -1/0, which the
                 // high words' sum takes away (adds).
                 let (xl, xh, yl, yh) = (self.get(a), self.get(a + 1), self.get(b), self.get(b + 1));
-                let ins = self.b.ins();
                 let (lo, hi) = if i.op == Op::Iadd64 {
-                    let lo = ins.iadd(xl, yl);
+                    let lo = self.b.ins().iadd(xl, yl);
                     let c = self.b.ins().icmp(IntCC::UnsignedLessThan, lo, xl);
                     let h = self.b.ins().iadd(xh, yh);
                     (lo, self.b.ins().isub(h, c))
                 } else {
-                    let lo = ins.isub(xl, yl);
+                    let lo = self.b.ins().isub(xl, yl);
                     let c = self.b.ins().icmp(IntCC::UnsignedLessThan, xl, yl);
                     let h = self.b.ins().isub(xh, yh);
                     (lo, self.b.ins().iadd(h, c))
@@ -454,7 +453,7 @@ pub fn run_body(b: &mut FunctionBuilder, p: Params, code: &[Instr], nt: usize, c
     // Every lane reads the same uniform CSR words: each loaded once too.
     let mut csr_words = HashMap::new();
     for i in code.iter().filter(|i| i.op == Op::Csr) {
-        if let Some((false, off)) = super::csr_offset(i.imm) {
+        if let Some(super::CsrAt::Word(off)) = super::csr_offset(i.imm) {
             csr_words.entry(i.imm).or_insert_with(|| {
                 let x = b.ins().load(types::I32, csr_flags(), csrs, off);
                 b.ins().splat(types::I32X4, x)

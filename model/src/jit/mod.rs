@@ -73,14 +73,22 @@ impl Default for CsrTable {
     }
 }
 
-/// Where CSR `id` is in a [`CsrTable`]: the byte offset of its word (uniform) or of its row
-/// (per lane), or None when compiled runs do not read it.
-pub fn csr_offset(id: u32) -> Option<(bool, i32)> {
+/// Where a CSR's value is in a [`CsrTable`], as a byte offset.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CsrAt {
+    /// One word for the whole warp.
+    Word(i32),
+    /// A row of one word a lane.
+    Row(i32),
+}
+
+/// Where CSR `id` is in a [`CsrTable`], or None when compiled runs do not read it.
+pub fn csr_offset(id: u32) -> Option<CsrAt> {
     match csr_slot(id)? {
-        k if k < csr::WARP_UNIFORM.len() => Some((false, (std::mem::offset_of!(CsrTable, uniform) + 4 * k) as i32)),
+        k if k < csr::WARP_UNIFORM.len() => Some(CsrAt::Word((std::mem::offset_of!(CsrTable, uniform) + 4 * k) as i32)),
         k => {
             let row = std::mem::offset_of!(CsrTable, lanes) + 4 * MAX_THREADS * (k - csr::WARP_UNIFORM.len());
-            Some((true, row as i32))
+            Some(CsrAt::Row(row as i32))
         }
     }
 }

@@ -363,8 +363,8 @@ fn csr_reads_match_the_interpreter() {
 
 fn want_nonzero(t: &CsrTable, id: u32) -> bool {
     match csr_offset(id) {
-        Some((false, _)) => t.uniform[csr_slot(id).unwrap()] != 0,
-        Some((true, _)) => t.lanes[csr_slot(id).unwrap() - csr::WARP_UNIFORM.len()].iter().any(|&v| v != 0),
+        Some(CsrAt::Word(_)) => t.uniform[csr_slot(id).unwrap()] != 0,
+        Some(CsrAt::Row(_)) => t.lanes[csr_slot(id).unwrap() - csr::WARP_UNIFORM.len()].iter().any(|&v| v != 0),
         None => false,
     }
 }
