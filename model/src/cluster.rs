@@ -16,7 +16,7 @@ use crate::core::timed::{Below, Clock, CoreTimedStats, KernelTiming};
 use crate::core::{Core, CoreStats, DispatchCtx};
 use crate::fault::Fault;
 use crate::kmu::{CtaDesc, Kmu};
-use crate::rtu::engine::{EngineStats, Fronts, Reform, RtuCore, Stretch};
+use crate::rtu::engine::{EngineStats, Fronts, Links, Reform, RtuCore, Stretch};
 use crate::rtu::timeline::Timeline;
 use crate::rtu::walker::MemSource;
 use crate::rtu::RtuUnit;
@@ -405,7 +405,7 @@ impl<'a> Cluster<'a> {
             }
             let mut fronts = FrontsView { cores: &mut *self.cores, clocks: &mut self.clocks };
             let cache = &mut self.rtcaches[self.rtcache_of_rtu[r]];
-            rtu.tick(now, &mut fronts, cache, &mut below, &mut srcs[r])?;
+            rtu.tick(now, &mut Links { fronts: &mut fronts, rtcache: cache, below: &mut below, mem: &mut srcs[r] })?;
             self.rtu_next[r] = rtu.next_event(now);
             if rtu.take_rang() {
                 for (c, clk) in self.clocks.iter().enumerate() {
@@ -456,7 +456,8 @@ impl<'a> Cluster<'a> {
         let mut below = Below { l2, dram };
         let mut fronts = FrontsView { cores, clocks };
         let mut at = Stretch { now: self.now, next: rtu_next[0], end: self.end };
-        let r = rtu.stretch(&mut at, limit, until, &mut fronts, cache, &mut below, src);
+        let mut links = Links { fronts: &mut fronts, rtcache: cache, below: &mut below, mem: src };
+        let r = rtu.stretch(&mut at, limit, until, &mut links);
         (self.now, self.end, rtu_next[0]) = (at.now, at.end, at.next);
         let rang = rtu.take_rang();
         let idle = r?;

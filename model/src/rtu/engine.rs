@@ -135,6 +135,15 @@ pub trait Below {
     fn read(&mut self, line: u64, t: u64) -> u64;
 }
 
+/// What a traversal core is wired to while it ticks: the front ends of the cores it serves,
+/// its RTCache port, what is below the RTCache, and device memory (the walker's records).
+pub struct Links<'a, 'm> {
+    pub fronts: &'a mut dyn Fronts,
+    pub rtcache: &'a mut Cache,
+    pub below: &'a mut dyn Below,
+    pub mem: &'a mut MemSource<'m>,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Phase {
     Free,
@@ -157,10 +166,11 @@ enum Phase {
 struct Ctx {
     gen: u32,
     phase: Phase,
-    /// Lines of the record being fetched, and how many were sent / are still out.
+    /// Lines of the record being fetched, how many were sent, and the cycle the last of
+    /// those sent comes back (one wake event a record, however many lines it spans).
     want: Vec<u64>,
     sent: usize,
-    out_lines: u32,
+    lines_at: u64,
     /// Lines of the current record that have come back.
     held: Vec<u64>,
     outcome: Outcome,
@@ -505,7 +515,7 @@ impl RtuCore {
                 phase: Phase::Free,
                 want: Vec::with_capacity(8),
                 sent: 0,
-                out_lines: 0,
+                lines_at: 0,
                 held: Vec::with_capacity(8),
                 outcome: Outcome::Done,
             })
@@ -634,6 +644,17 @@ impl RtuCore {
         let n = self.ctx.len();
         let words = self.wake.len();
         let start = if self.rr >= n { self.rr - n } else { self.rr };
+        if words == 1 {
+            // Up to 64 contexts (the default machine's two slots): the bits from the start on,
+            // else the lowest.
+            let all = self.wake[0];
+            let from = all & (!0u64 << start);
+            let c = if from != 0 { from } else { all }.trailing_zeros() as usize;
+            self.wake[0] = all & !(1u64 << c);
+            self.wake_count -= 1;
+            self.rr = c + 1;
+            return Some(c);
+        }
         let (sw, sb) = (start / 64, start % 64);
         // From the start bit to the end of its word, the words after it (wrapping), then the
         // start word's bits below the start.
@@ -791,15 +812,8 @@ impl RtuCore {
     }
 
     /// One cycle.
-    pub fn tick(
-        &mut self,
-        now: u64,
-        fronts: &mut dyn Fronts,
-        rtcache: &mut Cache,
-        below: &mut dyn Below,
-        mem: &mut MemSource<'_>,
-    ) -> Result<(), Fault> {
-        self.cycle(now, fronts, rtcache, below, mem)
+    pub fn tick(&mut self, now: u64, links: &mut Links) -> Result<(), Fault> {
+        self.cycle(now, links)
     }
 
     /// Whether a record landed for a parked WAIT in the cycle last ticked (its core is due
@@ -815,21 +829,11 @@ impl RtuCore {
     /// here so that a tick's state stays in registers from cycle to cycle. `at` is the
     /// cluster's clock: on return, the cycle to go on from, this core's next event and the
     /// end of the dispatch so far (one past the last cycle ticked).
-    #[allow(clippy::too_many_arguments)]
-    pub fn stretch(
-        &mut self,
-        at: &mut Stretch,
-        mut limit: u64,
-        until: u64,
-        fronts: &mut dyn Fronts,
-        rtcache: &mut Cache,
-        below: &mut dyn Below,
-        mem: &mut MemSource<'_>,
-    ) -> Result<bool, Fault> {
+    pub fn stretch(&mut self, at: &mut Stretch, mut limit: u64, until: u64, links: &mut Links) -> Result<bool, Fault> {
         let Stretch { mut now, mut next, mut end } = *at;
         let idle = loop {
             if next <= now {
-                if let Err(f) = self.cycle(now, fronts, rtcache, below, mem) {
+                if let Err(f) = self.cycle(now, links) {
                     *at = Stretch { now, next, end };
                     return Err(f);
                 }
@@ -852,14 +856,7 @@ impl RtuCore {
     }
 
     #[inline(always)]
-    fn cycle(
-        &mut self,
-        now: u64,
-        fronts: &mut dyn Fronts,
-        rtcache: &mut Cache,
-        below: &mut dyn Below,
-        mem: &mut MemSource<'_>,
-    ) -> Result<(), Fault> {
+    fn cycle(&mut self, now: u64, links: &mut Links) -> Result<(), Fault> {
         // The doorbell flag is this cycle's (a caller that never asks for it, as the RTU
         // harness, leaves no stale ring behind).
         self.rang = false;
@@ -881,7 +878,7 @@ impl RtuCore {
             self.wake_due(now);
         }
         if now >= self.chores_at {
-            self.write_back_and_fill(now, fronts);
+            self.write_back_and_fill(now, &mut *links.fronts);
         }
 
         // EXEC, then the pipeline advances and SELECT picks the next context.
@@ -889,7 +886,7 @@ impl RtuCore {
         if let Some((c, gen)) = self.pipe[1] {
             let c = c as usize;
             if self.ctx[c].gen == gen {
-                retired = self.exec(c, now, fronts, rtcache, below, mem)?;
+                retired = self.exec(c, now, links)?;
             }
         }
         self.pipe[1] = self.pipe[0];
@@ -968,7 +965,7 @@ impl RtuCore {
             cx.held.clear();
             cx.want.clear();
             cx.sent = 0;
-            cx.out_lines = 0;
+            cx.lines_at = 0;
             // A fresh ray needs its direction's reciprocal before the first box test.
             let at = if arm {
                 let start = (now + 1).max(self.recip_free);
@@ -1002,8 +999,7 @@ impl RtuCore {
             }
             if line {
                 let cx = &mut self.ctx[c];
-                cx.out_lines -= 1;
-                if cx.out_lines == 0 && cx.phase == Phase::MemWait {
+                if cx.phase == Phase::MemWait {
                     let Ctx { want, held, .. } = cx;
                     land(held, want);
                     cx.sent = 0;
@@ -1082,22 +1078,14 @@ impl RtuCore {
 
     /// The EXEC stage for context `c`. Returns true if it retired a micro-step.
     #[inline(always)]
-    fn exec(
-        &mut self,
-        c: usize,
-        now: u64,
-        fronts: &mut dyn Fronts,
-        rtcache: &mut Cache,
-        below: &mut dyn Below,
-        mem: &mut MemSource<'_>,
-    ) -> Result<bool, Fault> {
+    fn exec(&mut self, c: usize, now: u64, links: &mut Links) -> Result<bool, Fault> {
         match self.ctx[c].phase {
             Phase::Fetch => {
-                self.issue(c, now, rtcache, below, mem.map());
+                self.issue(c, now, links);
                 Ok(true)
             }
             Phase::Run => {
-                self.step(c, now, fronts, rtcache, below, mem)?;
+                self.step(c, now, links)?;
                 Ok(true)
             }
             _ => Ok(false),
@@ -1106,7 +1094,9 @@ impl RtuCore {
 
     /// Sends the context's outstanding lines to the RTCache, as many as it has ports. A line
     /// of a sparse resource whose page misses the TLB lands a page walk later.
-    fn issue(&mut self, c: usize, now: u64, rtcache: &mut Cache, below: &mut dyn Below, mem: &MemoryMap) {
+    fn issue(&mut self, c: usize, now: u64, links: &mut Links) {
+        let Links { rtcache, below, mem, .. } = links;
+        let mem = mem.map();
         let gen = self.ctx[c].gen;
         let mut issued = 0;
         loop {
@@ -1115,11 +1105,11 @@ impl RtuCore {
             match rtcache.read(line, now, |t| below.read(line, t)) {
                 Ok(a) => {
                     cx.sent += 1;
-                    cx.out_lines += 1;
                     issued += 1;
                     self.stats.line_requests += 1;
                     let walk = self.translate(mem, line);
-                    self.events.push(a.ready + walk, (c as u32, gen, true));
+                    let cx = &mut self.ctx[c];
+                    cx.lines_at = cx.lines_at.max(a.ready + walk);
                 }
                 Err(Refused::Mshr | Refused::Bank) => {
                     self.stats.port_retries += 1;
@@ -1129,8 +1119,9 @@ impl RtuCore {
         }
         let cx = &mut self.ctx[c];
         if cx.sent == cx.want.len() {
-            if cx.out_lines == 0 {
-                // Every line already came back while the rest were still being sent.
+            // A line sent this cycle comes back later: `lines_at <= now` only when every
+            // line came back while the rest were still being sent.
+            if cx.lines_at <= now {
                 let Ctx { want, held, .. } = cx;
                 land(held, want);
                 cx.sent = 0;
@@ -1138,6 +1129,8 @@ impl RtuCore {
                 self.set_wake(c);
             } else {
                 cx.phase = Phase::MemWait;
+                let at = cx.lines_at;
+                self.events.push(at, (c as u32, gen, true));
             }
         } else {
             cx.phase = Phase::Fetch;
@@ -1159,17 +1152,10 @@ impl RtuCore {
 
     /// Runs the walker on the lines the context holds: one record, and the PE work it needs.
     #[inline(always)]
-    fn step(
-        &mut self,
-        c: usize,
-        now: u64,
-        fronts: &mut dyn Fronts,
-        rtcache: &mut Cache,
-        below: &mut dyn Below,
-        mem: &mut MemSource<'_>,
-    ) -> Result<(), Fault> {
+    fn step(&mut self, c: usize, now: u64, links: &mut Links) -> Result<(), Fault> {
         let (s, lane) = (c / self.nt, c % self.nt);
         let (core, warp, query) = (self.slots[s].core, self.slots[s].warp, self.slots[s].query);
+        let Links { fronts, mem, .. } = links;
         let unit = fronts.unit(core as usize);
         let (walk, rec, st, raylog) = unit.lane(warp as usize, query, lane);
         // The PE work of this step is what the walk's test counters gain.
@@ -1221,13 +1207,13 @@ impl RtuCore {
         match out {
             Outcome::Parked => {
                 cx.sent = 0;
-                cx.out_lines = 0;
+                cx.lines_at = 0;
                 if done > now + 1 {
                     cx.phase = Phase::PeWait;
                     self.event(done, c);
                 } else {
                     // No PE work: drive the memory port in the same micro-step.
-                    self.issue(c, now, rtcache, below, map);
+                    self.issue(c, now, links);
                 }
             }
             Outcome::Done | Outcome::Yield(_) => {

@@ -4,7 +4,7 @@
 //! a harness that drives [`RtuUnit`] one ray per lane through the proceed loop, and a small
 //! deterministic random generator.
 
-use super::engine::{Below, Fronts, Reform, RtuCore};
+use super::engine::{Below, Fronts, Links, Reform, RtuCore};
 use super::{RtuError, RtuUnit, TraceRay};
 use crate::abi::rtu::{self as rtu_abi, span};
 use crate::abi::MAX_THREADS;
@@ -397,7 +397,10 @@ impl Harness {
             let mut fronts = One { unit: &mut self.unit };
             let mut below = Mem { l2: &mut t.l2, dram: &mut t.dram };
             t.engine
-                .tick(now, &mut fronts, &mut t.rtcache, &mut below, &mut src)
+                .tick(
+                    now,
+                    &mut Links { fronts: &mut fronts, rtcache: &mut t.rtcache, below: &mut below, mem: &mut src },
+                )
                 .map_err(|f| RtuError { lane: f.lane.unwrap_or(0), fault: f })?;
             t.now = t.engine.next_event(now).min(now + 1_000_000);
         }
