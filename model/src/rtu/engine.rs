@@ -137,10 +137,10 @@ pub trait Below {
 
 /// What a traversal core is wired to while it ticks: the front ends of the cores it serves,
 /// its RTCache port, what is below the RTCache, and device memory (the walker's records).
-pub struct Links<'a, 'm> {
-    pub fronts: &'a mut dyn Fronts,
+pub struct Links<'a, 'm, F: Fronts, B: Below> {
+    pub fronts: &'a mut F,
     pub rtcache: &'a mut Cache,
-    pub below: &'a mut dyn Below,
+    pub below: &'a mut B,
     pub mem: &'a mut MemSource<'m>,
 }
 
@@ -812,7 +812,7 @@ impl RtuCore {
     }
 
     /// One cycle.
-    pub fn tick(&mut self, now: u64, links: &mut Links) -> Result<(), Fault> {
+    pub fn tick<F: Fronts, B: Below>(&mut self, now: u64, links: &mut Links<F, B>) -> Result<(), Fault> {
         self.cycle(now, links)
     }
 
@@ -829,7 +829,13 @@ impl RtuCore {
     /// here so that a tick's state stays in registers from cycle to cycle. `at` is the
     /// cluster's clock: on return, the cycle to go on from, this core's next event and the
     /// end of the dispatch so far (one past the last cycle ticked).
-    pub fn stretch(&mut self, at: &mut Stretch, mut limit: u64, until: u64, links: &mut Links) -> Result<bool, Fault> {
+    pub fn stretch<F: Fronts, B: Below>(
+        &mut self,
+        at: &mut Stretch,
+        mut limit: u64,
+        until: u64,
+        links: &mut Links<F, B>,
+    ) -> Result<bool, Fault> {
         let Stretch { mut now, mut next, mut end } = *at;
         let idle = loop {
             if next <= now {
@@ -856,7 +862,7 @@ impl RtuCore {
     }
 
     #[inline(always)]
-    fn cycle(&mut self, now: u64, links: &mut Links) -> Result<(), Fault> {
+    fn cycle<F: Fronts, B: Below>(&mut self, now: u64, links: &mut Links<F, B>) -> Result<(), Fault> {
         // The doorbell flag is this cycle's (a caller that never asks for it, as the RTU
         // harness, leaves no stale ring behind).
         self.rang = false;
@@ -1078,7 +1084,7 @@ impl RtuCore {
 
     /// The EXEC stage for context `c`. Returns true if it retired a micro-step.
     #[inline(always)]
-    fn exec(&mut self, c: usize, now: u64, links: &mut Links) -> Result<bool, Fault> {
+    fn exec<F: Fronts, B: Below>(&mut self, c: usize, now: u64, links: &mut Links<F, B>) -> Result<bool, Fault> {
         match self.ctx[c].phase {
             Phase::Fetch => {
                 self.issue(c, now, links);
@@ -1094,7 +1100,7 @@ impl RtuCore {
 
     /// Sends the context's outstanding lines to the RTCache, as many as it has ports. A line
     /// of a sparse resource whose page misses the TLB lands a page walk later.
-    fn issue(&mut self, c: usize, now: u64, links: &mut Links) {
+    fn issue<F: Fronts, B: Below>(&mut self, c: usize, now: u64, links: &mut Links<F, B>) {
         let Links { rtcache, below, mem, .. } = links;
         let mem = mem.map();
         let gen = self.ctx[c].gen;
@@ -1152,7 +1158,7 @@ impl RtuCore {
 
     /// Runs the walker on the lines the context holds: one record, and the PE work it needs.
     #[inline(always)]
-    fn step(&mut self, c: usize, now: u64, links: &mut Links) -> Result<(), Fault> {
+    fn step<F: Fronts, B: Below>(&mut self, c: usize, now: u64, links: &mut Links<F, B>) -> Result<(), Fault> {
         let (s, lane) = (c / self.nt, c % self.nt);
         let (core, warp, query) = (self.slots[s].core, self.slots[s].warp, self.slots[s].query);
         let Links { fronts, mem, .. } = links;
