@@ -322,9 +322,10 @@ type Ev = (u32, u32, bool);
 /// Events are never scheduled in the past, and the core is ticked at every cycle that
 /// holds one (its next event is the minimum), so only the current bucket can be due.
 struct Wheel {
-    buckets: Vec<Vec<Ev>>,
+    // Arrays of the window's size, so a bucket's index needs no bounds check.
+    buckets: Box<[Vec<Ev>; WHEEL as usize]>,
     /// Non-empty buckets, one bit each.
-    used: Vec<u64>,
+    used: [u64; WHEEL as usize / 64],
     far: BinaryHeap<Reverse<(u64, Ev)>>,
     /// Cycle of the last `take_due` (events before it are never pushed).
     base: u64,
@@ -336,8 +337,8 @@ const WHEEL: u64 = 1024;
 impl Wheel {
     fn new() -> Wheel {
         Wheel {
-            buckets: (0..WHEEL).map(|_| Vec::new()).collect(),
-            used: vec![0; (WHEEL / 64) as usize],
+            buckets: Box::new(std::array::from_fn(|_| Vec::new())),
+            used: [0; WHEEL as usize / 64],
             far: BinaryHeap::new(),
             base: 0,
             len: 0,
@@ -644,13 +645,13 @@ impl RtuCore {
         let n = self.ctx.len();
         let words = self.wake.len();
         let start = if self.rr >= n { self.rr - n } else { self.rr };
-        if words == 1 {
+        if let [word] = self.wake.as_mut_slice() {
             // Up to 64 contexts (the default machine's two slots): the bits from the start on,
             // else the lowest.
-            let all = self.wake[0];
+            let all = *word;
             let from = all & (!0u64 << start);
             let c = if from != 0 { from } else { all }.trailing_zeros() as usize;
-            self.wake[0] = all & !(1u64 << c);
+            *word = all & !(1u64 << c);
             self.wake_count -= 1;
             self.rr = c + 1;
             return Some(c);
