@@ -789,9 +789,13 @@ impl Core {
             let l = m.trailing_zeros() as usize;
             m &= m - 1;
             let a = pair(regs, i.a as usize, nt, l).wrapping_add(off);
-            for line in [line_of(a), line_of(a.wrapping_add(bytes - 1))] {
-                if !lines[..n].contains(&line) && n < lines.len() {
-                    lines[n] = line;
+            let (first, last) = (line_of(a), line_of(a.wrapping_add(bytes - 1)));
+            let spans = [first, last];
+            for line in &spans[..1 + (last != first) as usize] {
+                // Neighbouring lanes mostly share the line just added: tested before the rest.
+                let seen = n > 0 && lines[n - 1] == *line || lines[..n].contains(line);
+                if !seen && n < lines.len() {
+                    lines[n] = *line;
                     n += 1;
                 }
             }
