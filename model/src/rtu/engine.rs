@@ -345,7 +345,7 @@ impl Wheel {
         }
     }
 
-    // Inlined into the port and the step (a line arrival or PE result per micro-step); the
+    // Inlined into the port and the step (a record's lines back or a PE result per micro-step); the
     // rare event beyond the window goes out of line.
     #[inline(always)]
     fn push(&mut self, at: u64, e: Ev) {
@@ -460,7 +460,7 @@ pub struct RtuCore {
     wake: Vec<u64>,
     wake_count: usize,
     rr: usize,
-    /// Wake events: (context, generation, is a line arrival), by cycle.
+    /// Wake events: (context, generation, whether a record's lines are back), by cycle.
     events: Wheel,
     due: Vec<(u32, u32, bool)>,
     pipe: [Option<(u32, u32)>; 2],
@@ -880,7 +880,7 @@ impl RtuCore {
             self.handle(core, msg, now);
         }
 
-        // Wake events: lines back, PE results, launches (most ticks have none).
+        // Wake events: records' lines back, PE results, launches (most ticks have none).
         if self.events.advance(now) {
             self.wake_due(now);
         }
