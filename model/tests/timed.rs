@@ -343,11 +343,20 @@ fn timed_counters_are_pinned() {
                 c.rtu.merge_depth = 4;
             }),
         ),
+        // Several lines of a record sent in one micro-step.
+        (
+            "four RTCache ports and banks",
+            timed(|c| {
+                c.rtu.num_rtu_blocks = 4;
+                c.rtu.rtcache_banks = 4;
+            }),
+        ),
     ];
-    let pins: [(u64, u64); 3] = [
+    let pins: [(u64, u64); 4] = [
         (25_846, 6_141_142_214_579_853_021),
         (175_699, 15_310_305_620_271_251_958),
         (26_159, 8_261_301_427_010_806_474),
+        (25_774, 890_638_377_628_037_475),
     ];
     let mut reports = String::new();
     let mut got = Vec::new();
